@@ -1,0 +1,76 @@
+// swift-tools-version:6.0
+import PackageDescription
+
+let package = Package(
+    name: "swift-sql-rest",
+    platforms: [.macOS(.v14)],
+    products: [
+        .library(name: "WebService", targets: ["WebService"]),
+        .library(name: "PostgreSQL", targets: ["PostgreSQL"]),
+        .executable(name: "employees-server", targets: ["employees-server"]),
+    ],
+    dependencies: [
+        .package(url: "https://github.com/apple/swift-log", from: "1.16.2"),
+        .package(url: "https://github.com/apple/swift-argument-parser", from: "1.8.2"),
+    ],
+    targets: [
+        // MARK: - C bindings
+        .systemLibrary(
+            name: "CLibPQ",
+            pkgConfig: "libpq",
+            providers: [.apt(["libpq-dev"])]
+        ),
+        .systemLibrary(
+            name: "CMicroHTTPD",
+            pkgConfig: "libmicrohttpd",
+            providers: [.apt(["libmicrohttpd-dev"])]
+        ),
+
+        // MARK: - Layers
+        .target(name: "JSONStreaming"),
+        .target(
+            name: "HTTPServer",
+            dependencies: [
+                "CMicroHTTPD",
+                "JSONStreaming",
+                .product(name: "Logging", package: "swift-log"),
+            ]
+        ),
+        .target(
+            name: "WebService",
+            dependencies: [
+                "HTTPServer",
+                "JSONStreaming",
+                .product(name: "Logging", package: "swift-log"),
+            ]
+        ),
+        .target(
+            name: "PostgreSQL",
+            dependencies: [
+                "CLibPQ",
+                "JSONStreaming",
+                .product(name: "Logging", package: "swift-log"),
+            ]
+        ),
+        .target(
+            name: "EmployeesService",
+            dependencies: ["WebService", "PostgreSQL"]
+        ),
+        .executableTarget(
+            name: "employees-server",
+            dependencies: [
+                "EmployeesService",
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+                .product(name: "Logging", package: "swift-log"),
+            ]
+        ),
+
+        // MARK: - Tests
+        .testTarget(name: "JSONStreamingTests", dependencies: ["JSONStreaming"]),
+        .testTarget(name: "HTTPServerTests", dependencies: ["HTTPServer"]),
+        .testTarget(name: "WebServiceTests", dependencies: ["WebService"]),
+        .testTarget(name: "PostgreSQLTests", dependencies: ["PostgreSQL"]),
+        .testTarget(name: "EmployeesServiceTests", dependencies: ["EmployeesService"]),
+    ],
+    swiftLanguageModes: [.v6]
+)

@@ -1,0 +1,130 @@
+/// An HTTP request method.
+///
+/// ```swift
+/// if request.method == .get { ... }
+/// ```
+public struct HTTPMethod: RawRepresentable, Hashable, Sendable, CustomStringConvertible {
+    public let rawValue: String
+    public init(rawValue: String) { self.rawValue = rawValue }
+
+    public static let get = HTTPMethod(rawValue: "GET")
+    public static let head = HTTPMethod(rawValue: "HEAD")
+    public static let post = HTTPMethod(rawValue: "POST")
+    public static let put = HTTPMethod(rawValue: "PUT")
+    public static let patch = HTTPMethod(rawValue: "PATCH")
+    public static let delete = HTTPMethod(rawValue: "DELETE")
+    public static let options = HTTPMethod(rawValue: "OPTIONS")
+
+    public var description: String { rawValue }
+}
+
+/// An HTTP status code with its reason phrase.
+///
+/// ```swift
+/// HTTPStatus.notFound.code   // 404
+/// ```
+public struct HTTPStatus: Hashable, Sendable, CustomStringConvertible {
+    public let code: Int
+    public let reasonPhrase: String
+
+    public init(_ code: Int, _ reasonPhrase: String? = nil) {
+        self.code = code
+        self.reasonPhrase = reasonPhrase ?? HTTPStatus.standardReasonPhrase(code)
+    }
+
+    public var description: String { "\(code) \(reasonPhrase)" }
+
+    public static let ok = HTTPStatus(200)
+    public static let created = HTTPStatus(201)
+    public static let noContent = HTTPStatus(204)
+    public static let badRequest = HTTPStatus(400)
+    public static let unauthorized = HTTPStatus(401)
+    public static let forbidden = HTTPStatus(403)
+    public static let notFound = HTTPStatus(404)
+    public static let methodNotAllowed = HTTPStatus(405)
+    public static let notAcceptable = HTTPStatus(406)
+    public static let requestTimeout = HTTPStatus(408)
+    public static let conflict = HTTPStatus(409)
+    public static let contentTooLarge = HTTPStatus(413)
+    public static let uriTooLong = HTTPStatus(414)
+    public static let unsupportedMediaType = HTTPStatus(415)
+    public static let unprocessableContent = HTTPStatus(422)
+    public static let requestHeaderFieldsTooLarge = HTTPStatus(431)
+    public static let internalServerError = HTTPStatus(500)
+    public static let serviceUnavailable = HTTPStatus(503)
+    public static let gatewayTimeout = HTTPStatus(504)
+
+    static func standardReasonPhrase(_ code: Int) -> String {
+        switch code {
+        case 200: "OK"
+        case 201: "Created"
+        case 202: "Accepted"
+        case 204: "No Content"
+        case 206: "Partial Content"
+        case 301: "Moved Permanently"
+        case 302: "Found"
+        case 304: "Not Modified"
+        case 400: "Bad Request"
+        case 401: "Unauthorized"
+        case 403: "Forbidden"
+        case 404: "Not Found"
+        case 405: "Method Not Allowed"
+        case 406: "Not Acceptable"
+        case 408: "Request Timeout"
+        case 409: "Conflict"
+        case 413: "Content Too Large"
+        case 414: "URI Too Long"
+        case 415: "Unsupported Media Type"
+        case 422: "Unprocessable Content"
+        case 429: "Too Many Requests"
+        case 431: "Request Header Fields Too Large"
+        case 500: "Internal Server Error"
+        case 501: "Not Implemented"
+        case 502: "Bad Gateway"
+        case 503: "Service Unavailable"
+        case 504: "Gateway Timeout"
+        default: "Status \(code)"
+        }
+    }
+}
+
+/// HTTP header fields: ordered, names compared case-insensitively.
+///
+/// ```swift
+/// var headers = HTTPHeaders()
+/// headers.add("Content-Type", "application/json")
+/// headers["content-type"]   // "application/json"
+/// ```
+public struct HTTPHeaders: Sendable, Sequence, ExpressibleByDictionaryLiteral {
+    public private(set) var fields: [(name: String, value: String)] = []
+
+    public init() {}
+
+    public init(dictionaryLiteral elements: (String, String)...) {
+        for (name, value) in elements { add(name, value) }
+    }
+
+    /// The first value of the named field, or `nil`. Setting replaces every
+    /// field of that name (or removes them, with `nil`).
+    public subscript(name: String) -> String? {
+        get { fields.first { $0.name.lowercased() == name.lowercased() }?.value }
+        set {
+            fields.removeAll { $0.name.lowercased() == name.lowercased() }
+            if let newValue { fields.append((name, newValue)) }
+        }
+    }
+
+    /// Every value of the named field, in order.
+    public func values(for name: String) -> [String] {
+        fields.filter { $0.name.lowercased() == name.lowercased() }.map(\.value)
+    }
+
+    /// Adds a field, keeping any existing ones of the same name.
+    public mutating func add(_ name: String, _ value: String) {
+        fields.append((name, value))
+    }
+
+    public func makeIterator() -> IndexingIterator<[(name: String, value: String)]> {
+        fields.makeIterator()
+    }
+}

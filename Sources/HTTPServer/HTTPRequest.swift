@@ -1,0 +1,128 @@
+/// A fully received HTTP request, as handed to a handler.
+///
+/// The server decodes the path and query itself from the raw request line
+/// (percent-decoding, UTF-8 validation) and answers 400 before any handler
+/// runs when they are malformed, so handlers only ever see valid strings.
+///
+/// ```swift
+/// let server = HTTPServer(configuration: .init(port: 8080)) { request in
+///     HTTPResponse(status: .ok, text: "Hello, \(request.queryItems.first?.value ?? "World")")
+/// }
+/// ```
+public struct HTTPRequest: Sendable {
+    /// The request method.
+    public var method: HTTPMethod
+    /// The path as sent, still percent-encoded, without the query (`/employees/10004`).
+    public var rawPath: String
+    /// The path's segments, percent-decoded (`["employees", "10004"]`).
+    /// Empty segments from doubled or trailing slashes are dropped.
+    public var pathSegments: [String]
+    /// The query string as sent, without the `?`, or `nil` if there was none.
+    /// `/employees?api` has the raw query `"api"`.
+    public var rawQuery: String?
+    /// Query arguments in order, percent-decoded (`+` is a space).
+    /// A name without `=` has the empty value.
+    public var queryItems: [QueryItem]
+    /// The request's header fields.
+    public var headers: HTTPHeaders
+    /// Fields of an `application/x-www-form-urlencoded` or
+    /// `multipart/form-data` body, in order. Empty for other bodies.
+    public var formFields: [FormField]
+    /// The raw body for any other content type (a JSON document, say).
+    /// Empty for form bodies and bodiless requests.
+    public var body: [UInt8]
+    /// The client's address, as `host:port`, when known.
+    public var remoteAddress: String?
+
+    public init(
+        method: HTTPMethod,
+        rawPath: String,
+        pathSegments: [String],
+        rawQuery: String? = nil,
+        queryItems: [QueryItem] = [],
+        headers: HTTPHeaders = HTTPHeaders(),
+        formFields: [FormField] = [],
+        body: [UInt8] = [],
+        remoteAddress: String? = nil
+    ) {
+        self.method = method
+        self.rawPath = rawPath
+        self.pathSegments = pathSegments
+        self.rawQuery = rawQuery
+        self.queryItems = queryItems
+        self.headers = headers
+        self.formFields = formFields
+        self.body = body
+        self.remoteAddress = remoteAddress
+    }
+
+    /// The media type of the body, lower-cased, without parameters
+    /// (`application/json` for `Application/JSON; charset=utf-8`).
+    public var contentType: String? {
+        guard let value = headers["Content-Type"] else { return nil }
+        let mediaType = value.split(separator: ";", maxSplits: 1).first ?? ""
+        return mediaType.trimmingCharacters(in: " \t").lowercased()
+    }
+}
+
+/// One `name=value` pair of a query string.
+public struct QueryItem: Sendable, Hashable {
+    public var name: String
+    public var value: String
+
+    public init(name: String, value: String) {
+        self.name = name
+        self.value = value
+    }
+}
+
+/// One field of a submitted form.
+public struct FormField: Sendable {
+    public enum Value: Sendable {
+        /// A plain field.
+        case text(String)
+        /// A file part of a multipart body.
+        case file(UploadedFile)
+    }
+
+    public var name: String
+    public var value: Value
+
+    public init(name: String, value: Value) {
+        self.name = name
+        self.value = value
+    }
+}
+
+/// A file received in a `multipart/form-data` body.
+///
+/// The server streams the part into a temporary file while the request
+/// arrives and removes the file once the response is over; a handler that
+/// wants to keep it must copy or move it.
+public struct UploadedFile: Sendable, Hashable {
+    /// The file name the client gave, if any.
+    public var filename: String?
+    /// The part's declared content type, if any.
+    public var contentType: String?
+    /// Where the content is stored for the duration of the request.
+    public var path: String
+    /// The content's size in bytes.
+    public var size: Int
+
+    public init(filename: String?, contentType: String?, path: String, size: Int) {
+        self.filename = filename
+        self.contentType = contentType
+        self.path = path
+        self.size = size
+    }
+}
+
+extension StringProtocol {
+    func trimmingCharacters(in characters: String) -> String {
+        let set = Set(characters)
+        var slice = Substring(self)
+        while let first = slice.first, set.contains(first) { slice.removeFirst() }
+        while let last = slice.last, set.contains(last) { slice.removeLast() }
+        return String(slice)
+    }
+}

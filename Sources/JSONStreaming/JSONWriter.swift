@@ -1,0 +1,166 @@
+/// Appends JSON tokens to a byte buffer, with no intermediate strings.
+///
+/// ```swift
+/// var out: [UInt8] = []
+/// JSONWriter.appendString("tab\there", to: &out)   // "tab\there"
+/// JSONWriter.appendInteger(10004, to: &out)
+/// ```
+///
+/// Strings are escaped as RFC 8259 requires; invalid UTF-8 input is replaced
+/// by U+FFFD so the output is always valid JSON.
+public enum JSONWriter {
+    // MARK: - Strings
+
+    /// Appends `string` as a quoted, escaped JSON string.
+    @inlinable
+    public static func appendString(_ string: String, to output: inout [UInt8]) {
+        var string = string
+        string.withUTF8 { appendString(utf8: UnsafeRawBufferPointer($0), to: &output) }
+    }
+
+    /// Appends raw bytes, taken as UTF-8, as a quoted, escaped JSON string.
+    /// Bytes that are not valid UTF-8 become U+FFFD.
+    public static func appendString(utf8 bytes: UnsafeRawBufferPointer, to output: inout [UInt8]) {
+        output.append(UInt8(ascii: "\""))
+        appendEscaped(utf8: bytes, to: &output)
+        output.append(UInt8(ascii: "\""))
+    }
+
+    /// Appends the escaped contents of a JSON string, without the quotes.
+    public static func appendEscaped(utf8 bytes: UnsafeRawBufferPointer, to output: inout [UInt8]) {
+        let count = bytes.count
+        var runStart = 0
+        var index = 0
+        while index < count {
+            let byte = bytes[index]
+            if byte >= 0x20 && byte != 0x22 && byte != 0x5C && byte < 0x80 {
+                index += 1
+                continue
+            }
+            if byte >= 0x80 {
+                let length = validUTF8SequenceLength(bytes, at: index)
+                if length > 0 {
+                    index += length
+                    continue
+                }
+            }
+            if runStart < index {
+                output.append(contentsOf: UnsafeRawBufferPointer(rebasing: bytes[runStart..<index]))
+            }
+            if byte >= 0x80 {
+                output.append(contentsOf: [0xEF, 0xBF, 0xBD] as [UInt8])
+            } else {
+                appendEscape(for: byte, to: &output)
+            }
+            index += 1
+            runStart = index
+        }
+        if runStart < count {
+            output.append(contentsOf: UnsafeRawBufferPointer(rebasing: bytes[runStart..<count]))
+        }
+    }
+
+    private static let hexDigits: [UInt8] = Array("0123456789abcdef".utf8)
+
+    private static func appendEscape(for byte: UInt8, to output: inout [UInt8]) {
+        switch byte {
+        case 0x22: output.append(contentsOf: [0x5C, 0x22] as [UInt8])   // \"
+        case 0x5C: output.append(contentsOf: [0x5C, 0x5C] as [UInt8])   // \\
+        case 0x0A: output.append(contentsOf: [0x5C, 0x6E] as [UInt8])   // \n
+        case 0x0D: output.append(contentsOf: [0x5C, 0x72] as [UInt8])   // \r
+        case 0x09: output.append(contentsOf: [0x5C, 0x74] as [UInt8])   // \t
+        case 0x08: output.append(contentsOf: [0x5C, 0x62] as [UInt8])   // \b
+        case 0x0C: output.append(contentsOf: [0x5C, 0x66] as [UInt8])   // \f
+        default:
+            output.append(contentsOf: [0x5C, 0x75, 0x30, 0x30] as [UInt8]) // \u00
+            output.append(hexDigits[Int(byte >> 4)])
+            output.append(hexDigits[Int(byte & 0x0F)])
+        }
+    }
+
+    /// Length of the well-formed UTF-8 sequence starting at `index`, or 0 if
+    /// it is ill-formed (overlong, surrogate, out of range, truncated).
+    @usableFromInline
+    static func validUTF8SequenceLength(_ bytes: UnsafeRawBufferPointer, at index: Int) -> Int {
+        let count = bytes.count
+        let lead = bytes[index]
+        func continuation(_ offset: Int, _ low: UInt8 = 0x80, _ high: UInt8 = 0xBF) -> Bool {
+            guard index + offset < count else { return false }
+            let byte = bytes[index + offset]
+            return byte >= low && byte <= high
+        }
+        switch lead {
+        case 0xC2...0xDF:
+            return continuation(1) ? 2 : 0
+        case 0xE0:
+            return continuation(1, 0xA0) && continuation(2) ? 3 : 0
+        case 0xE1...0xEC, 0xEE...0xEF:
+            return continuation(1) && continuation(2) ? 3 : 0
+        case 0xED:
+            return continuation(1, 0x80, 0x9F) && continuation(2) ? 3 : 0
+        case 0xF0:
+            return continuation(1, 0x90) && continuation(2) && continuation(3) ? 4 : 0
+        case 0xF1...0xF3:
+            return continuation(1) && continuation(2) && continuation(3) ? 4 : 0
+        case 0xF4:
+            return continuation(1, 0x80, 0x8F) && continuation(2) && continuation(3) ? 4 : 0
+        default:
+            return 0
+        }
+    }
+
+    // MARK: - Scalars
+
+    /// Appends `true` or `false`.
+    @inlinable
+    public static func appendBool(_ value: Bool, to output: inout [UInt8]) {
+        output.append(contentsOf: value ? "true".utf8 : "false".utf8)
+    }
+
+    /// Appends `null`.
+    @inlinable
+    public static func appendNull(to output: inout [UInt8]) {
+        output.append(contentsOf: "null".utf8)
+    }
+
+    /// Appends an integer in decimal.
+    public static func appendInteger<T: BinaryInteger>(_ value: T, to output: inout [UInt8]) {
+        if let small = Int64(exactly: value) {
+            appendInt64(small, to: &output)
+        } else {
+            output.append(contentsOf: String(value).utf8)
+        }
+    }
+
+    private static func appendInt64(_ value: Int64, to output: inout [UInt8]) {
+        if value == 0 {
+            output.append(UInt8(ascii: "0"))
+            return
+        }
+        var magnitude = value.magnitude
+        withUnsafeTemporaryAllocation(of: UInt8.self, capacity: 20) { digits in
+            var position = 20
+            while magnitude > 0 {
+                position -= 1
+                digits[position] = UInt8(ascii: "0") &+ UInt8(truncatingIfNeeded: magnitude % 10)
+                magnitude /= 10
+            }
+            if value < 0 { output.append(UInt8(ascii: "-")) }
+            output.append(contentsOf: UnsafeBufferPointer(rebasing: digits[position..<20]))
+        }
+    }
+
+    /// Appends a number; NaN and infinities, which JSON cannot express,
+    /// become `null`. Integral values print without a fraction (`2`, not `2.0`).
+    public static func appendDouble(_ value: Double, to output: inout [UInt8]) {
+        guard value.isFinite else {
+            appendNull(to: &output)
+            return
+        }
+        if value == value.rounded(), let integral = Int64(exactly: value) {
+            appendInt64(integral, to: &output)
+        } else {
+            output.append(contentsOf: value.description.utf8)
+        }
+    }
+}

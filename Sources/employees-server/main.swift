@@ -1,0 +1,1 @@
+print("employees-server: not built yet")
