@@ -1,0 +1,90 @@
+import HTTPServer
+
+/// A service as the router holds it: its routes evaluated once and grouped
+/// by resource path, and its documentation rendered once.
+struct MountedService: Sendable {
+    let path: String
+    let segments: [String]
+    let resources: [Resource]
+    let documentation: ServiceDocumentation
+    private let documentationHTML: [UInt8]
+    private let documentationJSON: [UInt8]
+
+    init(_ service: any WebService) {
+        segments = service.path.split(separator: "/").map(String.init)
+        path = "/" + segments.joined(separator: "/")
+        let routes = service.routes.map(BoundRoute.init)
+        var resources: [Resource] = []
+        for route in routes {
+            if let index = resources.firstIndex(where: { $0.shape == route.pattern.shape }) {
+                resources[index].routes.append(route)
+            } else {
+                resources.append(Resource(routes: [route]))
+            }
+        }
+        self.resources = resources
+        documentation = ServiceDocumentation(path: path, description: service.description, resources: resources)
+        documentationHTML = Array(documentation.html.utf8)
+        documentationJSON = documentation.json
+    }
+
+    /// The resource whose path fits `remainder` best (literals before variables).
+    func resource(matching remainder: ArraySlice<String>) -> Resource? {
+        var best: Resource?
+        for resource in resources where resource.pattern.matches(remainder) {
+            if let current = best, !resource.pattern.precedes(current.pattern) { continue }
+            best = resource
+        }
+        return best
+    }
+
+    func documentationResponse(json: Bool) -> HTTPResponse {
+        json ? HTTPResponse(json: documentationJSON)
+            : HTTPResponse(status: .ok, headers: ["Content-Type": "text/html; charset=utf-8"], body: .bytes(documentationHTML))
+    }
+}
+
+/// The routes that share one resource path (up to variable names).
+struct Resource: Sendable {
+    var routes: [BoundRoute]
+
+    var pattern: RoutePattern { routes[0].pattern }
+    var shape: [String?] { pattern.shape }
+
+    /// The `Allow` header value: the verbs declared, HEAD with GET, and OPTIONS.
+    var allow: String {
+        let declared = Set(routes.map(\.route.method))
+        var methods: [HTTPMethod] = []
+        for method in [HTTPMethod.get, .head, .post, .put, .patch, .delete] {
+            if declared.contains(method) || (method == .head && declared.contains(.get)) { methods.append(method) }
+        }
+        methods.append(.options)
+        return methods.map(\.rawValue).joined(separator: ", ")
+    }
+}
+
+/// A route with what the router needs to know about it precomputed.
+struct BoundRoute: Sendable {
+    let route: Route
+    let pattern: RoutePattern
+    /// Names of the arguments the route accepts outside its path.
+    let argumentNames: [String]
+    let takesBody: Bool
+
+    init(_ route: Route) {
+        self.route = route
+        pattern = RoutePattern(route.path)
+        let variables = pattern.variableNames
+        var names: [String] = []
+        var takesBody = false
+        for input in route.inputs {
+            switch input.kind {
+            case .argument(let name, _, _, _) where !variables.contains(name): names.append(name)
+            case .body: takesBody = true
+            default: break
+            }
+        }
+        argumentNames = names
+        self.takesBody = takesBody
+    }
+}

@@ -1,0 +1,136 @@
+import HTTPServer
+import JSONStreaming
+
+/// One operation of a ``WebService``: a verb, a resource path below the
+/// service's path, the inputs its handler takes and what it returns.
+///
+/// The path may hold variables: `?:name` (bound to the ``Parameter`` of that
+/// name) and `?` (bound to a ``PathVariable`` by position). The handler's
+/// result decides the response:
+///
+/// - an `Encodable` value: `200` with its JSON, keys in declaration order;
+/// - nothing (`Void`): `204 No Content`;
+/// - an ``HTTPResponse``: sent as is (status, headers, raw bytes or text);
+/// - a `StreamingBody`: streamed as `application/json`.
+///
+/// ```swift
+/// Route(.get, "/?:employeeNumber", description: "Returns one employee.",
+///       Parameter<Int>("employeeNumber")) { number in try employees.find(number) }
+/// Route(.get, "/", description: "Streams every employee.", returns: [Employee].self) {
+///     try employees.all()          // a StreamingBody
+/// }
+/// ```
+public struct Route: Sendable {
+    /// The HTTP verb.
+    public let method: HTTPMethod
+    /// The resource path below the service's path (`/sum`, `/?:id`, `/`).
+    public let path: String
+    /// What the operation does, shown by `?api`.
+    public let description: String
+    let inputs: [InputDeclaration]
+    let result: ResultDeclaration
+    let handler: @Sendable (RouteContext) throws -> HTTPResponse
+
+    private init(
+        _ method: HTTPMethod, _ path: String, description: String,
+        inputs: [InputDeclaration], result: ResultDeclaration,
+        handler: @escaping @Sendable (RouteContext) throws -> HTTPResponse
+    ) {
+        precondition([.get, .post, .put, .patch, .delete].contains(method), "Routes take GET, POST, PUT, PATCH or DELETE, not \(method)")
+        self.method = method
+        self.path = path
+        self.description = description
+        self.inputs = inputs
+        self.result = result
+        self.handler = handler
+    }
+
+    private static func declarations<each Input: RouteInput>(_ inputs: repeat each Input) -> [InputDeclaration] {
+        var declarations: [InputDeclaration] = []
+        for input in repeat each inputs { declarations.append(input.declaration) }
+        return declarations
+    }
+
+    // MARK: - Results
+
+    /// A route whose handler returns an `Encodable` value, sent as JSON.
+    ///
+    /// `returns` documents a result type other than the declared one
+    /// (rarely needed for `Encodable` results).
+    public init<each Input: RouteInput, Result: Encodable & SendableMetatype>(
+        _ method: HTTPMethod, _ path: String, description: String = "", returns: Any.Type? = nil,
+        _ inputs: repeat each Input,
+        handler: @escaping @Sendable (repeat (each Input).Value) throws -> Result
+    ) {
+        self.init(method, path, description: description, inputs: Self.declarations(repeat each inputs),
+                  result: .value(returns ?? Result.self)) { context in
+            let result = try handler(repeat (each inputs).value(in: context))
+            return HTTPResponse(json: try OrderedJSONEncoder.encode(result))
+        }
+    }
+
+    /// A route whose handler returns nothing: `204 No Content`.
+    public init<each Input: RouteInput>(
+        _ method: HTTPMethod, _ path: String, description: String = "",
+        _ inputs: repeat each Input,
+        handler: @escaping @Sendable (repeat (each Input).Value) throws -> Void
+    ) {
+        self.init(method, path, description: description, inputs: Self.declarations(repeat each inputs),
+                  result: .none) { context in
+            try handler(repeat (each inputs).value(in: context))
+            return HTTPResponse(status: .noContent)
+        }
+    }
+
+    /// A route whose handler builds the whole response itself.
+    public init<each Input: RouteInput>(
+        _ method: HTTPMethod, _ path: String, description: String = "", returns: Any.Type? = nil,
+        _ inputs: repeat each Input,
+        handler: @escaping @Sendable (repeat (each Input).Value) throws -> HTTPResponse
+    ) {
+        self.init(method, path, description: description, inputs: Self.declarations(repeat each inputs),
+                  result: .response(returns)) { context in
+            try handler(repeat (each inputs).value(in: context))
+        }
+    }
+
+    /// A route whose handler returns a body streamed as `application/json`
+    /// (a query result, say). `returns` documents what the stream holds.
+    public init<each Input: RouteInput, Result: StreamingBody & SendableMetatype>(
+        _ method: HTTPMethod, _ path: String, description: String = "", returns: Any.Type? = nil,
+        _ inputs: repeat each Input,
+        handler: @escaping @Sendable (repeat (each Input).Value) throws -> Result
+    ) {
+        self.init(method, path, description: description, inputs: Self.declarations(repeat each inputs),
+                  result: .stream(returns)) { context in
+            let body = try handler(repeat (each inputs).value(in: context))
+            return HTTPResponse(status: .ok, headers: ["Content-Type": "application/json"], body: .stream(body))
+        }
+    }
+
+    /// A route whose handler returns a body streamed as `application/json`,
+    /// typed as `any StreamingBody`.
+    public init<each Input: RouteInput>(
+        _ method: HTTPMethod, _ path: String, description: String = "", returns: Any.Type? = nil,
+        _ inputs: repeat each Input,
+        handler: @escaping @Sendable (repeat (each Input).Value) throws -> any StreamingBody
+    ) {
+        self.init(method, path, description: description, inputs: Self.declarations(repeat each inputs),
+                  result: .stream(returns)) { context in
+            let body = try handler(repeat (each inputs).value(in: context))
+            return HTTPResponse(status: .ok, headers: ["Content-Type": "application/json"], body: .stream(body))
+        }
+    }
+}
+
+/// What a route's handler returns, for the documentation.
+enum ResultDeclaration: Sendable {
+    /// A JSON value of this type.
+    case value(Any.Type)
+    /// Nothing (204).
+    case none
+    /// A response built by the handler, of this documented type if known.
+    case response(Any.Type?)
+    /// A stream of this documented type if known.
+    case stream(Any.Type?)
+}

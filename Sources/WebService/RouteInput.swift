@@ -1,0 +1,227 @@
+import Foundation
+import HTTPServer
+
+/// Something a route's handler receives: a ``Parameter``, a ``PathVariable``,
+/// a ``Body`` or the ``Request`` itself. Each input both produces its
+/// handler argument and describes itself for `?api`.
+public protocol RouteInput<Value>: Sendable {
+    associatedtype Value
+    /// What `?api` and the overload choice know about this input.
+    var declaration: InputDeclaration { get }
+    /// Produces the handler's argument for one request.
+    func value(in context: RouteContext) throws -> Value
+}
+
+/// How a ``RouteInput`` presents itself to the router and the documentation.
+public struct InputDeclaration: Sendable {
+    enum Kind: Sendable {
+        /// A named argument, or a named path variable of the same name.
+        case argument(name: String, type: any ParameterValue.Type, defaultValue: String?, hasDefault: Bool)
+        /// A positional path variable (`?`).
+        case pathVariable(index: Int, type: any ParameterValue.Type)
+        /// The whole request body as JSON.
+        case body(type: Any.Type)
+        /// Not an argument at all (the request).
+        case request
+    }
+
+    let kind: Kind
+    let description: String
+}
+
+/// What a request supplies to the inputs of the route chosen for it.
+public struct RouteContext: Sendable {
+    /// The request being answered.
+    public let request: HTTPRequest
+    let namedPathValues: [String: String]
+    let pathValues: [String]
+    let arguments: [String: [ArgumentInput]]
+}
+
+// MARK: - Parameter
+
+/// A named argument of a route, from the query string, a form field, a
+/// member of a JSON object body, or the path variable `?:name`.
+///
+/// ```swift
+/// Parameter<Double>("a", description: "The first number.")
+/// Parameter<Int>("limit", default: 100)
+/// Parameter<[Detail]>("details")            // repeated names or a JSON array
+/// Parameter<UploadedFile>("file")           // a multipart file part
+/// ```
+public struct Parameter<Value: ParameterValue>: RouteInput {
+    public let name: String
+    public let description: String
+    private let defaultValue: Value?
+
+    /// A parameter that is required unless `Value` is an optional or array.
+    public init(_ name: String, description: String = "") {
+        self.name = name
+        self.description = description
+        self.defaultValue = nil
+    }
+
+    /// An optional parameter that takes `default` when absent.
+    public init(_ name: String, default: Value, description: String = "") {
+        self.name = name
+        self.description = description
+        self.defaultValue = `default`
+    }
+
+    public var declaration: InputDeclaration {
+        let defaultText = defaultValue.map { value in
+            (value as? any RawRepresentable).map { "\($0.rawValue)" } ?? "\(value)"
+        }
+        return InputDeclaration(
+            kind: .argument(name: name, type: Value.self, defaultValue: defaultText, hasDefault: defaultValue != nil),
+            description: description
+        )
+    }
+
+    public func value(in context: RouteContext) throws -> Value {
+        let inputs: [ArgumentInput]
+        if let pathValue = context.namedPathValues[name] {
+            inputs = [.text(pathValue)]
+        } else {
+            inputs = context.arguments[name] ?? []
+        }
+        if inputs.isEmpty {
+            if let value = defaultValue ?? Value.valueWhenAbsent { return value }
+            throw HTTPError(
+                .badRequest,
+                detail: "The required parameter \"\(name)\" (\(Value.valueType.name)) is missing.",
+                parameter: name
+            )
+        }
+        return try convert(inputs, parameter: name)
+    }
+}
+
+// MARK: - Path variable
+
+/// A positional path variable (`?`) of the route's path, by index among the
+/// path's variables.
+///
+/// ```swift
+/// Route(.get, "/?/?", PathVariable<Int>(0), PathVariable<String>(1)) { year, name in ... }
+/// ```
+public struct PathVariable<Value: ParameterValue>: RouteInput {
+    public let index: Int
+    public let description: String
+
+    public init(_ index: Int, description: String = "") {
+        self.index = index
+        self.description = description
+    }
+
+    public var declaration: InputDeclaration {
+        InputDeclaration(kind: .pathVariable(index: index, type: Value.self), description: description)
+    }
+
+    public func value(in context: RouteContext) throws -> Value {
+        precondition(index < context.pathValues.count, "PathVariable(\(index)) beyond the route's path variables")
+        return try convert([.text(context.pathValues[index])], parameter: "\(index)")
+    }
+}
+
+// MARK: - Body
+
+/// The whole request body, decoded from JSON.
+///
+/// ```swift
+/// Route(.post, "/", Body<Employee>(description: "The new employee.")) { employee in try insert(employee) }
+/// ```
+public struct Body<Value: Decodable>: RouteInput {
+    public let description: String
+
+    public init(description: String = "") {
+        self.description = description
+    }
+
+    public var declaration: InputDeclaration {
+        InputDeclaration(kind: .body(type: Value.self), description: description)
+    }
+
+    public func value(in context: RouteContext) throws -> Value {
+        let request = context.request
+        guard !request.body.isEmpty else {
+            throw HTTPError(.badRequest, detail: "A JSON body (\(String(describing: Value.self))) is required.")
+        }
+        if let contentType = request.contentType, contentType != "application/json", !contentType.hasSuffix("+json") {
+            throw HTTPError(.unsupportedMediaType, detail: "The body must be application/json, not \(contentType).")
+        }
+        let decoder = JSONDecoder()
+        decoder.dateDecodingStrategy = .custom { decoder in
+            let container = try decoder.singleValueContainer()
+            let text = try container.decode(String.self)
+            guard let date = ISO8601.parse(text) else {
+                throw DecodingError.dataCorruptedError(in: container, debugDescription: "Expected an ISO 8601 date, got \"\(text)\".")
+            }
+            return date
+        }
+        do {
+            return try decoder.decode(Value.self, from: Data(request.body))
+        } catch let error as DecodingError {
+            throw HTTPError(.badRequest, detail: "The body is not a valid \(String(describing: Value.self)): \(error.summary)")
+        }
+    }
+}
+
+// MARK: - Request
+
+/// The request itself, for a handler that reads headers or the raw body.
+///
+/// ```swift
+/// Route(.get, "/agent", Request()) { request in request.headers["User-Agent"] ?? "" }
+/// ```
+public struct Request: RouteInput {
+    public init() {}
+
+    public var declaration: InputDeclaration {
+        InputDeclaration(kind: .request, description: "")
+    }
+
+    public func value(in context: RouteContext) -> HTTPRequest {
+        context.request
+    }
+}
+
+// MARK: - Conversion
+
+private func convert<Value: ParameterValue>(_ inputs: [ArgumentInput], parameter: String) throws(HTTPError) -> Value {
+    do {
+        return try Value.convert(inputs)
+    } catch {
+        var extensions: [(name: String, value: ProblemValue)] = []
+        if case .enumeration(_, let values) = error.expected {
+            extensions.append(("allowedValues", .strings(values)))
+        }
+        throw HTTPError(
+            .badRequest,
+            detail: "The parameter \"\(parameter)\" expects \(error.expected.nameWithArticle); received \(error.received).",
+            parameter: parameter,
+            extensions: extensions
+        )
+    }
+}
+
+extension DecodingError {
+    /// Where and why decoding failed, without the underlying error chain.
+    var summary: String {
+        func path(_ context: Context) -> String {
+            context.codingPath.isEmpty ? "" : " at \(context.codingPath.map { $0.intValue.map(String.init) ?? $0.stringValue }.joined(separator: "."))"
+        }
+        switch self {
+        case .typeMismatch(let type, let context):
+            return "expected \(type)\(path(context))."
+        case .valueNotFound(let type, let context):
+            return "missing \(type) value\(path(context))."
+        case .keyNotFound(let key, let context):
+            return "missing member \"\(key.stringValue)\"\(path(context))."
+        case .dataCorrupted(let context):
+            return context.debugDescription + path(context)
+        @unknown default:
+            return "invalid JSON."
+        }
+    }
+}

@@ -1,0 +1,82 @@
+import HTTPServer
+
+extension WebServiceRouter {
+    /// The arguments a request supplies, by name, and the names in the order
+    /// they first appear.
+    struct Arguments {
+        var values: [String: [ArgumentInput]] = [:]
+        var names: [String] = []
+
+        mutating func append(_ name: String, _ input: ArgumentInput) {
+            if values[name] == nil { names.append(name) }
+            values[name, default: []].append(input)
+        }
+    }
+
+    // MARK: - Collecting
+
+    /// Gathers the query string, form fields and, when `bodyIsArguments`,
+    /// the members of a JSON object body.
+    static func arguments(of request: HTTPRequest, bodyIsArguments: Bool) throws -> Arguments {
+        var arguments = Arguments()
+        for item in request.queryItems {
+            arguments.append(item.name, .text(item.value))
+        }
+        for field in request.formFields {
+            switch field.value {
+            case .text(let text): arguments.append(field.name, .text(text))
+            case .file(let file): arguments.append(field.name, .file(file))
+            }
+        }
+        guard bodyIsArguments, !request.body.isEmpty, let contentType = request.contentType,
+              contentType == "application/json" || contentType.hasSuffix("+json")
+        else {
+            return arguments
+        }
+        let document: JSONValue
+        do {
+            document = try JSONValue.parse(request.body)
+        } catch {
+            throw HTTPError(.badRequest, detail: "The request body is not valid JSON.")
+        }
+        guard case .object(let members) = document else {
+            throw HTTPError(.badRequest, detail: "A JSON request body must be an object whose members are the arguments.")
+        }
+        for name in members.keys.sorted() {
+            arguments.append(name, .json(members[name]!))
+        }
+        return arguments
+    }
+
+    // MARK: - Overloads
+
+    /// HTTP-RPC's rule: among the routes whose parameters cover every
+    /// supplied argument, the one with the fewest unused parameters; the
+    /// first declared on a tie.
+    static func choose(among candidates: [BoundRoute], for arguments: Arguments, request: HTTPRequest) throws -> BoundRoute {
+        var best: (route: BoundRoute, unused: Int)?
+        for candidate in candidates {
+            let accepted = Set(candidate.argumentNames)
+            guard arguments.names.allSatisfy(accepted.contains) else { continue }
+            let unused = accepted.count - arguments.names.count
+            if best == nil || unused < best!.unused { best = (candidate, unused) }
+        }
+        if let best { return best.route }
+
+        let closest = candidates.min { first, second in
+            uncovered(by: first, in: arguments).count < uncovered(by: second, in: arguments).count
+        }!
+        let name = uncovered(by: closest, in: arguments)[0]
+        let received = arguments.values[name]!.map(\.received).joined(separator: ", ")
+        let expected = closest.argumentNames.isEmpty ? "it takes no arguments" : "expected " + closest.argumentNames.joined(separator: ", ")
+        throw HTTPError(
+            .badRequest,
+            detail: "The argument \"\(name)\" (received \(received)) is not a parameter of \(closest.route.method) \(request.rawPath); \(expected).",
+            parameter: name
+        )
+    }
+
+    private static func uncovered(by candidate: BoundRoute, in arguments: Arguments) -> [String] {
+        arguments.names.filter { !candidate.argumentNames.contains($0) }
+    }
+}

@@ -1,0 +1,141 @@
+import Foundation
+import HTTPServer
+import Logging
+
+/// Dispatches requests to the routes of the mounted ``WebService``s and
+/// serves their documentation: `GET /` lists the services and
+/// `GET /<service>?api` describes one (HTML, or JSON on
+/// `Accept: application/json`).
+///
+/// `respond(to:)` never throws: every error becomes a problem-details
+/// response. Handlers run on the calling thread and may block.
+///
+/// ```swift
+/// let router = WebServiceRouter(services: [MathService()])
+/// let server = HTTPServer(configuration: .init(port: 8080)) { request in
+///     router.respond(to: request)
+/// }
+/// ```
+public final class WebServiceRouter: Sendable {
+    let services: [MountedService]
+    let logger: Logger
+
+    /// Mounts `services`, each at its own path.
+    public init(services: [any WebService], logger: Logger = Logger(label: "web")) {
+        self.services = services.map(MountedService.init)
+        self.logger = logger
+        var seen: Set<[String]> = []
+        for service in self.services {
+            precondition(!service.segments.isEmpty, "A service cannot be mounted at /, which lists the services")
+            precondition(seen.insert(service.segments).inserted, "Two services are mounted at \(service.path)")
+        }
+    }
+
+    /// The documentation of every mounted service, as `?api` shows it.
+    public var documentation: [ServiceDocumentation] {
+        services.map(\.documentation)
+    }
+
+    /// Answers one request.
+    public func respond(to request: HTTPRequest) -> HTTPResponse {
+        do {
+            var response = try dispatch(request)
+            if request.method == .head, case .stream(let body) = response.body {
+                body.close()
+                response.body = .empty
+            }
+            return response
+        } catch let error as any HTTPErrorConvertible {
+            return error.httpError.response
+        } catch {
+            let errorID = UUID().uuidString.lowercased()
+            logger.error("Request failed", metadata: [
+                "errorId": "\(errorID)",
+                "method": "\(request.method)",
+                "path": "\(request.rawPath)",
+                "error": "\(String(reflecting: error))",
+            ])
+            return HTTPError(
+                .internalServerError,
+                detail: "The server could not complete the request.",
+                extensions: [("errorId", .string(errorID))]
+            ).response
+        }
+    }
+
+    // MARK: - Dispatch
+
+    private func dispatch(_ request: HTTPRequest) throws -> HTTPResponse {
+        let segments = request.pathSegments
+        if segments.isEmpty {
+            return try respondWithIndex(to: request)
+        }
+        guard let service = services
+            .filter({ segments.starts(with: $0.segments) })
+            .max(by: { $0.segments.count < $1.segments.count })
+        else {
+            throw notFound(request)
+        }
+        let remainder = segments.dropFirst(service.segments.count)
+        if remainder.isEmpty, request.rawQuery == "api", request.method == .get || request.method == .head {
+            return service.documentationResponse(json: Self.acceptsJSON(request))
+        }
+        guard let resource = service.resource(matching: remainder) else {
+            throw notFound(request)
+        }
+        let method = request.method == .head ? .get : request.method
+        if request.method == .options {
+            return HTTPResponse(status: .noContent, headers: ["Allow": resource.allow])
+        }
+        let candidates = resource.routes.filter { $0.route.method == method }
+        guard !candidates.isEmpty else {
+            throw HTTPError(
+                .methodNotAllowed,
+                detail: "\(request.method) is not allowed on \(request.rawPath); use \(resource.allow).",
+                headers: ["Allow": resource.allow]
+            )
+        }
+        let arguments = try Self.arguments(of: request, bodyIsArguments: !candidates.contains { $0.takesBody })
+        let chosen = try Self.choose(among: candidates, for: arguments, request: request)
+        let variables = chosen.pattern.variables(in: remainder)
+        let context = RouteContext(
+            request: request,
+            namedPathValues: variables.named,
+            pathValues: variables.positional,
+            arguments: arguments.values
+        )
+        return try chosen.route.handler(context)
+    }
+
+    private func notFound(_ request: HTTPRequest) -> HTTPError {
+        HTTPError(.notFound, detail: "There is no resource at \(request.rawPath).")
+    }
+
+    private func respondWithIndex(to request: HTTPRequest) throws -> HTTPResponse {
+        switch request.method {
+        case .get, .head:
+            return Self.acceptsJSON(request)
+                ? HTTPResponse(json: ServiceDocumentation.indexJSON(services.map(\.documentation)))
+                : HTTPResponse.html(ServiceDocumentation.indexHTML(services.map(\.documentation)))
+        case .options:
+            return HTTPResponse(status: .noContent, headers: ["Allow": "GET, HEAD, OPTIONS"])
+        default:
+            throw HTTPError(
+                .methodNotAllowed,
+                detail: "\(request.method) is not allowed on /; use GET, HEAD, OPTIONS.",
+                headers: ["Allow": "GET, HEAD, OPTIONS"]
+            )
+        }
+    }
+
+    static func acceptsJSON(_ request: HTTPRequest) -> Bool {
+        request.headers.values(for: "Accept").contains { $0.lowercased().contains("application/json") }
+    }
+}
+
+extension HTTPResponse {
+    /// An HTML page (UTF-8).
+    static func html(_ page: String) -> HTTPResponse {
+        HTTPResponse(status: .ok, headers: ["Content-Type": "text/html; charset=utf-8"], body: .bytes(Array(page.utf8)))
+    }
+}
