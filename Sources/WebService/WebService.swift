@@ -68,3 +68,8 @@ public protocol HTTPErrorConvertible: Error {
 extension HTTPError: HTTPErrorConvertible {
     public var httpError: HTTPError { self }
 }
+
+// A service declaration needs the HTTP types (`HTTPError`, `HTTPResponse`,
+// `UploadedFile`) and `StreamingBody`; `import WebService` brings them.
+@_exported import HTTPServer
+@_exported import JSONStreaming

@@ -1,0 +1,46 @@
+import WebService
+
+/// HTTP-RPC's classic demo: two `sum` operations on one path, told apart by
+/// the arguments supplied.
+///
+/// ```
+/// GET /math/sum?a=2&b=4                      → 6
+/// GET /math/sum?values=1&values=2&values=3   → 6
+/// GET /math?api                              → the documentation
+/// ```
+public struct MathService: WebService {
+    public let path = "/math"
+    public let description = "Simple math operations."
+
+    public init() {}
+
+    public var routes: [Route] {
+        Route(.get, "/sum", description: "Returns the sum of two numbers.",
+              Parameter<Double>("a", description: "The first number."),
+              Parameter<Double>("b", description: "The second number.")) { a, b in a + b }
+
+        Route(.get, "/sum", description: "Returns the sum of a list of numbers.",
+              Parameter<[Double]>("values", description: "The numbers to add.")) { values in
+            values.reduce(0, +)
+        }
+
+        Route(.get, "/average", description: "Returns the average of a list of numbers.",
+              Parameter<[Double]>("values", description: "The numbers to average; at least one.")) { values in
+            guard !values.isEmpty else {
+                throw HTTPError(.badRequest, detail: "At least one value is needed.", parameter: "values")
+            }
+            return values.reduce(0, +) / Double(values.count)
+        }
+
+        Route(.get, "/round", description: "Rounds a number to the given number of decimal places.",
+              Parameter<Double>("value", description: "The number to round."),
+              Parameter<Int>("places", default: 0, description: "Decimal places, 0 to 10.")) { value, places in
+            guard (0...10).contains(places) else {
+                throw HTTPError(.badRequest, detail: "The parameter \"places\" must be between 0 and 10; received \(places).", parameter: "places")
+            }
+            var scale = 1.0
+            for _ in 0..<places { scale *= 10 }
+            return (value * scale).rounded() / scale
+        }
+    }
+}

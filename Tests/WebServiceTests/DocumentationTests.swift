@@ -1,0 +1,91 @@
+import Foundation
+import Testing
+import WebService
+
+@Suite("Documentation")
+struct DocumentationTests {
+    let router = WebServiceRouter(services: [MathService(), CatalogService()])
+
+    @Test func apiHTMLDescribesEveryOperation() {
+        let response = router.respond(to: makeRequest(.get, "/math?api"))
+        #expect(response.status == .ok)
+        #expect(response.headers["Content-Type"] == "text/html; charset=utf-8")
+        let html = response.text
+        #expect(html.contains("<h1>/math</h1>"))
+        #expect(html.contains("<h2>/math/sum</h2>"))
+        #expect(html.contains("<code><b>GET</b> (a: double, b: double) &rarr; double</code>"))
+        #expect(html.contains("<code><b>GET</b> (values: [double]) &rarr; double</code>"))
+        #expect(html.contains("The first number."))
+        #expect(html.contains("Returns the sum of a list of numbers."))
+    }
+
+    @Test func apiHTMLLinksStructuresAndEscapes() {
+        let html = router.respond(to: makeRequest(.get, "/catalog?api")).text
+        #expect(html.contains("Exercises routing, arguments and results &lt;&amp;&gt;."))
+        #expect(!html.contains("<&>"))
+        #expect(html.contains("<h2>/catalog/items/?:id</h2>"))
+        #expect(html.contains("<h2>/catalog/items/special</h2>"))
+        #expect(html.contains(##"(body: <a href="#Employee">Employee</a>) &rarr; <a href="#Employee">Employee</a>"##))
+        #expect(html.contains(#"<h3 id="Employee">Employee</h3>"#))
+        #expect(html.contains("titles: [<a href=\"#Title\">Title</a>] <i>(optional)</i>"))
+        #expect(html.contains(#"<h3 id="Title">Title</h3>"#))
+        #expect(html.contains("  toDate: date <i>(optional)</i>"))
+        #expect(html.contains(##"(details: [<a href="#Detail">Detail</a>]) &rarr; [string]"##))
+        #expect(html.contains(#""titles" | "salaries""#))
+        #expect(html.contains("(count: integer) &rarr; stream of [integer]"))
+        #expect(html.contains("optional (default <code>100</code>)"))
+        #expect(html.contains("<b>POST</b> () &rarr; void"))
+        #expect(html.contains("(file: file)") || html.contains("file: file"))
+    }
+
+    @Test func apiJSONOnRequest() throws {
+        let response = router.respond(to: makeRequest(.get, "/math?api", headers: ["Accept": "application/json"]))
+        #expect(response.headers["Content-Type"] == "application/json")
+        #expect(response.text == #"{"path":"/math","description":"Math operations.","endpoints":[{"path":"/math/sum","operations":["#
+            + #"{"method":"GET","description":"Returns the sum of two numbers.","parameters":["#
+            + #"{"name":"a","location":"argument","type":"double","required":true,"description":"The first number."},"#
+            + #"{"name":"b","location":"argument","type":"double","required":true,"description":"The second number."}],"#
+            + #""result":"double","streamed":false},"#
+            + #"{"method":"GET","description":"Returns the sum of a list of numbers.","parameters":["#
+            + #"{"name":"values","location":"argument","type":"[double]","required":false,"description":"The numbers to add."}],"#
+            + #""result":"double","streamed":false}]}],"structures":[],"enumerations":[]}"#)
+    }
+
+    @Test func apiJSONDescribesStructuresPathParametersAndDefaults() throws {
+        let response = router.respond(to: makeRequest(.get, "/catalog?api", headers: ["Accept": "application/json"]))
+        let document = try #require(try JSONSerialization.jsonObject(with: Data(response.text.utf8)) as? [String: Any])
+        let structures = try #require(document["structures"] as? [[String: Any]])
+        let employee = try #require(structures.first { $0["name"] as? String == "Employee" })
+        let fields = try #require(employee["fields"] as? [[String: Any]])
+        #expect(fields.map { $0["name"] as? String } == ["employeeNumber", "firstName", "lastName", "hireDate", "titles"])
+        #expect(fields.map { $0["type"] as? String } == ["integer", "string", "string", "date", "[Title]"])
+        #expect(fields.map { $0["required"] as? Bool } == [true, true, true, true, false])
+        let enumerations = try #require(document["enumerations"] as? [[String: Any]])
+        #expect(enumerations.first?["values"] as? [String] == ["titles", "salaries"])
+
+        let endpoints = try #require(document["endpoints"] as? [[String: Any]])
+        let items = try #require(endpoints.first { $0["path"] as? String == "/catalog/items/?:id" })
+        let operations = try #require(items["operations"] as? [[String: Any]])
+        #expect(operations.map { $0["method"] as? String } == ["GET", "PUT", "PATCH", "DELETE"])
+        let put = try #require(operations[1]["parameters"] as? [[String: Any]])
+        #expect(put.map { $0["location"] as? String } == ["path", "argument"])
+        let conversions = try #require(endpoints.first { $0["path"] as? String == "/catalog/conversions" })
+        let parameters = try #require((conversions["operations"] as? [[String: Any]])?.first?["parameters"] as? [[String: Any]])
+        let limit = try #require(parameters.first { $0["name"] as? String == "limit" })
+        #expect(limit["required"] as? Bool == false)
+        #expect(limit["defaultValue"] as? String == "100")
+        #expect(parameters.first { $0["name"] as? String == "note" }?["required"] as? Bool == false)
+        #expect(parameters.first { $0["name"] as? String == "uuid" }?["type"] as? String == "uuid")
+    }
+
+    @Test func rootListsServicesInHTMLAndJSON() {
+        let html = router.respond(to: makeRequest(.get, "/"))
+        #expect(html.status == .ok)
+        #expect(html.headers["Content-Type"] == "text/html; charset=utf-8")
+        #expect(html.text.contains(#"<li><a href="/math?api">/math</a> &mdash; Math operations.</li>"#))
+        #expect(html.text.contains(#"<a href="/catalog?api">/catalog</a>"#))
+        let json = router.respond(to: makeRequest(.get, "/", headers: ["Accept": "application/json"]))
+        #expect(json.headers["Content-Type"] == "application/json")
+        #expect(json.text.hasPrefix(#"[{"path":"/math","description":"Math operations.","api":"/math?api"},{"path":"/catalog","#))
+    }
+}
