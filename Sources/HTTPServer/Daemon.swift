@@ -23,6 +23,12 @@ final class Daemon {
             | MHD_USE_ITC.rawValue | MHD_USE_AUTO.rawValue
         if address.isIPv6 { flags |= MHD_USE_IPv6.rawValue }
         var options: [MHD_OptionItem] = [
+            // The logger comes first so that it receives every message.
+            MHD_OptionItem(
+                option: .EXTERNAL_LOGGER,
+                value: unsafeBitCast(Daemon.logMessage, to: Int.self),
+                ptr_value: context.toOpaque()
+            ),
             MHD_OptionItem(option: .CONNECTION_LIMIT, value: configuration.maximumConnections, ptr_value: nil),
             MHD_OptionItem(option: .CONNECTION_TIMEOUT, value: configuration.connectionTimeout, ptr_value: nil),
             MHD_OptionItem(option: .CONNECTION_MEMORY_LIMIT, value: configuration.maximumHeaderSize, ptr_value: nil),
@@ -34,11 +40,6 @@ final class Daemon {
             MHD_OptionItem(
                 option: .NOTIFY_COMPLETED,
                 value: unsafeBitCast(Daemon.requestCompleted, to: Int.self),
-                ptr_value: context.toOpaque()
-            ),
-            MHD_OptionItem(
-                option: .EXTERNAL_LOGGER,
-                value: unsafeBitCast(Daemon.logMessage, to: Int.self),
                 ptr_value: context.toOpaque()
             ),
         ]

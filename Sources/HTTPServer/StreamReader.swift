@@ -21,6 +21,7 @@ final class StreamReader {
     private var pending: [UInt8] = []
     private var pendingStart = 0
     private var isFinished = false
+    private var failure: (any Error)?
     private var isClosed = false
 
     private init(body: any StreamingBody, context: RequestContext) {
@@ -43,10 +44,18 @@ final class StreamReader {
         return response
     }
 
-    /// Fills `buffer` with up to `capacity` bytes; 0 only at the end.
+    /// Fills `buffer` with up to `buffer.count` bytes; 0 only at the end.
+    /// What the producer wrote before it failed still goes out; the failure
+    /// is reported on the next call.
     private func fill(_ buffer: UnsafeMutableRawBufferPointer) throws -> Int {
-        while !isFinished && pending.count - pendingStart < buffer.count {
-            if !(try body.write(into: &pending)) { isFinished = true }
+        if let failure, pending.count == pendingStart { throw failure }
+        while !isFinished && failure == nil && pending.count - pendingStart < buffer.count {
+            do {
+                if !(try body.write(into: &pending)) { isFinished = true }
+            } catch {
+                guard pending.count > pendingStart else { throw error }
+                failure = error
+            }
         }
         let count = min(pending.count - pendingStart, buffer.count)
         guard count > 0 else { return 0 }
