@@ -29,6 +29,8 @@ final class RequestContext {
     var receivedBytes = 0
     var body: [UInt8] = []
     var form: FormReader?
+    /// The body went over the limit: the rest is discarded, the answer is 413.
+    var isTooLarge = false
     /// A problem found before the handler runs; answered instead of calling it.
     var rejection: HTTPError?
 

@@ -40,7 +40,7 @@ final class RequestProcessor: Sendable {
 
         if let length = context.headers["Content-Length"].flatMap({ Int($0.trimmingCharacters(in: " \t")) }),
            length > configuration.maximumBodySize {
-            return respond(with: tooLarge(), to: context, on: connection, closeConnection: true)
+            return respond(with: tooLarge().response, to: context, on: connection, closeConnection: true)
         }
         if context.rejection == nil, let contentType = context.contentType, FormReader.handles(contentType) {
             do {
@@ -57,8 +57,20 @@ final class RequestProcessor: Sendable {
         guard !context.hasResponded else { return true }
         context.receivedBytes += chunk.count
         if context.receivedBytes > configuration.maximumBodySize {
-            context.form?.abandon()
-            return respond(with: tooLarge(), to: context, on: connection, closeConnection: true)
+            // A response can only be queued once the body is in: discard
+            // the rest and answer 413 then, unless it goes on for too long.
+            if context.receivedBytes > 2 * configuration.maximumBodySize + (1 << 20) {
+                logger.warning("closing the connection of \(context.method) \(context.rawPathForLog): body far over the limit")
+                return false
+            }
+            if !context.isTooLarge {
+                context.isTooLarge = true
+                context.rejection = tooLarge()
+                context.form?.abandon()
+                context.form = nil
+                context.body = []
+            }
+            return true
         }
         guard context.rejection == nil else { return true }
         if let form = context.form {
@@ -79,7 +91,7 @@ final class RequestProcessor: Sendable {
         let response = context.rejection?.response ?? handler(context.makeRequest())
         return respond(
             with: response, to: context, on: connection,
-            closeConnection: isDraining.load(ordering: .acquiring)
+            closeConnection: context.isTooLarge || isDraining.load(ordering: .acquiring)
         )
     }
 
@@ -90,11 +102,11 @@ final class RequestProcessor: Sendable {
         return connection.queue(response, for: context, closeConnection: closeConnection)
     }
 
-    private func tooLarge() -> HTTPResponse {
+    private func tooLarge() -> HTTPError {
         HTTPError(
             .contentTooLarge,
             detail: "The request body is larger than the limit of \(configuration.maximumBodySize) bytes."
-        ).response
+        )
     }
 
     // MARK: - Completion
