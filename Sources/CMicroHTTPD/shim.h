@@ -24,4 +24,24 @@ shim_MHD_start_daemon(unsigned int flags,
                             MHD_OPTION_END);
 }
 
+/// `MHD_get_daemon_info` is variadic: the port the daemon is bound to
+/// (useful after binding port 0), or 0 if unknown.
+static inline uint16_t
+shim_MHD_get_bound_port(struct MHD_Daemon *daemon)
+{
+    const union MHD_DaemonInfo *info =
+        MHD_get_daemon_info(daemon, MHD_DAEMON_INFO_BIND_PORT);
+    return info == NULL ? 0 : info->port;
+}
+
+/// `MHD_get_connection_info` is variadic: the client's socket address,
+/// or NULL if unknown.
+static inline const struct sockaddr *
+shim_MHD_get_client_address(struct MHD_Connection *connection)
+{
+    const union MHD_ConnectionInfo *info =
+        MHD_get_connection_info(connection, MHD_CONNECTION_INFO_CLIENT_ADDRESS);
+    return info == NULL ? NULL : info->client_addr;
+}
+
 #endif

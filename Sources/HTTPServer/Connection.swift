@@ -1,0 +1,83 @@
+internal import CMicroHTTPD
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// A borrowed `MHD_Connection`, valid during one access-handler call.
+/// libmicrohttpd owns the connection; this only reads from it and queues
+/// the response.
+struct Connection {
+    let handle: OpaquePointer
+
+    init(_ handle: OpaquePointer) {
+        self.handle = handle
+    }
+
+    // MARK: - Request
+
+    /// The request's header fields, in the order received.
+    var headers: HTTPHeaders {
+        var headers = HTTPHeaders()
+        withUnsafeMutablePointer(to: &headers) { pointer in
+            _ = MHD_get_connection_values(handle, .HEADER_KIND, { cls, _, key, value in
+                guard let cls, let key else { return .YES }
+                let headers = cls.assumingMemoryBound(to: HTTPHeaders.self)
+                headers.pointee.add(Connection.string(key), value.map(Connection.string) ?? "")
+                return .YES
+            }, pointer)
+        }
+        return headers
+    }
+
+    /// The client's address as `host:port`.
+    var remoteAddress: String? {
+        shim_MHD_get_client_address(handle).flatMap(SocketAddress.describe)
+    }
+
+    private static func string(_ cString: UnsafePointer<CChar>) -> String {
+        String(decoding: UnsafeRawBufferPointer(start: cString, count: strlen(cString)), as: UTF8.self)
+    }
+
+    // MARK: - Response
+
+    /// Hands `response` to libmicrohttpd, which sends it once the request
+    /// has been read. Returns `false` if that failed (the connection is then
+    /// closed); a streaming body is closed in every case.
+    func queue(_ response: HTTPResponse, for context: RequestContext, closeConnection: Bool) -> Bool {
+        let isHead = context.method == .head
+        let created: OpaquePointer?
+        switch response.body {
+        case .empty:
+            created = MHD_create_response_from_buffer(0, nil, .RESPMEM_PERSISTENT)
+        case .bytes(let bytes):
+            created = bytes.withUnsafeBytes { buffer in
+                MHD_create_response_from_buffer(
+                    buffer.count, UnsafeMutableRawPointer(mutating: buffer.baseAddress), .RESPMEM_MUST_COPY
+                )
+            }
+            if !isHead { context.bytesSent = bytes.count }
+        case .stream(let body):
+            created = StreamReader.makeResponse(body: body, context: context)
+        }
+        guard let created else {
+            context.logger.error("cannot create the response for \(context.method) \(context.rawPathForLog)")
+            return false
+        }
+        defer { MHD_destroy_response(created) }
+
+        for (name, value) in response.headers where !Connection.isFramingHeader(name) {
+            _ = MHD_add_response_header(created, name, value)
+        }
+        if closeConnection {
+            _ = MHD_add_response_header(created, "Connection", "close")
+        }
+        context.status = response.status.code
+        return MHD_queue_response(handle, UInt32(response.status.code), created) == .YES
+    }
+
+    /// Framing is libmicrohttpd's business: it sets these from the body.
+    private static func isFramingHeader(_ name: String) -> Bool {
+        let name = name.lowercased()
+        return name == "content-length" || name == "transfer-encoding"
+    }
+}

@@ -1,0 +1,182 @@
+internal import CMicroHTTPD
+#if canImport(Glibc)
+import Glibc
+#endif
+import Logging
+
+/// Owns one running `MHD_Daemon`: starts it in `init`, stops it in
+/// `shutDown` (or `deinit`, if never shut down).
+///
+/// The daemon's callbacks receive the `RequestProcessor` through their
+/// `void *` argument; the daemon holds one retain on it from start to stop.
+final class Daemon {
+    let port: Int
+    private var handle: OpaquePointer?
+    private let processor: RequestProcessor
+
+    init(configuration: HTTPServer.Configuration, processor: RequestProcessor) throws {
+        self.processor = processor
+        let context = Unmanaged.passRetained(processor)
+        let address = try SocketAddress(host: configuration.host, port: configuration.port)
+
+        var flags = MHD_USE_ERROR_LOG.rawValue | MHD_USE_INTERNAL_POLLING_THREAD.rawValue
+            | MHD_USE_ITC.rawValue | MHD_USE_AUTO.rawValue
+        if address.isIPv6 { flags |= MHD_USE_IPv6.rawValue }
+        var options: [MHD_OptionItem] = [
+            // The logger comes first so that it receives every message.
+            MHD_OptionItem(
+                option: .EXTERNAL_LOGGER,
+                value: unsafeBitCast(Daemon.logMessage, to: Int.self),
+                ptr_value: context.toOpaque()
+            ),
+            MHD_OptionItem(option: .CONNECTION_LIMIT, value: configuration.maximumConnections, ptr_value: nil),
+            MHD_OptionItem(option: .CONNECTION_TIMEOUT, value: configuration.connectionTimeout, ptr_value: nil),
+            MHD_OptionItem(option: .CONNECTION_MEMORY_LIMIT, value: configuration.maximumHeaderSize, ptr_value: nil),
+            MHD_OptionItem(
+                option: .URI_LOG_CALLBACK,
+                value: unsafeBitCast(Daemon.requestBegan, to: Int.self),
+                ptr_value: context.toOpaque()
+            ),
+            MHD_OptionItem(
+                option: .NOTIFY_COMPLETED,
+                value: unsafeBitCast(Daemon.requestCompleted, to: Int.self),
+                ptr_value: context.toOpaque()
+            ),
+        ]
+        switch configuration.threading {
+        case .threadPerConnection:
+            flags |= MHD_USE_THREAD_PER_CONNECTION.rawValue
+        case .threadPool(let threads):
+            options.append(MHD_OptionItem(option: .THREAD_POOL_SIZE, value: max(threads, 1), ptr_value: nil))
+        }
+
+        let handle = address.withSockaddr { sockaddr in
+            options.append(MHD_OptionItem(option: .SOCK_ADDR, value: 0, ptr_value: UnsafeMutableRawPointer(mutating: sockaddr)))
+            options.append(MHD_OptionItem(option: .END, value: 0, ptr_value: nil))
+            return options.withUnsafeMutableBufferPointer { options in
+                shim_MHD_start_daemon(
+                    flags, UInt16(truncatingIfNeeded: configuration.port),
+                    nil, nil,
+                    Daemon.accessHandler, context.toOpaque(),
+                    options.baseAddress
+                )
+            }
+        }
+        guard let handle else {
+            context.release()
+            throw HTTPServer.StartError(
+                description: "cannot listen on \(configuration.host):\(configuration.port) (see the log for the reason)"
+            )
+        }
+        self.handle = handle
+        self.port = Int(shim_MHD_get_bound_port(handle))
+    }
+
+    deinit {
+        if let handle {
+            MHD_stop_daemon(handle)
+            Unmanaged.passUnretained(processor).release()
+        }
+    }
+
+    /// Stops accepting, waits up to `timeout` seconds for the requests in
+    /// flight, then stops the daemon (closing idle keep-alive connections).
+    func shutDown(timeout: Double, logger: Logger) {
+        guard let handle else { return }
+        processor.isDraining.store(true, ordering: .releasing)
+        let listenSocket = MHD_quiesce_daemon(handle)
+        if listenSocket >= 0 { close(listenSocket) }
+
+        let inFlight = processor.requestsInFlight.load(ordering: .acquiring)
+        if inFlight > 0 {
+            logger.info("stopping: waiting up to \(timeout) s for \(inFlight) request(s) in flight")
+        }
+        let deadline = ContinuousClock.now.advanced(by: .milliseconds(Int(timeout * 1000)))
+        while processor.requestsInFlight.load(ordering: .acquiring) > 0, ContinuousClock.now < deadline {
+            usleep(5_000)
+        }
+        let abandoned = processor.requestsInFlight.load(ordering: .acquiring)
+        if abandoned > 0 {
+            logger.warning("stopping: \(abandoned) request(s) still in flight after \(timeout) s, closing their connections")
+        }
+        MHD_stop_daemon(handle)
+        self.handle = nil
+        Unmanaged.passUnretained(processor).release()
+    }
+
+    // MARK: - Callbacks
+
+    /// .URI_LOG_CALLBACK: the first thing MHD tells about a request,
+    /// with its raw target. The returned context is the request's `con_cls`.
+    private static let requestBegan: @convention(c) (
+        UnsafeMutableRawPointer?, UnsafePointer<CChar>?, OpaquePointer?
+    ) -> UnsafeMutableRawPointer? = { cls, uri, _ in
+        let processor = Unmanaged<RequestProcessor>.fromOpaque(cls!).takeUnretainedValue()
+        let target = uri.map { Array(UnsafeRawBufferPointer(start: $0, count: strlen($0))) } ?? []
+        let context = RequestContext(rawTarget: target, logger: processor.logger)
+        processor.requestsInFlight.add(1, ordering: .acquiringAndReleasing)
+        return Unmanaged.passRetained(context).toOpaque()
+    }
+
+    /// .NOTIFY_COMPLETED: the request is over, whatever happened.
+    private static let requestCompleted: @convention(c) (
+        UnsafeMutableRawPointer?, OpaquePointer?, UnsafeMutablePointer<UnsafeMutableRawPointer?>?,
+        MHD_RequestTerminationCode
+    ) -> Void = { cls, _, contextPointer, termination in
+        let processor = Unmanaged<RequestProcessor>.fromOpaque(cls!).takeUnretainedValue()
+        guard let contextPointer, let opaque = contextPointer.pointee else { return }
+        contextPointer.pointee = nil
+        let context = Unmanaged<RequestContext>.fromOpaque(opaque).takeRetainedValue()
+        processor.complete(context, outcome: termination.outcome)
+        processor.requestsInFlight.subtract(1, ordering: .acquiringAndReleasing)
+    }
+
+    /// The access handler: called once the header fields are in, once per
+    /// piece of body, and a final time with no data.
+    private static let accessHandler: @convention(c) (
+        UnsafeMutableRawPointer?, OpaquePointer?,
+        UnsafePointer<CChar>?, UnsafePointer<CChar>?, UnsafePointer<CChar>?,
+        UnsafePointer<CChar>?, UnsafeMutablePointer<Int>?,
+        UnsafeMutablePointer<UnsafeMutableRawPointer?>?
+    ) -> MHD_Result = { cls, connection, _, method, _, uploadData, uploadDataSize, contextPointer in
+        guard let cls, let connection, let contextPointer, let opaque = contextPointer.pointee, let uploadDataSize
+        else { return .NO }
+        let processor = Unmanaged<RequestProcessor>.fromOpaque(cls).takeUnretainedValue()
+        let context = Unmanaged<RequestContext>.fromOpaque(opaque).takeUnretainedValue()
+        let connectionHandle = Connection(connection)
+
+        if !context.hasStarted {
+            return processor.begin(context, on: connectionHandle, method: method.map { String(cString: $0) } ?? "")
+                ? .YES : .NO
+        }
+        if uploadDataSize.pointee > 0 {
+            let chunk = UnsafeRawBufferPointer(start: uploadData, count: uploadDataSize.pointee)
+            uploadDataSize.pointee = 0
+            return processor.receive(chunk, for: context, on: connectionHandle) ? .YES : .NO
+        }
+        return processor.finish(context, on: connectionHandle) ? .YES : .NO
+    }
+
+    /// .EXTERNAL_LOGGER: libmicrohttpd's own messages.
+    private static let logMessage: MHD_LogCallback = { cls, format, arguments in
+        let processor = Unmanaged<RequestProcessor>.fromOpaque(cls!).takeUnretainedValue()
+        guard let format, let arguments else { return }
+        var buffer = [CChar](repeating: 0, count: 1024)
+        _ = vsnprintf(&buffer, buffer.count, format, arguments)
+        let message = String(nulTerminated: buffer)
+        processor.logger.warning("libmicrohttpd: \(message.trimmingCharacters(in: "\n"))")
+    }
+}
+
+extension MHD_RequestTerminationCode {
+    var outcome: RequestContext.Outcome {
+        switch self {
+        case .REQUEST_TERMINATED_COMPLETED_OK: .completed
+        case .REQUEST_TERMINATED_TIMEOUT_REACHED: .aborted("timed out")
+        case .REQUEST_TERMINATED_DAEMON_SHUTDOWN: .aborted("server shut down")
+        case .REQUEST_TERMINATED_CLIENT_ABORT: .aborted("client went away")
+        case .REQUEST_TERMINATED_READ_ERROR: .aborted("read error")
+        default: .aborted("connection error")
+        }
+    }
+}

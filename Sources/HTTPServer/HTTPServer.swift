@@ -1,0 +1,179 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+import Logging
+import Synchronization
+
+/// An HTTP/1.1 server on libmicrohttpd.
+///
+/// Each connection is served by its own thread, so a handler may block (on a
+/// database call, say) without holding up other connections. The handler is
+/// called once the request, body included, has been received; its response
+/// may stream (`HTTPResponse.Body.stream`), pulled as the client reads.
+///
+/// ```swift
+/// let server = HTTPServer(configuration: .init(port: 8080)) { request in
+///     HTTPResponse(text: "Hello, \(request.pathSegments.last ?? "World")")
+/// }
+/// try server.start()
+/// server.runUntilSignalled()   // SIGINT or SIGTERM: graceful stop
+/// ```
+public final class HTTPServer: Sendable {
+    /// What the server binds to and the limits it enforces.
+    ///
+    /// ```swift
+    /// HTTPServer.Configuration(host: "0.0.0.0", port: 8080, maximumBodySize: 1 << 20)
+    /// ```
+    public struct Configuration: Sendable {
+        /// A numeric IPv4 or IPv6 address, or `localhost`.
+        public var host: String
+        /// The TCP port; 0 binds an ephemeral port (see `HTTPServer.port`).
+        public var port: Int
+        /// Connections served at once; more are refused.
+        public var maximumConnections: Int
+        /// Seconds a connection may stay idle before it is closed.
+        public var connectionTimeout: Int
+        /// Largest request body in bytes; a larger one is answered 413.
+        public var maximumBodySize: Int
+        /// Memory per connection for the request line and header fields, in
+        /// bytes; a request that does not fit is answered 414 or 431.
+        public var maximumHeaderSize: Int
+        /// Seconds `stop()` lets in-flight requests finish.
+        public var shutdownTimeout: Double
+        /// How connections are mapped to threads. Keep the default unless
+        /// measuring: handlers block, see docs/THREADING.md.
+        public var threading: ThreadingModel
+
+        public init(
+            host: String = "127.0.0.1",
+            port: Int = 8080,
+            maximumConnections: Int = 512,
+            connectionTimeout: Int = 30,
+            maximumBodySize: Int = 10 << 20,
+            maximumHeaderSize: Int = 32 << 10,
+            shutdownTimeout: Double = 10,
+            threading: ThreadingModel = .threadPerConnection
+        ) {
+            self.host = host
+            self.port = port
+            self.maximumConnections = maximumConnections
+            self.connectionTimeout = connectionTimeout
+            self.maximumBodySize = maximumBodySize
+            self.maximumHeaderSize = maximumHeaderSize
+            self.shutdownTimeout = shutdownTimeout
+            self.threading = threading
+        }
+    }
+
+    /// How libmicrohttpd maps connections to threads.
+    ///
+    /// ```swift
+    /// HTTPServer.Configuration(threading: .threadPool(threads: 8))   // benchmarks only
+    /// ```
+    public enum ThreadingModel: Sendable, Hashable {
+        /// One thread per connection: a blocking handler holds up only its
+        /// own connection. The default.
+        case threadPerConnection
+        /// A fixed pool of event-loop threads, each serving many
+        /// connections: a blocking handler stalls every connection of its
+        /// thread. Kept for measurements (docs/THREADING.md).
+        case threadPool(threads: Int)
+    }
+
+    /// Turns a request into a response. Called on the connection's thread,
+    /// after the whole body has arrived; it may block.
+    public typealias Handler = @Sendable (HTTPRequest) -> HTTPResponse
+
+    /// Why the server could not start.
+    ///
+    /// ```swift
+    /// do { try server.start() } catch { print(error) }   // "cannot listen on 127.0.0.1:80"
+    /// ```
+    public struct StartError: Error, CustomStringConvertible {
+        public var description: String
+    }
+
+    private let configuration: Configuration
+    private let logger: Logger
+    private let handler: Handler
+    private let daemon = Mutex<Daemon?>(nil)
+    private let boundPort = Atomic<Int>(0)
+
+    /// Creates a server; nothing is bound until `start()`.
+    ///
+    /// ```swift
+    /// let server = HTTPServer(configuration: .init(port: 0)) { _ in HTTPResponse(status: .noContent) }
+    /// ```
+    public init(
+        configuration: Configuration = .init(),
+        logger: Logger = Logger(label: "http"),
+        handler: @escaping Handler
+    ) {
+        self.configuration = configuration
+        self.logger = logger
+        self.handler = handler
+    }
+
+    deinit {
+        stop()
+    }
+
+    /// Binds the socket and serves in background threads; returns at once.
+    /// Starting a running server does nothing.
+    ///
+    /// ```swift
+    /// try server.start()
+    /// print("listening on port \(server.port)")
+    /// ```
+    public func start() throws {
+        try daemon.withLock { daemon in
+            guard daemon == nil else { return }
+            let processor = RequestProcessor(configuration: configuration, logger: logger, handler: handler)
+            let started = try Daemon(configuration: configuration, processor: processor)
+            boundPort.store(started.port, ordering: .releasing)
+            logger.info("listening on \(configuration.host):\(started.port)")
+            daemon = started
+        }
+    }
+
+    /// The port the server is bound to (the chosen one when configured
+    /// with port 0), or 0 when not running.
+    ///
+    /// ```swift
+    /// let url = "http://127.0.0.1:\(server.port)/"
+    /// ```
+    public var port: Int {
+        boundPort.load(ordering: .acquiring)
+    }
+
+    /// Stops gracefully: stops accepting connections, lets in-flight
+    /// requests finish for up to `shutdownTimeout` seconds, then closes
+    /// everything. Stopping a stopped server does nothing.
+    ///
+    /// ```swift
+    /// server.stop()
+    /// ```
+    public func stop() {
+        daemon.withLock { daemon in
+            guard let running = daemon else { return }
+            running.shutDown(timeout: configuration.shutdownTimeout, logger: logger)
+            daemon = nil
+            boundPort.store(0, ordering: .releasing)
+        }
+    }
+
+    /// Blocks until the process receives SIGINT or SIGTERM, then stops
+    /// gracefully and returns (the caller then exits with status 0).
+    ///
+    /// ```swift
+    /// try server.start()
+    /// server.runUntilSignalled()
+    /// ```
+    public func runUntilSignalled() {
+        SignalWaiter.wait(for: [SIGINT, SIGTERM]) { signal in
+            logger.info("received \(SignalWaiter.name(of: signal)), stopping")
+            stop()
+        }
+        logger.info("stopped")
+    }
+}

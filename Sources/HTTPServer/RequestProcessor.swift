@@ -1,0 +1,133 @@
+import Logging
+import Synchronization
+
+/// The server's side of each request: reads what libmicrohttpd delivers
+/// into a `RequestContext`, calls the handler once the body is complete,
+/// queues its response and writes the access-log line at the end.
+///
+/// One processor serves one running daemon; its methods run on connection
+/// threads, many at once, and touch only the request's own context besides
+/// the atomics below.
+final class RequestProcessor: Sendable {
+    let configuration: HTTPServer.Configuration
+    let logger: Logger
+    private let handler: HTTPServer.Handler
+
+    /// Requests begun (request line read) and not yet completed.
+    let requestsInFlight = Atomic<Int>(0)
+    /// Set when a graceful stop begins: responses then carry `Connection: close`.
+    let isDraining = Atomic<Bool>(false)
+
+    init(configuration: HTTPServer.Configuration, logger: Logger, handler: @escaping HTTPServer.Handler) {
+        self.configuration = configuration
+        self.logger = logger
+        self.handler = handler
+    }
+
+    // MARK: - Access-handler steps
+
+    /// The header fields are in. Returns `false` to have the connection closed.
+    func begin(_ context: RequestContext, on connection: Connection, method: String) -> Bool {
+        context.hasStarted = true
+        context.method = HTTPMethod(rawValue: method)
+        context.headers = connection.headers
+        context.remoteAddress = connection.remoteAddress
+        do {
+            context.target = try RequestTarget(parsing: context.rawTarget)
+        } catch {
+            context.rejection = error
+        }
+
+        if let length = context.headers["Content-Length"].flatMap({ Int($0.trimmingCharacters(in: " \t")) }),
+           length > configuration.maximumBodySize {
+            return respond(with: tooLarge().response, to: context, on: connection, closeConnection: true)
+        }
+        if context.rejection == nil, let contentType = context.contentType, FormReader.handles(contentType) {
+            do {
+                context.form = try FormReader(connection: connection, context: context)
+            } catch {
+                context.rejection = error
+            }
+        }
+        return true
+    }
+
+    /// A piece of the body arrived.
+    func receive(_ chunk: UnsafeRawBufferPointer, for context: RequestContext, on connection: Connection) -> Bool {
+        guard !context.hasResponded else { return true }
+        context.receivedBytes += chunk.count
+        if context.receivedBytes > configuration.maximumBodySize {
+            // A response can only be queued once the body is in: discard
+            // the rest and answer 413 then, unless it goes on for too long.
+            if context.receivedBytes > 2 * configuration.maximumBodySize + (1 << 20) {
+                logger.warning("closing the connection of \(context.method) \(context.rawPathForLog): body far over the limit")
+                return false
+            }
+            if !context.isTooLarge {
+                context.isTooLarge = true
+                context.rejection = tooLarge()
+                context.form?.abandon()
+                context.form = nil
+                context.body = []
+            }
+            return true
+        }
+        guard context.rejection == nil else { return true }
+        if let form = context.form {
+            if let problem = form.process(chunk) { context.rejection = problem }
+        } else {
+            context.body.append(contentsOf: chunk)
+        }
+        return true
+    }
+
+    /// The whole request is in: run the handler (unless the request was
+    /// rejected) and queue its response.
+    func finish(_ context: RequestContext, on connection: Connection) -> Bool {
+        guard !context.hasResponded else { return true }
+        if context.rejection == nil, let form = context.form, let problem = form.finish() {
+            context.rejection = problem
+        }
+        let response = context.rejection?.response ?? handler(context.makeRequest())
+        return respond(
+            with: response, to: context, on: connection,
+            closeConnection: context.isTooLarge || isDraining.load(ordering: .acquiring)
+        )
+    }
+
+    private func respond(
+        with response: HTTPResponse, to context: RequestContext, on connection: Connection, closeConnection: Bool
+    ) -> Bool {
+        context.hasResponded = true
+        return connection.queue(response, for: context, closeConnection: closeConnection)
+    }
+
+    private func tooLarge() -> HTTPError {
+        HTTPError(
+            .contentTooLarge,
+            detail: "The request body is larger than the limit of \(configuration.maximumBodySize) bytes."
+        )
+    }
+
+    // MARK: - Completion
+
+    /// The request is over: clean up and write the access-log line.
+    func complete(_ context: RequestContext, outcome: RequestContext.Outcome) {
+        context.removeTemporaryFiles()
+        var line = "\(context.method) \(context.rawPathForLog) "
+            + (context.status == 0 ? "-" : "\(context.status)")
+            + " \(context.bytesSent) bytes \(context.elapsedMilliseconds) ms"
+        if context.streamFailed {
+            line += " (stream aborted)"
+        } else if case .aborted(let reason) = outcome {
+            line += " (\(reason))"
+        }
+        logger.info("\(line)")
+    }
+}
+
+extension RequestContext {
+    var contentType: String? {
+        HTTPRequest(method: method, rawPath: "", pathSegments: [], headers: headers).contentType
+    }
+}

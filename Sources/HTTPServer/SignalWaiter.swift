@@ -1,0 +1,62 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// The write end of the self-pipe; the only thing the signal handler
+/// touches. Set before the handler is installed and reset after it is
+/// removed, by `SignalWaiter.wait` alone.
+nonisolated(unsafe) private var signalPipeWriteEnd: Int32 = -1
+
+/// Waits for termination signals with the self-pipe trick.
+///
+/// A process-wide handler (installed with `sigaction`, so it works whichever
+/// thread the kernel picks, unlike `sigwait`, which needs every thread to
+/// block the signal) writes the signal number to a pipe; the waiting thread
+/// reads it. Only `write(2)`, which is async-signal-safe, runs in the handler.
+///
+/// ```swift
+/// SignalWaiter.wait(for: [SIGINT, SIGTERM]) { signal in server.stop() }
+/// ```
+enum SignalWaiter {
+    /// Blocks until one of `signals` arrives, runs `then` with it while the
+    /// handlers are still installed (a second signal does not kill the
+    /// process during a graceful stop), then restores the previous handlers.
+    static func wait(for signals: [Int32], then: (Int32) -> Void) {
+        var ends: [Int32] = [-1, -1]
+        guard pipe(&ends) == 0 else {
+            fatalError("cannot create the signal pipe: errno \(errno)")
+        }
+        signalPipeWriteEnd = ends[1]
+
+        var handler = sigaction()
+        handler.__sigaction_handler.sa_handler = { signal in
+            var byte = UInt8(truncatingIfNeeded: signal)
+            _ = write(signalPipeWriteEnd, &byte, 1)
+        }
+        sigemptyset(&handler.sa_mask)
+        handler.sa_flags = SA_RESTART
+        var previous = Array(repeating: sigaction(), count: signals.count)
+        for (index, signal) in signals.enumerated() {
+            sigaction(signal, &handler, &previous[index])
+        }
+
+        var byte: UInt8 = 0
+        while read(ends[0], &byte, 1) != 1 {}
+        then(Int32(byte))
+
+        for (index, signal) in signals.enumerated() {
+            sigaction(signal, &previous[index], nil)
+        }
+        signalPipeWriteEnd = -1
+        close(ends[0])
+        close(ends[1])
+    }
+
+    static func name(of signal: Int32) -> String {
+        switch signal {
+        case SIGINT: "SIGINT"
+        case SIGTERM: "SIGTERM"
+        default: "signal \(signal)"
+        }
+    }
+}

@@ -1,0 +1,182 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+import HTTPServer
+import Testing
+
+extension HTTPServerTests {
+    // MARK: - Forms
+
+    @Test func urlencodedFormBecomesTextFields() throws {
+        let seen = Shared<[HTTPRequest]>([])
+        let server = try startServer { request in
+            seen.update { $0.append(request) }
+            return HTTPResponse(status: .noContent)
+        }
+        defer { server.stop() }
+        let client = try TestClient(port: server.port)
+
+        let response = try client.request(
+            "POST", "/form",
+            headers: [("Content-Type", "application/x-www-form-urlencoded")],
+            body: Array("name=J%C3%BCrgen+M&empty=&list=1&list=2".utf8)
+        )
+
+        #expect(response.status == 204)
+        let request = try #require(seen.value.first)
+        #expect(request.body.isEmpty)
+        #expect(request.formFields.map(\.name) == ["name", "empty", "list", "list"])
+        #expect(request.formFields.map(\.text) == ["Jürgen M", "", "1", "2"])
+        // Keep-alive holds after a form body too.
+        #expect(try client.request("GET", "/again").status == 204)
+    }
+
+    @Test func multipartFormStreamsFilePartsIntoTemporaryFiles() throws {
+        let uploads = Shared<[(field: String, file: UploadedFile, content: [UInt8])]>([])
+        let texts = Shared<[String?]>([])
+        let server = try startServer { request in
+            for field in request.formFields {
+                switch field.value {
+                case .text(let text):
+                    texts.update { $0.append("\(field.name)=\(text)") }
+                case .file(let file):
+                    uploads.update { $0.append((field.name, file, readFile(file.path))) }
+                }
+            }
+            return HTTPResponse(text: "stored")
+        }
+        defer { server.stop() }
+        let client = try TestClient(port: server.port)
+        let fileContent = (0..<200_000).map { UInt8(truncatingIfNeeded: $0 &* 7) }
+        let boundary = "----TestBoundary7MA4YWxkTrZu0gW"
+        var body = Array("""
+            --\(boundary)\r
+            Content-Disposition: form-data; name="title"\r
+            \r
+            Grüße\r
+            --\(boundary)\r
+            Content-Disposition: form-data; name="attachment"; filename="data.bin"\r
+            Content-Type: application/octet-stream\r
+            \r
+
+            """.utf8)
+        body += fileContent
+        body += Array("\r\n--\(boundary)--\r\n".utf8)
+
+        let response = try client.request(
+            "POST", "/upload",
+            headers: [("Content-Type", "multipart/form-data; boundary=\(boundary)")],
+            body: body
+        )
+
+        #expect(response.status == 200)
+        #expect(texts.value == ["title=Grüße"])
+        let upload = try #require(uploads.value.first)
+        #expect(upload.field == "attachment")
+        #expect(upload.file.filename == "data.bin")
+        #expect(upload.file.contentType == "application/octet-stream")
+        #expect(upload.file.size == fileContent.count)
+        #expect(upload.content == fileContent)
+        #expect(eventually { access(upload.file.path, F_OK) != 0 }, "the temporary file is removed after the response")
+    }
+
+    @Test func malformedFormsAreBadRequests() throws {
+        let calls = Shared(0)
+        let server = try startServer { _ in
+            calls.update { $0 += 1 }
+            return HTTPResponse(status: .noContent)
+        }
+        defer { server.stop() }
+
+        let missingBoundary = try TestClient(port: server.port).request(
+            "POST", "/upload", headers: [("Content-Type", "multipart/form-data")], body: Array("x".utf8)
+        )
+        #expect(missingBoundary.status == 400)
+
+        let truncated = try TestClient(port: server.port).request(
+            "POST", "/upload",
+            headers: [("Content-Type", "multipart/form-data; boundary=XYZ")],
+            body: Array("--XYZ\r\nContent-Disposition: form-data; name=\"a\"\r\n\r\nvalue without end".utf8)
+        )
+        #expect(truncated.status == 400)
+        #expect(truncated.header("Content-Type") == "application/problem+json")
+
+        let badUTF8 = try TestClient(port: server.port).request(
+            "POST", "/form",
+            headers: [("Content-Type", "application/x-www-form-urlencoded")],
+            body: Array("ok=1&name=%FF%FE".utf8)
+        )
+        #expect(badUTF8.status == 400)
+        #expect(badUTF8.bodyText.contains(#""parameter":"name""#))
+        #expect(calls.value == 0)
+    }
+
+    // MARK: - Raw bodies and limits
+
+    @Test func otherContentTypesArriveAsRawBytes() throws {
+        let seen = Shared<[HTTPRequest]>([])
+        let server = try startServer { request in
+            seen.update { $0.append(request) }
+            return HTTPResponse(json: request.body)
+        }
+        defer { server.stop() }
+        let client = try TestClient(port: server.port)
+        let json = Array(#"{"name":"Zoë","values":[1,2,3]}"#.utf8)
+
+        let response = try client.request("POST", "/echo", headers: [("Content-Type", "application/json")], body: json)
+
+        #expect(response.status == 200)
+        #expect(response.body == json)
+        #expect(response.header("Content-Type") == "application/json")
+        let request = try #require(seen.value.first)
+        #expect(request.contentType == "application/json")
+        #expect(request.formFields.isEmpty)
+    }
+
+    @Test func aBodyOverTheLimitIsContentTooLarge() throws {
+        let calls = Shared(0)
+        let server = try startServer(.init(maximumBodySize: 1000)) { _ in
+            calls.update { $0 += 1 }
+            return HTTPResponse(status: .noContent)
+        }
+        defer { server.stop() }
+
+        let declared = try TestClient(port: server.port)
+        try declared.send("POST /big HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: 5000\r\n\r\n")
+        let declaredResponse = try declared.readResponse()
+        #expect(declaredResponse.status == 413)
+        #expect(declaredResponse.header("Content-Type") == "application/problem+json")
+        #expect(declaredResponse.bodyText.contains(#""status":413"#))
+
+        let chunked = try TestClient(port: server.port)
+        let chunk = String(repeating: "x", count: 600)
+        try chunked.send(
+            "POST /big HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n\r\n"
+                + "258\r\n\(chunk)\r\n258\r\n\(chunk)\r\n0\r\n\r\n"
+        )
+        #expect(try chunked.readResponse().status == 413)
+
+        let withinLimit = try TestClient(port: server.port).request("POST", "/small", body: Array(repeating: 65, count: 1000))
+        #expect(withinLimit.status == 204)
+        #expect(calls.value == 1)
+    }
+}
+
+extension FormField {
+    var text: String? {
+        if case .text(let text) = value { return text }
+        return nil
+    }
+}
+
+func readFile(_ path: String) -> [UInt8] {
+    guard let file = fopen(path, "rb") else { return [] }
+    defer { fclose(file) }
+    var content: [UInt8] = []
+    var buffer = [UInt8](repeating: 0, count: 65536)
+    while true {
+        let count = fread(&buffer, 1, buffer.count, file)
+        if count == 0 { return content }
+        content += buffer[0..<count]
+    }
+}

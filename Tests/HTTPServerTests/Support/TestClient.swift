@@ -1,0 +1,219 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// A raw-socket HTTP/1.1 client for tests: sends exact bytes, reads one
+/// response at a time with Content-Length or chunked framing, and tells a
+/// chunked body that ends without its final chunk from a complete one.
+final class TestClient {
+    enum Failure: Error, Equatable {
+        case connect(errno: Int32)
+        case send(errno: Int32)
+        case receive(errno: Int32)
+        /// The peer closed the connection (before a complete response).
+        case closed
+        /// A chunked body ended (connection closed) without the `0` chunk.
+        case missingFinalChunk
+        case malformed(String)
+    }
+
+    struct Response {
+        var status: Int
+        var headers: [(name: String, value: String)]
+        var body: [UInt8]
+        var bodyText: String { String(decoding: body, as: UTF8.self) }
+
+        func header(_ name: String) -> String? {
+            headers.first { $0.name.lowercased() == name.lowercased() }?.value
+        }
+    }
+
+    private let socket: Int32
+    private var buffer: [UInt8] = []
+    private var start = 0
+
+    /// Connects to 127.0.0.1:`port`. A small `receiveBufferSize` limits how
+    /// much the kernel buffers for a client that does not read.
+    init(port: Int, receiveBufferSize: Int? = nil, timeoutSeconds: Int = 20) throws {
+        socket = Glibc.socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        guard socket >= 0 else { throw Failure.connect(errno: errno) }
+        if var size = receiveBufferSize.map(Int32.init) {
+            setsockopt(socket, SOL_SOCKET, SO_RCVBUF, &size, socklen_t(MemoryLayout<Int32>.size))
+        }
+        var timeout = timeval(tv_sec: timeoutSeconds, tv_usec: 0)
+        setsockopt(socket, SOL_SOCKET, SO_RCVTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
+        var address = sockaddr_in()
+        address.sin_family = sa_family_t(AF_INET)
+        address.sin_port = in_port_t(UInt16(port).bigEndian)
+        address.sin_addr.s_addr = inet_addr("127.0.0.1")
+        let result = withUnsafePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+                connect(socket, $0, socklen_t(MemoryLayout<sockaddr_in>.size))
+            }
+        }
+        if result != 0 {
+            let error = errno
+            Glibc.close(socket)
+            throw Failure.connect(errno: error)
+        }
+    }
+
+    deinit {
+        Glibc.close(socket)
+    }
+
+    // MARK: - Sending
+
+    func send(_ bytes: [UInt8]) throws {
+        var sent = 0
+        while sent < bytes.count {
+            let result = bytes.withUnsafeBytes {
+                Glibc.send(socket, $0.baseAddress! + sent, bytes.count - sent, Int32(MSG_NOSIGNAL))
+            }
+            if result < 0 && errno == EINTR { continue }
+            guard result > 0 else { throw Failure.send(errno: errno) }
+            sent += result
+        }
+    }
+
+    func send(_ text: String) throws {
+        try send(Array(text.utf8))
+    }
+
+    /// Sends a request with `Host` and, for a body, `Content-Length`.
+    func sendRequest(
+        _ method: String, _ target: String, headers: [(String, String)] = [], body: [UInt8] = []
+    ) throws {
+        var head = "\(method) \(target) HTTP/1.1\r\nHost: 127.0.0.1\r\n"
+        for (name, value) in headers { head += "\(name): \(value)\r\n" }
+        if !body.isEmpty || method == "POST" || method == "PUT" { head += "Content-Length: \(body.count)\r\n" }
+        head += "\r\n"
+        try send(Array(head.utf8) + body)
+    }
+
+    /// Sends a request and reads its response.
+    func request(
+        _ method: String, _ target: String, headers: [(String, String)] = [], body: [UInt8] = []
+    ) throws -> Response {
+        try sendRequest(method, target, headers: headers, body: body)
+        return try readResponse(isHead: method == "HEAD")
+    }
+
+    // MARK: - Receiving
+
+    /// Reads one response. The body goes to `sink` if given (then
+    /// `Response.body` stays empty), else into `Response.body`.
+    func readResponse(isHead: Bool = false, sink: ((UnsafeRawBufferPointer) -> Void)? = nil) throws -> Response {
+        let statusLine = try readLine()
+        let parts = statusLine.split(separator: " ", maxSplits: 2)
+        guard parts.count >= 2, parts[0].hasPrefix("HTTP/1."), let status = Int(parts[1]) else {
+            throw Failure.malformed("status line \(statusLine)")
+        }
+        var response = Response(status: status, headers: [], body: [])
+        while true {
+            let line = try readLine()
+            if line.isEmpty { break }
+            guard let colon = line.firstIndex(of: ":") else { throw Failure.malformed("header \(line)") }
+            let value = line[line.index(after: colon)...].drop { $0 == " " }
+            response.headers.append((String(line[..<colon]), String(value)))
+        }
+        let deliver: (UnsafeRawBufferPointer) -> Void = sink ?? { response.body.append(contentsOf: $0) }
+        if isHead || status == 204 || status == 304 || (100..<200).contains(status) {
+            return response
+        }
+        if response.header("Transfer-Encoding")?.lowercased() == "chunked" {
+            try readChunkedBody(into: deliver)
+        } else if let length = response.header("Content-Length").flatMap({ Int($0) }) {
+            try readExactly(length, into: deliver)
+        } else {
+            while try fillBuffer() { consume(buffer.count - start, into: deliver) }
+        }
+        return response
+    }
+
+    private func readChunkedBody(into deliver: (UnsafeRawBufferPointer) -> Void) throws {
+        while true {
+            let sizeLine: String
+            do { sizeLine = try readLine() } catch Failure.closed { throw Failure.missingFinalChunk }
+            let hex = sizeLine.split(separator: ";").first.map(String.init) ?? ""
+            guard let size = Int(hex.trimmingCharacters(), radix: 16) else {
+                throw Failure.malformed("chunk size \(sizeLine)")
+            }
+            if size == 0 {
+                while try !readLine().isEmpty {}
+                return
+            }
+            do {
+                try readExactly(size, into: deliver)
+                guard try readLine().isEmpty else { throw Failure.malformed("chunk end") }
+            } catch Failure.closed {
+                throw Failure.missingFinalChunk
+            }
+        }
+    }
+
+    private func readExactly(_ count: Int, into deliver: (UnsafeRawBufferPointer) -> Void) throws {
+        var remaining = count
+        while remaining > 0 {
+            if start == buffer.count, try !fillBuffer() { throw Failure.closed }
+            let taken = min(remaining, buffer.count - start)
+            consume(taken, into: deliver)
+            remaining -= taken
+        }
+    }
+
+    private func consume(_ count: Int, into deliver: (UnsafeRawBufferPointer) -> Void) {
+        buffer.withUnsafeBytes { deliver(UnsafeRawBufferPointer(rebasing: $0[start..<(start + count)])) }
+        start += count
+    }
+
+    private func readLine() throws -> String {
+        while true {
+            if let newline = buffer[start...].firstIndex(of: UInt8(ascii: "\n")) {
+                var end = newline
+                if end > start && buffer[end - 1] == UInt8(ascii: "\r") { end -= 1 }
+                let line = String(decoding: buffer[start..<end], as: UTF8.self)
+                start = newline + 1
+                return line
+            }
+            guard try fillBuffer() else { throw Failure.closed }
+        }
+    }
+
+    /// Reads more bytes; `false` when the peer closed the connection.
+    private func fillBuffer() throws -> Bool {
+        if start == buffer.count {
+            buffer.removeAll(keepingCapacity: true)
+            start = 0
+        } else if start > 0 {
+            buffer.removeFirst(start)
+            start = 0
+        }
+        let chunkSize = 256 << 10
+        let previous = buffer.count
+        buffer.append(contentsOf: repeatElement(0, count: chunkSize))
+        while true {
+            let result = buffer.withUnsafeMutableBytes { recv(socket, $0.baseAddress! + previous, chunkSize, 0) }
+            if result < 0 && errno == EINTR { continue }
+            if result < 0 {
+                let error = errno
+                buffer.removeLast(chunkSize)
+                if error == ECONNRESET { return false }
+                throw Failure.receive(errno: error)
+            }
+            buffer.removeLast(chunkSize - result)
+            return result > 0
+        }
+    }
+
+    /// Whether the server has closed the connection (reads nothing more).
+    func isClosedByPeer() throws -> Bool {
+        start == buffer.count ? try !fillBuffer() : false
+    }
+}
+
+extension StringProtocol {
+    func trimmingCharacters() -> String {
+        String(drop { $0 == " " || $0 == "\t" }.reversed().drop { $0 == " " || $0 == "\t" }.reversed())
+    }
+}
