@@ -126,7 +126,10 @@ public struct PathVariable<Value: ParameterValue>: RouteInput {
 
 // MARK: - Body
 
-/// The whole request body, decoded from JSON.
+/// The whole request body, decoded from JSON (ISO 8601 dates).
+///
+/// A JSON body given to a route with a `Body` input is not split into
+/// arguments; query-string parameters still work beside it.
 ///
 /// ```swift
 /// Route(.post, "/", Body<Employee>(description: "The new employee.")) { employee in try insert(employee) }

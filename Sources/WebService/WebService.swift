@@ -23,7 +23,8 @@ public protocol WebService: Sendable {
     var path: String { get }
     /// What the service does, shown by `?api`.
     var description: String { get }
-    /// The service's routes, relative to `path`.
+    /// The service's routes, relative to `path`. Read once, when the
+    /// router is created.
     @RoutesBuilder var routes: [Route] { get }
 }
 
