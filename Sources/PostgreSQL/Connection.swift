@@ -20,6 +20,12 @@ public final class Connection {
     /// SQL text as written → the statement prepared for it on this connection.
     private var preparedStatements: [String: PreparedStatement] = [:]
 
+    /// An attached subquery's SQL → the SQL that runs it for a block of parents.
+    var batchSQLBySubquery: [String: BatchSQL] = [:]
+
+    /// Numbers the server-side cursors this connection declares.
+    var cursorCount = 0
+
     /// The cursor streaming a result right now, if any. The connection can
     /// run nothing else until that result has been read to its end.
     weak var activeCursor: RowCursor?
@@ -71,6 +77,7 @@ public final class Connection {
         self.handle = nil
         isBroken = true
         preparedStatements = [:]
+        batchSQLBySubquery = [:]
     }
 
     /// The server's process id for this connection (as in `pg_stat_activity.pid`).
@@ -202,9 +209,26 @@ public final class Connection {
         return result
     }
 
+    /// Runs SQL text with parameters without preparing it (`DECLARE ... CURSOR FOR`).
+    func runUnprepared(_ sql: String, values: [String?]) throws -> QueryResult {
+        try finishActiveCursor()
+        let handle = try openHandle()
+        let raw = withCStringArray(values) { pointers in
+            PQexecParams(handle, sql, Int32(values.count), nil, pointers, nil, nil, 0)
+        }
+        guard let raw else { throw connectionError() }
+        let result = QueryResult(taking: raw)
+        if let error = result.error {
+            noteFailure(error)
+            throw error
+        }
+        return result
+    }
+
     /// Runs SQL text without parameters and without preparing it (`BEGIN`,
-    /// `SET ...`, scripts of several statements).
-    func runSimple(_ sql: String) throws {
+    /// `SET ...`, `FETCH ...`, scripts of several statements).
+    @discardableResult
+    func runSimple(_ sql: String) throws -> QueryResult {
         try finishActiveCursor()
         let handle = try openHandle()
         guard let raw = PQexec(handle, sql) else { throw connectionError() }
@@ -213,6 +237,7 @@ public final class Connection {
             noteFailure(error)
             throw error
         }
+        return result
     }
 
     /// Sends a prepared statement and switches to single-row mode; the

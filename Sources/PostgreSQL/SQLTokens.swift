@@ -13,9 +13,40 @@
 /// ```
 enum LabelSpelling {
     static func aliases(in sql: String) -> [String: String] {
-        let bytes = Array(sql.utf8)
         var aliases: [String: String] = [:]
         var previousWordWasAS = false
+        SQLTokens.scan(sql) { token, text in
+            switch token {
+            case .word:
+                let word = String(decoding: text, as: UTF8.self)
+                let lowered = word.lowercased()
+                if previousWordWasAS, word != lowered { aliases[lowered] = word }
+                previousWordWasAS = lowered == "as"
+            case .space:
+                break
+            case .other, .positionalParameter:
+                previousWordWasAS = false
+            }
+        }
+        return aliases
+    }
+}
+
+/// A minimal pass over SQL text that tells words, whitespace and `$n`
+/// placeholders apart from what must be left alone: quoted strings and
+/// identifiers, dollar-quoted strings and comments (all reported as `.other`).
+enum SQLTokens {
+    enum Token {
+        case word
+        case space
+        case positionalParameter(Int)
+        case other
+    }
+
+    /// Calls `body` for each token with its bytes, in order; the bytes of
+    /// all tokens together are the whole input.
+    static func scan(_ sql: String, _ body: (Token, ArraySlice<UInt8>) -> Void) {
+        let bytes = Array(sql.utf8)
         var index = 0
 
         func skip(until terminator: [UInt8], from start: Int) -> Int {
@@ -29,45 +60,46 @@ enum LabelSpelling {
 
         while index < bytes.count {
             let byte = bytes[index]
+            let start = index
+            var token = Token.other
             switch byte {
-            case UInt8(ascii: "'"):
+            case UInt8(ascii: "'"), UInt8(ascii: "\""):
                 index = skipQuoted(bytes, from: index + 1, quote: byte)
-                previousWordWasAS = false
-            case UInt8(ascii: "\""):
-                index = skipQuoted(bytes, from: index + 1, quote: byte)
-                previousWordWasAS = false
             case UInt8(ascii: "-") where index + 1 < bytes.count && bytes[index + 1] == UInt8(ascii: "-"):
                 index = skip(until: [UInt8(ascii: "\n")], from: index + 2)
             case UInt8(ascii: "/") where index + 1 < bytes.count && bytes[index + 1] == UInt8(ascii: "*"):
                 index = skipBlockComment(bytes, from: index + 2)
             case UInt8(ascii: "$"):
                 var end = index + 1
-                let isPositional = end < bytes.count && isDigit(bytes[end])
-                while !isPositional, end < bytes.count, isWordByte(bytes[end]) { end += 1 }
-                if end < bytes.count, bytes[end] == UInt8(ascii: "$") {
-                    let tag = Array(bytes[index...end])
-                    index = skip(until: tag, from: end + 1)
+                if end < bytes.count, isDigit(bytes[end]) {
+                    var number = 0
+                    while end < bytes.count, isDigit(bytes[end]) {
+                        number = number * 10 + Int(bytes[end] - UInt8(ascii: "0"))
+                        end += 1
+                    }
+                    token = .positionalParameter(number)
+                    index = end
                 } else {
-                    index += 1
+                    while end < bytes.count, isWordByte(bytes[end]) { end += 1 }
+                    if end < bytes.count, bytes[end] == UInt8(ascii: "$") {
+                        index = skip(until: Array(bytes[index...end]), from: end + 1)
+                    } else {
+                        index += 1
+                    }
                 }
-                previousWordWasAS = false
             case _ where isWordStart(byte):
                 var end = index + 1
                 while end < bytes.count, isWordByte(bytes[end]) || bytes[end] == UInt8(ascii: "$") { end += 1 }
-                let word = String(decoding: bytes[index..<end], as: UTF8.self)
-                if previousWordWasAS, word != word.lowercased() {
-                    aliases[word.lowercased()] = word
-                }
-                previousWordWasAS = word.lowercased() == "as"
+                token = .word
                 index = end
             case _ where isSpace(byte):
+                token = .space
                 index += 1
             default:
-                previousWordWasAS = false
                 index += 1
             }
+            body(token, bytes[start..<index])
         }
-        return aliases
     }
 
     // MARK: - Bytes
