@@ -149,7 +149,12 @@ final class ChildBlock {
                 values.append(
                     ArrayLiteral.text((0..<parentCount).map { parents.string(row: $0, column: firstColumn + Int32(column)) }))
             } else {
-                let value = try arguments.textValues(for: Parameters.parse(":" + name))[0]
+                let value: String? =
+                    switch arguments.values[name] {
+                    case .text(let text): text
+                    case .null: nil
+                    case nil: throw ParameterError(.missing, name: name)
+                    }
                 values.append(ArrayLiteral.text(Array(repeating: value, count: Int(parentCount))))
             }
         }

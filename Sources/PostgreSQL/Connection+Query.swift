@@ -86,6 +86,7 @@ extension Connection {
     ///     try connection.execute("INSERT INTO titles VALUES (:id, 'Engineer', now(), NULL)", ["id": 10001])
     /// }
     /// ```
+    @discardableResult
     public func transaction<Result>(readOnly: Bool = false, _ body: (Connection) throws -> Result) throws -> Result {
         try runSimple(readOnly ? "BEGIN READ ONLY" : "BEGIN")
         let result: Result
@@ -108,7 +109,7 @@ extension Connection {
     /// Rolls back the open transaction, if any, when the connection still works.
     func rollBackQuietly() {
         guard !isBroken, isInTransaction else { return }
-        try? runSimple("ROLLBACK")
+        _ = try? runSimple("ROLLBACK")
     }
 }
 
@@ -124,7 +125,7 @@ extension PreparedStatement {
 extension SQLArguments {
     /// The text-format values for the statement's `$1`, `$2`, ... in order.
     func textValues(for parameters: Parameters) throws -> [String?] {
-        try values(for: parameters.names).map { value in
+        try parameters.bind(self).map { value in
             switch value {
             case .null: nil
             case .text(let text): text

@@ -164,7 +164,7 @@ public final class Connection {
             throw error
         }
         let statement = PreparedStatement(
-            name: name, parameters: parameters, labelSpelling: LabelSpelling.aliases(in: parameters.sql))
+            name: name, parameters: parameters, labelSpelling: SQLTokens.aliases(in: parameters.sql))
         preparedStatements[sql] = statement
         return statement
     }
@@ -210,6 +210,7 @@ public final class Connection {
     }
 
     /// Runs SQL text with parameters without preparing it (`DECLARE ... CURSOR FOR`).
+    @discardableResult
     func runUnprepared(_ sql: String, values: [String?]) throws -> QueryResult {
         try finishActiveCursor()
         let handle = try openHandle()

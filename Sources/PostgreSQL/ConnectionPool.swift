@@ -145,6 +145,7 @@ public final class ConnectionPool: Sendable {
     ///     try connection.fetchAll(Title.self, "SELECT title FROM titles WHERE emp_no = :id", ["id": 10001])
     /// }
     /// ```
+    @discardableResult
     public func transaction<Result>(readOnly: Bool = false, _ body: (Connection) throws -> Result) throws -> Result {
         try withConnection { connection in
             try connection.transaction(readOnly: readOnly, body)

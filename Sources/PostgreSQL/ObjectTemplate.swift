@@ -13,7 +13,7 @@ import JSONStreaming
 /// ```
 struct ObjectTemplate {
     enum Entry {
-        case column(key: [UInt8], index: Int32, typeOID: UInt32)
+        case column(key: [UInt8], index: Int32, format: PostgresJSON.Format)
         case object(key: [UInt8], entries: [Entry])
         case attachment(key: [UInt8], index: Int)
     }
@@ -53,10 +53,10 @@ struct ObjectTemplate {
         for (position, entry) in entries.enumerated() {
             if position > 0 { output.append(UInt8(ascii: ",")) }
             switch entry {
-            case .column(let key, let index, let typeOID):
+            case .column(let key, let index, let format):
                 output.append(contentsOf: key)
                 if let bytes = result.bytes(row: row, column: index) {
-                    PostgresJSON.append(bytes, typeOID: typeOID, to: &output, options: options)
+                    PostgresJSON.append(bytes, format: format, to: &output, options: options)
                 } else {
                     JSONWriter.appendNull(to: &output)
                 }
@@ -123,7 +123,7 @@ struct ObjectTemplate {
                 keyBytes.append(UInt8(ascii: ":"))
                 switch children[key]! {
                 case .leaf(.column(let index, let typeOID)):
-                    return .column(key: keyBytes, index: index, typeOID: typeOID)
+                    return .column(key: keyBytes, index: index, format: PostgresJSON.Format(type: PostgresType(oid: typeOID)))
                 case .leaf(.attachment(let index)):
                     return .attachment(key: keyBytes, index: index)
                 case .node(let node):

@@ -35,9 +35,13 @@ private struct RowDecoder: Decoder {
             [Any].self, .init(codingPath: codingPath, debugDescription: "a row decodes as a keyed value"))
     }
 
+    /// A scalar (`Int`, `String`, ...) decodes from the row's first column.
     func singleValueContainer() throws -> any SingleValueDecodingContainer {
-        throw DecodingError.typeMismatch(
-            Any.self, .init(codingPath: codingPath, debugDescription: "a row decodes as a keyed value"))
+        guard prefix.isEmpty, !row.columns.isEmpty else {
+            throw DecodingError.typeMismatch(
+                Any.self, .init(codingPath: codingPath, debugDescription: "a scalar decodes from a row's first column"))
+        }
+        return FirstColumnContainer(text: row[0], codingPath: codingPath)
     }
 }
 
@@ -97,12 +101,8 @@ private struct KeyedRowContainer<Key: CodingKey>: KeyedDecodingContainerProtocol
     func decode(_ type: String.Type, forKey key: Key) throws -> String { try required(key) }
 
     func decode<T: Decodable>(_ type: T.Type, forKey key: Key) throws -> T {
-        if let parse = Self.parsers[ObjectIdentifier(type)] {
-            guard let value = parse(try required(key)) as? T else { throw mismatch(type, key) }
-            return value
-        }
-        if let integerType = type as? any FixedWidthInteger.Type {
-            guard let value = integerType.init(try required(key), radix: 10) as? T else { throw mismatch(type, key) }
+        if ScalarText.isScalar(type) {
+            guard let value = ScalarText.parse(type, try required(key)) else { throw mismatch(type, key) }
             return value
         }
         return try T(from: RowDecoder(row: row, prefix: prefix + key.stringValue + ".", codingPath: codingPath + [key]))
@@ -127,18 +127,49 @@ private struct KeyedRowContainer<Key: CodingKey>: KeyedDecodingContainerProtocol
         RowDecoder(row: row, prefix: prefix + key.stringValue + ".", codingPath: codingPath + [key])
     }
 
-    /// Text → value for the non-integer scalar types, by type.
-    private static var parsers: [ObjectIdentifier: (String) -> Any?] {
-        [
-            ObjectIdentifier(String.self): { $0 },
-            ObjectIdentifier(Bool.self): { $0 == "t" ? true : $0 == "f" ? false : nil },
-            ObjectIdentifier(Double.self): { Double(postgres: $0) },
-            ObjectIdentifier(Float.self): { Double(postgres: $0).map { Float($0) } },
-            ObjectIdentifier(Decimal.self): { Decimal(string: $0, locale: Locale(identifier: "en_US_POSIX")) },
-            ObjectIdentifier(UUID.self): { UUID(uuidString: $0) },
-            ObjectIdentifier(Date.self): { PostgresTimestampText.date(from: $0) },
-        ]
+}
+
+/// The first column of a row, for decoding a scalar (`fetchAll(Int.self, ...)`).
+private struct FirstColumnContainer: SingleValueDecodingContainer {
+    let text: String?
+    let codingPath: [any CodingKey]
+
+    func decodeNil() -> Bool { text == nil }
+
+    func decode<T: Decodable>(_ type: T.Type) throws -> T {
+        guard let text else {
+            throw DecodingError.valueNotFound(type, .init(codingPath: codingPath, debugDescription: "the column is NULL"))
+        }
+        guard ScalarText.isScalar(type), let value = ScalarText.parse(type, text) else {
+            throw DecodingError.typeMismatch(
+                type, .init(codingPath: codingPath, debugDescription: "the column's value is not a \(type)"))
+        }
+        return value
     }
+}
+
+/// PostgreSQL text → Swift scalar values.
+private enum ScalarText {
+    static func isScalar<T>(_ type: T.Type) -> Bool {
+        parsers[ObjectIdentifier(type)] != nil || type is any FixedWidthInteger.Type
+    }
+
+    static func parse<T>(_ type: T.Type, _ text: String) -> T? {
+        if let parse = parsers[ObjectIdentifier(type)] { return parse(text) as? T }
+        if let integerType = type as? any FixedWidthInteger.Type { return integerType.init(text, radix: 10) as? T }
+        return nil
+    }
+
+    /// Text → value for the non-integer scalar types, by type.
+    private static let parsers: [ObjectIdentifier: @Sendable (String) -> Any?] = [
+        ObjectIdentifier(String.self): { $0 },
+        ObjectIdentifier(Bool.self): { $0 == "t" || $0 == "true" ? true : $0 == "f" || $0 == "false" ? false : nil },
+        ObjectIdentifier(Double.self): { Double(postgres: $0) },
+        ObjectIdentifier(Float.self): { Double(postgres: $0).map { Float($0) } },
+        ObjectIdentifier(Decimal.self): { Decimal(string: $0, locale: Locale(identifier: "en_US_POSIX")) },
+        ObjectIdentifier(UUID.self): { UUID(uuidString: $0) },
+        ObjectIdentifier(Date.self): { PostgresTimestampText.date(from: $0) },
+    ]
 }
 
 extension Double {

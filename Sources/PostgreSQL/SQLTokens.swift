@@ -8,10 +8,11 @@
 /// Quoted aliases (`AS "name.first"`) keep their case in PostgreSQL already.
 ///
 /// ```swift
-/// LabelSpelling.aliases(in: "SELECT emp_no AS employeeNumber FROM employees")
+/// SQLTokens.aliases(in: "SELECT emp_no AS employeeNumber FROM employees")
 /// // ["employeenumber": "employeeNumber"]
 /// ```
-enum LabelSpelling {
+extension SQLTokens {
+    /// Lower-cased aliases → their spelling in the SQL text.
     static func aliases(in sql: String) -> [String: String] {
         var aliases: [String: String] = [:]
         var previousWordWasAS = false
