@@ -61,7 +61,13 @@ final class BlockRows: RowSource {
 
     init(connection: Connection, sql: String, arguments: SQLArguments, attachments: [Attachment], blockSize: Int) throws {
         let parameters = Parameters.parse(sql)
-        let values = try arguments.textValues(for: parameters)
+        // The arguments may also hold values for the attachments' parameters.
+        let values: [String?] = try parameters.bind { arguments.values[$0] }.map { value in
+            switch value {
+            case .null: nil
+            case .text(let text): text
+            }
+        }
         self.connection = connection
         self.arguments = arguments
         self.attachments = attachments
