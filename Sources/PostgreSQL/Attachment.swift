@@ -1,0 +1,223 @@
+/// A subquery whose rows are nested, as an array, in each row of its parent.
+///
+/// The subquery's `:name` parameters are bound from the parent row's
+/// columns with the same label (else from the adapter's arguments). An
+/// attachment can have attachments of its own.
+///
+/// The subquery does not run once per parent row: for each block of parent
+/// rows it runs once, for all of them, joined laterally to the block's
+/// parameter values (see ``ResultSetAdapter``).
+///
+/// ```swift
+/// let adapter = ResultSetAdapter(pool, sql: "SELECT dept_no AS departmentNumber, dept_name AS name FROM departments")
+/// let employees = adapter.attach("employees", """
+///     SELECT e.emp_no AS employeeNumber, e.last_name AS lastName
+///     FROM employees e JOIN dept_emp d USING (emp_no) WHERE d.dept_no = :departmentNumber
+///     """)
+/// employees.attach("titles", "SELECT title FROM titles WHERE emp_no = :employeeNumber")
+/// ```
+public final class Attachment {
+    /// The key under which the rows are written (dots make nested objects).
+    public let key: String
+    /// The subquery, with named parameters.
+    public let sql: String
+    /// The subqueries attached to this one, in order.
+    public private(set) var attachments: [Attachment] = []
+
+    init(key: String, sql: String) {
+        self.key = key
+        self.sql = sql
+    }
+
+    /// Nests the rows of another subquery in each row of this one.
+    ///
+    /// ```swift
+    /// employees.attach("salaries", "SELECT salary FROM salaries WHERE emp_no = :employeeNumber")
+    /// ```
+    @discardableResult
+    public func attach(_ key: String, _ sql: String) -> Attachment {
+        let attachment = Attachment(key: key, sql: sql)
+        attachments.append(attachment)
+        return attachment
+    }
+}
+
+/// Attachments are configured and run by one thread.
+@available(*, unavailable)
+extension Attachment: Sendable {}
+
+// MARK: - Batch SQL
+
+/// An attached subquery rewritten to run for a whole block of parent rows.
+///
+/// Each parameter `$k` of the subquery becomes a column of an `unnest` of
+/// text arrays (one element per parent row, cast to the type the server
+/// inferred for `$k`), and the subquery is joined laterally to it:
+///
+/// ```sql
+/// SELECT p."__ord", c.* FROM unnest($1::text[], $2::text[]) WITH ORDINALITY AS p(a0, a1, "__ord")
+/// CROSS JOIN LATERAL (SELECT c0.*, row_number() OVER () AS "__rn"
+///                     FROM (SELECT title FROM titles WHERE emp_no = (p.a1::integer)) AS c0) AS c
+/// ORDER BY p."__ord", c."__rn"
+/// ```
+///
+/// `__ord` says which parent a row belongs to; `__rn` keeps the subquery's
+/// own order (the window function also keeps the planner from flattening
+/// the subquery into a join that could reorder it). `a0` is a column of
+/// NULLs that gives `unnest` one row per parent even without parameters.
+struct BatchSQL {
+    var sql: String
+    /// The subquery's parameter names: `names[k - 1]` fills array `$(k + 1)`.
+    var names: [String]
+    /// Lower-cased aliases of the subquery → their spelling.
+    var labelSpelling: [String: String]
+}
+
+extension Connection {
+    /// The batch form of an attached subquery, built once per connection.
+    func batchSQL(for subquery: String) throws -> BatchSQL {
+        if let batch = batchSQLBySubquery[subquery] { return batch }
+        let statement = try preparedStatement(for: subquery)
+        let typeNames = try typeNames(of: parameterTypes(of: statement))
+
+        var body = ""
+        SQLTokens.scan(statement.parameters.sql) { token, bytes in
+            if case .positionalParameter(let number) = token, (1...typeNames.count).contains(number) {
+                body += "(p.a\(number)::\(typeNames[number - 1]))"
+            } else {
+                body += String(decoding: bytes, as: UTF8.self)
+            }
+        }
+        while let last = body.last, last.isWhitespace || last == ";" { body.removeLast() }
+
+        let arrays = (0...typeNames.count).map { "$\($0 + 1)::text[]" }.joined(separator: ", ")
+        let columns = (0...typeNames.count).map { "a\($0)" }.joined(separator: ", ")
+        let sql = """
+            SELECT p."__ord", c.* FROM unnest(\(arrays)) WITH ORDINALITY AS p(\(columns), "__ord") \
+            CROSS JOIN LATERAL (SELECT c0.*, row_number() OVER () AS "__rn" FROM (\(body)
+            ) AS c0) AS c ORDER BY p."__ord", c."__rn"
+            """
+        let batch = BatchSQL(sql: sql, names: statement.parameters.names, labelSpelling: statement.labelSpelling)
+        batchSQLBySubquery[subquery] = batch
+        return batch
+    }
+
+    /// SQL names of types by OID (`23` → `integer`); unknown types become `text`.
+    private func typeNames(of oids: [UInt32]) throws -> [String] {
+        guard !oids.isEmpty else { return [] }
+        let statement = try preparedStatement(
+            for: "SELECT format_type(t.oid, NULL) FROM unnest($1::oid[]) WITH ORDINALITY AS t(oid, n) ORDER BY t.n")
+        let list = "{" + oids.map { String($0 == 0 || $0 == 705 ? 25 : $0) }.joined(separator: ",") + "}"
+        let result = try run(statement, values: [list])
+        return (0..<result.rowCount).map { result.string(row: $0, column: 0) ?? "text" }
+    }
+}
+
+// MARK: - Child rows of a block
+
+/// The rows of one attachment for a block of parent rows, grouped by parent,
+/// with the rows of its own attachments for this block.
+final class ChildBlock {
+    private let result: QueryResult?
+    private let template: ObjectTemplate
+    /// Rows of parent `i` are `starts[i] ..< starts[i + 1]`.
+    private let starts: [Int32]
+    private let children: [ChildBlock]
+
+    /// Runs `attachment` (and, recursively, its attachments) for every row of `parents`.
+    ///
+    /// - Parameters:
+    ///   - parentLayout: the parents' columns, to bind parameters by label.
+    ///   - firstColumn: the result column of `parentLayout.columns[0]`.
+    ///   - arguments: the adapter's arguments, for names no parent column has.
+    init(
+        _ attachment: Attachment, parents: QueryResult, parentLayout: ColumnLayout, firstColumn: Int32,
+        arguments: SQLArguments, connection: Connection
+    ) throws {
+        let batch = try connection.batchSQL(for: attachment.sql)
+        let parentCount = parents.rowCount
+        guard parentCount > 0 else {
+            self.result = nil
+            self.template = ObjectTemplate(columns: [])
+            self.starts = [0]
+            self.children = []
+            return
+        }
+        var values: [String?] = ["{" + Array(repeating: "NULL", count: Int(parentCount)).joined(separator: ",") + "}"]
+        for name in batch.names {
+            if let column = parentLayout.index(of: name) {
+                values.append(
+                    ArrayLiteral.text((0..<parentCount).map { parents.string(row: $0, column: firstColumn + Int32(column)) }))
+            } else {
+                let value: String? =
+                    switch arguments.values[name] {
+                    case .text(let text): text
+                    case .null: nil
+                    case nil: throw ParameterError(.missing, name: name)
+                    }
+                values.append(ArrayLiteral.text(Array(repeating: value, count: Int(parentCount))))
+            }
+        }
+        let result = try connection.run(connection.preparedStatement(for: batch.sql), values: values)
+
+        let columns = result.columns.dropFirst().dropLast().map { column in
+            Column(label: batch.labelSpelling[column.label] ?? column.label, typeOID: column.typeOID)
+        }
+        // Count the rows of parent i (ordinal i + 1) into starts[i + 1], then
+        // sum up: starts[i] becomes the number of rows of parents before i.
+        var starts = [Int32](repeating: 0, count: Int(parentCount) + 1)
+        for row in 0..<result.rowCount {
+            guard let ordinal = Int(result.string(row: row, column: 0) ?? ""), (1...Int(parentCount)).contains(ordinal)
+            else { throw DatabaseError(code: .internalError, message: "attached rows came back without their parent") }
+            starts[ordinal] += 1
+        }
+        for index in 0..<Int(parentCount) { starts[index + 1] += starts[index] }
+
+        let layout = ColumnLayout(Array(columns))
+        self.result = result
+        self.starts = starts
+        self.template = ObjectTemplate(
+            columns: Array(columns), firstColumn: 1, attachmentKeys: attachment.attachments.map(\.key))
+        self.children = try attachment.attachments.map { nested in
+            try ChildBlock(
+                nested, parents: result, parentLayout: layout, firstColumn: 1, arguments: arguments,
+                connection: connection)
+        }
+    }
+
+    /// Writes the JSON array of the rows that belong to parent `parent`.
+    func writeArray(forParent parent: Int32, options: JSONRenderingOptions, to output: inout [UInt8]) {
+        output.append(UInt8(ascii: "["))
+        defer { output.append(UInt8(ascii: "]")) }
+        guard let result else { return }
+        let rows = starts[Int(parent)]..<starts[Int(parent) + 1]
+        for row in rows {
+            if row != rows.lowerBound { output.append(UInt8(ascii: ",")) }
+            template.write(row: row, of: result, options: options, to: &output) { index, output in
+                children[index].writeArray(forParent: row, options: options, to: &output)
+            }
+        }
+    }
+}
+
+/// PostgreSQL array literals of text elements.
+enum ArrayLiteral {
+    /// `{"a","b\"c",NULL}`: every element quoted, `"` and `\` escaped.
+    static func text(_ elements: [String?]) -> String {
+        var literal = "{"
+        for (index, element) in elements.enumerated() {
+            if index > 0 { literal += "," }
+            guard let element else {
+                literal += "NULL"
+                continue
+            }
+            literal += "\""
+            for character in element.unicodeScalars {
+                if character == "\"" || character == "\\" { literal += "\\" }
+                literal.unicodeScalars.append(character)
+            }
+            literal += "\""
+        }
+        return literal + "}"
+    }
+}

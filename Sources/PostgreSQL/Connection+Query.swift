@@ -1,0 +1,135 @@
+// MARK: - Statements with named parameters
+
+extension Connection {
+    /// Runs a statement and returns the number of rows it changed.
+    ///
+    /// `:name` parameters are bound from `arguments` and sent separately from
+    /// the SQL text. The statement is prepared on first use and reused.
+    ///
+    /// ```swift
+    /// let changed = try connection.execute(
+    ///     "UPDATE employees SET last_name = :name WHERE emp_no = :id", ["name": "Ada", "id": 10001])
+    /// ```
+    @discardableResult
+    public func execute(_ sql: String, _ arguments: SQLArguments = [:]) throws -> Int {
+        let statement = try preparedStatement(for: sql)
+        return try run(statement, values: arguments.textValues(for: statement.parameters)).affectedRowCount
+    }
+
+    /// Runs SQL text that takes no parameters and may hold several
+    /// statements separated by semicolons (schema scripts, `SET`, `BEGIN`).
+    /// Nothing is prepared or cached.
+    ///
+    /// ```swift
+    /// try connection.executeScript("CREATE TABLE t(id int); INSERT INTO t VALUES (1)")
+    /// ```
+    public func executeScript(_ sql: String) throws {
+        try runSimple(sql)
+    }
+
+    /// Starts a query and returns a cursor that reads its rows one at a time.
+    ///
+    /// Until the cursor has reached the end or is closed, the connection
+    /// runs nothing else; any other call on it closes the cursor first.
+    ///
+    /// ```swift
+    /// let rows = try connection.query("SELECT title FROM titles WHERE emp_no = :id", ["id": 10001])
+    /// while let row = try rows.next() { print(row["title"]!) }
+    /// ```
+    public func query(_ sql: String, _ arguments: SQLArguments = [:]) throws -> RowCursor {
+        let statement = try preparedStatement(for: sql)
+        return try stream(statement, values: arguments.textValues(for: statement.parameters))
+    }
+
+    /// Every row of a query decoded as `T`, keyed by column label.
+    ///
+    /// ```swift
+    /// struct Title: Decodable { var title: String; var fromDate: Date }
+    /// let titles = try connection.fetchAll(Title.self,
+    ///     "SELECT title, from_date AS fromDate FROM titles WHERE emp_no = :id", ["id": 10001])
+    /// ```
+    public func fetchAll<T: Decodable>(_ type: T.Type, _ sql: String, _ arguments: SQLArguments = [:]) throws -> [T] {
+        let statement = try preparedStatement(for: sql)
+        let result = try run(statement, values: arguments.textValues(for: statement.parameters))
+        let layout = ColumnLayout(statement.spelled(result.columns))
+        return try (0..<result.rowCount).map { index in
+            try Row(result: result, index: index, layout: layout).decode(T.self)
+        }
+    }
+
+    /// The first row of a query decoded as `T`, or `nil` when there is none.
+    ///
+    /// ```swift
+    /// struct Employee: Decodable { var employeeNumber: Int; var firstName: String }
+    /// let employee = try connection.fetchOne(Employee.self,
+    ///     "SELECT emp_no AS employeeNumber, first_name AS firstName FROM employees WHERE emp_no = :id",
+    ///     ["id": 10001])
+    /// ```
+    public func fetchOne<T: Decodable>(_ type: T.Type, _ sql: String, _ arguments: SQLArguments = [:]) throws -> T? {
+        let rows = try query(sql, arguments)
+        defer { rows.close() }
+        return try rows.next()?.decode(T.self)
+    }
+}
+
+// MARK: - Transactions
+
+extension Connection {
+    /// Runs `body` in a transaction: committed when `body` returns, rolled
+    /// back when it throws (the error is rethrown).
+    ///
+    /// - Parameter readOnly: starts the transaction `READ ONLY`; a write then
+    ///   fails with ``SQLState/readOnlySQLTransaction`` (`25006`).
+    ///
+    /// ```swift
+    /// try connection.transaction { connection in
+    ///     try connection.execute("INSERT INTO titles VALUES (:id, 'Engineer', now(), NULL)", ["id": 10001])
+    /// }
+    /// ```
+    @discardableResult
+    public func transaction<Result>(readOnly: Bool = false, _ body: (Connection) throws -> Result) throws -> Result {
+        try runSimple(readOnly ? "BEGIN READ ONLY" : "BEGIN")
+        let result: Result
+        do {
+            result = try body(self)
+        } catch {
+            rollBackQuietly()
+            throw error
+        }
+        if isInFailedTransaction {
+            rollBackQuietly()
+            throw DatabaseError(
+                code: .inFailedSQLTransaction,
+                message: "the transaction was rolled back because a statement in it failed")
+        }
+        try runSimple("COMMIT")
+        return result
+    }
+
+    /// Rolls back the open transaction, if any, when the connection still works.
+    func rollBackQuietly() {
+        guard !isBroken, isInTransaction else { return }
+        _ = try? runSimple("ROLLBACK")
+    }
+}
+
+// MARK: - Binding
+
+extension PreparedStatement {
+    /// `columns` with the labels spelled as the SQL text's aliases.
+    func spelled(_ columns: [Column]) -> [Column] {
+        columns.map { Column(label: labelSpelling[$0.label] ?? $0.label, typeOID: $0.typeOID) }
+    }
+}
+
+extension SQLArguments {
+    /// The text-format values for the statement's `$1`, `$2`, ... in order.
+    func textValues(for parameters: Parameters) throws -> [String?] {
+        try parameters.bind(self).map { value in
+            switch value {
+            case .null: nil
+            case .text(let text): text
+            }
+        }
+    }
+}

@@ -1,0 +1,319 @@
+internal import CLibPQ
+import Foundation
+
+/// One connection to PostgreSQL: the single owner of a libpq `PGconn`.
+///
+/// The connection is closed by ``close()`` or when the object goes away, and
+/// also when connecting fails. Statements are prepared once per connection
+/// and reused by SQL text. Every call blocks the calling thread until the
+/// server answers, so use connections from ordinary threads (HTTP connection
+/// threads), never from Swift's cooperative thread pool.
+///
+/// ```swift
+/// let connection = try Connection("postgresql://localhost/employees")
+/// try connection.execute("UPDATE employees SET hire_date = now() WHERE emp_no = :id", ["id": 10001])
+/// ```
+public final class Connection {
+    /// The libpq handle; `nil` once closed.
+    private(set) var handle: OpaquePointer?
+
+    /// SQL text as written → the statement prepared for it on this connection.
+    private var preparedStatements: [String: PreparedStatement] = [:]
+
+    /// An attached subquery's SQL → the SQL that runs it for a block of parents.
+    var batchSQLBySubquery: [String: BatchSQL] = [:]
+
+    /// Numbers the server-side cursors this connection declares.
+    var cursorCount = 0
+
+    /// The cursor streaming a result right now, if any. The connection can
+    /// run nothing else until that result has been read to its end.
+    weak var activeCursor: RowCursor?
+
+    /// `true` once the connection failed in a way that makes it unusable
+    /// (lost socket, server shutdown). A pool replaces such a connection.
+    ///
+    /// ```swift
+    /// if connection.isBroken { connection.close() }
+    /// ```
+    public private(set) var isBroken = false
+
+    /// Opens a connection.
+    ///
+    /// - Parameter conninfo: a libpq connection string (`"host=/tmp dbname=app"`)
+    ///   or URL (`"postgresql://user@localhost/app"`). Empty (the default):
+    ///   the standard `PG*` environment variables (`PGHOST`, `PGPORT`, ...).
+    /// - Throws: ``DatabaseError`` with a class `08` code when the server
+    ///   cannot be reached or refuses the connection.
+    ///
+    /// ```swift
+    /// let connection = try Connection(ProcessInfo.processInfo.environment["DATABASE_URL"] ?? "")
+    /// ```
+    public init(_ conninfo: String = "") throws {
+        guard let handle = PQconnectdb(conninfo) else {
+            throw DatabaseError(code: .sqlClientUnableToEstablishSQLConnection, message: "out of memory")
+        }
+        guard PQstatus(handle) == CONNECTION_OK else {
+            let message = String(cString: PQerrorMessage(handle)).trimmed
+            PQfinish(handle)
+            throw DatabaseError(code: .sqlClientUnableToEstablishSQLConnection, message: message)
+        }
+        self.handle = handle
+        PQsetNoticeProcessor(handle, { _, _ in }, nil)
+    }
+
+    deinit {
+        if let handle { PQfinish(handle) }
+    }
+
+    /// Closes the connection. Later calls throw; closing twice does nothing.
+    ///
+    /// ```swift
+    /// connection.close()
+    /// ```
+    public func close() {
+        guard let handle else { return }
+        PQfinish(handle)
+        self.handle = nil
+        isBroken = true
+        preparedStatements = [:]
+        batchSQLBySubquery = [:]
+    }
+
+    /// The server's process id for this connection (as in `pg_stat_activity.pid`).
+    ///
+    /// ```swift
+    /// try connection.execute("SELECT pg_terminate_backend(:pid)", ["pid": other.backendPID])
+    /// ```
+    public var backendPID: Int {
+        handle.map { Int(PQbackendPID($0)) } ?? 0
+    }
+
+    /// `true` while a transaction block is open (after `BEGIN`, before `COMMIT`/`ROLLBACK`).
+    ///
+    /// ```swift
+    /// try connection.execute("BEGIN")
+    /// connection.isInTransaction // true
+    /// ```
+    public var isInTransaction: Bool {
+        guard let handle else { return false }
+        let status = PQtransactionStatus(handle)
+        return status == PQTRANS_INTRANS || status == PQTRANS_INERROR
+    }
+
+    /// `true` when a statement failed inside the open transaction block.
+    var isInFailedTransaction: Bool {
+        handle.map { PQtransactionStatus($0) == PQTRANS_INERROR } ?? false
+    }
+
+    // MARK: - Health
+
+    /// Reads whatever the server sent while the connection sat idle; a
+    /// terminated backend's goodbye or a closed socket then shows as broken.
+    /// Returns `true` if the connection is usable.
+    func checkIdleHealth() -> Bool {
+        guard let handle, !isBroken else { return false }
+        if PQconsumeInput(handle) == 0 || PQstatus(handle) != CONNECTION_OK {
+            isBroken = true
+            return false
+        }
+        if PQtransactionStatus(handle) != PQTRANS_IDLE {
+            return false
+        }
+        return true
+    }
+
+    /// Marks the connection broken if libpq lost it or `error` says the server is going away.
+    func noteFailure(_ error: DatabaseError?) {
+        if let error, error.isConnectionFailure { isBroken = true }
+        if let handle, PQstatus(handle) == CONNECTION_BAD { isBroken = true }
+        if handle == nil { isBroken = true }
+    }
+
+    /// The libpq handle, or an error if the connection is closed.
+    func openHandle() throws -> OpaquePointer {
+        guard let handle else {
+            throw DatabaseError(code: .connectionDoesNotExist, message: "the connection is closed")
+        }
+        return handle
+    }
+
+    /// The error libpq reports on the connection itself (no result available).
+    func connectionError() -> DatabaseError {
+        let message = handle.map { String(cString: PQerrorMessage($0)).trimmed } ?? "the connection is closed"
+        let lost = handle.map { PQstatus($0) == CONNECTION_BAD } ?? true
+        let error = DatabaseError(code: lost ? .connectionFailure : .internalError, message: message)
+        noteFailure(error)
+        return error
+    }
+
+    // MARK: - Prepared statements
+
+    /// The statement prepared for `sql` (named or positional parameters),
+    /// parsing and preparing it on first use.
+    func preparedStatement(for sql: String) throws -> PreparedStatement {
+        if let statement = preparedStatements[sql] { return statement }
+        try finishActiveCursor()
+        let handle = try openHandle()
+        let parameters = Parameters.parse(sql)
+        let name = "s\(preparedStatements.count + 1)"
+        guard let raw = PQprepare(handle, name, parameters.sql, 0, nil) else { throw connectionError() }
+        let result = QueryResult(taking: raw)
+        if let error = result.error {
+            noteFailure(error)
+            throw error
+        }
+        let statement = PreparedStatement(
+            name: name, parameters: parameters, labelSpelling: SQLTokens.aliases(in: parameters.sql))
+        preparedStatements[sql] = statement
+        return statement
+    }
+
+    /// How many statements this connection has prepared (each SQL text once).
+    ///
+    /// ```swift
+    /// try connection.execute("SELECT 1"); try connection.execute("SELECT 1")
+    /// connection.preparedStatementCount // 1
+    /// ```
+    public var preparedStatementCount: Int { preparedStatements.count }
+
+    /// The type OIDs of a prepared statement's parameters, as the server inferred them.
+    func parameterTypes(of statement: PreparedStatement) throws -> [UInt32] {
+        try finishActiveCursor()
+        let handle = try openHandle()
+        guard let raw = PQdescribePrepared(handle, statement.name) else { throw connectionError() }
+        let result = QueryResult(taking: raw)
+        if let error = result.error {
+            noteFailure(error)
+            throw error
+        }
+        return result.parameterTypes
+    }
+
+    // MARK: - Running statements
+
+    /// Runs a prepared statement with text-format parameter values and
+    /// returns the complete result.
+    func run(_ statement: PreparedStatement, values: [String?]) throws -> QueryResult {
+        try finishActiveCursor()
+        let handle = try openHandle()
+        let raw = withCStringArray(values) { pointers in
+            PQexecPrepared(handle, statement.name, Int32(values.count), pointers, nil, nil, 0)
+        }
+        guard let raw else { throw connectionError() }
+        let result = QueryResult(taking: raw)
+        if let error = result.error {
+            noteFailure(error)
+            throw error
+        }
+        return result
+    }
+
+    /// Runs SQL text with parameters without preparing it (`DECLARE ... CURSOR FOR`).
+    @discardableResult
+    func runUnprepared(_ sql: String, values: [String?]) throws -> QueryResult {
+        try finishActiveCursor()
+        let handle = try openHandle()
+        let raw = withCStringArray(values) { pointers in
+            PQexecParams(handle, sql, Int32(values.count), nil, pointers, nil, nil, 0)
+        }
+        guard let raw else { throw connectionError() }
+        let result = QueryResult(taking: raw)
+        if let error = result.error {
+            noteFailure(error)
+            throw error
+        }
+        return result
+    }
+
+    /// Runs SQL text without parameters and without preparing it (`BEGIN`,
+    /// `SET ...`, `FETCH ...`, scripts of several statements).
+    @discardableResult
+    func runSimple(_ sql: String) throws -> QueryResult {
+        try finishActiveCursor()
+        let handle = try openHandle()
+        guard let raw = PQexec(handle, sql) else { throw connectionError() }
+        let result = QueryResult(taking: raw)
+        if let error = result.error {
+            noteFailure(error)
+            throw error
+        }
+        return result
+    }
+
+    /// Sends a prepared statement and switches to single-row mode; the
+    /// returned cursor then reads the rows one `PGresult` at a time.
+    func stream(_ statement: PreparedStatement, values: [String?]) throws -> RowCursor {
+        try finishActiveCursor()
+        let handle = try openHandle()
+        let sent = withCStringArray(values) { pointers in
+            PQsendQueryPrepared(handle, statement.name, Int32(values.count), pointers, nil, nil, 0)
+        }
+        guard sent == 1 else { throw connectionError() }
+        PQsetSingleRowMode(handle)
+        let cursor = RowCursor(connection: self, labelSpelling: statement.labelSpelling)
+        activeCursor = cursor
+        return cursor
+    }
+
+    /// Stops the streaming cursor, if one is active, so that the connection
+    /// can run something else.
+    func finishActiveCursor() throws {
+        activeCursor?.close()
+        activeCursor = nil
+    }
+
+    // MARK: - Cancelling
+
+    /// Asks the server to cancel the running query, then reads and drops
+    /// every result left so the connection is idle again.
+    func cancelAndDrain() {
+        guard let handle else { return }
+        if PQisBusy(handle) == 1 || PQtransactionStatus(handle) == PQTRANS_ACTIVE {
+            if let cancel = PQgetCancel(handle) {
+                var buffer = [CChar](repeating: 0, count: 256)
+                _ = PQcancel(cancel, &buffer, Int32(buffer.count))
+                PQfreeCancel(cancel)
+            }
+        }
+        drain()
+    }
+
+    /// Reads and drops results until libpq has none left.
+    func drain() {
+        guard let handle else { return }
+        while let raw = PQgetResult(handle) {
+            PQclear(raw)
+        }
+        noteFailure(nil)
+    }
+}
+
+/// A `Connection` is used by one thread at a time; a pool hands it from
+/// thread to thread under its lock.
+@available(*, unavailable)
+extension Connection: Sendable {}
+
+/// A statement prepared on one connection.
+struct PreparedStatement {
+    /// The server-side name (`s1`, `s2`, ...).
+    var name: String
+    /// The positional SQL and the parameter names in `$n` order.
+    var parameters: Parameters
+    /// Lower-cased `AS` aliases → their spelling in the SQL text.
+    var labelSpelling: [String: String]
+}
+
+// MARK: - C strings
+
+/// Calls `body` with a C array of NUL-terminated strings (NULL for `nil`).
+func withCStringArray<R>(_ values: [String?], _ body: (UnsafePointer<UnsafePointer<CChar>?>?) -> R) -> R {
+    if values.isEmpty { return body(nil) }
+    var storage: [UnsafeMutablePointer<CChar>?] = values.map { value in value.map { strdup($0)! } }
+    defer { storage.forEach { free($0) } }
+    return storage.withUnsafeMutableBufferPointer { buffer in
+        buffer.baseAddress!.withMemoryRebound(to: UnsafePointer<CChar>?.self, capacity: buffer.count) {
+            body($0)
+        }
+    }
+}

@@ -1,0 +1,253 @@
+import Foundation
+
+/// A bounded set of connections shared by blocking threads.
+///
+/// Connections are opened on demand up to `size`. A caller that finds all
+/// of them busy waits up to `acquireTimeout`, then gets a
+/// ``PoolTimeoutError``. Broken connections (server restart,
+/// `pg_terminate_backend`) are dropped and replaced by new ones, and a
+/// connection comes back clean: an unfinished query is cancelled and an
+/// open transaction rolled back before another caller gets it.
+///
+/// ```swift
+/// let pool = ConnectionPool(.init(size: 20))
+/// let count = try pool.withConnection { connection in
+///     try connection.fetchOne(Int.self, "SELECT count(*) AS value FROM employees")
+/// }
+/// ```
+public final class ConnectionPool: Sendable {
+    /// How the pool connects and how many connections it keeps.
+    ///
+    /// ```swift
+    /// var configuration = ConnectionPool.Configuration()
+    /// configuration.size = 4
+    /// configuration.statementTimeout = .seconds(30)
+    /// ```
+    public struct Configuration: Sendable {
+        /// A libpq connection string or URL; empty means the `PG*` environment variables.
+        public var conninfo: String
+        /// The most connections open at once.
+        public var size: Int
+        /// How long ``ConnectionPool/acquire()`` waits for a free connection.
+        public var acquireTimeout: Duration
+        /// If set, every connection runs `SET statement_timeout` with it after connecting.
+        public var statementTimeout: Duration?
+
+        /// Creates a configuration; every parameter has a default.
+        ///
+        /// - Parameter conninfo: defaults to the `DATABASE_URL` environment
+        ///   variable, else empty (libpq then reads `PGHOST`, `PGPORT`, ...).
+        ///
+        /// ```swift
+        /// let configuration = ConnectionPool.Configuration(conninfo: "postgresql:///employees", size: 8)
+        /// ```
+        public init(
+            conninfo: String = ProcessInfo.processInfo.environment["DATABASE_URL"] ?? "",
+            size: Int = 10,
+            acquireTimeout: Duration = .seconds(5),
+            statementTimeout: Duration? = nil
+        ) {
+            self.conninfo = conninfo
+            self.size = max(1, size)
+            self.acquireTimeout = acquireTimeout
+            self.statementTimeout = statementTimeout
+        }
+    }
+
+    /// The configuration the pool was created with.
+    public let configuration: Configuration
+    private let state: PoolState
+
+    /// Creates a pool; no connection is opened until one is needed.
+    ///
+    /// ```swift
+    /// let pool = ConnectionPool()  // DATABASE_URL or PG*, 10 connections, 5 s timeout
+    /// ```
+    public init(_ configuration: Configuration = Configuration()) {
+        self.configuration = configuration
+        self.state = PoolState()
+    }
+
+    deinit {
+        close()
+    }
+
+    // MARK: - Acquiring and releasing
+
+    /// Takes a connection for exclusive use; give it back with ``release(_:)``.
+    ///
+    /// Use this pair when the connection must outlive one call, as a
+    /// streaming response body does; otherwise prefer ``withConnection(_:)``.
+    ///
+    /// - Throws: ``PoolTimeoutError`` when no connection frees up in time,
+    ///   ``DatabaseError`` when a new connection cannot be opened.
+    ///
+    /// ```swift
+    /// let connection = try pool.acquire()
+    /// defer { pool.release(connection) }
+    /// ```
+    public func acquire() throws -> Connection {
+        let deadline = Date(timeIntervalSinceNow: configuration.acquireTimeout.timeInterval)
+        while true {
+            switch state.take(limit: configuration.size, until: deadline) {
+            case .idle(let connection):
+                if connection.checkIdleHealth() { return connection }
+                connection.close()
+                state.forget()
+            case .open:
+                do {
+                    return try openConnection()
+                } catch {
+                    state.forget()
+                    throw error
+                }
+            case .timedOut:
+                throw PoolTimeoutError(timeout: configuration.acquireTimeout, poolSize: configuration.size)
+            }
+        }
+    }
+
+    /// Gives back a connection taken with ``acquire()``.
+    ///
+    /// A query still streaming is cancelled, an open transaction rolled
+    /// back; a broken connection is closed so that a new one replaces it.
+    ///
+    /// ```swift
+    /// pool.release(connection)
+    /// ```
+    public func release(_ connection: Connection) {
+        try? connection.finishActiveCursor()
+        connection.rollBackQuietly()
+        if connection.isBroken || connection.isInTransaction {
+            connection.close()
+            state.forget()
+        } else {
+            state.putBack(connection)
+        }
+    }
+
+    /// Runs `body` with a connection from the pool and gives it back afterwards.
+    ///
+    /// ```swift
+    /// try pool.withConnection { try $0.execute("DELETE FROM sessions WHERE expires < now()") }
+    /// ```
+    public func withConnection<Result>(_ body: (Connection) throws -> Result) throws -> Result {
+        let connection = try acquire()
+        defer { release(connection) }
+        return try body(connection)
+    }
+
+    /// Runs `body` in a transaction on a pooled connection: committed when
+    /// `body` returns, rolled back when it throws.
+    ///
+    /// ```swift
+    /// let titles = try pool.transaction(readOnly: true) { connection in
+    ///     try connection.fetchAll(Title.self, "SELECT title FROM titles WHERE emp_no = :id", ["id": 10001])
+    /// }
+    /// ```
+    @discardableResult
+    public func transaction<Result>(readOnly: Bool = false, _ body: (Connection) throws -> Result) throws -> Result {
+        try withConnection { connection in
+            try connection.transaction(readOnly: readOnly, body)
+        }
+    }
+
+    /// Closes the idle connections (done also when the pool goes away).
+    /// Connections in use stay open until they are released.
+    ///
+    /// ```swift
+    /// pool.close()
+    /// ```
+    public func close() {
+        for connection in state.takeAllIdle() {
+            connection.close()
+        }
+    }
+
+    /// The number of connections open or being opened, idle or in use.
+    ///
+    /// ```swift
+    /// pool.openConnectionCount // 0 before first use
+    /// ```
+    public var openConnectionCount: Int { state.openCount }
+
+    // MARK: - Opening
+
+    private func openConnection() throws -> Connection {
+        let connection = try Connection(configuration.conninfo)
+        if let timeout = configuration.statementTimeout {
+            let milliseconds = Int(timeout.timeInterval * 1000)
+            try connection.executeScript("SET statement_timeout = \(milliseconds)")
+        }
+        return connection
+    }
+}
+
+// MARK: - State
+
+/// The pool's mutable state. `@unchecked Sendable` is safe because every
+/// stored property is read and written only while `condition` is locked;
+/// the idle connections are handed to exactly one caller at a time.
+private final class PoolState: @unchecked Sendable {
+    enum Take {
+        case idle(Connection)
+        case open
+        case timedOut
+    }
+
+    private let condition = NSCondition()
+    private var idle: [Connection] = []
+    private var count = 0
+
+    var openCount: Int {
+        condition.lock()
+        defer { condition.unlock() }
+        return count
+    }
+
+    /// An idle connection, or permission to open one (counted already), or a timeout.
+    func take(limit: Int, until deadline: Date) -> Take {
+        condition.lock()
+        defer { condition.unlock() }
+        while true {
+            if let connection = idle.popLast() { return .idle(connection) }
+            if count < limit {
+                count += 1
+                return .open
+            }
+            if !condition.wait(until: deadline) { return .timedOut }
+        }
+    }
+
+    func putBack(_ connection: Connection) {
+        condition.lock()
+        idle.append(connection)
+        condition.signal()
+        condition.unlock()
+    }
+
+    /// Frees the place of a connection that was closed or never opened.
+    func forget() {
+        condition.lock()
+        count -= 1
+        condition.signal()
+        condition.unlock()
+    }
+
+    func takeAllIdle() -> [Connection] {
+        condition.lock()
+        defer { condition.unlock() }
+        let connections = idle
+        count -= idle.count
+        idle = []
+        return connections
+    }
+}
+
+extension Duration {
+    /// The duration in seconds.
+    var timeInterval: TimeInterval {
+        let (seconds, attoseconds) = components
+        return TimeInterval(seconds) + TimeInterval(attoseconds) / 1e18
+    }
+}

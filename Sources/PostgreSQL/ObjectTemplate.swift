@@ -1,0 +1,135 @@
+import JSONStreaming
+
+/// How one row becomes a JSON object, worked out once per result.
+///
+/// Keys come in column order, then the attachments. A dotted label
+/// (`"name.first"`) puts its value in a nested object (`"name": {"first": ...}`);
+/// all labels with the same prefix share that object. The keys are escaped
+/// once, here, not for every row.
+///
+/// ```swift
+/// // columns id, name.first, name.last; attachment "titles"
+/// // → {"id":1,"name":{"first":"Ada","last":"Lovelace"},"titles":[...]}
+/// ```
+struct ObjectTemplate {
+    enum Entry {
+        case column(key: [UInt8], index: Int32, format: PostgresJSON.Format)
+        case object(key: [UInt8], entries: [Entry])
+        case attachment(key: [UInt8], index: Int)
+    }
+
+    let entries: [Entry]
+
+    /// - Parameters:
+    ///   - columns: the columns to write, in order.
+    ///   - firstColumn: the result column index of `columns[0]` (batch
+    ///     results have a leading bookkeeping column).
+    ///   - attachmentKeys: keys of the attached arrays, dotted like labels.
+    init(columns: [Column], firstColumn: Int32 = 0, attachmentKeys: [String] = []) {
+        let root = Node()
+        for (offset, column) in columns.enumerated() {
+            root.insert(path: column.label, .column(index: firstColumn + Int32(offset), typeOID: column.typeOID))
+        }
+        for (index, key) in attachmentKeys.enumerated() {
+            root.insert(path: key, .attachment(index: index))
+        }
+        entries = root.entries()
+    }
+
+    /// Writes the object for row `row` of `result`; `attachment` writes the
+    /// value (an array) of the attachment with the given index.
+    func write(
+        row: Int32, of result: QueryResult, options: JSONRenderingOptions, to output: inout [UInt8],
+        attachment: (Int, inout [UInt8]) throws -> Void
+    ) rethrows {
+        try Self.write(entries, row: row, of: result, options: options, to: &output, attachment: attachment)
+    }
+
+    private static func write(
+        _ entries: [Entry], row: Int32, of result: QueryResult, options: JSONRenderingOptions,
+        to output: inout [UInt8], attachment: (Int, inout [UInt8]) throws -> Void
+    ) rethrows {
+        output.append(UInt8(ascii: "{"))
+        for (position, entry) in entries.enumerated() {
+            if position > 0 { output.append(UInt8(ascii: ",")) }
+            switch entry {
+            case .column(let key, let index, let format):
+                output.append(contentsOf: key)
+                if let bytes = result.bytes(row: row, column: index) {
+                    PostgresJSON.append(bytes, format: format, to: &output, options: options)
+                } else {
+                    JSONWriter.appendNull(to: &output)
+                }
+            case .object(let key, let nested):
+                output.append(contentsOf: key)
+                try write(nested, row: row, of: result, options: options, to: &output, attachment: attachment)
+            case .attachment(let key, let index):
+                output.append(contentsOf: key)
+                try attachment(index, &output)
+            }
+        }
+        output.append(UInt8(ascii: "}"))
+    }
+
+    // MARK: - Building
+
+    private enum Leaf {
+        case column(index: Int32, typeOID: UInt32)
+        case attachment(index: Int)
+    }
+
+    /// One level of the key tree while it is built.
+    private final class Node {
+        enum Child {
+            case leaf(Leaf)
+            case node(Node)
+        }
+
+        var keys: [String] = []
+        var children: [String: Child] = [:]
+
+        func insert(path: String, _ leaf: Leaf) {
+            let parts = path.split(separator: ".", omittingEmptySubsequences: false).map(String.init)
+            guard parts.count > 1, !parts.contains(where: \.isEmpty) else {
+                add(path, .leaf(leaf))
+                return
+            }
+            var node = self
+            for part in parts.dropLast() {
+                switch node.children[part] {
+                case .node(let next):
+                    node = next
+                case .leaf:
+                    add(path, .leaf(leaf))  // "a" and "a.b" both present: keep the label whole
+                    return
+                case nil:
+                    let next = Node()
+                    node.add(part, .node(next))
+                    node = next
+                }
+            }
+            node.add(parts[parts.count - 1], .leaf(leaf))
+        }
+
+        private func add(_ key: String, _ child: Child) {
+            if children[key] == nil { keys.append(key) }
+            children[key] = child
+        }
+
+        func entries() -> [Entry] {
+            keys.map { key in
+                var keyBytes: [UInt8] = []
+                JSONWriter.appendString(key, to: &keyBytes)
+                keyBytes.append(UInt8(ascii: ":"))
+                switch children[key]! {
+                case .leaf(.column(let index, let typeOID)):
+                    return .column(key: keyBytes, index: index, format: PostgresJSON.Format(type: PostgresType(oid: typeOID)))
+                case .leaf(.attachment(let index)):
+                    return .attachment(key: keyBytes, index: index)
+                case .node(let node):
+                    return .object(key: keyBytes, entries: node.entries())
+                }
+            }
+        }
+    }
+}

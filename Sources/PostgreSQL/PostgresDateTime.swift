@@ -1,0 +1,135 @@
+/// Proleptic Gregorian calendar arithmetic and PostgreSQL's ISO date/time
+/// text (`DateStyle` ISO), shared by parameter binding and JSON rendering.
+enum PostgresDateTime {
+    // MARK: - Calendar
+
+    /// Days since 1970-01-01 of a civil date (year 0 is 1 BC).
+    /// Howard Hinnant's `days_from_civil`.
+    static func days(year: Int64, month: Int64, day: Int64) -> Int64 {
+        let shiftedYear = month <= 2 ? year - 1 : year
+        let era = (shiftedYear >= 0 ? shiftedYear : shiftedYear - 399) / 400
+        let yearOfEra = shiftedYear - era * 400
+        let dayOfYear = (153 * (month > 2 ? month - 3 : month + 9) + 2) / 5 + day - 1
+        let dayOfEra = yearOfEra * 365 + yearOfEra / 4 - yearOfEra / 100 + dayOfYear
+        return era * 146_097 + dayOfEra - 719_468
+    }
+
+    /// The civil date of a day count since 1970-01-01 (`civil_from_days`).
+    static func civil(days: Int64) -> (year: Int64, month: Int64, day: Int64) {
+        let shifted = days + 719_468
+        let era = (shifted >= 0 ? shifted : shifted - 146_096) / 146_097
+        let dayOfEra = shifted - era * 146_097
+        let yearOfEra = (dayOfEra - dayOfEra / 1460 + dayOfEra / 36524 - dayOfEra / 146_096) / 365
+        let dayOfYear = dayOfEra - (365 * yearOfEra + yearOfEra / 4 - yearOfEra / 100)
+        let shiftedMonth = (5 * dayOfYear + 2) / 153
+        let day = dayOfYear - (153 * shiftedMonth + 2) / 5 + 1
+        let month = shiftedMonth < 10 ? shiftedMonth + 3 : shiftedMonth - 9
+        return (yearOfEra + era * 400 + (month <= 2 ? 1 : 0), month, day)
+    }
+
+    // MARK: - Text
+
+    /// UTC `timestamptz` input text with microseconds:
+    /// `2024-05-01 10:00:00.250000+00`, with ` BC` for years before 1.
+    static func timestamptzText(microsecondsSinceEpoch microseconds: Int64) -> String {
+        let perDay: Int64 = 86_400_000_000
+        let dayNumber = microseconds >= 0 ? microseconds / perDay : -((-microseconds + perDay - 1) / perDay)
+        let inDay = microseconds - dayNumber * perDay
+        let date = civil(days: dayNumber)
+        let isBC = date.year <= 0
+        func padded(_ value: Int64, _ width: Int) -> String {
+            let digits = String(value)
+            return String(repeating: "0", count: max(0, width - digits.count)) + digits
+        }
+        var text = padded(isBC ? 1 - date.year : date.year, 4) + "-" + padded(date.month, 2) + "-" + padded(date.day, 2)
+        text += " " + padded(inDay / 3_600_000_000, 2) + ":" + padded(inDay / 60_000_000 % 60, 2)
+        text += ":" + padded(inDay / 1_000_000 % 60, 2) + "." + padded(inDay % 1_000_000, 6) + "+00"
+        if isBC { text += " BC" }
+        return text
+    }
+
+    /// Milliseconds since 1970-01-01T00:00:00Z of PostgreSQL's ISO text for
+    /// a `date` (UTC midnight), `timestamp` (taken as UTC) or `timestamptz`
+    /// (its offset applied): `YYYY-MM-DD[ HH:MM:SS[.ffffff]][±HH[:MM[:SS]]][ BC]`.
+    /// Sub-millisecond digits are dropped towards the past. `nil` for
+    /// `infinity`, `-infinity` or any other text.
+    static func epochMilliseconds(_ text: UnsafeRawBufferPointer) -> Int64? {
+        var reader = DigitReader(bytes: text)
+        guard let year = reader.number(minDigits: 4, maxDigits: 9), reader.skip("-"),
+              let month = reader.number(minDigits: 2, maxDigits: 2), reader.skip("-"),
+              let day = reader.number(minDigits: 2, maxDigits: 2)
+        else { return nil }
+        var microseconds: Int64 = 0
+        if reader.peek == UInt8(ascii: " "), reader.peek(1).map(DigitReader.isDigit) == true {
+            reader.index += 1
+            guard let hour = reader.number(minDigits: 2, maxDigits: 2), reader.skip(":"),
+                  let minute = reader.number(minDigits: 2, maxDigits: 2), reader.skip(":"),
+                  let second = reader.number(minDigits: 2, maxDigits: 2)
+            else { return nil }
+            microseconds = ((hour * 60 + minute) * 60 + second) * 1_000_000
+            if reader.skip(".") {
+                let start = reader.index
+                guard var fraction = reader.number(minDigits: 1, maxDigits: 6) else { return nil }
+                for _ in (reader.index - start)..<6 { fraction *= 10 }
+                microseconds += fraction
+            }
+            if let sign = reader.peek, sign == UInt8(ascii: "+") || sign == UInt8(ascii: "-") {
+                reader.index += 1
+                guard let offsetHours = reader.number(minDigits: 2, maxDigits: 2) else { return nil }
+                var offset = offsetHours * 3600
+                if reader.skip(":") {
+                    guard let offsetMinutes = reader.number(minDigits: 2, maxDigits: 2) else { return nil }
+                    offset += offsetMinutes * 60
+                    if reader.skip(":") {
+                        guard let offsetSeconds = reader.number(minDigits: 2, maxDigits: 2) else { return nil }
+                        offset += offsetSeconds
+                    }
+                }
+                microseconds -= (sign == UInt8(ascii: "+") ? offset : -offset) * 1_000_000
+            }
+        }
+        var astronomicalYear = year
+        if reader.skip(" ") {
+            guard reader.skip("B"), reader.skip("C") else { return nil }
+            astronomicalYear = 1 - year
+        }
+        guard reader.isAtEnd, (1...12).contains(month), (1...31).contains(day) else { return nil }
+        let total = days(year: astronomicalYear, month: month, day: day) * 86_400_000_000 + microseconds
+        return total >= 0 ? total / 1000 : -((-total + 999) / 1000)
+    }
+}
+
+// MARK: - Reading digits
+
+struct DigitReader {
+    let bytes: UnsafeRawBufferPointer
+    var index = 0
+
+    var isAtEnd: Bool { index == bytes.count }
+    var peek: UInt8? { peek(0) }
+
+    func peek(_ offset: Int) -> UInt8? {
+        index + offset < bytes.count ? bytes[index + offset] : nil
+    }
+
+    static func isDigit(_ byte: UInt8) -> Bool {
+        byte >= UInt8(ascii: "0") && byte <= UInt8(ascii: "9")
+    }
+
+    mutating func skip(_ character: Unicode.Scalar) -> Bool {
+        guard peek == UInt8(ascii: character) else { return false }
+        index += 1
+        return true
+    }
+
+    mutating func number(minDigits: Int, maxDigits: Int) -> Int64? {
+        var value: Int64 = 0
+        var count = 0
+        while count < maxDigits, let byte = peek, Self.isDigit(byte) {
+            value = value * 10 + Int64(byte - UInt8(ascii: "0"))
+            count += 1
+            index += 1
+        }
+        return count >= minDigits ? value : nil
+    }
+}

@@ -1,0 +1,178 @@
+import JSONStreaming
+
+/// How PostgreSQL values are written as JSON.
+///
+/// ```swift
+/// var options = JSONRenderingOptions()
+/// options.dateFormat = .epochMilliseconds   // 2024-05-01 → 1714521600000
+/// ```
+public struct JSONRenderingOptions: Sendable, Hashable {
+    /// How `date`, `timestamp` and `timestamptz` values are written.
+    public enum DateFormat: Sendable, Hashable {
+        /// ISO 8601 strings: `"2024-05-01"`, `"2024-05-01T10:00:00.5"`,
+        /// `"2024-05-01T10:00:00+02:00"`.
+        case iso8601
+        /// Milliseconds since 1970-01-01T00:00:00Z, as HTTP-RPC wrote dates:
+        /// a `date` is its UTC midnight, a `timestamp` is taken as UTC, a
+        /// `timestamptz` is its instant. `infinity` and `-infinity` stay strings.
+        case epochMilliseconds
+    }
+
+    /// How dates and timestamps are written; ISO 8601 strings by default.
+    public var dateFormat: DateFormat
+
+    /// Options with the given date format.
+    ///
+    /// ```swift
+    /// let options = JSONRenderingOptions(dateFormat: .epochMilliseconds)
+    /// ```
+    public init(dateFormat: DateFormat = .iso8601) {
+        self.dateFormat = dateFormat
+    }
+}
+
+/// Writes PostgreSQL values, as libpq returns them in text format, as JSON
+/// without intermediate strings or per-value allocations.
+///
+/// ```swift
+/// let format = PostgresJSON.Format(type: PostgresType(oid: PQftype(result, column)))  // once per column
+/// PostgresJSON.append(value, format: format, to: &output, options: options)          // per value
+/// ```
+///
+/// Values are numbers (`int2`, `int4`, `int8`, `oid`, `numeric`, `float4`,
+/// `float8`; NaN and infinities as `null`), booleans, embedded JSON (`json`,
+/// `jsonb`), ISO 8601 dates and timestamps (`timestamptz` offsets always
+/// `±HH:MM`), base64 strings (`bytea`), arrays (of any built-in element type,
+/// any dimension, NULL elements as `null`), and strings for everything else.
+/// SQL `NULL` is the caller's to write (`JSONWriter.appendNull`).
+///
+/// The session must use PostgreSQL's default output settings:
+/// `DateStyle` ISO, `IntervalStyle` postgres, `bytea_output` hex (escape is
+/// also read). A value that does not parse as its type's text is written as
+/// a JSON string, so the output is valid JSON whatever the input.
+enum PostgresJSON {
+    /// How one column's values are written, decided once from its type.
+    struct Format: Sendable, Hashable {
+        enum Kind: Sendable, Hashable {
+            case number, bool, json, date, timestamp, timestamptz, timetz, bytea, string, array
+        }
+
+        /// The kind of the values themselves.
+        let kind: Kind
+        /// For arrays, the kind of the elements.
+        let elementKind: Kind
+        /// For arrays, the character between elements.
+        let delimiter: UInt8
+
+        init(type: PostgresType) {
+            if let element = type.elementType {
+                kind = .array
+                elementKind = Self.scalarKind(of: element)
+                delimiter = element.arrayDelimiter
+            } else {
+                kind = Self.scalarKind(of: type)
+                elementKind = .string
+                delimiter = UInt8(ascii: ",")
+            }
+        }
+
+        static func scalarKind(of type: PostgresType) -> Kind {
+            switch type {
+            case .int2, .int4, .int8, .oid, .numeric, .float4, .float8: .number
+            case .bool: .bool
+            case .json, .jsonb: .json
+            case .date: .date
+            case .timestamp: .timestamp
+            case .timestamptz: .timestamptz
+            case .timetz: .timetz
+            case .bytea: .bytea
+            default: .string
+            }
+        }
+    }
+
+    /// Appends one value of the given type; for many values of one column,
+    /// make its ``Format`` once and use `append(_:format:to:options:)`.
+    static func append(_ value: UnsafeRawBufferPointer, typeOID: UInt32, to output: inout [UInt8], options: JSONRenderingOptions) {
+        append(value, format: Format(type: PostgresType(oid: typeOID)), to: &output, options: options)
+    }
+
+    /// Appends one (non-NULL) value in the column's format.
+    static func append(_ value: UnsafeRawBufferPointer, format: Format, to output: inout [UInt8], options: JSONRenderingOptions) {
+        if format.kind == .array {
+            appendArray(value, elementKind: format.elementKind, delimiter: format.delimiter, to: &output, options: options)
+        } else {
+            appendScalar(value, kind: format.kind, to: &output, options: options)
+        }
+    }
+
+    static func appendScalar(_ value: UnsafeRawBufferPointer, kind: Format.Kind, to output: inout [UInt8], options: JSONRenderingOptions) {
+        switch kind {
+        case .number:
+            appendNumber(value, to: &output)
+        case .bool:
+            if value.count == 1 && value[0] == UInt8(ascii: "t") {
+                JSONWriter.appendBool(true, to: &output)
+            } else if value.count == 1 && value[0] == UInt8(ascii: "f") {
+                JSONWriter.appendBool(false, to: &output)
+            } else {
+                JSONWriter.appendString(utf8: value, to: &output)
+            }
+        case .json:
+            output.append(contentsOf: value)
+        case .date, .timestamp, .timestamptz:
+            appendDateTime(value, kind: kind, to: &output, options: options)
+        case .timetz:
+            appendISO8601(value, separatesTime: false, normalisesOffset: true, to: &output)
+        case .bytea:
+            appendBase64(bytea: value, to: &output)
+        case .string, .array:
+            JSONWriter.appendString(utf8: value, to: &output)
+        }
+    }
+
+    // MARK: - Numbers
+
+    /// Numeric text is copied as it is when it is a JSON number (PostgreSQL's
+    /// output always is, except for `NaN`, `Infinity` and `-Infinity`,
+    /// which become `null`).
+    static func appendNumber(_ value: UnsafeRawBufferPointer, to output: inout [UInt8]) {
+        if isJSONNumber(value) {
+            output.append(contentsOf: value)
+        } else if equals(value, "NaN") || equals(value, "Infinity") || equals(value, "-Infinity") {
+            JSONWriter.appendNull(to: &output)
+        } else {
+            JSONWriter.appendString(utf8: value, to: &output)
+        }
+    }
+
+    /// `-?(0|[1-9][0-9]*)(\.[0-9]+)?([eE][+-]?[0-9]+)?`
+    static func isJSONNumber(_ text: UnsafeRawBufferPointer) -> Bool {
+        var reader = DigitReader(bytes: text)
+        _ = reader.skip("-")
+        if reader.skip("0") {
+            if let next = reader.peek, DigitReader.isDigit(next) { return false }
+        } else if !reader.skipDigits() {
+            return false
+        }
+        if reader.skip("."), !reader.skipDigits() { return false }
+        if reader.skip("e") || reader.skip("E") {
+            if !reader.skip("+") { _ = reader.skip("-") }
+            if !reader.skipDigits() { return false }
+        }
+        return reader.isAtEnd
+    }
+
+    static func equals(_ bytes: UnsafeRawBufferPointer, _ ascii: StaticString) -> Bool {
+        bytes.elementsEqual(UnsafeRawBufferPointer(start: ascii.utf8Start, count: ascii.utf8CodeUnitCount))
+    }
+}
+
+extension DigitReader {
+    /// Skips one or more digits; `false` if there are none.
+    mutating func skipDigits() -> Bool {
+        let start = index
+        while let byte = peek, Self.isDigit(byte) { index += 1 }
+        return index > start
+    }
+}

@@ -1,0 +1,112 @@
+internal import CLibPQ
+
+/// The single owner of one libpq `PGresult`, freed in `deinit`.
+///
+/// Values are read in PostgreSQL's text format straight from libpq's buffer,
+/// without copying them into Swift strings first.
+final class QueryResult {
+    private let handle: OpaquePointer
+
+    /// Takes ownership of `handle`; it is cleared when this object goes away.
+    init(taking handle: OpaquePointer) {
+        self.handle = handle
+    }
+
+    deinit {
+        PQclear(handle)
+    }
+
+    // MARK: - Status
+
+    var status: ExecStatusType { PQresultStatus(handle) }
+
+    var isSingleRow: Bool { status == PGRES_SINGLE_TUPLE }
+
+    var isSuccess: Bool {
+        let status = self.status
+        return status == PGRES_COMMAND_OK || status == PGRES_TUPLES_OK || status == PGRES_SINGLE_TUPLE
+            || status == PGRES_PIPELINE_SYNC
+    }
+
+    /// The server's error as a ``DatabaseError``, or `nil` for a successful result.
+    var error: DatabaseError? {
+        guard !isSuccess else { return nil }
+        func field(_ code: Character) -> String? {
+            guard let text = PQresultErrorField(handle, Int32(code.asciiValue!)) else { return nil }
+            return String(cString: text)
+        }
+        let message = field("M") ?? String(cString: PQresultErrorMessage(handle)).trimmed
+        let code = field("C").map(SQLState.init(rawValue:)) ?? .internalError
+        return DatabaseError(code: code, message: message, detail: field("D"), hint: field("H"))
+    }
+
+    /// The number of rows changed by an `INSERT`, `UPDATE`, `DELETE`, ... (0 when not applicable).
+    var affectedRowCount: Int {
+        Int(String(cString: PQcmdTuples(handle))) ?? 0
+    }
+
+    // MARK: - Rows and columns
+
+    var rowCount: Int32 { PQntuples(handle) }
+
+    var columnCount: Int32 { PQnfields(handle) }
+
+    var columns: [Column] {
+        (0..<columnCount).map { index in
+            Column(label: String(cString: PQfname(handle, index)), typeOID: PQftype(handle, index))
+        }
+    }
+
+    /// The parameter types of a described prepared statement.
+    var parameterTypes: [UInt32] {
+        (0..<PQnparams(handle)).map { PQparamtype(handle, $0) }
+    }
+
+    func isNull(row: Int32, column: Int32) -> Bool {
+        PQgetisnull(handle, row, column) != 0
+    }
+
+    /// The value's text bytes (valid while this result lives), or `nil` for NULL.
+    func bytes(row: Int32, column: Int32) -> UnsafeRawBufferPointer? {
+        guard PQgetisnull(handle, row, column) == 0 else { return nil }
+        let length = Int(PQgetlength(handle, row, column))
+        return UnsafeRawBufferPointer(start: PQgetvalue(handle, row, column), count: length)
+    }
+
+    func string(row: Int32, column: Int32) -> String? {
+        bytes(row: row, column: column).map { String(decoding: $0, as: UTF8.self) }
+    }
+}
+
+/// The label and PostgreSQL type of one result column.
+///
+/// ```swift
+/// let cursor = try connection.query("SELECT emp_no AS employeeNumber FROM employees")
+/// cursor.columns[0].label   // "employeenumber" unless quoted: "employeeNumber"
+/// cursor.columns[0].typeOID // 23 (int4)
+/// ```
+public struct Column: Sendable, Hashable {
+    /// The column's label: its name or its `AS` alias.
+    public var label: String
+    /// The OID of the column's type (`pg_type.oid`), as in `23` for `int4`.
+    public var typeOID: UInt32
+
+    /// Creates a column description.
+    ///
+    /// ```swift
+    /// let column = Column(label: "id", typeOID: 23)
+    /// ```
+    public init(label: String, typeOID: UInt32) {
+        self.label = label
+        self.typeOID = typeOID
+    }
+}
+
+extension String {
+    /// Without the trailing newline libpq puts at the end of its messages.
+    var trimmed: String {
+        var text = Substring(self)
+        while let last = text.last, last.isWhitespace { text.removeLast() }
+        return String(text)
+    }
+}

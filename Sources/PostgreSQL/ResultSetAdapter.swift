@@ -1,0 +1,202 @@
+import JSONStreaming
+
+/// Streams a query's rows into a response body as JSON objects keyed by
+/// column label, pulling rows from the database only as the client reads.
+///
+/// Values are written according to their PostgreSQL type (numbers, booleans,
+/// embedded `json`, ISO dates, arrays, ...). A dotted label (`"name.first"`)
+/// makes a nested object. ``attach(_:_:)`` nests the rows of a subquery in
+/// each row as an array.
+///
+/// Without attachments the query runs in single-row mode. With attachments
+/// the parent query runs as a server-side cursor in a read-only, repeatable
+/// read transaction (one snapshot for parents and children), fetched in
+/// blocks of ``blockSize`` rows; each attachment then runs once per block
+/// for all its parent rows, never once per row.
+///
+/// ```swift
+/// let adapter = ResultSetAdapter(pool, sql: """
+///     SELECT emp_no AS employeeNumber, first_name AS "name.first", last_name AS "name.last"
+///     FROM employees WHERE hire_date >= :since ORDER BY emp_no
+///     """, arguments: ["since": "1999-01-01"])
+/// adapter.attach("titles", "SELECT title, from_date AS fromDate FROM titles WHERE emp_no = :employeeNumber")
+/// return HTTPResponse(status: .ok, body: .stream(adapter))
+/// ```
+///
+/// ``close()`` (which the server calls once at the end) cancels an
+/// unfinished query and gives the connection back to its pool, clean.
+public final class ResultSetAdapter: StreamingBody {
+    /// Whether the body is an array of all rows or the first row alone.
+    ///
+    /// ```swift
+    /// let adapter = ResultSetAdapter(pool, sql: "SELECT ... WHERE emp_no = :id", arguments: ["id": 1], shape: .object)
+    /// ```
+    public enum Shape: Sendable {
+        /// `[{...},{...}]`, `[]` when there are no rows.
+        case array
+        /// `{...}` for the first row; call ``start()`` first to answer 404 when there is none.
+        case object
+    }
+
+    private enum Source {
+        case pool(ConnectionPool)
+        case connection(Connection)
+    }
+
+    private let source: Source
+    private let sql: String
+    private let arguments: SQLArguments
+    private let shape: Shape
+    /// How values are rendered (date format, ...).
+    public let options: JSONRenderingOptions
+    /// How many parent rows are fetched at once when subqueries are attached.
+    public var blockSize = 256
+    /// The subqueries attached to the rows, in order.
+    public private(set) var attachments: [Attachment] = []
+
+    private var connection: Connection?
+    private var rows: (any RowSource)?
+    private var hasWrittenOpening = false
+    private var isClosed = false
+
+    /// An adapter that takes a connection from `pool` when it starts and
+    /// gives it back in ``close()``.
+    ///
+    /// ```swift
+    /// let adapter = ResultSetAdapter(pool, sql: "SELECT dept_no AS number, dept_name AS name FROM departments")
+    /// ```
+    public init(
+        _ pool: ConnectionPool, sql: String, arguments: SQLArguments = [:], shape: Shape = .array,
+        options: JSONRenderingOptions = JSONRenderingOptions()
+    ) {
+        self.source = .pool(pool)
+        self.sql = sql
+        self.arguments = arguments
+        self.shape = shape
+        self.options = options
+    }
+
+    /// An adapter that runs on a connection the caller owns (and keeps: it
+    /// is not closed or released by the adapter).
+    ///
+    /// ```swift
+    /// let adapter = ResultSetAdapter(connection, sql: "SELECT * FROM departments")
+    /// ```
+    public init(
+        _ connection: Connection, sql: String, arguments: SQLArguments = [:], shape: Shape = .array,
+        options: JSONRenderingOptions = JSONRenderingOptions()
+    ) {
+        self.source = .connection(connection)
+        self.sql = sql
+        self.arguments = arguments
+        self.shape = shape
+        self.options = options
+    }
+
+    deinit {
+        close()
+    }
+
+    /// Nests the rows of `sql` in each row under `key`, binding the
+    /// subquery's `:name` parameters from the row's columns by label.
+    /// Call before the adapter starts.
+    ///
+    /// ```swift
+    /// adapter.attach("salaries", "SELECT salary, from_date AS fromDate FROM salaries WHERE emp_no = :employeeNumber")
+    /// ```
+    @discardableResult
+    public func attach(_ key: String, _ sql: String) -> Attachment {
+        let attachment = Attachment(key: key, sql: sql)
+        attachments.append(attachment)
+        return attachment
+    }
+
+    // MARK: - Running
+
+    /// Runs the query now and reads up to the first row, so that errors
+    /// (bad input, missing argument, timeout) surface before a response is
+    /// sent. Called by the first ``write(into:)`` otherwise.
+    ///
+    /// - Returns: `true` if there is at least one row.
+    ///
+    /// ```swift
+    /// let adapter = ResultSetAdapter(pool, sql: sql, arguments: ["id": id], shape: .object)
+    /// guard try adapter.start() else { throw HTTPError(.notFound) }
+    /// return HTTPResponse(status: .ok, body: .stream(adapter))
+    /// ```
+    @discardableResult
+    public func start() throws -> Bool {
+        if let rows { return try rows.hasNext() }
+        guard !isClosed else { return false }
+        let connection: Connection
+        switch source {
+        case .pool(let pool): connection = try pool.acquire()
+        case .connection(let owned): connection = owned
+        }
+        self.connection = connection
+        let rows: any RowSource
+        if attachments.isEmpty {
+            rows = try StreamingRows(connection: connection, sql: sql, arguments: arguments)
+        } else {
+            rows = try BlockRows(
+                connection: connection, sql: sql, arguments: arguments, attachments: attachments, blockSize: blockSize)
+        }
+        self.rows = rows
+        return try rows.hasNext()
+    }
+
+    /// Appends the next rows (about 16 KB) to `output`.
+    ///
+    /// ```swift
+    /// var body: [UInt8] = []
+    /// while try adapter.write(into: &body) {}
+    /// adapter.close()
+    /// ```
+    public func write(into output: inout [UInt8]) throws -> Bool {
+        guard !isClosed else { return false }
+        let hasRow = try start()
+        guard let rows else { return false }
+        switch shape {
+        case .object:
+            if hasRow { try rows.writeNext(options: options, to: &output) } else { JSONWriter.appendNull(to: &output) }
+            rows.close()
+            return false
+        case .array:
+            let limit = output.count + 16_384
+            if !hasWrittenOpening {
+                output.append(UInt8(ascii: "["))
+            }
+            while output.count < limit, try rows.hasNext() {
+                if hasWrittenOpening { output.append(UInt8(ascii: ",")) }
+                hasWrittenOpening = true
+                try rows.writeNext(options: options, to: &output)
+            }
+            hasWrittenOpening = true
+            if try rows.hasNext() { return true }
+            output.append(UInt8(ascii: "]"))
+            rows.close()
+            return false
+        }
+    }
+
+    /// Ends the adapter: cancels the query if rows are left, ends the
+    /// adapter's transaction, gives a pooled connection back. Safe to call twice.
+    ///
+    /// ```swift
+    /// adapter.close()
+    /// ```
+    public func close() {
+        guard !isClosed else { return }
+        isClosed = true
+        rows?.close()
+        rows = nil
+        if case .pool(let pool) = source, let connection {
+            pool.release(connection)
+        }
+        connection = nil
+    }
+}
+
+/// An adapter is written by one thread (the HTTP connection's) at a time.
+@available(*, unavailable)
+extension ResultSetAdapter: Sendable {}

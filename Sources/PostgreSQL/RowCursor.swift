@@ -1,0 +1,167 @@
+internal import CLibPQ
+
+/// A query result read row by row while the server sends it.
+///
+/// The connection is in libpq's single-row mode: each ``next()`` reads one
+/// row, so even a result of millions of rows never sits in memory. Closing
+/// the cursor before the end (or dropping it) cancels the query and reads
+/// what is left, so the connection is idle and reusable afterwards.
+///
+/// ```swift
+/// let rows = try connection.query("SELECT emp_no, first_name FROM employees")
+/// while let row = try rows.next() {
+///     print(row["first_name"] ?? "")
+/// }
+/// ```
+public final class RowCursor {
+    private let connection: Connection
+    private var layout: ColumnLayout?
+    private let labelSpelling: [String: String]
+    private var isFinished = false
+
+    init(connection: Connection, labelSpelling: [String: String] = [:]) {
+        self.connection = connection
+        self.labelSpelling = labelSpelling
+    }
+
+    deinit {
+        close()
+    }
+
+    /// The result's columns, known once the first row (or the end) was read.
+    ///
+    /// ```swift
+    /// _ = try rows.next()
+    /// rows.columns.map(\.label) // ["emp_no", "first_name"]
+    /// ```
+    public var columns: [Column] { layout?.columns ?? [] }
+
+    /// The next row, or `nil` at the end of the result.
+    ///
+    /// - Throws: ``DatabaseError`` if the query fails, possibly after some
+    ///   rows were returned (a division by zero in row 1000, a cancel).
+    ///
+    /// ```swift
+    /// while let row = try rows.next() { print(row[0] ?? "NULL") }
+    /// ```
+    public func next() throws -> Row? {
+        guard !isFinished else { return nil }
+        guard let handle = connection.handle, let raw = PQgetResult(handle) else {
+            finish()
+            if connection.handle == nil || connection.isBroken { throw connection.connectionError() }
+            return nil
+        }
+        let result = QueryResult(taking: raw)
+        if result.isSingleRow {
+            return Row(result: result, index: 0, layout: layout(for: result))
+        }
+        if let error = result.error {
+            finish()
+            connection.noteFailure(error)
+            throw error
+        }
+        _ = layout(for: result)
+        finish()
+        return nil
+    }
+
+    /// Stops reading: cancels the query if rows are left, drains the
+    /// connection and makes it available again. Safe to call twice.
+    ///
+    /// ```swift
+    /// let rows = try connection.query("SELECT * FROM generate_series(1, 1000000)")
+    /// _ = try rows.next()
+    /// rows.close() // the server stops; the connection can run the next query
+    /// ```
+    public func close() {
+        guard !isFinished else { return }
+        isFinished = true
+        connection.cancelAndDrain()
+        if connection.activeCursor === self { connection.activeCursor = nil }
+    }
+
+    private func finish() {
+        isFinished = true
+        connection.drain()
+        if connection.activeCursor === self { connection.activeCursor = nil }
+    }
+
+    private func layout(for result: QueryResult) -> ColumnLayout {
+        if let layout { return layout }
+        let columns = result.columns.map { column in
+            Column(label: labelSpelling[column.label] ?? column.label, typeOID: column.typeOID)
+        }
+        let layout = ColumnLayout(columns)
+        self.layout = layout
+        return layout
+    }
+}
+
+/// A `RowCursor` reads from its connection, which one thread uses at a time.
+@available(*, unavailable)
+extension RowCursor: Sendable {}
+
+/// The columns of a result, shared by all its rows, with a label index.
+final class ColumnLayout {
+    let columns: [Column]
+    let indexByLabel: [String: Int]
+
+    init(_ columns: [Column]) {
+        self.columns = columns
+        var indexByLabel: [String: Int] = [:]
+        for (index, column) in columns.enumerated() where indexByLabel[column.label] == nil {
+            indexByLabel[column.label] = index
+        }
+        self.indexByLabel = indexByLabel
+    }
+
+    /// The index of the column labelled `label`, ignoring case if no label matches exactly.
+    func index(of label: String) -> Int? {
+        if let index = indexByLabel[label] { return index }
+        let lowered = label.lowercased()
+        return columns.firstIndex { $0.label.lowercased() == lowered }
+    }
+}
+
+/// One row of a result: text values by column index or label.
+///
+/// ```swift
+/// let row = try connection.query("SELECT 1 AS one, NULL AS nothing").next()!
+/// row["one"]     // "1"
+/// row["nothing"] // nil
+/// ```
+public struct Row {
+    let result: QueryResult
+    let index: Int32
+    let layout: ColumnLayout
+
+    /// The row's columns.
+    ///
+    /// ```swift
+    /// row.columns.count // 2
+    /// ```
+    public var columns: [Column] { layout.columns }
+
+    /// The value of the column at `column` in PostgreSQL's text format, `nil` for NULL.
+    ///
+    /// ```swift
+    /// row[0] // "10001"
+    /// ```
+    public subscript(_ column: Int) -> String? {
+        result.string(row: index, column: Int32(column))
+    }
+
+    /// The value of the first column labelled `label`, `nil` for NULL or an unknown label.
+    ///
+    /// ```swift
+    /// row["employeeNumber"] // "10001"
+    /// ```
+    public subscript(_ label: String) -> String? {
+        layout.index(of: label).flatMap { self[$0] }
+    }
+
+    /// The raw text bytes of a value (valid while the row lives), `nil` for NULL.
+    func bytes(_ column: Int) -> UnsafeRawBufferPointer? {
+        result.bytes(row: index, column: Int32(column))
+    }
+}

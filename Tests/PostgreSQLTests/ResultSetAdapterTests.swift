@@ -1,0 +1,229 @@
+import Foundation
+import PostgreSQL
+import Testing
+
+@Suite struct ResultSetAdapterTests {
+    /// One row with a value of many types, compared to PostgreSQL's own `to_json`.
+    @Test func mixedTypeRowMatchesToJSON() throws {
+        let select = """
+            SELECT 1::int2 AS small, 2::int4 AS "integer", 3::int8 AS big, 4.5::numeric AS "decimal",
+                   1.25::float4 AS "real", 2.5::float8 AS "double", true AS flag, 'a "quoted"\ttext' AS "text",
+                   'x'::char(3) AS fixed, 'n'::name AS "name", '{"a":[1,2]}'::json AS "json", '{"b":null}'::jsonb AS "jsonb",
+                   DATE '2024-02-29' AS "date", TIMESTAMP '2024-02-29 13:14:15.5' AS "timestamp",
+                   'a0eebc99-9c0b-4ef8-bb6d-6bb9bd380a11'::uuid AS id, ARRAY[1, NULL, 3] AS numbers,
+                   ARRAY[['a', 'b'], ['c', NULL]] AS matrix, NULL::text AS nothing
+            """
+        let pool = TestDatabase.pool(size: 1)
+        let body = try TestDatabase.body(of: ResultSetAdapter(pool, sql: select))
+        let expected = try pool.withConnection { connection in
+            try connection.fetchOne(String.self, "SELECT json_agg(r)::text FROM (\(select)) r")
+        }
+        #expect(try TestDatabase.json(body) == TestDatabase.json(try #require(expected)))
+    }
+
+    @Test func specialFloatsAndTimestamptz() throws {
+        let pool = TestDatabase.pool(size: 1)
+        let adapter = ResultSetAdapter(
+            pool,
+            sql: """
+                SELECT 'NaN'::float8 AS nan, '-Infinity'::float8 AS negative,
+                       TIMESTAMPTZ '2024-01-02 03:04:05+00' AS "at", E'\\\\x0102ff'::bytea AS raw
+                """)
+        let body = try TestDatabase.body(of: adapter)
+        #expect(body.hasPrefix(#"[{"nan":null,"negative":null,"at":"2024-01-02T"#))
+        #expect(body.hasSuffix(#""raw":"AQL/"}]"#))
+    }
+
+    @Test func emptyResultIsAnEmptyArray() throws {
+        let body = try TestDatabase.body(
+            of: ResultSetAdapter(TestDatabase.pool(size: 1), sql: "SELECT 1 AS one WHERE false"))
+        #expect(body == "[]")
+    }
+
+    @Test func dottedLabelsMakeNestedObjectsAndAliasesKeepTheirCase() throws {
+        let adapter = ResultSetAdapter(
+            TestDatabase.pool(size: 1),
+            sql: """
+                SELECT 10001 AS employeeNumber, 'Georgi' AS "name.first", 'Facello' AS "name.last",
+                       'M' AS "details.gender", DATE '1953-09-02' AS "details.birth.date"
+                FROM generate_series(1, 2)
+                """)
+        let body = try TestDatabase.body(of: adapter)
+        let row =
+            #"{"employeeNumber":10001,"name":{"first":"Georgi","last":"Facello"},"details":{"gender":"M","birth":{"date":"1953-09-02"}}}"#
+        #expect(body == "[\(row),\(row)]")
+    }
+
+    @Test func objectShapeWritesFirstRowOrReportsNone() throws {
+        let pool = TestDatabase.pool(size: 1)
+        let found = ResultSetAdapter(pool, sql: "SELECT :id::int AS id", arguments: ["id": 7], shape: .object)
+        #expect(try found.start())
+        #expect(try TestDatabase.body(of: found) == #"{"id":7}"#)
+        let missing = ResultSetAdapter(pool, sql: "SELECT 1 AS id WHERE false", shape: .object)
+        #expect(try missing.start() == false)
+        missing.close()
+        #expect(pool.openConnectionCount == 1)
+    }
+
+    @Test func errorsSurfaceInStartBeforeAnyOutput() throws {
+        let adapter = ResultSetAdapter(TestDatabase.pool(size: 1), sql: "SELECT :n::int AS n", arguments: ["n": "x"])
+        defer { adapter.close() }
+        #expect {
+            try adapter.start()
+        } throws: { error in
+            (error as? DatabaseError)?.code == .invalidTextRepresentation
+        }
+    }
+
+    // MARK: - Attachments
+
+    static let schema = """
+        CREATE TABLE departments(dept_no text PRIMARY KEY, dept_name text);
+        CREATE TABLE employees(emp_no int PRIMARY KEY, first_name text, dept_no text REFERENCES departments);
+        CREATE TABLE titles(emp_no int, title text, from_date date);
+        CREATE TABLE salaries(emp_no int, salary int, from_date date);
+        INSERT INTO departments VALUES ('d1', 'Sales'), ('d2', 'Research'), ('d3', 'Empty');
+        INSERT INTO employees SELECT n, 'E' || n, CASE WHEN n % 2 = 0 THEN 'd1' ELSE 'd2' END FROM generate_series(1, 700) n;
+        INSERT INTO titles SELECT n, t, DATE '2000-01-01' + n FROM generate_series(1, 700) n,
+            unnest(ARRAY['Engineer', 'Senior Engineer']) t WHERE n % 3 <> 0;
+        INSERT INTO salaries SELECT n, 1000 * k + n, DATE '2000-01-01' + k FROM generate_series(1, 700) n, generate_series(1, 3) k;
+        """
+
+    /// Nested twice, with several attachments per level, across several blocks of parents;
+    /// compared with the same document built by PostgreSQL with json_agg.
+    @Test func nestedAttachmentsTwoLevelsDeepMatchJSONAgg() throws {
+        try TestDatabase.withScratchSchema(Self.schema) { schema in
+            let pool = TestDatabase.pool(size: 2)
+            let adapter = ResultSetAdapter(
+                pool,
+                sql: "SELECT dept_no AS departmentNumber, dept_name AS name FROM \(schema).departments ORDER BY dept_no",
+                arguments: ["minimum": 1500])  // :minimum is not a parent column: bound from here
+            adapter.blockSize = 2
+            let employees = adapter.attach(
+                "employees",
+                """
+                SELECT emp_no AS employeeNumber, first_name AS "name.first" FROM \(schema).employees
+                WHERE dept_no = :departmentNumber ORDER BY emp_no DESC
+                """)
+            employees.attach(
+                "titles",
+                "SELECT title, from_date AS fromDate FROM \(schema).titles WHERE emp_no = :employeeNumber ORDER BY title")
+            employees.attach(
+                "salaries",
+                "SELECT salary FROM \(schema).salaries WHERE emp_no = :employeeNumber AND salary > :minimum ORDER BY salary")
+            adapter.attach("size", "SELECT count(*) AS employees FROM \(schema).employees WHERE dept_no = :departmentNumber")
+            let body = try TestDatabase.body(of: adapter)
+
+            let expected = try pool.withConnection { connection in
+                try connection.fetchOne(
+                    String.self,
+                    """
+                    SELECT json_agg(json_build_object(
+                      'departmentNumber', d.dept_no, 'name', d.dept_name,
+                      'employees', (SELECT coalesce(json_agg(json_build_object(
+                          'employeeNumber', e.emp_no, 'name', json_build_object('first', e.first_name),
+                          'titles', (SELECT coalesce(json_agg(json_build_object('title', t.title, 'fromDate', t.from_date)
+                                     ORDER BY t.title), '[]') FROM \(schema).titles t WHERE t.emp_no = e.emp_no),
+                          'salaries', (SELECT coalesce(json_agg(json_build_object('salary', s.salary) ORDER BY s.salary), '[]')
+                                       FROM \(schema).salaries s WHERE s.emp_no = e.emp_no AND s.salary > 1500))
+                        ORDER BY e.emp_no DESC), '[]') FROM \(schema).employees e WHERE e.dept_no = d.dept_no),
+                      'size', (SELECT json_agg(json_build_object('employees', count)) FROM
+                               (SELECT count(*) FROM \(schema).employees e WHERE e.dept_no = d.dept_no) c)
+                    ) ORDER BY d.dept_no)::text FROM \(schema).departments d
+                    """)
+            }
+            #expect(try TestDatabase.json(body) == TestDatabase.json(try #require(expected)))
+            #expect(body.contains(#""employeeNumber":700,"name":{"first":"E700"},"titles":[{"title":"Engineer""#))
+        }
+    }
+
+    /// The child queries run once per block of parents, not once per parent.
+    @Test func attachmentsDoNotRunPerRow() throws {
+        try TestDatabase.withScratchSchema(Self.schema) { schema in
+            let pool = TestDatabase.pool(size: 1)
+            let adapter = ResultSetAdapter(pool, sql: "SELECT emp_no AS employeeNumber FROM \(schema).employees ORDER BY emp_no")
+            adapter.blockSize = 100
+            adapter.attach("titles", "SELECT title FROM \(schema).titles WHERE emp_no = :employeeNumber")
+            let body = try TestDatabase.body(of: adapter)
+            #expect(try (TestDatabase.json(body) as! NSArray).count == 700)
+            // The pool's only connection ran the batched child statement once per block of 100.
+            let executions = try pool.withConnection { connection in
+                try connection.fetchOne(
+                    Int.self,
+                    """
+                    SELECT sum(generic_plans + custom_plans)::int FROM pg_prepared_statements
+                    WHERE statement LIKE '%WITH ORDINALITY AS ' || 'p(%'
+                    """)
+            }
+            #expect(executions == 7)
+        }
+    }
+
+    @Test func missingParentColumnIsAnErrorNamingIt() throws {
+        let adapter = ResultSetAdapter(TestDatabase.pool(size: 1), sql: "SELECT 1 AS id")
+        adapter.attach("children", "SELECT :parentId::int AS x")
+        defer { adapter.close() }
+        #expect(throws: ParameterError(.missing, name: "parentId")) {
+            try adapter.start()
+        }
+    }
+
+    // MARK: - Streaming
+
+    /// A million rows go through write(into:) without the process growing.
+    @Test func millionRowStreamKeepsMemoryFlat() throws {
+        let pool = TestDatabase.pool(size: 1)
+        let adapter = ResultSetAdapter(
+            pool, sql: "SELECT generate_series(1, 1000000) AS id, 'employee number ' || 42 AS label, now() AS at")
+        defer { adapter.close() }
+        var output: [UInt8] = []
+        var total = 0
+        var calls = 0
+        var residentAfterWarmUp = 0
+        while try adapter.write(into: &output) {
+            total += output.count
+            output.removeAll(keepingCapacity: true)
+            calls += 1
+            if calls == 200 { residentAfterWarmUp = ProcessMemory.residentKilobytes() }
+        }
+        total += output.count
+        let growth = ProcessMemory.residentKilobytes() - residentAfterWarmUp
+        #expect(total > 50_000_000)
+        #expect(growth < 20_000, "resident memory grew by \(growth) kB")
+    }
+
+    @Test func closingEarlyCancelsAndReturnsACleanConnection() throws {
+        let pool = TestDatabase.pool(size: 1)
+        for attached in [false, true] {
+            let adapter = ResultSetAdapter(pool, sql: "SELECT generate_series(1, 100000000) AS id")
+            if attached { adapter.attach("one", "SELECT :id::int + 1 AS next") }
+            var output: [UInt8] = []
+            #expect(try adapter.write(into: &output))
+            #expect(output.count < 100_000)
+            adapter.close()
+            let (active, inTransaction) = try pool.withConnection { connection in
+                (
+                    try connection.fetchOne(
+                        Int.self,
+                        "SELECT count(*)::int FROM pg_stat_activity WHERE state = 'active' AND pid <> pg_backend_pid() AND backend_type = 'client backend' AND query LIKE '%100000000%'"
+                    ),
+                    connection.isInTransaction
+                )
+            }
+            #expect(active == 0)
+            #expect(!inTransaction)
+            #expect(pool.openConnectionCount == 1)
+        }
+    }
+}
+
+enum ProcessMemory {
+    /// VmRSS from /proc/self/status, in kilobytes.
+    static func residentKilobytes() -> Int {
+        guard let status = try? String(contentsOfFile: "/proc/self/status", encoding: .utf8) else { return 0 }
+        for line in status.split(separator: "\n") where line.hasPrefix("VmRSS:") {
+            return Int(line.split(separator: " ", omittingEmptySubsequences: true)[1]) ?? 0
+        }
+        return 0
+    }
+}

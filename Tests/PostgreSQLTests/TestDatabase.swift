@@ -1,0 +1,39 @@
+import Foundation
+import PostgreSQL
+
+/// Helpers for the integration tests: they use the PostgreSQL cluster named
+/// by the standard `PG*` environment variables (`scripts/pg-cluster env`).
+enum TestDatabase {
+    /// A new connection from the `PG*` environment.
+    static func connect() throws -> Connection {
+        try Connection()
+    }
+
+    /// A pool over the `PG*` environment.
+    static func pool(size: Int = 4, acquireTimeout: Duration = .seconds(5)) -> ConnectionPool {
+        ConnectionPool(.init(conninfo: "", size: size, acquireTimeout: acquireTimeout))
+    }
+
+    /// Creates a schema of its own for one test, runs `body` with its name,
+    /// and drops it afterwards.
+    static func withScratchSchema<R>(_ setup: String, _ body: (String) throws -> R) throws -> R {
+        let schema = "test_\(UInt32.random(in: 0...UInt32.max))"
+        let connection = try connect()
+        try connection.executeScript("CREATE SCHEMA \(schema); SET search_path = \(schema); \(setup)")
+        defer { try? connection.executeScript("DROP SCHEMA \(schema) CASCADE") }
+        return try body(schema)
+    }
+
+    /// Streams an adapter's whole body into one string.
+    static func body(of adapter: ResultSetAdapter) throws -> String {
+        var output: [UInt8] = []
+        defer { adapter.close() }
+        while try adapter.write(into: &output) {}
+        return String(decoding: output, as: UTF8.self)
+    }
+
+    /// Parses JSON text into Foundation values, for comparing documents.
+    static func json(_ text: String) throws -> NSObject {
+        try JSONSerialization.jsonObject(with: Data(text.utf8), options: [.fragmentsAllowed]) as! NSObject
+    }
+}
