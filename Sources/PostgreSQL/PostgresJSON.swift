@@ -54,7 +54,7 @@ enum PostgresJSON {
     /// How one column's values are written, decided once from its type.
     struct Format: Sendable, Hashable {
         enum Kind: Sendable, Hashable {
-            case number, bool, json, date, timestamp, timestamptz, timetz, bytea, string, array
+            case number, bool, json, date, timestamp, timestamptz, bytea, string, array
         }
 
         /// The kind of the values themselves.
@@ -84,7 +84,6 @@ enum PostgresJSON {
             case .date: .date
             case .timestamp: .timestamp
             case .timestamptz: .timestamptz
-            case .timetz: .timetz
             case .bytea: .bytea
             default: .string
             }
@@ -122,8 +121,6 @@ enum PostgresJSON {
             output.append(contentsOf: value)
         case .date, .timestamp, .timestamptz:
             appendDateTime(value, kind: kind, to: &output, options: options)
-        case .timetz:
-            appendISO8601(value, separatesTime: false, normalisesOffset: true, to: &output)
         case .bytea:
             appendBase64(bytea: value, to: &output)
         case .string, .array:
