@@ -53,8 +53,12 @@ let package = Package(
             ]
         ),
         .target(
-            name: "EmployeesService",
+            name: "PostgreSQLWebService",
             dependencies: ["WebService", "PostgreSQL"]
+        ),
+        .target(
+            name: "EmployeesService",
+            dependencies: ["WebService", "PostgreSQL", "PostgreSQLWebService"]
         ),
         .executableTarget(
             name: "employees-server",
@@ -70,6 +74,7 @@ let package = Package(
         .testTarget(name: "HTTPServerTests", dependencies: ["HTTPServer"]),
         .testTarget(name: "WebServiceTests", dependencies: ["WebService"]),
         .testTarget(name: "PostgreSQLTests", dependencies: ["PostgreSQL"]),
+        .testTarget(name: "PostgreSQLWebServiceTests", dependencies: ["PostgreSQLWebService"]),
         .testTarget(name: "EmployeesServiceTests", dependencies: ["EmployeesService"]),
     ],
     swiftLanguageModes: [.v6]

@@ -1,1 +1,126 @@
-// Placeholder so the package resolves; replaced by the EmployeesService layer.
+import PostgreSQL
+import PostgreSQLWebService
+import WebService
+
+/// The employees sample database as a REST service, after HTTP-RPC's
+/// "employees" example.
+///
+/// ```
+/// GET /employees?name=bal*                          search, streamed
+/// GET /employees?details=titles&limit=10            nested details for every match
+/// GET /employees/10004?details=titles,salaries      one employee, with details
+/// ```
+public struct EmployeesService: WebService {
+    public let path = "/employees"
+    public let description = "Employees of the sample database: search, details, title and salary histories."
+
+    private let pool: ConnectionPool
+    private let options: JSONRenderingOptions
+
+    /// - Parameters:
+    ///   - pool: connections to the employees database.
+    ///   - options: how values are written (dates as ISO strings or epoch milliseconds).
+    public init(pool: ConnectionPool, options: JSONRenderingOptions = JSONRenderingOptions()) {
+        self.pool = pool
+        self.options = options
+    }
+
+    public var routes: [Route] {
+        Route(.get, "/", description: """
+            Lists employees ordered by number, streamed. With `name`, only those whose first or last \
+            name matches the pattern (case-insensitive; `*` matches any run of characters, other \
+            characters match themselves).
+            """,
+            returns: [EmployeeSummary].self,
+            Parameter<String?>("name", description: "A name pattern such as `bal*` or `*son`."),
+            Parameter<DetailList<EmployeeDetail>>("details", description: "What to nest in each employee; repeated or comma-separated."),
+            Parameter<Int?>("limit", description: "At most this many employees (0 or more)."),
+            Parameter<Int>("offset", default: 0, description: "Skip this many employees first (0 or more).")
+        ) { name, details, limit, offset in
+            try list(name: name, details: details, limit: limit, offset: offset)
+        }
+
+        Route(.get, "/?:employeeNumber", description: "Returns one employee, with the details asked for.",
+              returns: Employee.self,
+              Parameter<Int>("employeeNumber", description: "The employee's number (10001 and up)."),
+              Parameter<DetailList<EmployeeDetail>>("details", description: "What to nest; repeated or comma-separated.")
+        ) { employeeNumber, details in
+            try find(employeeNumber: employeeNumber, details: details)
+        }
+    }
+
+    // MARK: - Queries
+
+    static let summaryColumns = #"emp_no AS "employeeNumber", first_name AS "firstName", last_name AS "lastName""#
+
+    static let detailQueries: [EmployeeDetail: String] = [
+        .titles: """
+            SELECT title, from_date AS "fromDate", to_date AS "toDate"
+            FROM titles WHERE emp_no = :employeeNumber ORDER BY from_date, title
+            """,
+        .salaries: """
+            SELECT salary, from_date AS "fromDate", to_date AS "toDate"
+            FROM salaries WHERE emp_no = :employeeNumber ORDER BY from_date
+            """,
+        .departments: """
+            SELECT d.dept_no AS "departmentNumber", d.dept_name AS "departmentName",
+                   de.from_date AS "fromDate", de.to_date AS "toDate"
+            FROM dept_emp de JOIN departments d ON d.dept_no = de.dept_no
+            WHERE de.emp_no = :employeeNumber ORDER BY de.from_date, d.dept_no
+            """,
+    ]
+
+    private func list(name: String?, details: DetailList<EmployeeDetail>, limit: Int?, offset: Int) throws -> ResultSetAdapter {
+        if let limit, limit < 0 {
+            throw HTTPError(.badRequest, detail: "The parameter \"limit\" must be 0 or more; received \(limit).", parameter: "limit")
+        }
+        guard offset >= 0 else {
+            throw HTTPError(.badRequest, detail: "The parameter \"offset\" must be 0 or more; received \(offset).", parameter: "offset")
+        }
+        var arguments: SQLArguments = ["limit": limit, "offset": offset]
+        var filter = ""
+        if let name {
+            arguments["pattern"] = Self.likePattern(name)
+            filter = "WHERE lower(first_name) LIKE :pattern OR lower(last_name) LIKE :pattern"
+        }
+        let sql = "SELECT \(Self.summaryColumns) FROM employees \(filter) ORDER BY emp_no LIMIT :limit OFFSET :offset"
+        let adapter = ResultSetAdapter(pool, sql: sql, arguments: arguments, options: options)
+        attach(details, to: adapter)
+        try adapter.start()
+        return adapter
+    }
+
+    private func find(employeeNumber: Int, details: DetailList<EmployeeDetail>) throws -> ResultSetAdapter {
+        let sql = """
+            SELECT \(Self.summaryColumns), birth_date AS "birthDate", gender, hire_date AS "hireDate"
+            FROM employees WHERE emp_no = :employeeNumber
+            """
+        let adapter = ResultSetAdapter(pool, sql: sql, arguments: ["employeeNumber": employeeNumber], shape: .object, options: options)
+        attach(details, to: adapter)
+        guard try adapter.start() else {
+            adapter.close()
+            throw HTTPError(.notFound, detail: "There is no employee number \(employeeNumber).", parameter: "employeeNumber")
+        }
+        return adapter
+    }
+
+    private func attach(_ details: DetailList<EmployeeDetail>, to adapter: ResultSetAdapter) {
+        for detail in details.elements {
+            adapter.attach(detail.rawValue, Self.detailQueries[detail]!)
+        }
+    }
+
+    /// The LIKE pattern for a name pattern: lower-cased, `%`, `_` and `\`
+    /// escaped so they match themselves, `*` turned into `%`.
+    static func likePattern(_ name: String) -> String {
+        var pattern = ""
+        for character in name.lowercased() {
+            switch character {
+            case "%", "_", "\\": pattern += "\\\(character)"
+            case "*": pattern += "%"
+            default: pattern.append(character)
+            }
+        }
+        return pattern
+    }
+}

@@ -52,6 +52,8 @@ public enum RoutesBuilder {
 ///
 /// Lower layers conform their error types so that a handler can simply
 /// `throw` them; the router asks for ``httpError`` and sends its response.
+/// `nil` means the error is unexpected: the router answers 500 with a
+/// generic detail and an error id, and logs the error under that id.
 ///
 /// ```swift
 /// extension DatabaseError: HTTPErrorConvertible {
@@ -63,11 +65,11 @@ public enum RoutesBuilder {
 /// ```
 public protocol HTTPErrorConvertible: Error {
     /// The error to report to the client. It must not reveal internal details.
-    var httpError: HTTPError { get }
+    var httpError: HTTPError? { get }
 }
 
 extension HTTPError: HTTPErrorConvertible {
-    public var httpError: HTTPError { self }
+    public var httpError: HTTPError? { self }
 }
 
 // A service declaration needs the HTTP types (`HTTPError`, `HTTPResponse`,

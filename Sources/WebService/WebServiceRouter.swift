@@ -45,9 +45,10 @@ public final class WebServiceRouter: Sendable {
                 response.body = .empty
             }
             return response
-        } catch let error as any HTTPErrorConvertible {
-            return error.httpError.response
         } catch {
+            if let convertible = error as? any HTTPErrorConvertible, let httpError = convertible.httpError {
+                return httpError.response
+            }
             let errorID = UUID().uuidString.lowercased()
             logger.error("Request failed", metadata: [
                 "errorId": "\(errorID)",

@@ -40,7 +40,7 @@ struct Conversions: Encodable {
 extension Detail: Encodable {}
 
 struct ConflictError: HTTPErrorConvertible {
-    var httpError: HTTPError { HTTPError(.conflict, detail: "The record was changed meanwhile.") }
+    var httpError: HTTPError? { HTTPError(.conflict, detail: "The record was changed meanwhile.") }
 }
 
 struct SecretFailure: Error, CustomStringConvertible {

@@ -1,0 +1,109 @@
+import PostgreSQL
+import PostgreSQLWebService
+import WebService
+
+/// The departments of the sample database, with their managers and their
+/// current employees.
+///
+/// ```
+/// GET /departments
+/// GET /departments/d005?details=managers,employees
+/// ```
+public struct DepartmentsService: WebService {
+    public let path = "/departments"
+    public let description = "Departments of the sample database, their managers and current employees."
+
+    private let pool: ConnectionPool
+    private let options: JSONRenderingOptions
+
+    public init(pool: ConnectionPool, options: JSONRenderingOptions = JSONRenderingOptions()) {
+        self.pool = pool
+        self.options = options
+    }
+
+    public var routes: [Route] {
+        Route(.get, "/", description: "Lists the departments ordered by number.", returns: [Department].self) {
+            let adapter = ResultSetAdapter(pool, sql: """
+                SELECT dept_no AS "departmentNumber", dept_name AS "departmentName" FROM departments ORDER BY dept_no
+                """, options: options)
+            try adapter.start()
+            return adapter
+        }
+
+        Route(.get, "/?:departmentNumber", description: """
+            Returns one department. `managers` nests every manager it has had; `employees` streams \
+            its current employees, ordered by number.
+            """,
+            returns: Department.self,
+            Parameter<String>("departmentNumber", description: "The department's number, such as `d005`."),
+            Parameter<DetailList<DepartmentDetail>>("details", description: "What to nest; repeated or comma-separated.")
+        ) { departmentNumber, details in
+            try find(departmentNumber: departmentNumber, details: details)
+        }
+    }
+
+    static let managersQuery = """
+        SELECT e.emp_no AS "employeeNumber", e.first_name AS "firstName", e.last_name AS "lastName",
+               m.from_date AS "fromDate", m.to_date AS "toDate"
+        FROM dept_manager m JOIN employees e ON e.emp_no = m.emp_no
+        WHERE m.dept_no = :departmentNumber ORDER BY m.from_date, e.emp_no
+        """
+
+    static let employeesQuery = """
+        SELECT e.emp_no AS "employeeNumber", e.first_name AS "firstName", e.last_name AS "lastName",
+               de.from_date AS "fromDate"
+        FROM dept_emp de JOIN employees e ON e.emp_no = de.emp_no
+        WHERE de.dept_no = :departmentNumber AND de.to_date = DATE '9999-01-01'
+        ORDER BY de.emp_no
+        """
+
+    /// The department's own fields come first; its employees, of whom there
+    /// can be tens of thousands, are streamed by a query of their own rather
+    /// than collected as an attachment.
+    private func find(departmentNumber: String, details: DetailList<DepartmentDetail>) throws -> any StreamingBody {
+        let department = ResultSetAdapter(pool, sql: """
+            SELECT dept_no AS "departmentNumber", dept_name AS "departmentName" FROM departments WHERE dept_no = :departmentNumber
+            """, arguments: ["departmentNumber": departmentNumber], shape: .object, options: options)
+        if details.contains(.managers) {
+            department.attach("managers", Self.managersQuery)
+        }
+        guard try department.start() else {
+            department.close()
+            throw HTTPError(.notFound, detail: "There is no department \"\(departmentNumber)\".", parameter: "departmentNumber")
+        }
+        guard details.contains(.employees) else { return department }
+
+        let employees = ResultSetAdapter(pool, sql: Self.employeesQuery, arguments: ["departmentNumber": departmentNumber], options: options)
+        return ConcatenatedBody([
+            .stream(ObjectWithoutClosingBrace(department)),
+            .bytes(Array(#","employees":"#.utf8)),
+            .stream(employees),
+            .bytes(Array("}".utf8)),
+        ])
+    }
+}
+
+/// Passes a JSON object through without its final `}`, so that more members
+/// can follow it.
+final class ObjectWithoutClosingBrace: StreamingBody {
+    private let inner: any StreamingBody
+    private var held: UInt8?
+
+    init(_ inner: any StreamingBody) {
+        self.inner = inner
+    }
+
+    func write(into output: inout [UInt8]) throws -> Bool {
+        if let held { output.append(held) }
+        let more = try inner.write(into: &output)
+        held = output.popLast()
+        if !more, held != UInt8(ascii: "}") {
+            throw HTTPError(.internalServerError, detail: "Expected a JSON object.")
+        }
+        return more
+    }
+
+    func close() {
+        inner.close()
+    }
+}

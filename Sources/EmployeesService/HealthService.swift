@@ -1,0 +1,36 @@
+import PostgreSQL
+import PostgreSQLWebService
+import WebService
+
+/// Liveness and readiness for load balancers and orchestrators.
+///
+/// ```
+/// GET /health/live    204 while the process serves requests
+/// GET /health/ready   204 while the database answers, else 503 with Retry-After
+/// ```
+public struct HealthService: WebService {
+    public let path = "/health"
+    public let description = "Liveness and readiness probes."
+
+    private let pool: ConnectionPool
+
+    public init(pool: ConnectionPool) {
+        self.pool = pool
+    }
+
+    public var routes: [Route] {
+        Route(.get, "/live", description: "Answers 204 as long as the service is running.") { () -> Void in }
+
+        Route(.get, "/ready", description: "Answers 204 when the database answers a query, 503 otherwise.") { () throws -> Void in
+            do {
+                _ = try pool.withConnection { try $0.execute("SELECT 1") }
+            } catch let error as any HTTPErrorConvertible {
+                var problem = error.httpError ?? HTTPError(.serviceUnavailable, detail: "The database is not ready.")
+                if problem.status != .serviceUnavailable {
+                    problem = HTTPError(.serviceUnavailable, detail: "The database is not ready.", headers: ["Retry-After": "1"])
+                }
+                throw problem
+            }
+        }
+    }
+}

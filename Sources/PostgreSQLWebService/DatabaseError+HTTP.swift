@@ -1,0 +1,68 @@
+import PostgreSQL
+import WebService
+
+// The SQL layer knows nothing of HTTP and the dispatcher nothing of SQL;
+// this module is where the two meet, so the conformances are declared here.
+
+/// Database errors become HTTP errors with a status chosen by SQLSTATE.
+///
+/// | SQLSTATE | status |
+/// | --- | --- |
+/// | `22P02`, `22003`, `22007`, `22008` (invalid input) | 400 |
+/// | `42501` (insufficient privilege) | 403 |
+/// | `23505`, `23503` (unique, foreign key) | 409 |
+/// | `08*`, `57P01`, `57P02`, `57P03` (connection lost) | 503 with `Retry-After` |
+/// | `57014` (statement timeout) | 504 |
+/// | anything else | 500 with an error id, logged by the router |
+///
+/// The detail sent to the client is a fixed sentence per case plus the
+/// SQLSTATE in a `sqlState` member, never the server's message: PostgreSQL
+/// messages can quote the offending input (`invalid input syntax for type
+/// integer: "abc"`), and bound values must not be echoed.
+///
+/// ```swift
+/// Route(.get, "/?:id", Parameter<Int>("id")) { id in
+///     try pool.withConnection { try $0.execute("...") }   // a 23505 answers 409
+/// }
+/// ```
+extension DatabaseError: HTTPErrorConvertible {
+    public var httpError: HTTPError? {
+        let status: HTTPStatus
+        let detail: String
+        var headers = HTTPHeaders()
+        switch code {
+        case .invalidTextRepresentation, .numericValueOutOfRange, .invalidDatetimeFormat, .datetimeFieldOverflow:
+            status = .badRequest
+            detail = "A value in the request is not valid for the database."
+        case .insufficientPrivilege:
+            status = .forbidden
+            detail = "The service is not allowed to perform this operation."
+        case .uniqueViolation, .foreignKeyViolation:
+            status = .conflict
+            detail = code == .uniqueViolation
+                ? "The request conflicts with an existing record."
+                : "The request refers to a record that does not exist or is still referenced."
+        case .queryCanceled:
+            status = .gatewayTimeout
+            detail = "The database did not answer in time."
+        case _ where isConnectionFailure:
+            status = .serviceUnavailable
+            detail = "The database is unavailable; try again shortly."
+            headers["Retry-After"] = "1"
+        default:
+            return nil
+        }
+        return HTTPError(status, detail: detail, headers: headers, extensions: [("sqlState", .string(code.rawValue))])
+    }
+}
+
+/// A connection that could not be had in time answers 503 with `Retry-After`.
+extension PoolTimeoutError: HTTPErrorConvertible {
+    public var httpError: HTTPError? {
+        HTTPError(
+            .serviceUnavailable,
+            detail: "All database connections are busy; try again shortly.",
+            headers: ["Retry-After": "1"]
+        )
+    }
+}

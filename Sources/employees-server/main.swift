@@ -1,1 +1,0 @@
-print("employees-server: not built yet")
