@@ -9,9 +9,8 @@ SET client_min_messages = warning;
 
 SELECT NOT EXISTS (SELECT FROM pg_roles WHERE rolname = 'employees_reader') AS create_reader \gset
 \if :create_reader
-CREATE ROLE employees_reader LOGIN;
+CREATE ROLE employees_reader LOGIN NOSUPERUSER NOCREATEDB NOCREATEROLE NOINHERIT NOREPLICATION;
 \endif
-ALTER ROLE employees_reader LOGIN NOSUPERUSER NOCREATEDB NOCREATEROLE NOINHERIT NOREPLICATION;
 \if :{?reader_password}
 ALTER ROLE employees_reader PASSWORD :'reader_password';
 \endif
