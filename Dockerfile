@@ -1,0 +1,23 @@
+# The employees service: a release build of employees-server, the same build
+# that `make run` does. Used by docker-compose.yml.
+
+FROM swift:6.3-bookworm AS build
+RUN apt-get update \
+ && DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends libpq-dev libmicrohttpd-dev pkg-config \
+ && rm -rf /var/lib/apt/lists/*
+WORKDIR /src
+COPY Package.swift ./
+COPY Sources ./Sources
+COPY Tests ./Tests
+RUN swift build -c release --static-swift-stdlib --product employees-server \
+ && cp "$(swift build -c release --static-swift-stdlib --show-bin-path)/employees-server" /usr/local/bin/
+
+FROM debian:bookworm-slim
+RUN apt-get update \
+ && DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends libpq5 libmicrohttpd12 curl ca-certificates \
+ && rm -rf /var/lib/apt/lists/*
+COPY --from=build /usr/local/bin/employees-server /usr/local/bin/employees-server
+EXPOSE 8080
+USER nobody
+ENTRYPOINT ["/usr/local/bin/employees-server"]
+CMD ["--host", "0.0.0.0", "--port", "8080"]
