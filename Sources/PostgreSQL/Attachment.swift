@@ -57,7 +57,7 @@ extension Attachment: Sendable {}
 /// ```sql
 /// SELECT p."__ord", c.* FROM unnest($1::text[], $2::text[]) WITH ORDINALITY AS p(a0, a1, "__ord")
 /// CROSS JOIN LATERAL (SELECT c0.*, row_number() OVER () AS "__rn"
-///                     FROM (SELECT title FROM titles WHERE emp_no = (p.a1::integer)) AS c0) AS c
+///                     FROM (SELECT title FROM titles WHERE emp_no = (p.a1::pg_catalog.int4)) AS c0) AS c
 /// ORDER BY p."__ord", c."__rn"
 /// ```
 ///
@@ -102,11 +102,17 @@ extension Connection {
         return batch
     }
 
-    /// SQL names of types by OID (`23` → `integer`); unknown types become `text`.
+    /// Schema-qualified type names by OID (`23` → `pg_catalog.int4`) to cast
+    /// to; unknown types become `text`. Not `format_type`: its `character`
+    /// means `char(1)` in a cast, which would cut `'d001'` to `'d'`.
     private func typeNames(of oids: [UInt32]) throws -> [String] {
         guard !oids.isEmpty else { return [] }
-        let statement = try preparedStatement(
-            for: "SELECT format_type(t.oid, NULL) FROM unnest($1::oid[]) WITH ORDINALITY AS t(oid, n) ORDER BY t.n")
+        let statement = try preparedStatement(for: """
+            SELECT quote_ident(n.nspname) || '.' || quote_ident(t.typname)
+            FROM unnest($1::oid[]) WITH ORDINALITY AS u(oid, position)
+            JOIN pg_type t ON t.oid = u.oid JOIN pg_namespace n ON n.oid = t.typnamespace
+            ORDER BY u.position
+            """)
         let list = "{" + oids.map { String($0 == 0 || $0 == 705 ? 25 : $0) }.joined(separator: ",") + "}"
         let result = try run(statement, values: [list])
         return (0..<result.rowCount).map { result.string(row: $0, column: 0) ?? "text" }
