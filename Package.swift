@@ -69,6 +69,15 @@ let package = Package(
             ]
         ),
 
+        .executableTarget(
+            name: "http-threading-bench",
+            dependencies: [
+                "HTTPServer",
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+                .product(name: "Logging", package: "swift-log"),
+            ]
+        ),
+
         // MARK: - Tests
         .testTarget(name: "JSONStreamingTests", dependencies: ["JSONStreaming"]),
         .testTarget(name: "HTTPServerTests", dependencies: ["HTTPServer"]),
