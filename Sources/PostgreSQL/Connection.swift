@@ -113,7 +113,9 @@ public final class Connection {
     /// Returns `true` if the connection is usable.
     func checkIdleHealth() -> Bool {
         guard let handle, !isBroken else { return false }
-        if PQconsumeInput(handle) == 0 || PQstatus(handle) != CONNECTION_OK {
+        // A terminated backend sends an error and closes the socket: the first
+        // read takes the message, a later one sees the end of the stream.
+        for _ in 0..<3 where PQconsumeInput(handle) == 0 || PQstatus(handle) != CONNECTION_OK {
             isBroken = true
             return false
         }
@@ -121,6 +123,18 @@ public final class Connection {
             return false
         }
         return true
+    }
+
+    /// Throws the result's error, if any, marking the connection broken when
+    /// the error means it is lost. libpq's own errors carry no SQLSTATE; on a
+    /// lost connection they become ``SQLState/connectionFailure``.
+    func check(_ result: QueryResult) throws {
+        guard var error = result.error else { return }
+        if !result.hasSQLState, handle.map({ PQstatus($0) == CONNECTION_BAD }) ?? true {
+            error.code = .connectionFailure
+        }
+        noteFailure(error)
+        throw error
     }
 
     /// Marks the connection broken if libpq lost it or `error` says the server is going away.
@@ -159,10 +173,7 @@ public final class Connection {
         let name = "s\(preparedStatements.count + 1)"
         guard let raw = PQprepare(handle, name, parameters.sql, 0, nil) else { throw connectionError() }
         let result = QueryResult(taking: raw)
-        if let error = result.error {
-            noteFailure(error)
-            throw error
-        }
+        try check(result)
         let statement = PreparedStatement(
             name: name, parameters: parameters, labelSpelling: SQLTokens.aliases(in: parameters.sql))
         preparedStatements[sql] = statement
@@ -183,10 +194,7 @@ public final class Connection {
         let handle = try openHandle()
         guard let raw = PQdescribePrepared(handle, statement.name) else { throw connectionError() }
         let result = QueryResult(taking: raw)
-        if let error = result.error {
-            noteFailure(error)
-            throw error
-        }
+        try check(result)
         return result.parameterTypes
     }
 
@@ -202,10 +210,7 @@ public final class Connection {
         }
         guard let raw else { throw connectionError() }
         let result = QueryResult(taking: raw)
-        if let error = result.error {
-            noteFailure(error)
-            throw error
-        }
+        try check(result)
         return result
     }
 
@@ -219,10 +224,7 @@ public final class Connection {
         }
         guard let raw else { throw connectionError() }
         let result = QueryResult(taking: raw)
-        if let error = result.error {
-            noteFailure(error)
-            throw error
-        }
+        try check(result)
         return result
     }
 
@@ -234,10 +236,7 @@ public final class Connection {
         let handle = try openHandle()
         guard let raw = PQexec(handle, sql) else { throw connectionError() }
         let result = QueryResult(taking: raw)
-        if let error = result.error {
-            noteFailure(error)
-            throw error
-        }
+        try check(result)
         return result
     }
 
