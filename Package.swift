@@ -56,6 +56,7 @@ let package = Package(
             name: "EmployeesService",
             dependencies: ["WebService", "PostgreSQL"]
         ),
+        .executableTarget(name: "sql-benchmark", dependencies: ["PostgreSQL"]),
         .executableTarget(
             name: "employees-server",
             dependencies: [
