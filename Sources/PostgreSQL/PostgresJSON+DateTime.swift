@@ -17,9 +17,9 @@ extension PostgresJSON {
         }
         switch kind {
         case .timestamp:
-            appendISO8601(value, separatesTime: true, normalisesOffset: false, to: &output)
+            appendISO8601(value, normalisesOffset: false, to: &output)
         case .timestamptz:
-            appendISO8601(value, separatesTime: true, normalisesOffset: true, to: &output)
+            appendISO8601(value, normalisesOffset: true, to: &output)
         default:
             JSONWriter.appendString(utf8: value, to: &output)
         }
@@ -29,17 +29,14 @@ extension PostgresJSON {
     /// time replaced by `T` and a whole-hour offset (`+02`, PostgreSQL's
     /// ISO style) written as `+02:00`. Offsets with minutes or seconds
     /// (`+05:30`, `+00:53:28`) are kept.
-    static func appendISO8601(_ value: UnsafeRawBufferPointer, separatesTime: Bool, normalisesOffset: Bool, to output: inout [UInt8]) {
-        var timeStart = 0
-        if separatesTime {
-            guard let space = value.firstIndex(of: UInt8(ascii: " ")), space + 1 < value.count,
-                  DigitReader.isDigit(value[space + 1])
-            else {
-                JSONWriter.appendString(utf8: value, to: &output)
-                return
-            }
-            timeStart = space + 1
+    static func appendISO8601(_ value: UnsafeRawBufferPointer, normalisesOffset: Bool, to output: inout [UInt8]) {
+        guard let space = value.firstIndex(of: UInt8(ascii: " ")), space + 1 < value.count,
+              DigitReader.isDigit(value[space + 1])
+        else {
+            JSONWriter.appendString(utf8: value, to: &output)
+            return
         }
+        let timeStart = space + 1
         var offsetEnd = value.count
         var needsMinutes = false
         if normalisesOffset,
@@ -52,10 +49,8 @@ extension PostgresJSON {
             }
         }
         output.append(UInt8(ascii: "\""))
-        if separatesTime {
-            JSONWriter.appendEscaped(utf8: UnsafeRawBufferPointer(rebasing: value[0..<(timeStart - 1)]), to: &output)
-            output.append(UInt8(ascii: "T"))
-        }
+        JSONWriter.appendEscaped(utf8: UnsafeRawBufferPointer(rebasing: value[0..<space]), to: &output)
+        output.append(UInt8(ascii: "T"))
         JSONWriter.appendEscaped(utf8: UnsafeRawBufferPointer(rebasing: value[timeStart..<offsetEnd]), to: &output)
         if needsMinutes {
             output.append(contentsOf: ":00".utf8)

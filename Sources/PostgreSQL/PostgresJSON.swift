@@ -54,7 +54,7 @@ enum PostgresJSON {
     /// How one column's values are written, decided once from its type.
     struct Format: Sendable, Hashable {
         enum Kind: Sendable, Hashable {
-            case number, bool, json, date, timestamp, timestamptz, timetz, bytea, string, array
+            case number, bool, json, date, timestamp, timestamptz, bytea, string, array
         }
 
         /// The kind of the values themselves.
@@ -84,7 +84,6 @@ enum PostgresJSON {
             case .date: .date
             case .timestamp: .timestamp
             case .timestamptz: .timestamptz
-            case .timetz: .timetz
             case .bytea: .bytea
             default: .string
             }
@@ -122,8 +121,6 @@ enum PostgresJSON {
             output.append(contentsOf: value)
         case .date, .timestamp, .timestamptz:
             appendDateTime(value, kind: kind, to: &output, options: options)
-        case .timetz:
-            appendISO8601(value, separatesTime: false, normalisesOffset: true, to: &output)
         case .bytea:
             appendBase64(bytea: value, to: &output)
         case .string, .array:
@@ -148,31 +145,36 @@ enum PostgresJSON {
 
     /// `-?(0|[1-9][0-9]*)(\.[0-9]+)?([eE][+-]?[0-9]+)?`
     static func isJSONNumber(_ text: UnsafeRawBufferPointer) -> Bool {
-        var reader = DigitReader(bytes: text)
-        _ = reader.skip("-")
-        if reader.skip("0") {
-            if let next = reader.peek, DigitReader.isDigit(next) { return false }
-        } else if !reader.skipDigits() {
+        let count = text.count
+        var index = 0
+        func isDigit(_ index: Int) -> Bool {
+            index < count && text[index] &- UInt8(ascii: "0") < 10
+        }
+        /// Skips one or more digits; `false` if there are none.
+        func skipDigits(_ index: inout Int) -> Bool {
+            guard isDigit(index) else { return false }
+            repeat { index += 1 } while isDigit(index)
+            return true
+        }
+        if index < count && text[index] == UInt8(ascii: "-") { index += 1 }
+        if index < count && text[index] == UInt8(ascii: "0") {
+            index += 1
+        } else if !skipDigits(&index) {
             return false
         }
-        if reader.skip("."), !reader.skipDigits() { return false }
-        if reader.skip("e") || reader.skip("E") {
-            if !reader.skip("+") { _ = reader.skip("-") }
-            if !reader.skipDigits() { return false }
+        if index < count && text[index] == UInt8(ascii: ".") {
+            index += 1
+            guard skipDigits(&index) else { return false }
         }
-        return reader.isAtEnd
+        if index < count && text[index] | 0x20 == UInt8(ascii: "e") {
+            index += 1
+            if index < count && (text[index] == UInt8(ascii: "+") || text[index] == UInt8(ascii: "-")) { index += 1 }
+            guard skipDigits(&index) else { return false }
+        }
+        return index == count
     }
 
     static func equals(_ bytes: UnsafeRawBufferPointer, _ ascii: StaticString) -> Bool {
         bytes.elementsEqual(UnsafeRawBufferPointer(start: ascii.utf8Start, count: ascii.utf8CodeUnitCount))
-    }
-}
-
-extension DigitReader {
-    /// Skips one or more digits; `false` if there are none.
-    mutating func skipDigits() -> Bool {
-        let start = index
-        while let byte = peek, Self.isDigit(byte) { index += 1 }
-        return index > start
     }
 }

@@ -95,7 +95,7 @@ struct PostgresJSONTests {
 
     @Test func timesAndIntervalsAreStrings() {
         #expect(render("10:00:00.5", .time) == #""10:00:00.5""#)
-        #expect(render("10:00:00+02", .timetz) == #""10:00:00+02:00""#)
+        #expect(render("10:00:00+02", .timetz) == #""10:00:00+02""#)
         #expect(render("10:00:00-05:30", .timetz) == #""10:00:00-05:30""#)
         #expect(render("1 year 2 mons 3 days 04:05:06", .interval) == #""1 year 2 mons 3 days 04:05:06""#)
     }

@@ -1,0 +1,1 @@
+SELECT a[lo:hi], a[:lo:hi], ARRAY[:x, :y], LIMIT:n, f(a := :b)

@@ -1,0 +1,1 @@
+SELECT * FROM employees WHERE emp_no = :employeeNumber AND name LIKE :name
