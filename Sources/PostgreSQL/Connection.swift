@@ -20,6 +20,12 @@ public final class Connection {
     /// SQL text as written → the statement prepared for it on this connection.
     private var preparedStatements: [String: PreparedStatement] = [:]
 
+    /// How many statements were ever prepared here; names the next one.
+    private var statementCount = 0
+
+    /// The most statements kept prepared; past it, all are deallocated.
+    static let preparedStatementLimit = 1000
+
     /// An attached subquery's SQL → the SQL that runs it for a block of parents.
     var batchSQLBySubquery: [String: BatchSQL] = [:]
 
@@ -167,10 +173,17 @@ public final class Connection {
     /// parsing and preparing it on first use.
     func preparedStatement(for sql: String) throws -> PreparedStatement {
         if let statement = preparedStatements[sql] { return statement }
-        try finishActiveCursor()
+        finishActiveCursor()
         let handle = try openHandle()
+        if preparedStatements.count >= Self.preparedStatementLimit {
+            // SQL built on the fly must not make the cache (and the server's) grow without end.
+            try runSimple("DEALLOCATE ALL")
+            preparedStatements = [:]
+            batchSQLBySubquery = [:]
+        }
         let parameters = Parameters.parse(sql)
-        let name = "s\(preparedStatements.count + 1)"
+        statementCount += 1
+        let name = "s\(statementCount)"
         guard let raw = PQprepare(handle, name, parameters.sql, 0, nil) else { throw connectionError() }
         let result = QueryResult(taking: raw)
         try check(result)
@@ -190,7 +203,7 @@ public final class Connection {
 
     /// The type OIDs of a prepared statement's parameters, as the server inferred them.
     func parameterTypes(of statement: PreparedStatement) throws -> [UInt32] {
-        try finishActiveCursor()
+        finishActiveCursor()
         let handle = try openHandle()
         guard let raw = PQdescribePrepared(handle, statement.name) else { throw connectionError() }
         let result = QueryResult(taking: raw)
@@ -203,7 +216,7 @@ public final class Connection {
     /// Runs a prepared statement with text-format parameter values and
     /// returns the complete result.
     func run(_ statement: PreparedStatement, values: [String?]) throws -> QueryResult {
-        try finishActiveCursor()
+        finishActiveCursor()
         let handle = try openHandle()
         let raw = withCStringArray(values) { pointers in
             PQexecPrepared(handle, statement.name, Int32(values.count), pointers, nil, nil, 0)
@@ -217,7 +230,7 @@ public final class Connection {
     /// Runs SQL text with parameters without preparing it (`DECLARE ... CURSOR FOR`).
     @discardableResult
     func runUnprepared(_ sql: String, values: [String?]) throws -> QueryResult {
-        try finishActiveCursor()
+        finishActiveCursor()
         let handle = try openHandle()
         let raw = withCStringArray(values) { pointers in
             PQexecParams(handle, sql, Int32(values.count), nil, pointers, nil, nil, 0)
@@ -232,7 +245,7 @@ public final class Connection {
     /// `SET ...`, `FETCH ...`, scripts of several statements).
     @discardableResult
     func runSimple(_ sql: String) throws -> QueryResult {
-        try finishActiveCursor()
+        finishActiveCursor()
         let handle = try openHandle()
         guard let raw = PQexec(handle, sql) else { throw connectionError() }
         let result = QueryResult(taking: raw)
@@ -243,7 +256,7 @@ public final class Connection {
     /// Sends a prepared statement and switches to single-row mode; the
     /// returned cursor then reads the rows one `PGresult` at a time.
     func stream(_ statement: PreparedStatement, values: [String?]) throws -> RowCursor {
-        try finishActiveCursor()
+        finishActiveCursor()
         let handle = try openHandle()
         let sent = withCStringArray(values) { pointers in
             PQsendQueryPrepared(handle, statement.name, Int32(values.count), pointers, nil, nil, 0)
@@ -257,7 +270,7 @@ public final class Connection {
 
     /// Stops the streaming cursor, if one is active, so that the connection
     /// can run something else.
-    func finishActiveCursor() throws {
+    func finishActiveCursor() {
         activeCursor?.close()
         activeCursor = nil
     }
