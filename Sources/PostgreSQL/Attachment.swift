@@ -82,7 +82,7 @@ extension Connection {
 
         var pieces: [(token: SQLTokens.Token, text: String)] = []
         SQLTokens.scan(statement.parameters.sql) { token, bytes in
-            if case .positionalParameter(let number) = token, (1...typeNames.count).contains(number) {
+            if case .positionalParameter(let number) = token, number >= 1, number <= typeNames.count {
                 pieces.append((token, "(p.a\(number)::\(typeNames[number - 1]))"))
             } else {
                 pieces.append((token, String(decoding: bytes, as: UTF8.self)))
