@@ -60,6 +60,7 @@ let package = Package(
             name: "EmployeesService",
             dependencies: ["WebService", "PostgreSQL", "PostgreSQLWebService"]
         ),
+        .executableTarget(name: "sql-benchmark", dependencies: ["PostgreSQL"]),
         .executableTarget(
             name: "employees-server",
             dependencies: [

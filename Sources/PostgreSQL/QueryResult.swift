@@ -40,6 +40,11 @@ final class QueryResult {
         return DatabaseError(code: code, message: message, detail: field("D"), hint: field("H"))
     }
 
+    /// Whether the error came from the server (with a SQLSTATE) rather than from libpq.
+    var hasSQLState: Bool {
+        PQresultErrorField(handle, Int32(Character("C").asciiValue!)) != nil
+    }
+
     /// The number of rows changed by an `INSERT`, `UPDATE`, `DELETE`, ... (0 when not applicable).
     var affectedRowCount: Int {
         Int(String(cString: PQcmdTuples(handle))) ?? 0

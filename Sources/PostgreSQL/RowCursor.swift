@@ -55,10 +55,9 @@ public final class RowCursor {
         if result.isSingleRow {
             return Row(result: result, index: 0, layout: layout(for: result))
         }
-        if let error = result.error {
+        if result.error != nil {
             finish()
-            connection.noteFailure(error)
-            throw error
+            try connection.check(result)
         }
         _ = layout(for: result)
         finish()
