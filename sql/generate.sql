@@ -55,7 +55,7 @@ SELECT 'M', position - 1, name FROM unnest(ARRAY['Georgi', 'Bezalel', 'Parto', '
           'Parviz', 'Vishv', 'Tuval', 'Kenroku', 'Somnath', 'Xinglin', 'Sudharsan', 'Valdiodio',
           'Arumugam', 'Jayson', 'Remzi', 'Sreekrishna', 'Valter', 'Hironobu', 'Xinyu', 'Hiroyasu',
           'Yifei', 'Lidong', 'Goh', 'Emmanuel', 'Tomofumi', 'Niranjan', 'Kwan', 'Zhenbing',
-          'Narain', 'Shigeaki', 'Naftali', 'Jaewon', 'Balaji', 'Baldev', 'Balakrishna', 'Anwar',
+          'Narain', 'Shigeaki', 'Naftali', 'Jaewon', 'Balaji', 'Debatosh', 'Rajmohan', 'Anwar',
           'Aamer', 'Abdelaziz', 'Abdulah', 'Adas', 'Aemilian', 'Ajay', 'Akhilish', 'Alper',
           'Amstein', 'Anestis', 'Arnd', 'Arvind', 'Babette', 'Bartek', 'Bedir', 'Bernd',
           'Bill', 'Boalin', 'Bouchung', 'Boutros', 'Carlo', 'Chaosheng', 'Charlie', 'Chikara',
@@ -72,7 +72,7 @@ SELECT 'F', position - 1, name FROM unnest(ARRAY['Anneke', 'Saniya', 'Duangkaew'
           'Yinghua', 'Mayumi', 'Breannda', 'Claudi', 'Charlene', 'Margareta', 'Shir', 'Mona',
           'Jungsoon', 'Kendra', 'Amabile', 'Sailaja', 'Hilari', 'Perla', 'Paraskevi', 'Akemi',
           'Leni', 'Abigail', 'Adhemar', 'Aimee', 'Aleksandra', 'Alena', 'Alexandra', 'Alina',
-          'Almudena', 'Angel', 'Ariel', 'Arlette', 'Barbara', 'Bala', 'Bedrich', 'Bella',
+          'Almudena', 'Angel', 'Ariel', 'Arlette', 'Barbara', 'Bojana', 'Bedrich', 'Bella',
           'Bernice', 'Bettina', 'Biswajit', 'Brigitte', 'Carla', 'Catherine', 'Chanjung', 'Chriss',
           'Cristina', 'Dagmar', 'Dalia', 'Dana', 'Deborah', 'Elena', 'Elisabeth', 'Elke',
           'Emma', 'Erica', 'Eva', 'Fatima', 'Fionn', 'Francesca', 'Gabriele', 'Giovanna',
@@ -85,7 +85,7 @@ SELECT 'F', position - 1, name FROM unnest(ARRAY['Anneke', 'Saniya', 'Duangkaew'
           'Rena', 'Renata', 'Rita', 'Rosa', 'Sabine', 'Sachiko', 'Sandra', 'Sara',
           'Shanti', 'Silke', 'Simone', 'Sonia', 'Stella', 'Susanne', 'Tamara', 'Tanja',
           'Teresa', 'Ulrike', 'Ursula', 'Valeria', 'Vera', 'Veronika', 'Wendy', 'Xiaoming',
-          'Yael', 'Yoko', 'Yuki', 'Zofia', 'Zuzana', 'Balbina', 'Baldwina', 'Zhanna']) WITH ORDINALITY AS female (name, position);
+          'Yael', 'Yoko', 'Yuki', 'Zofia', 'Zuzana', 'Kazuko', 'Ewa', 'Zhanna']) WITH ORDINALITY AS female (name, position);
 
 CREATE TEMPORARY TABLE last_names (position integer, name text);
 INSERT INTO last_names
@@ -99,8 +99,8 @@ SELECT position - 1, name FROM unnest(ARRAY['Facello', 'Simmel', 'Bamford', 'Kob
           'Merlo', 'Kolvik', 'Schusler', 'Orlowska', 'Terwilliger', 'Szmurlo', 'Kambil', 'Rahimi',
           'Acton', 'Cusworth', 'Brender', 'Kawashimo', 'Talmor', 'Azumi', 'Kornyak', 'Spelt',
           'Nastansky', 'Zschoche', 'Standera', 'Collette', 'Nyanchama', 'Matzov', 'Stanfel', 'Wegerle',
-          'Baldwin', 'Balcerzak', 'Balazinska', 'Balakrishnan', 'Balaraman', 'Balasubramanian', 'Balstead', 'Baldoni',
-          'Ballantyne', 'Abbattista', 'Abiteboul', 'Ayache', 'Adachi', 'Aingworth', 'Akazan', 'Alameldin',
+          'Pfister', 'Balcerzak', 'Hmelnitsky', 'Krishnan', 'Raman', 'Subramanian', 'Holstead', 'Benzaken',
+          'Antony', 'Abbattista', 'Abiteboul', 'Ayache', 'Adachi', 'Aingworth', 'Akazan', 'Alameldin',
           'Albarhamtoshy', 'Alblas', 'Alencar', 'Alpin', 'Ambroszkiewicz', 'Anger', 'Angiulli', 'Anido',
           'Apsitis', 'Armand', 'Aseltine', 'Auyong', 'Avouris', 'Azevdeo', 'Bahk', 'Bakhtiari',
           'Barreiro', 'Beerel', 'Benantar', 'Bennet', 'Benzmuller', 'Berendt', 'Besselaar', 'Birge',
