@@ -1,7 +1,8 @@
 -- Deterministic generator of an employees sample database of the real scale:
--- 300,024 employees numbered from 10001, the 9 real departments, about
--- 331,600 dept_emp, the 24 dept_manager rows of the real data, about 443,300
--- titles and 2.84 million salaries, with current rows ending 9999-01-01.
+-- 300,024 employees numbered from 10001, the 9 real departments, the 24
+-- dept_manager rows of the real data, 331,180 dept_emp, 442,714 titles and
+-- 2,862,948 salaries (the real data: 331,603, 443,308 and 2,844,047), with
+-- current rows ending 9999-01-01.
 --
 -- Run on the empty tables of schema.sql, before keys.sql and foreign-keys.sql:
 --
