@@ -175,9 +175,7 @@ final class ChildBlock {
         }
         let result = try connection.run(connection.preparedStatement(for: batch.sql), values: values)
 
-        let columns = result.columns.dropFirst().dropLast().map { column in
-            Column(label: batch.labelSpelling[column.label] ?? column.label, typeOID: column.typeOID)
-        }
+        let columns = result.columns.dropFirst().dropLast().map { $0.respelled(batch.labelSpelling) }
         // Count the rows of parent i (ordinal i + 1) into starts[i + 1], then
         // sum up: starts[i] becomes the number of rows of parents before i.
         var starts = [Int32](repeating: 0, count: Int(parentCount) + 1)

@@ -87,9 +87,7 @@ public final class RowCursor {
 
     private func layout(for result: QueryResult) -> ColumnLayout {
         if let layout { return layout }
-        let columns = result.columns.map { column in
-            Column(label: labelSpelling[column.label] ?? column.label, typeOID: column.typeOID)
-        }
+        let columns = result.columns.map { $0.respelled(labelSpelling) }
         let layout = ColumnLayout(columns)
         self.layout = layout
         return layout
