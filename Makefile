@@ -4,7 +4,8 @@
 #   make test   the same setup, then every test against that real database;
 #               stops the cluster afterwards if this run started it
 # Also: make db (cluster and sample data only), make stop, make build,
-#       make compose-check (validates docker-compose.yml).
+#       make compose-check (validates docker-compose.yml),
+#       make bench (the benchmark suite, BENCHMARKS.md; BENCH_ARGS passes options).
 #
 # Variables: PGCLUSTER_PORT (54329), HOST (127.0.0.1), PORT (8080).
 
@@ -20,7 +21,7 @@ PORT ?= 8080
 cluster := scripts/pg-cluster
 cluster_env = eval "$$($(cluster) env)"
 
-.PHONY: run test db stop build setup compose-check
+.PHONY: run test db stop build setup compose-check bench
 
 setup:
 	@scripts/setup
@@ -46,6 +47,9 @@ test: setup
 	scripts/load-sample-db; \
 	$(MAKE) --no-print-directory compose-check; \
 	EMPLOYEES_DATABASE=employees swift test
+
+bench: build db
+	@$(cluster_env); scripts/bench $(BENCH_ARGS)
 
 compose-check:
 	@docker-compose --file docker-compose.yml config --quiet

@@ -1,0 +1,9 @@
+-- pgbench: the three queries of GET /employees/{n}?details=titles&details=salaries,
+-- run as three plain statements (the service batches the two child queries).
+\set n random(10001, 310024)
+SELECT emp_no AS "employeeNumber", first_name AS "firstName", last_name AS "lastName", birth_date AS "birthDate", gender, hire_date AS "hireDate"
+FROM employees WHERE emp_no = :n;
+SELECT title, from_date AS "fromDate", to_date AS "toDate"
+FROM titles WHERE emp_no = :n ORDER BY from_date, title;
+SELECT salary, from_date AS "fromDate", to_date AS "toDate"
+FROM salaries WHERE emp_no = :n ORDER BY from_date;

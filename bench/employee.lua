@@ -1,0 +1,22 @@
+-- wrk script: GET /employees/{n} with a random employee number per request.
+--
+--   wrk -t2 -c64 -d10s -s bench/employee.lua http://127.0.0.1:8080 [-- '?details=titles&details=salaries']
+--
+-- The optional argument after `--` is appended to every path (a query string).
+
+local counter = 0
+
+function setup(thread)
+   counter = counter + 1
+   thread:set("thread_number", counter)
+end
+
+function init(args)
+   suffix = args[1] or ""
+   -- Each thread draws its own sequence.
+   math.randomseed(os.time() * 100 + (thread_number or 0))
+end
+
+function request()
+   return wrk.format("GET", "/employees/" .. math.random(10001, 310024) .. suffix)
+end
