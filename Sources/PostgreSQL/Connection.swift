@@ -279,8 +279,17 @@ public final class Connection {
 
     /// Asks the server to cancel the running query, then reads and drops
     /// every result left so the connection is idle again.
+    ///
+    /// Results that have already arrived are dropped first: a short query
+    /// (one row read of a one-row result) is usually complete by then, and
+    /// a cancel request costs a new connection to the server, milliseconds.
     func cancelAndDrain() {
         guard let handle else { return }
+        _ = PQconsumeInput(handle)
+        while PQisBusy(handle) == 0 {
+            guard let raw = PQgetResult(handle) else { return noteFailure(nil) }
+            PQclear(raw)
+        }
         if PQisBusy(handle) == 1 || PQtransactionStatus(handle) == PQTRANS_ACTIVE {
             if let cancel = PQgetCancel(handle) {
                 var buffer = [CChar](repeating: 0, count: 256)
