@@ -32,8 +32,23 @@ final class StreamReader {
 
     /// A chunked response pulling from `body`, or `nil` (with `body`
     /// closed) if libmicrohttpd could not create one.
+    ///
+    /// A body that ends within the first block (one employee, an error
+    /// list) goes out as a fixed-length response instead: headers and body
+    /// then leave in one `send`, not three (headers, chunk, last chunk).
     static func makeResponse(body: any StreamingBody, context: RequestContext) -> OpaquePointer? {
-        let reader = Unmanaged.passRetained(StreamReader(body: body, context: context))
+        let stream = StreamReader(body: body, context: context)
+        if context.method != .head, let whole = stream.prefetch() {
+            let response = whole.withUnsafeBytes { buffer in
+                MHD_create_response_from_buffer(
+                    buffer.count, UnsafeMutableRawPointer(mutating: buffer.baseAddress), .RESPMEM_MUST_COPY
+                )
+            }
+            stream.close()
+            if response != nil { context.bytesSent = whole.count }
+            return response
+        }
+        let reader = Unmanaged.passRetained(stream)
         // UInt64.max is MHD_SIZE_UNKNOWN, a macro Swift does not import.
         let response = MHD_create_response_from_callback(
             UInt64.max, blockSize, StreamReader.read, reader.toOpaque(), StreamReader.free
@@ -42,6 +57,24 @@ final class StreamReader {
             reader.takeRetainedValue().close()
         }
         return response
+    }
+
+    /// Pulls up to one block from the body before the response is queued.
+    /// Returns the whole body if it ended within that block without an
+    /// error; otherwise what was pulled (and any failure) stays pending for
+    /// the reader, as if `fill` had pulled it.
+    private func prefetch() -> [UInt8]? {
+        do {
+            while pending.count < Self.blockSize {
+                if !(try body.write(into: &pending)) {
+                    isFinished = true
+                    return pending
+                }
+            }
+        } catch {
+            failure = error
+        }
+        return nil
     }
 
     /// Fills `buffer` with up to `buffer.count` bytes; 0 only at the end.
