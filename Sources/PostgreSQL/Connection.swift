@@ -29,6 +29,10 @@ public final class Connection {
     /// An attached subquery's SQL → the SQL that runs it for a block of parents.
     var batchSQLBySubquery: [String: BatchSQL] = [:]
 
+    /// A prepared statement's name → the columns of its result, worked out
+    /// once: a statement's result columns do not change between runs.
+    var layoutsByStatement: [String: ColumnLayout] = [:]
+
     /// Numbers the server-side cursors this connection declares.
     var cursorCount = 0
 
@@ -84,6 +88,7 @@ public final class Connection {
         isBroken = true
         preparedStatements = [:]
         batchSQLBySubquery = [:]
+        layoutsByStatement = [:]
     }
 
     /// The server's process id for this connection (as in `pg_stat_activity.pid`).
@@ -180,6 +185,7 @@ public final class Connection {
             try runSimple("DEALLOCATE ALL")
             preparedStatements = [:]
             batchSQLBySubquery = [:]
+            layoutsByStatement = [:]
         }
         let parameters = Parameters.parse(sql)
         statementCount += 1
@@ -263,7 +269,7 @@ public final class Connection {
         }
         guard sent == 1 else { throw connectionError() }
         PQsetSingleRowMode(handle)
-        let cursor = RowCursor(connection: self, labelSpelling: statement.labelSpelling)
+        let cursor = RowCursor(connection: self, labelSpelling: statement.labelSpelling, statementName: statement.name)
         activeCursor = cursor
         return cursor
     }

@@ -14,7 +14,6 @@ protocol RowSource: AnyObject {
 final class StreamingRows: RowSource {
     private let cursor: RowCursor
     private var pending: Row?
-    private var template: ObjectTemplate?
 
     init(connection: Connection, sql: String, arguments: SQLArguments) throws {
         cursor = try connection.query(sql, arguments)
@@ -28,8 +27,7 @@ final class StreamingRows: RowSource {
     func writeNext(options: JSONRenderingOptions, to output: inout [UInt8]) throws {
         guard let row = pending else { return }
         pending = nil
-        if template == nil { template = ObjectTemplate(columns: row.columns) }
-        template!.write(row: row.index, of: row.result, options: options, to: &output) { _, _ in }
+        row.layout.objectTemplate.write(row: row.index, of: row.result, options: options, to: &output) { _, _ in }
     }
 
     func close() {

@@ -17,11 +17,14 @@ public final class RowCursor {
     private let connection: Connection
     private var layout: ColumnLayout?
     private let labelSpelling: [String: String]
+    /// The prepared statement read, whose layout the connection keeps.
+    private let statementName: String?
     private var isFinished = false
 
-    init(connection: Connection, labelSpelling: [String: String] = [:]) {
+    init(connection: Connection, labelSpelling: [String: String] = [:], statementName: String? = nil) {
         self.connection = connection
         self.labelSpelling = labelSpelling
+        self.statementName = statementName
     }
 
     deinit {
@@ -87,9 +90,14 @@ public final class RowCursor {
 
     private func layout(for result: QueryResult) -> ColumnLayout {
         if let layout { return layout }
+        if let statementName, let layout = connection.layoutsByStatement[statementName] {
+            self.layout = layout
+            return layout
+        }
         let columns = result.columns.map { $0.respelled(labelSpelling) }
         let layout = ColumnLayout(columns)
         self.layout = layout
+        if let statementName { connection.layoutsByStatement[statementName] = layout }
         return layout
     }
 }
@@ -102,6 +110,8 @@ extension RowCursor: Sendable {}
 final class ColumnLayout {
     let columns: [Column]
     let indexByLabel: [String: Int]
+    /// How a row is written as a JSON object, built on first use.
+    private(set) lazy var objectTemplate = ObjectTemplate(columns: columns)
 
     init(_ columns: [Column]) {
         self.columns = columns
