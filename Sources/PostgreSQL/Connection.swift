@@ -124,6 +124,11 @@ public final class Connection {
     /// Returns `true` if the connection is usable.
     func checkIdleHealth() -> Bool {
         guard let handle, !isBroken else { return false }
+        // Nothing to read (the usual case): no read at all, one poll instead of three reads.
+        var socket = pollfd(fd: PQsocket(handle), events: Int16(POLLIN), revents: 0)
+        if poll(&socket, 1, 0) == 0 {
+            return PQstatus(handle) == CONNECTION_OK && PQtransactionStatus(handle) == PQTRANS_IDLE
+        }
         // A terminated backend sends an error and closes the socket: the first
         // read takes the message, a later one sees the end of the stream.
         for _ in 0..<3 where PQconsumeInput(handle) == 0 || PQstatus(handle) != CONNECTION_OK {
@@ -291,7 +296,7 @@ public final class Connection {
     /// a cancel request costs a new connection to the server, milliseconds.
     func cancelAndDrain() {
         guard let handle else { return }
-        _ = PQconsumeInput(handle)
+        if PQisBusy(handle) == 1 { _ = PQconsumeInput(handle) }
         while PQisBusy(handle) == 0 {
             guard let raw = PQgetResult(handle) else { return noteFailure(nil) }
             PQclear(raw)
