@@ -89,6 +89,11 @@ struct ObjectTemplate {
         var children: [String: Child] = [:]
 
         func insert(path: String, _ leaf: Leaf) {
+            // Most labels have no dot: no need to split them (templates are built per block).
+            guard path.utf8.contains(UInt8(ascii: ".")) else {
+                add(path, .leaf(leaf))
+                return
+            }
             let parts = path.split(separator: ".", omittingEmptySubsequences: false).map(String.init)
             guard parts.count > 1, !parts.contains(where: \.isEmpty) else {
                 add(path, .leaf(leaf))
