@@ -50,6 +50,8 @@ final class BlockRows: RowSource {
     private let labelSpelling: [String: String]
 
     private var block: QueryResult?
+    /// The first block, fetched in the same round trip as the cursor's declaration.
+    private var firstBlock: QueryResult?
     private var layout: ColumnLayout?
     private var children: [ChildBlock] = []
     private var template: ObjectTemplate?
@@ -74,11 +76,15 @@ final class BlockRows: RowSource {
         connection.cursorCount += 1
         cursorName = "rows\(connection.cursorCount)"
         ownsTransaction = !connection.isInTransaction
+        // BEGIN, DECLARE and the first FETCH in one round trip, not three.
+        var statements: [PipelinedStatement] = []
         if ownsTransaction {
-            try connection.executeScript("BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY")
+            statements.append(PipelinedStatement(sql: "BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY"))
         }
+        statements.append(PipelinedStatement(sql: "DECLARE \(cursorName) NO SCROLL CURSOR FOR \(parameters.sql)", values: values))
+        statements.append(PipelinedStatement(sql: "FETCH \(self.blockSize) FROM \(cursorName)"))
         do {
-            try connection.runUnprepared("DECLARE \(cursorName) NO SCROLL CURSOR FOR \(parameters.sql)", values: values)
+            firstBlock = try connection.runPipeline(statements).last
         } catch {
             if ownsTransaction { connection.rollBackQuietly() }
             throw error
@@ -88,7 +94,13 @@ final class BlockRows: RowSource {
     func hasNext() throws -> Bool {
         if let block, position < block.rowCount { return true }
         guard !isExhausted, !isClosed else { return false }
-        let block = try connection.runSimple("FETCH \(blockSize) FROM \(cursorName)")
+        let block: QueryResult
+        if let firstBlock {
+            block = firstBlock
+            self.firstBlock = nil
+        } else {
+            block = try connection.runSimple("FETCH \(blockSize) FROM \(cursorName)")
+        }
         if template == nil {
             let columns = block.columns.map { $0.respelled(labelSpelling) }
             template = ObjectTemplate(columns: columns, attachmentKeys: attachments.map(\.key))
@@ -118,6 +130,7 @@ final class BlockRows: RowSource {
         guard !isClosed else { return }
         isClosed = true
         block = nil
+        firstBlock = nil
         children = []
         guard !connection.isBroken else { return }
         if ownsTransaction {

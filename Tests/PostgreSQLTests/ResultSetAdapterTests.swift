@@ -75,6 +75,37 @@ import Testing
         }
     }
 
+    /// With attachments, BEGIN, DECLARE and the first FETCH go out in one
+    /// pipeline: a failure in any of them still surfaces in start(), and the
+    /// connection comes back idle, out of pipeline mode and transaction.
+    @Test func errorsWithAttachmentsSurfaceInStartAndLeaveTheConnectionClean() throws {
+        let pool = TestDatabase.pool(size: 1)
+        let failures: [(sql: String, arguments: SQLArguments, code: SQLState)] = [
+            ("SELECT :n::int AS n", ["n": "x"], .invalidTextRepresentation),  // fails the DECLARE
+            ("SELECT 1 / (n - 2) AS n FROM generate_series(1, 3) n", [:], .divisionByZero),  // fails the FETCH
+        ]
+        for failure in failures {
+            let adapter = ResultSetAdapter(pool, sql: failure.sql, arguments: failure.arguments)
+            adapter.attach("next", "SELECT :n::int + 1 AS next")
+            #expect {
+                try adapter.start()
+            } throws: { error in
+                (error as? DatabaseError)?.code == failure.code
+            }
+            adapter.close()
+            let (value, inTransaction) = try pool.withConnection { connection in
+                (try connection.fetchOne(Int.self, "SELECT 41 + 1 AS value"), connection.isInTransaction)
+            }
+            #expect(value == 42)
+            #expect(!inTransaction)
+            #expect(pool.openConnectionCount == 1)
+        }
+        let adapter = ResultSetAdapter(pool, sql: "SELECT 1 AS n", shape: .object)
+        adapter.attach("next", "SELECT :n::int + 1 AS next")
+        #expect(try adapter.start())
+        #expect(try TestDatabase.body(of: adapter) == #"{"n":1,"next":[{"next":2}]}"#)
+    }
+
     // MARK: - Attachments
 
     static let schema = """
