@@ -39,11 +39,20 @@ enum SignalWaiter {
         for (index, signal) in signals.enumerated() {
             sigaction(signal, &handler, &previous[index])
         }
+        // A process inherits its parent's signal mask: one started from a
+        // thread that blocks SIGTERM (Foundation's `Process` does) would
+        // never see it. Unblocked here, the signals come to this thread.
+        var waited = sigset_t()
+        sigemptyset(&waited)
+        for signal in signals { sigaddset(&waited, signal) }
+        var previousMask = sigset_t()
+        pthread_sigmask(SIG_UNBLOCK, &waited, &previousMask)
 
         var byte: UInt8 = 0
         while read(ends[0], &byte, 1) != 1 {}
         then(Int32(byte))
 
+        pthread_sigmask(SIG_SETMASK, &previousMask, nil)
         for (index, signal) in signals.enumerated() {
             sigaction(signal, &previous[index], nil)
         }
