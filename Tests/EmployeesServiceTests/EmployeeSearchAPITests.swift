@@ -74,6 +74,9 @@ struct EmployeeSearchAPITests {
             == (try Self.expected("bal%", limit: 10, offset: 5)))
         #expect(try search("name=bal*&limit=10&offset=5").objects.count == 10)
         #expect(try search("limit=0").text == "[]")
+        #expect(JSONValues.table(try search("name=bal*&limit=9223372036854775807").objects, Self.summaryKeys)
+            == (try Self.expected("bal%")))
+        #expect(try search("offset=9223372036854775807").text == "[]")
         #expect(try search("name=bal*&offset=1000000").text == "[]")
         let firstThree = try search("limit=3").objects.compactMap { $0["employeeNumber"] as? Int }
         #expect(firstThree == [10001, 10002, 10003])

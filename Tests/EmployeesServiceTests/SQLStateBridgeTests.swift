@@ -1,5 +1,6 @@
 import EmployeesService
 import Foundation
+import Synchronization
 import PostgreSQL
 import PostgreSQLWebService
 import Testing
@@ -57,7 +58,7 @@ struct SQLStateBridgeTests {
     func withServer<R>(poolSize: Int = 2, acquireTimeout: Duration = .seconds(5),
                        _ body: (ConnectionPool, Int) throws -> R) throws -> R {
         let pool = try TestEnvironment.pool(size: poolSize, acquireTimeout: acquireTimeout)
-        let server = TestServer.serve([FailingService(pool: pool), EmployeesService(pool: pool)])
+        let server = TestServer.serve([FailingService(pool: pool), EmployeesService(pool: pool), DepartmentsService(pool: pool)])
         try server.start()
         defer { server.stop(); pool.close() }
         return try body(pool, server.port)
@@ -125,6 +126,42 @@ struct SQLStateBridgeTests {
             let all = try HTTPClient.parse(start + slow.readToEnd())
             #expect(all.status == 200)
             #expect(try HTTPClient.send("GET", "/employees?limit=1", port: port).status == 200)
+        }
+    }
+
+    @Test("one connection is enough for every endpoint: nested details and HEAD give it back")
+    func poolOfOne() throws {
+        try withServer(poolSize: 1, acquireTimeout: .seconds(2)) { pool, port in
+            let targets = [
+                "/employees/10004?details=titles,salaries,departments",
+                "/employees?name=bal*&limit=300&details=titles,salaries,departments",
+                "/departments/d005?details=managers,employees",
+                "/departments/d001?details=employees,managers",
+                "/departments",
+            ]
+            for target in targets + targets {
+                let reply = try HTTPClient.send("GET", target, port: port)
+                #expect(reply.status == 200, "\(target): \(reply)")
+                #expect((try? reply.json()) != nil, "\(target)")
+            }
+            let head = try HTTPClient.send("HEAD", "/employees", port: port)
+            #expect(head.status == 200)
+            #expect(head.body.isEmpty)
+            #expect(try HTTPClient.send("GET", "/employees/10004", port: port).status == 200)
+            #expect(pool.openConnectionCount <= 1)
+        }
+    }
+
+    @Test("concurrent requests share a small pool without errors")
+    func concurrentRequests() throws {
+        try withServer(poolSize: 3, acquireTimeout: .seconds(10)) { _, port in
+            let statuses = Mutex<[Int]>([])
+            DispatchQueue.concurrentPerform(iterations: 24) { index in
+                let target = index % 2 == 0 ? "/employees/\(10001 + index)?details=titles,salaries" : "/employees?name=*son&limit=50&details=titles"
+                let status = (try? HTTPClient.send("GET", target, port: port).status) ?? -1
+                statuses.withLock { $0.append(status) }
+            }
+            #expect(statuses.withLock { $0 } == Array(repeating: 200, count: 24))
         }
     }
 }

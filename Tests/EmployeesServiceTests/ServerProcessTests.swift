@@ -112,6 +112,22 @@ struct ServerProcessTests {
         #expect(server.exitStatus() == 0, "\(server.printed.suffix(2000))")
     }
 
+    @Test("--database-url is used; an unreachable database gives 503s, liveness stays 204")
+    func unreachableDatabase() throws {
+        let server = try RunningServer(arguments: ["--port", "0", "--database-url", try TestEnvironment.conninfo(port: "1"),
+                                                   "--acquire-timeout", "0.5"])
+        defer { server.kill() }
+        let port = try server.servingPort()
+        #expect(try HTTPClient.send("GET", "/health/live", port: port).status == 204)
+        for target in ["/health/ready", "/employees/10004", "/departments"] {
+            let reply = try HTTPClient.send("GET", target, port: port)
+            #expect(reply.status == 503, "\(target): \(reply)")
+            #expect(reply.header("Retry-After") == "1", "\(target)")
+        }
+        server.process.interrupt()
+        #expect(server.exitStatus() == 0)
+    }
+
     @Test("SIGTERM during a large stream: the stream completes, the process exits 0")
     func gracefulStop() throws {
         let server = try RunningServer(arguments: ["--port", "0", "--pool-size", "2"])
