@@ -164,4 +164,20 @@ struct SQLStateBridgeTests {
             #expect(statuses.withLock { $0 } == Array(repeating: 200, count: 24))
         }
     }
+
+    @Test("a client that goes away mid-stream gives the connection back")
+    func abandonedStreams() throws {
+        try withServer(poolSize: 1, acquireTimeout: .seconds(3)) { pool, port in
+            for target in ["/employees", "/employees?details=titles", "/departments/d005?details=managers,employees"] {
+                do {
+                    let client = try HTTPClient(port: port)
+                    try client.sendRequest("GET", target)
+                    #expect(try !client.read(maximum: 2048).isEmpty)
+                }
+                let next = try HTTPClient.send("GET", "/employees/10004", port: port)
+                #expect(next.status == 200, "after abandoning \(target): \(next)")
+            }
+            #expect(pool.openConnectionCount <= 1)
+        }
+    }
 }
