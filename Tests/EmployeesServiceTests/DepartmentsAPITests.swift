@@ -93,16 +93,18 @@ struct DepartmentsAPITests {
         }
     }
 
-    @Test("ready is 503 with Retry-After when the database cannot be reached; live stays 204")
+    @Test("ready is 503 with Retry-After when the database cannot be reached or refuses the role; live stays 204")
     func notReady() throws {
-        let pool = ConnectionPool(.init(conninfo: try TestEnvironment.conninfo(port: "1"), size: 1, acquireTimeout: .seconds(1)))
-        let server = TestServer.serve([HealthService(pool: pool)])
-        try server.start()
-        defer { server.stop() }
-        let ready = try HTTPClient.send("GET", "/health/ready", port: server.port)
-        #expect(ready.status == 503)
-        #expect(ready.header("Retry-After") != nil)
-        #expect(ready.header("Content-Type") == "application/problem+json")
-        #expect(try HTTPClient.send("GET", "/health/live", port: server.port).status == 204)
+        for conninfo in [try TestEnvironment.conninfo(port: "1"), try TestEnvironment.conninfo(user: "no_such_role")] {
+            let pool = ConnectionPool(.init(conninfo: conninfo, size: 1, acquireTimeout: .seconds(1)))
+            let server = TestServer.serve([HealthService(pool: pool)])
+            try server.start()
+            defer { server.stop() }
+            let ready = try HTTPClient.send("GET", "/health/ready", port: server.port)
+            #expect(ready.status == 503, "\(conninfo)")
+            #expect(ready.header("Retry-After") != nil)
+            #expect(ready.header("Content-Type") == "application/problem+json")
+            #expect(try HTTPClient.send("GET", "/health/live", port: server.port).status == 204)
+        }
     }
 }

@@ -75,7 +75,7 @@ struct SQLStateBridgeTests {
         }
     }
 
-    @Test("22P02, 22007, 23505, 42501, 57014, 57P01/08006, 22012")
+    @Test("22P02 and 22007 → 400, 23505 → 409, 42501 → 403, 57014 → 504, 22012 → 500 with an error id")
     func mapping() throws {
         try withServer { _, port in
             let secret = FailingService.secret
@@ -85,18 +85,24 @@ struct SQLStateBridgeTests {
             expectProblem(try HTTPClient.send("GET", "/fail/write?value=\(secret)", port: port), status: 403, sqlState: "42501")
             expectProblem(try HTTPClient.send("GET", "/fail/timeout", port: port), status: 504, sqlState: "57014")
 
-            let terminated = try HTTPClient.send("GET", "/fail/terminate", port: port)
-            expectProblem(terminated, status: 503, sqlState: nil)
-            #expect(["57P01", "08006", "08003", "08000"].contains(terminated.object["sqlState"] as? String ?? ""), "\(terminated)")
-            #expect(terminated.header("Retry-After") == "1")
-
             let unmapped = try HTTPClient.send("GET", "/fail/divide?by=0", port: port)
             expectProblem(unmapped, status: 500, sqlState: nil)
             #expect(unmapped.object["sqlState"] == nil)
             #expect((unmapped.object["errorId"] as? String)?.count == 36, "\(unmapped)")
 
-            // The pool recovered from every failure, the dropped connection included.
+            // The pool recovered from every failure.
             #expect(try HTTPClient.send("GET", "/fail/divide?by=1", port: port).text == "1")
+            #expect(try HTTPClient.send("GET", "/employees/10004", port: port).status == 200)
+        }
+    }
+
+    @Test("a backend terminated under a query (57P01/08006) answers 503 with Retry-After; the pool replaces it")
+    func terminatedBackend() throws {
+        try withServer(poolSize: 1) { _, port in
+            let terminated = try HTTPClient.send("GET", "/fail/terminate", port: port)
+            expectProblem(terminated, status: 503, sqlState: nil)
+            #expect(["57P01", "08006", "08003", "08000"].contains(terminated.object["sqlState"] as? String ?? ""), "\(terminated)")
+            #expect(terminated.header("Retry-After") == "1")
             #expect(try HTTPClient.send("GET", "/employees/10004", port: port).status == 200)
         }
     }

@@ -10,17 +10,17 @@ import WebService
 /// to that database as the read-only role `employees_reader`, as the
 /// executable does in production.
 enum TestEnvironment {
-    struct MissingVariable: Error, CustomStringConvertible {
-        var name: String
-        var description: String {
-            "\(name) is not set: run the tests with `make test`, or export PGHOST, PGPORT and EMPLOYEES_DATABASE "
-                + "(`eval \"$(scripts/pg-cluster env)\"; export EMPLOYEES_DATABASE=employees`) after scripts/load-sample-db"
-        }
+    struct SetupError: Error, CustomStringConvertible {
+        var description: String
     }
 
+    /// The value of an environment variable that `make test` sets.
     static func variable(_ name: String) throws -> String {
         guard let value = ProcessInfo.processInfo.environment[name], !value.isEmpty else {
-            throw MissingVariable(name: name)
+            throw SetupError(description: """
+                \(name) is not set: run the tests with `make test`, or export PGHOST, PGPORT and EMPLOYEES_DATABASE \
+                (`eval "$(scripts/pg-cluster env)"; export EMPLOYEES_DATABASE=employees`) after scripts/load-sample-db
+                """)
         }
         return value
     }
@@ -58,7 +58,7 @@ enum TestEnvironment {
     /// The one integer `sql` answers.
     static func integer(_ sql: String, _ arguments: SQLArguments = [:]) throws -> Int {
         guard let text = try rows(sql, arguments).first?.first ?? nil, let value = Int(text) else {
-            throw MissingVariable(name: "an integer from \(sql)")
+            throw SetupError(description: "expected one integer from \(sql)")
         }
         return value
     }
