@@ -82,7 +82,8 @@ struct EmployeeAPITests {
 
     @Test("an unknown employee is 404 problem+json")
     func unknownEmployee() throws {
-        for number in ["99999999", "10000", "0", "-1"] {
+        // Numbers beyond emp_no's int4 range are valid numbers of no employee.
+        for number in ["99999999", "10000", "0", "-1", "2147483648", "-9223372036854775808", "9223372036854775807"] {
             let reply = try server.get("/employees/\(number)")
             #expect(reply.status == 404, "\(number)")
             #expect(reply.header("Content-Type") == "application/problem+json")
