@@ -8,9 +8,15 @@ import Testing
 /// The built `employees-server` executable, run as a separate process.
 @Suite("employees-server executable", .serialized)
 struct ServerProcessTests {
-    static let executable = URL(filePath: #filePath)
-        .deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
-        .appending(path: ".build/debug/employees-server")
+    /// Beside the test bundle (whatever the configuration), else in the
+    /// package's `.build/debug`.
+    static let executable: URL = {
+        let besideTests = Bundle.main.executableURL?.deletingLastPathComponent().appending(path: "employees-server")
+        if let besideTests, FileManager.default.isExecutableFile(atPath: besideTests.path) { return besideTests }
+        return URL(filePath: #filePath)
+            .deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+            .appending(path: ".build/debug/employees-server")
+    }()
 
     struct Failure: Error, CustomStringConvertible {
         var description: String
