@@ -113,6 +113,21 @@ struct EmployeeAPITests {
         }
     }
 
+    @Test("writing methods are 405 with Allow; HEAD answers without a body")
+    func methods() throws {
+        for method in ["POST", "PUT", "PATCH", "DELETE"] {
+            for target in ["/employees/10004", "/employees", "/departments/d005"] {
+                let reply = try HTTPClient.send(method, target, port: server.port, headers: ["Content-Length": "0"])
+                #expect(reply.status == 405, "\(method) \(target)")
+                #expect(reply.header("Allow") == "GET, HEAD, OPTIONS", "\(method) \(target)")
+            }
+        }
+        let head = try HTTPClient.send("HEAD", "/employees/10004?details=titles", port: server.port)
+        #expect(head.status == 200)
+        #expect(head.body.isEmpty)
+        #expect(try TestEnvironment.integer("SELECT count(*) FROM employees WHERE emp_no = 10004") == 1)
+    }
+
     // MARK: - Options
 
     @Test("dates as epoch milliseconds when the service is configured so")
