@@ -39,9 +39,9 @@ enum SignalWaiter {
         for (index, signal) in signals.enumerated() {
             sigaction(signal, &handler, &previous[index])
         }
-        // A process inherits its parent's signal mask: one started from a
-        // thread that blocks SIGTERM (Foundation's `Process` does) would
-        // never see it. Unblocked here, the signals come to this thread.
+        // A process inherits the signal mask of the thread that started it
+        // (the test runner's threads block SIGTERM, for one): unblocked
+        // here, the signals reach this thread instead of staying pending.
         var waited = sigset_t()
         sigemptyset(&waited)
         for signal in signals { sigaddset(&waited, signal) }

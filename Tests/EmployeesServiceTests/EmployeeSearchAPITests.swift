@@ -49,9 +49,9 @@ struct EmployeeSearchAPITests {
     @Test("*son matches names ending in son; a name without * matches whole names only")
     func suffixAndExact() throws {
         #expect(JSONValues.table(try search("name=*son").objects, Self.summaryKeys) == (try Self.expected("%son")))
-        let first = try #require(try TestEnvironment.rows("SELECT last_name FROM employees WHERE emp_no = 10004").first?.first ?? nil)
-        #expect(JSONValues.table(try search("name=\(first.uppercased())").objects, Self.summaryKeys)
-            == (try Self.expected(first)))
+        let lastName = try #require(try TestEnvironment.rows("SELECT last_name FROM employees WHERE emp_no = 10004").first?.first ?? nil)
+        #expect(JSONValues.table(try search("name=\(lastName.uppercased())").objects, Self.summaryKeys)
+            == (try Self.expected(lastName)))
     }
 
     @Test("% and _ in a name match themselves, not any characters")

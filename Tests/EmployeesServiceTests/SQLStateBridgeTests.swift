@@ -1,8 +1,8 @@
 import EmployeesService
 import Foundation
-import Synchronization
 import PostgreSQL
 import PostgreSQLWebService
+import Synchronization
 import Testing
 import WebService
 
@@ -53,7 +53,7 @@ struct FailingService: WebService {
     }
 }
 
-@Suite("SQLSTATE to HTTP through PostgreSQLWebService", .serialized)
+@Suite("Database failures through PostgreSQLWebService: SQLSTATEs and the pool", .serialized)
 struct SQLStateBridgeTests {
     func withServer<R>(poolSize: Int = 2, acquireTimeout: Duration = .seconds(5),
                        _ body: (ConnectionPool, Int) throws -> R) throws -> R {
