@@ -60,10 +60,20 @@ let package = Package(
             name: "EmployeesService",
             dependencies: ["WebService", "PostgreSQL", "PostgreSQLWebService"]
         ),
+        .executableTarget(name: "sql-benchmark", dependencies: ["PostgreSQL"]),
         .executableTarget(
             name: "employees-server",
             dependencies: [
                 "EmployeesService",
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+                .product(name: "Logging", package: "swift-log"),
+            ]
+        ),
+
+        .executableTarget(
+            name: "http-threading-bench",
+            dependencies: [
+                "HTTPServer",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
             ]

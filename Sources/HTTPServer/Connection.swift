@@ -68,6 +68,10 @@ struct Connection {
         for (name, value) in response.headers where !Connection.isFramingHeader(name) {
             _ = MHD_add_response_header(created, name, value)
         }
+        // libmicrohttpd 0.9.75 sends the terminating chunk even for HEAD,
+        // which a client would take for the start of the next response.
+        var closeConnection = closeConnection
+        if isHead, case .stream = response.body { closeConnection = true }
         if closeConnection {
             _ = MHD_add_response_header(created, "Connection", "close")
         }

@@ -16,8 +16,8 @@ final class Daemon {
 
     init(configuration: HTTPServer.Configuration, processor: RequestProcessor) throws {
         self.processor = processor
-        let context = Unmanaged.passRetained(processor)
         let address = try SocketAddress(host: configuration.host, port: configuration.port)
+        let context = Unmanaged.passRetained(processor)
 
         var flags = MHD_USE_ERROR_LOG.rawValue | MHD_USE_INTERNAL_POLLING_THREAD.rawValue
             | MHD_USE_ITC.rawValue | MHD_USE_AUTO.rawValue
@@ -106,7 +106,7 @@ final class Daemon {
 
     // MARK: - Callbacks
 
-    /// .URI_LOG_CALLBACK: the first thing MHD tells about a request,
+    /// MHD_OPTION_URI_LOG_CALLBACK: the first thing MHD tells about a request,
     /// with its raw target. The returned context is the request's `con_cls`.
     private static let requestBegan: @convention(c) (
         UnsafeMutableRawPointer?, UnsafePointer<CChar>?, OpaquePointer?
@@ -118,7 +118,7 @@ final class Daemon {
         return Unmanaged.passRetained(context).toOpaque()
     }
 
-    /// .NOTIFY_COMPLETED: the request is over, whatever happened.
+    /// MHD_OPTION_NOTIFY_COMPLETED: the request is over, whatever happened.
     private static let requestCompleted: @convention(c) (
         UnsafeMutableRawPointer?, OpaquePointer?, UnsafeMutablePointer<UnsafeMutableRawPointer?>?,
         MHD_RequestTerminationCode
@@ -157,7 +157,7 @@ final class Daemon {
         return processor.finish(context, on: connectionHandle) ? .YES : .NO
     }
 
-    /// .EXTERNAL_LOGGER: libmicrohttpd's own messages.
+    /// MHD_OPTION_EXTERNAL_LOGGER: libmicrohttpd's own messages.
     private static let logMessage: MHD_LogCallback = { cls, format, arguments in
         let processor = Unmanaged<RequestProcessor>.fromOpaque(cls!).takeUnretainedValue()
         guard let format, let arguments else { return }

@@ -44,6 +44,11 @@ public final class HTTPServer: Sendable {
         /// measuring: handlers block, see docs/THREADING.md.
         public var threading: ThreadingModel
 
+        /// Every setting has a default; name only what differs.
+        ///
+        /// ```swift
+        /// HTTPServer.Configuration(port: 0, shutdownTimeout: 2)
+        /// ```
         public init(
             host: String = "127.0.0.1",
             port: Int = 8080,

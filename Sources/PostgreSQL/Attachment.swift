@@ -80,15 +80,24 @@ extension Connection {
         let statement = try preparedStatement(for: subquery)
         let typeNames = try typeNames(of: parameterTypes(of: statement))
 
-        var body = ""
+        var pieces: [(token: SQLTokens.Token, text: String)] = []
         SQLTokens.scan(statement.parameters.sql) { token, bytes in
-            if case .positionalParameter(let number) = token, (1...typeNames.count).contains(number) {
-                body += "(p.a\(number)::\(typeNames[number - 1]))"
+            if case .positionalParameter(let number) = token, number >= 1, number <= typeNames.count {
+                pieces.append((token, "(p.a\(number)::\(typeNames[number - 1]))"))
             } else {
-                body += String(decoding: bytes, as: UTF8.self)
+                pieces.append((token, String(decoding: bytes, as: UTF8.self)))
             }
         }
-        while let last = body.last, last.isWhitespace || last == ";" { body.removeLast() }
+        // A trailing semicolon would end the statement inside the parentheses.
+        func isTrailing(_ piece: (token: SQLTokens.Token, text: String)) -> Bool {
+            switch piece.token {
+            case .space, .comment: true
+            case .other: piece.text == ";"
+            case .word, .positionalParameter: false
+            }
+        }
+        while let last = pieces.last, isTrailing(last) { pieces.removeLast() }
+        let body = pieces.map(\.text).joined()
 
         let arrays = (0...typeNames.count).map { "$\($0 + 1)::text[]" }.joined(separator: ", ")
         let columns = (0...typeNames.count).map { "a\($0)" }.joined(separator: ", ")
@@ -166,9 +175,7 @@ final class ChildBlock {
         }
         let result = try connection.run(connection.preparedStatement(for: batch.sql), values: values)
 
-        let columns = result.columns.dropFirst().dropLast().map { column in
-            Column(label: batch.labelSpelling[column.label] ?? column.label, typeOID: column.typeOID)
-        }
+        let columns = result.columns.dropFirst().dropLast().map { $0.respelled(batch.labelSpelling) }
         // Count the rows of parent i (ordinal i + 1) into starts[i + 1], then
         // sum up: starts[i] becomes the number of rows of parents before i.
         var starts = [Int32](repeating: 0, count: Int(parentCount) + 1)

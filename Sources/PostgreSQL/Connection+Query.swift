@@ -118,7 +118,7 @@ extension Connection {
 extension PreparedStatement {
     /// `columns` with the labels spelled as the SQL text's aliases.
     func spelled(_ columns: [Column]) -> [Column] {
-        columns.map { Column(label: labelSpelling[$0.label] ?? $0.label, typeOID: $0.typeOID) }
+        columns.map { $0.respelled(labelSpelling) }
     }
 }
 

@@ -20,6 +20,12 @@ public final class Connection {
     /// SQL text as written → the statement prepared for it on this connection.
     private var preparedStatements: [String: PreparedStatement] = [:]
 
+    /// How many statements were ever prepared here; names the next one.
+    private var statementCount = 0
+
+    /// The most statements kept prepared; past it, all are deallocated.
+    static let preparedStatementLimit = 1000
+
     /// An attached subquery's SQL → the SQL that runs it for a block of parents.
     var batchSQLBySubquery: [String: BatchSQL] = [:]
 
@@ -113,7 +119,9 @@ public final class Connection {
     /// Returns `true` if the connection is usable.
     func checkIdleHealth() -> Bool {
         guard let handle, !isBroken else { return false }
-        if PQconsumeInput(handle) == 0 || PQstatus(handle) != CONNECTION_OK {
+        // A terminated backend sends an error and closes the socket: the first
+        // read takes the message, a later one sees the end of the stream.
+        for _ in 0..<3 where PQconsumeInput(handle) == 0 || PQstatus(handle) != CONNECTION_OK {
             isBroken = true
             return false
         }
@@ -121,6 +129,18 @@ public final class Connection {
             return false
         }
         return true
+    }
+
+    /// Throws the result's error, if any, marking the connection broken when
+    /// the error means it is lost. libpq's own errors carry no SQLSTATE; on a
+    /// lost connection they become ``SQLState/connectionFailure``.
+    func check(_ result: QueryResult) throws {
+        guard var error = result.error else { return }
+        if !result.hasSQLState, handle.map({ PQstatus($0) == CONNECTION_BAD }) ?? true {
+            error.code = .connectionFailure
+        }
+        noteFailure(error)
+        throw error
     }
 
     /// Marks the connection broken if libpq lost it or `error` says the server is going away.
@@ -153,16 +173,20 @@ public final class Connection {
     /// parsing and preparing it on first use.
     func preparedStatement(for sql: String) throws -> PreparedStatement {
         if let statement = preparedStatements[sql] { return statement }
-        try finishActiveCursor()
+        finishActiveCursor()
         let handle = try openHandle()
+        if preparedStatements.count >= Self.preparedStatementLimit {
+            // SQL built on the fly must not make the cache (and the server's) grow without end.
+            try runSimple("DEALLOCATE ALL")
+            preparedStatements = [:]
+            batchSQLBySubquery = [:]
+        }
         let parameters = Parameters.parse(sql)
-        let name = "s\(preparedStatements.count + 1)"
+        statementCount += 1
+        let name = "s\(statementCount)"
         guard let raw = PQprepare(handle, name, parameters.sql, 0, nil) else { throw connectionError() }
         let result = QueryResult(taking: raw)
-        if let error = result.error {
-            noteFailure(error)
-            throw error
-        }
+        try check(result)
         let statement = PreparedStatement(
             name: name, parameters: parameters, labelSpelling: SQLTokens.aliases(in: parameters.sql))
         preparedStatements[sql] = statement
@@ -179,14 +203,11 @@ public final class Connection {
 
     /// The type OIDs of a prepared statement's parameters, as the server inferred them.
     func parameterTypes(of statement: PreparedStatement) throws -> [UInt32] {
-        try finishActiveCursor()
+        finishActiveCursor()
         let handle = try openHandle()
         guard let raw = PQdescribePrepared(handle, statement.name) else { throw connectionError() }
         let result = QueryResult(taking: raw)
-        if let error = result.error {
-            noteFailure(error)
-            throw error
-        }
+        try check(result)
         return result.parameterTypes
     }
 
@@ -195,34 +216,28 @@ public final class Connection {
     /// Runs a prepared statement with text-format parameter values and
     /// returns the complete result.
     func run(_ statement: PreparedStatement, values: [String?]) throws -> QueryResult {
-        try finishActiveCursor()
+        finishActiveCursor()
         let handle = try openHandle()
         let raw = withCStringArray(values) { pointers in
             PQexecPrepared(handle, statement.name, Int32(values.count), pointers, nil, nil, 0)
         }
         guard let raw else { throw connectionError() }
         let result = QueryResult(taking: raw)
-        if let error = result.error {
-            noteFailure(error)
-            throw error
-        }
+        try check(result)
         return result
     }
 
     /// Runs SQL text with parameters without preparing it (`DECLARE ... CURSOR FOR`).
     @discardableResult
     func runUnprepared(_ sql: String, values: [String?]) throws -> QueryResult {
-        try finishActiveCursor()
+        finishActiveCursor()
         let handle = try openHandle()
         let raw = withCStringArray(values) { pointers in
             PQexecParams(handle, sql, Int32(values.count), nil, pointers, nil, nil, 0)
         }
         guard let raw else { throw connectionError() }
         let result = QueryResult(taking: raw)
-        if let error = result.error {
-            noteFailure(error)
-            throw error
-        }
+        try check(result)
         return result
     }
 
@@ -230,21 +245,18 @@ public final class Connection {
     /// `SET ...`, `FETCH ...`, scripts of several statements).
     @discardableResult
     func runSimple(_ sql: String) throws -> QueryResult {
-        try finishActiveCursor()
+        finishActiveCursor()
         let handle = try openHandle()
         guard let raw = PQexec(handle, sql) else { throw connectionError() }
         let result = QueryResult(taking: raw)
-        if let error = result.error {
-            noteFailure(error)
-            throw error
-        }
+        try check(result)
         return result
     }
 
     /// Sends a prepared statement and switches to single-row mode; the
     /// returned cursor then reads the rows one `PGresult` at a time.
     func stream(_ statement: PreparedStatement, values: [String?]) throws -> RowCursor {
-        try finishActiveCursor()
+        finishActiveCursor()
         let handle = try openHandle()
         let sent = withCStringArray(values) { pointers in
             PQsendQueryPrepared(handle, statement.name, Int32(values.count), pointers, nil, nil, 0)
@@ -258,7 +270,7 @@ public final class Connection {
 
     /// Stops the streaming cursor, if one is active, so that the connection
     /// can run something else.
-    func finishActiveCursor() throws {
+    func finishActiveCursor() {
         activeCursor?.close()
         activeCursor = nil
     }

@@ -116,7 +116,7 @@ public final class ConnectionPool: Sendable {
     /// pool.release(connection)
     /// ```
     public func release(_ connection: Connection) {
-        try? connection.finishActiveCursor()
+        connection.finishActiveCursor()
         connection.rollBackQuietly()
         if connection.isBroken || connection.isInTransaction {
             connection.close()

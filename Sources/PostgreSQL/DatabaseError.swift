@@ -1,9 +1,9 @@
 /// An error reported by PostgreSQL or by libpq, with its SQLSTATE code.
 ///
-/// The message, detail and hint are the server's own fields. The description
-/// never contains bound parameter values: they travel separately from the SQL
-/// text, and the server's messages for bad input are checked by the tests
-/// not to echo them back in this layer's output.
+/// The message, detail and hint are the server's own fields; they may quote
+/// input values (a detail like `Key (name)=(ada) already exists.`), so show
+/// them to the caller who sent the values, not to logs. The `description`
+/// leaves out whatever may quote a bound value.
 ///
 /// ```swift
 /// do {
@@ -44,11 +44,14 @@ public struct DatabaseError: Error, Sendable, CustomStringConvertible {
         code.isConnectionException || code == .adminShutdown || code == .crashShutdown || code == .cannotConnectNow
     }
 
+    /// The code and, unless it may quote input, the message; safe to log.
+    ///
+    /// The server's message for bad input quotes the input
+    /// (`invalid input syntax for type integer: "abc"`), and the detail of
+    /// a constraint violation quotes key values, so the description leaves
+    /// out the detail always and the message of data exceptions (class `22`).
     public var description: String {
-        var text = "\(code.rawValue): \(message)"
-        if let detail { text += " (detail: \(detail))" }
-        if let hint { text += " (hint: \(hint))" }
-        return text
+        code.class == "22" ? "SQLSTATE \(code.rawValue) (invalid data)" : "SQLSTATE \(code.rawValue): \(message)"
     }
 }
 

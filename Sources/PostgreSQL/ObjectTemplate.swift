@@ -28,7 +28,7 @@ struct ObjectTemplate {
     init(columns: [Column], firstColumn: Int32 = 0, attachmentKeys: [String] = []) {
         let root = Node()
         for (offset, column) in columns.enumerated() {
-            root.insert(path: column.label, .column(index: firstColumn + Int32(offset), typeOID: column.typeOID))
+            root.insert(path: column.label, .column(index: firstColumn + Int32(offset), type: column.type))
         }
         for (index, key) in attachmentKeys.enumerated() {
             root.insert(path: key, .attachment(index: index))
@@ -74,7 +74,7 @@ struct ObjectTemplate {
     // MARK: - Building
 
     private enum Leaf {
-        case column(index: Int32, typeOID: UInt32)
+        case column(index: Int32, type: PostgresType)
         case attachment(index: Int)
     }
 
@@ -122,8 +122,8 @@ struct ObjectTemplate {
                 JSONWriter.appendString(key, to: &keyBytes)
                 keyBytes.append(UInt8(ascii: ":"))
                 switch children[key]! {
-                case .leaf(.column(let index, let typeOID)):
-                    return .column(key: keyBytes, index: index, format: PostgresJSON.Format(type: PostgresType(oid: typeOID)))
+                case .leaf(.column(let index, let type)):
+                    return .column(key: keyBytes, index: index, format: PostgresJSON.Format(type: type))
                 case .leaf(.attachment(let index)):
                     return .attachment(key: keyBytes, index: index)
                 case .node(let node):

@@ -40,6 +40,11 @@ final class QueryResult {
         return DatabaseError(code: code, message: message, detail: field("D"), hint: field("H"))
     }
 
+    /// Whether the error came from the server (with a SQLSTATE) rather than from libpq.
+    var hasSQLState: Bool {
+        PQresultErrorField(handle, Int32(Character("C").asciiValue!)) != nil
+    }
+
     /// The number of rows changed by an `INSERT`, `UPDATE`, `DELETE`, ... (0 when not applicable).
     var affectedRowCount: Int {
         Int(String(cString: PQcmdTuples(handle))) ?? 0
@@ -53,7 +58,7 @@ final class QueryResult {
 
     var columns: [Column] {
         (0..<columnCount).map { index in
-            Column(label: String(cString: PQfname(handle, index)), typeOID: PQftype(handle, index))
+            Column(label: String(cString: PQfname(handle, index)), type: PostgresType(oid: PQftype(handle, index)))
         }
     }
 
@@ -83,22 +88,27 @@ final class QueryResult {
 /// ```swift
 /// let cursor = try connection.query("SELECT emp_no AS employeeNumber FROM employees")
 /// cursor.columns[0].label   // "employeenumber" unless quoted: "employeeNumber"
-/// cursor.columns[0].typeOID // 23 (int4)
+/// cursor.columns[0].type   // .int4
 /// ```
 public struct Column: Sendable, Hashable {
     /// The column's label: its name or its `AS` alias.
     public var label: String
-    /// The OID of the column's type (`pg_type.oid`), as in `23` for `int4`.
-    public var typeOID: UInt32
+    /// The column's type (`type.oid` is `pg_type.oid`, as in `23` for `int4`).
+    public var type: PostgresType
 
     /// Creates a column description.
     ///
     /// ```swift
-    /// let column = Column(label: "id", typeOID: 23)
+    /// let column = Column(label: "id", type: .int4)
     /// ```
-    public init(label: String, typeOID: UInt32) {
+    public init(label: String, type: PostgresType) {
         self.label = label
-        self.typeOID = typeOID
+        self.type = type
+    }
+
+    /// The column with its label spelled as in `spelling` (lower-cased alias → alias).
+    func respelled(_ spelling: [String: String]) -> Column {
+        Column(label: spelling[label] ?? label, type: type)
     }
 }
 

@@ -92,7 +92,7 @@ final class BlockRows: RowSource {
         guard !isExhausted, !isClosed else { return false }
         let block = try connection.runSimple("FETCH \(blockSize) FROM \(cursorName)")
         if template == nil {
-            let columns = block.columns.map { Column(label: labelSpelling[$0.label] ?? $0.label, typeOID: $0.typeOID) }
+            let columns = block.columns.map { $0.respelled(labelSpelling) }
             template = ObjectTemplate(columns: columns, attachmentKeys: attachments.map(\.key))
             layout = ColumnLayout(columns)
         }

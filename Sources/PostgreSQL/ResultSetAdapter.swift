@@ -9,10 +9,13 @@ import JSONStreaming
 /// each row as an array.
 ///
 /// Without attachments the query runs in single-row mode. With attachments
-/// the parent query runs as a server-side cursor in a read-only, repeatable
-/// read transaction (one snapshot for parents and children), fetched in
-/// blocks of ``blockSize`` rows; each attachment then runs once per block
-/// for all its parent rows, never once per row.
+/// the parent query runs as a server-side cursor, fetched in blocks of
+/// ``blockSize`` rows; each attachment then runs once per block for all its
+/// parent rows (never once per row), and its own attachments once per block
+/// of its rows. The cursor lives in a read-only, repeatable read transaction
+/// of the adapter's own (one snapshot for parents and children), or in the
+/// caller's transaction when the connection is already in one. Memory holds
+/// one block of parents and their children at a time.
 ///
 /// ```swift
 /// let adapter = ResultSetAdapter(pool, sql: """
@@ -57,6 +60,7 @@ public final class ResultSetAdapter: StreamingBody {
     private var connection: Connection?
     private var rows: (any RowSource)?
     private var hasWrittenOpening = false
+    private var hasWrittenRow = false
     private var isClosed = false
 
     /// An adapter that takes a connection from `pool` when it starts and
@@ -165,13 +169,13 @@ public final class ResultSetAdapter: StreamingBody {
             let limit = output.count + 16_384
             if !hasWrittenOpening {
                 output.append(UInt8(ascii: "["))
+                hasWrittenOpening = true
             }
             while output.count < limit, try rows.hasNext() {
-                if hasWrittenOpening { output.append(UInt8(ascii: ",")) }
-                hasWrittenOpening = true
+                if hasWrittenRow { output.append(UInt8(ascii: ",")) }
+                hasWrittenRow = true
                 try rows.writeNext(options: options, to: &output)
             }
-            hasWrittenOpening = true
             if try rows.hasNext() { return true }
             output.append(UInt8(ascii: "]"))
             rows.close()

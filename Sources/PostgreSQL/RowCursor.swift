@@ -55,10 +55,9 @@ public final class RowCursor {
         if result.isSingleRow {
             return Row(result: result, index: 0, layout: layout(for: result))
         }
-        if let error = result.error {
+        if result.error != nil {
             finish()
-            connection.noteFailure(error)
-            throw error
+            try connection.check(result)
         }
         _ = layout(for: result)
         finish()
@@ -88,9 +87,7 @@ public final class RowCursor {
 
     private func layout(for result: QueryResult) -> ColumnLayout {
         if let layout { return layout }
-        let columns = result.columns.map { column in
-            Column(label: labelSpelling[column.label] ?? column.label, typeOID: column.typeOID)
-        }
+        let columns = result.columns.map { $0.respelled(labelSpelling) }
         let layout = ColumnLayout(columns)
         self.layout = layout
         return layout

@@ -23,7 +23,7 @@ extension SQLTokens {
                 let lowered = word.lowercased()
                 if previousWordWasAS, word != lowered { aliases[lowered] = word }
                 previousWordWasAS = lowered == "as"
-            case .space:
+            case .space, .comment:
                 break
             case .other, .positionalParameter:
                 previousWordWasAS = false
@@ -41,6 +41,7 @@ enum SQLTokens {
         case word
         case space
         case positionalParameter(Int)
+        case comment
         case other
     }
 
@@ -67,8 +68,10 @@ enum SQLTokens {
             case UInt8(ascii: "'"), UInt8(ascii: "\""):
                 index = skipQuoted(bytes, from: index + 1, quote: byte)
             case UInt8(ascii: "-") where index + 1 < bytes.count && bytes[index + 1] == UInt8(ascii: "-"):
+                token = .comment
                 index = skip(until: [UInt8(ascii: "\n")], from: index + 2)
             case UInt8(ascii: "/") where index + 1 < bytes.count && bytes[index + 1] == UInt8(ascii: "*"):
+                token = .comment
                 index = skipBlockComment(bytes, from: index + 2)
             case UInt8(ascii: "$"):
                 var end = index + 1

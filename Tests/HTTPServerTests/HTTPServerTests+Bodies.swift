@@ -80,6 +80,26 @@ extension HTTPServerTests {
         #expect(eventually { access(upload.file.path, F_OK) != 0 }, "the temporary file is removed after the response")
     }
 
+    @Test func anUploadCutShortLeavesNoTemporaryFile() throws {
+        let server = try startServer { _ in HTTPResponse(status: .noContent) }
+        defer { server.stop() }
+        let before = Set(uploadFiles())
+        let client = try TestClient(port: server.port)
+        let boundary = "cutShortBoundary"
+        try client.send(
+            "POST /upload HTTP/1.1\r\nHost: x\r\n"
+                + "Content-Type: multipart/form-data; boundary=\(boundary)\r\nContent-Length: 1000000\r\n\r\n"
+                + "--\(boundary)\r\nContent-Disposition: form-data; name=\"f\"; filename=\"a.txt\"\r\n\r\n"
+        )
+        try client.send(Array(repeating: UInt8(ascii: "a"), count: 100_000))
+        #expect(eventually { !Set(uploadFiles()).subtracting(before).isEmpty }, "the part is being stored")
+        let created = Set(uploadFiles()).subtracting(before)
+
+        _ = consume client
+
+        #expect(eventually { Set(uploadFiles()).intersection(created).isEmpty }, "the file is removed when the request ends")
+    }
+
     @Test func malformedFormsAreBadRequests() throws {
         let calls = Shared(0)
         let server = try startServer { _ in
@@ -179,4 +199,19 @@ func readFile(_ path: String) -> [UInt8] {
         if count == 0 { return content }
         content += buffer[0..<count]
     }
+}
+
+/// The upload files the server currently holds (`http-upload-*` in the temporary folder).
+func uploadFiles() -> [String] {
+    let directory = getenv("TMPDIR").map { String(cString: $0) }.flatMap { $0.isEmpty ? nil : $0 } ?? "/tmp"
+    guard let folder = opendir(directory) else { return [] }
+    defer { closedir(folder) }
+    var names: [String] = []
+    while let entry = readdir(folder) {
+        let name = withUnsafeBytes(of: entry.pointee.d_name) { bytes in
+            String(decoding: bytes.prefix { $0 != 0 }, as: UTF8.self)
+        }
+        if name.hasPrefix("http-upload-") { names.append(name) }
+    }
+    return names
 }

@@ -31,6 +31,8 @@ final class TestClient {
     private let socket: Int32
     private var buffer: [UInt8] = []
     private var start = 0
+    /// Zeroes appended in one bulk copy to make room for `recv`.
+    private let spare = [UInt8](repeating: 0, count: 256 << 10)
 
     /// Connects to 127.0.0.1:`port`. A small `receiveBufferSize` limits how
     /// much the kernel buffers for a client that does not read.
@@ -182,6 +184,7 @@ final class TestClient {
 
     /// Reads more bytes; `false` when the peer closed the connection.
     private func fillBuffer() throws -> Bool {
+        let chunkSize = 256 << 10
         if start == buffer.count {
             buffer.removeAll(keepingCapacity: true)
             start = 0
@@ -189,21 +192,20 @@ final class TestClient {
             buffer.removeFirst(start)
             start = 0
         }
-        let chunkSize = 256 << 10
         let previous = buffer.count
-        buffer.append(contentsOf: repeatElement(0, count: chunkSize))
-        while true {
-            let result = buffer.withUnsafeMutableBytes { recv(socket, $0.baseAddress! + previous, chunkSize, 0) }
-            if result < 0 && errno == EINTR { continue }
-            if result < 0 {
-                let error = errno
-                buffer.removeLast(chunkSize)
-                if error == ECONNRESET { return false }
-                throw Failure.receive(errno: error)
-            }
-            buffer.removeLast(chunkSize - result)
-            return result > 0
+        var received = 0
+        var failure: Int32 = 0
+        buffer.append(contentsOf: spare.prefix(chunkSize))
+        repeat {
+            received = buffer.withUnsafeMutableBytes { recv(socket, $0.baseAddress! + previous, chunkSize, 0) }
+            failure = received < 0 ? errno : 0
+        } while received < 0 && failure == EINTR
+        buffer.removeLast(chunkSize - max(received, 0))
+        if received < 0 {
+            if failure == ECONNRESET { return false }
+            throw Failure.receive(errno: failure)
         }
+        return received > 0
     }
 
     /// Whether the server has closed the connection (reads nothing more).
