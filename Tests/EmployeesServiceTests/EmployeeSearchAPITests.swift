@@ -132,6 +132,19 @@ struct EmployeeSearchAPITests {
 
     // MARK: - Everything
 
+    @Test("the element-by-element array check accepts arrays and rejects cut or malformed ones")
+    func arrayCheck() throws {
+        var seen: [String] = []
+        try JSONValues.forEachElement(ofArray: Array(#" [{"a":"x,]}"},{"b":[1,{"c":2}]}, 3 ,"q\"]"] "#.utf8)) {
+            seen.append("\($0)".filter { !$0.isWhitespace })
+        }
+        #expect(seen.count == 4)
+        try JSONValues.forEachElement(ofArray: Array("[]".utf8)) { _ in Issue.record("no elements expected") }
+        for bad in [#"[{"a":1}"#, #"[{"a":1},"#, #"{"a":1}"#, #"[{"a":1}]x"#, #"[{"a":}]"#, ""] {
+            #expect(throws: (any Error).self, "\(bad)") { try JSONValues.forEachElement(ofArray: Array(bad.utf8)) { _ in } }
+        }
+    }
+
     @Test("GET /employees streams exactly 300,024 valid JSON objects, 10001 to 310024")
     func fullListing() throws {
         let client = try HTTPClient(port: server.port)
@@ -139,19 +152,27 @@ struct EmployeeSearchAPITests {
         let reply = try HTTPClient.parse(try client.readToEnd())
         #expect(reply.status == 200)
         #expect(reply.header("Transfer-Encoding")?.lowercased() == "chunked", "streamed, not buffered")
-        let employees = try #require(try reply.json() as? [[String: Any]])
-        #expect(employees.count == 300_024)
-        #expect(employees.count == (try TestEnvironment.integer("SELECT count(*) FROM employees")))
-        #expect(employees.first?["employeeNumber"] as? Int == 10001)
-        #expect(employees.last?["employeeNumber"] as? Int == 310_024)
-        #expect(employees.allSatisfy { $0.count == 3 && $0["employeeNumber"] is Int && $0["lastName"] is String })
+        var count = 0
+        var first: Int?
         var previous = 0
         var ordered = true
-        for employee in employees {
+        var wellFormed = true
+        try JSONValues.forEachElement(ofArray: reply.body) { element in
+            let employee = element as? [String: Any] ?? [:]
             let number = employee["employeeNumber"] as? Int ?? 0
+            if employee.count != 3 || employee["firstName"] as? String == nil || employee["lastName"] as? String == nil {
+                wellFormed = false
+            }
             if number <= previous { ordered = false }
+            first = first ?? number
             previous = number
+            count += 1
         }
+        #expect(count == 300_024)
+        #expect(count == (try TestEnvironment.integer("SELECT count(*) FROM employees")))
+        #expect(first == 10001)
+        #expect(previous == 310_024)
+        #expect(wellFormed)
         #expect(ordered)
     }
 }
