@@ -93,7 +93,7 @@ public struct EmployeesService: WebService {
     private func find(employeeNumber: Int, details: DetailList<EmployeeDetail>) throws -> ResultSetAdapter {
         let sql = """
             SELECT \(Self.summaryColumns), birth_date AS "birthDate", gender, hire_date AS "hireDate"
-            FROM employees WHERE emp_no = :employeeNumber
+            FROM employees WHERE emp_no = CAST(:employeeNumber AS bigint)
             """
         let adapter = ResultSetAdapter(pool, sql: sql, arguments: ["employeeNumber": employeeNumber], shape: .object, options: options)
         attach(details, to: adapter)

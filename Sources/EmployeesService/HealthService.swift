@@ -24,12 +24,13 @@ public struct HealthService: WebService {
         Route(.get, "/ready", description: "Answers 204 when the database answers a query, 503 otherwise.") { () throws -> Void in
             do {
                 _ = try pool.withConnection { try $0.execute("SELECT 1") }
-            } catch let error as any HTTPErrorConvertible {
-                var problem = error.httpError ?? HTTPError(.serviceUnavailable, detail: "The database is not ready.")
-                if problem.status != .serviceUnavailable {
-                    problem = HTTPError(.serviceUnavailable, detail: "The database is not ready.", headers: ["Retry-After": "1"])
+            } catch {
+                // Whatever went wrong, the answer is "not ready, ask again".
+                if let problem = (error as? any HTTPErrorConvertible)?.httpError,
+                   problem.status == .serviceUnavailable, problem.headers["Retry-After"] != nil {
+                    throw problem
                 }
-                throw problem
+                throw HTTPError(.serviceUnavailable, detail: "The database is not ready.", headers: ["Retry-After": "1"])
             }
         }
     }

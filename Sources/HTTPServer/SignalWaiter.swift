@@ -39,11 +39,20 @@ enum SignalWaiter {
         for (index, signal) in signals.enumerated() {
             sigaction(signal, &handler, &previous[index])
         }
+        // A process inherits the signal mask of the thread that started it
+        // (the test runner's threads block SIGTERM, for one): unblocked
+        // here, the signals reach this thread instead of staying pending.
+        var waited = sigset_t()
+        sigemptyset(&waited)
+        for signal in signals { sigaddset(&waited, signal) }
+        var previousMask = sigset_t()
+        pthread_sigmask(SIG_UNBLOCK, &waited, &previousMask)
 
         var byte: UInt8 = 0
         while read(ends[0], &byte, 1) != 1 {}
         then(Int32(byte))
 
+        pthread_sigmask(SIG_SETMASK, &previousMask, nil)
         for (index, signal) in signals.enumerated() {
             sigaction(signal, &previous[index], nil)
         }

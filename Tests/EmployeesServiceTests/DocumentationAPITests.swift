@@ -1,0 +1,84 @@
+import Foundation
+import Testing
+
+/// `?api` and `GET /` as served by the example services.
+@Suite("?api and the service index")
+struct DocumentationAPITests {
+    let server: TestServer
+
+    init() throws {
+        server = try TestServer.shared()
+    }
+
+    @Test("/employees?api as JSON: operations, parameters, allowed details, structures")
+    func employeesJSON() throws {
+        let reply = try server.get("/employees?api", headers: ["Accept": "application/json"])
+        #expect(reply.status == 200)
+        #expect(reply.header("Content-Type")?.hasPrefix("application/json") == true)
+        let api = reply.object
+        #expect(api["path"] as? String == "/employees")
+        #expect((api["description"] as? String)?.isEmpty == false)
+
+        let endpoints = try #require(api["endpoints"] as? [[String: Any]])
+        #expect(endpoints.compactMap { $0["path"] as? String } == ["/employees", "/employees/?:employeeNumber"])
+        let operations = endpoints.flatMap { $0["operations"] as? [[String: Any]] ?? [] }
+        #expect(operations.count == 2)
+        #expect(operations.allSatisfy { $0["method"] as? String == "GET" && ($0["description"] as? String)?.isEmpty == false })
+        let parameters = operations.map { ($0["parameters"] as? [[String: Any]] ?? []).compactMap { $0["name"] as? String } }
+        #expect(parameters == [["name", "details", "limit", "offset"], ["employeeNumber", "details"]])
+        #expect(operations.allSatisfy { ($0["parameters"] as? [[String: Any]] ?? []).allSatisfy { ($0["description"] as? String)?.isEmpty == false } })
+        #expect(operations.compactMap { $0["result"] as? String } == ["[EmployeeSummary]", "Employee"])
+
+        let enumerations = try #require(api["enumerations"] as? [[String: Any]])
+        let detail = enumerations.first { $0["name"] as? String == "EmployeeDetail" }
+        #expect(detail?["values"] as? [String] == ["titles", "salaries", "departments"])
+
+        let structures = try #require(api["structures"] as? [[String: Any]])
+        func fields(_ name: String) -> [String] {
+            let structure = structures.first { $0["name"] as? String == name }
+            return (structure?["fields"] as? [[String: Any]] ?? []).compactMap { $0["name"] as? String }
+        }
+        #expect(fields("Employee") == ["employeeNumber", "firstName", "lastName", "birthDate", "gender", "hireDate",
+                                       "titles", "salaries", "departments"])
+        #expect(fields("Title") == ["title", "fromDate", "toDate"])
+        #expect(fields("Salary") == ["salary", "fromDate", "toDate"])
+    }
+
+    @Test("/employees?api as HTML names the operations, parameters and structures")
+    func employeesHTML() throws {
+        let reply = try server.get("/employees?api")
+        #expect(reply.status == 200)
+        #expect(reply.header("Content-Type")?.hasPrefix("text/html") == true)
+        let page = reply.text
+        #expect(page.hasPrefix("<!DOCTYPE html>"))
+        for text in ["<h1>/employees</h1>", "employeeNumber", "details", "limit", "offset",
+                     "id=\"Employee\"", "id=\"Title\"", "id=\"Salary\"", "id=\"EmployeeDetail\"",
+                     #""titles" | "salaries" | "departments""#, #""M" | "F""#] {
+            #expect(page.contains(text), "\(text)")
+        }
+    }
+
+    @Test("/departments?api documents the department operations")
+    func departments() throws {
+        let api = try server.get("/departments?api", headers: ["Accept": "application/json"]).object
+        let endpoints = api["endpoints"] as? [[String: Any]] ?? []
+        #expect(endpoints.compactMap { $0["path"] as? String } == ["/departments", "/departments/?:departmentNumber"])
+        let enumerations = api["enumerations"] as? [[String: Any]] ?? []
+        #expect(enumerations.contains { $0["name"] as? String == "DepartmentDetail" && $0["values"] as? [String] == ["managers", "employees"] })
+    }
+
+    @Test("GET / lists the four services, as JSON and as HTML")
+    func index() throws {
+        let json = try server.get("/", headers: ["Accept": "application/json"])
+        #expect(json.status == 200)
+        let services = json.objects
+        #expect(services.compactMap { $0["path"] as? String } == ["/employees", "/departments", "/health", "/math"])
+        #expect(services.compactMap { $0["api"] as? String } == ["/employees?api", "/departments?api", "/health?api", "/math?api"])
+        let html = try server.get("/")
+        #expect(html.header("Content-Type")?.hasPrefix("text/html") == true)
+        for path in ["/employees", "/departments", "/health", "/math"] {
+            #expect(html.text.contains("href=\"\(path)?api\""))
+        }
+        #expect(try server.get("/math/sum?a=2&b=4").text == "6")
+    }
+}

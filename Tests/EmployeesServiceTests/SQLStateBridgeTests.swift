@@ -1,0 +1,189 @@
+import EmployeesService
+import Foundation
+import PostgreSQL
+import PostgreSQLWebService
+import Synchronization
+import Testing
+import WebService
+
+/// Routes that make PostgreSQL fail in chosen ways, run by the real server
+/// as `employees_reader`, to check the SQLSTATE → HTTP mapping of
+/// `PostgreSQLWebService` end to end.
+struct FailingService: WebService {
+    let path = "/fail"
+    let description = "Runs SQL that fails with a chosen SQLSTATE."
+    let pool: ConnectionPool
+
+    /// A value bound as a parameter; it must never come back in a body.
+    static let secret = "secret-4711-value"
+
+    var routes: [Route] {
+        Route(.get, "/invalid-text", Parameter<String>("value")) { (value: String) throws -> Int in
+            try pool.withConnection { try $0.fetchOne(Int.self, "SELECT CAST(:value AS integer) AS value", ["value": value]) ?? 0 }
+        }
+        Route(.get, "/unique", Parameter<String>("value")) { (value: String) throws -> Void in
+            try pool.transaction { connection in
+                try connection.executeScript("CREATE TEMP TABLE bridge_unique (key text PRIMARY KEY) ON COMMIT DROP")
+                _ = try connection.execute("INSERT INTO bridge_unique VALUES (:value)", ["value": value])
+                _ = try connection.execute("INSERT INTO bridge_unique VALUES (:value)", ["value": value])
+            }
+        }
+        Route(.get, "/write", Parameter<String>("value")) { (value: String) throws -> Void in
+            try pool.withConnection {
+                _ = try $0.execute("UPDATE departments SET dept_name = :value WHERE false", ["value": value])
+            }
+        }
+        Route(.get, "/timeout") { () throws -> Void in
+            try pool.transaction { connection in
+                try connection.executeScript("SET LOCAL statement_timeout = 100")
+                _ = try connection.execute("SELECT pg_sleep(5)")
+            }
+        }
+        Route(.get, "/terminate") { () throws -> Void in
+            try pool.withConnection { _ = try $0.execute("SELECT pg_terminate_backend(pg_backend_pid())") }
+        }
+        Route(.get, "/divide", Parameter<Int>("by")) { (by: Int) throws -> Int in
+            try pool.withConnection { try $0.fetchOne(Int.self, "SELECT 1 / CAST(:by AS integer) AS value", ["by": by]) ?? 0 }
+        }
+        Route(.get, "/stream", Parameter<String>("value")) { (value: String) throws -> ResultSetAdapter in
+            let adapter = ResultSetAdapter(pool, sql: "SELECT CAST(:value AS date) AS day", arguments: ["value": value])
+            try adapter.start()
+            return adapter
+        }
+    }
+}
+
+@Suite("Database failures through PostgreSQLWebService: SQLSTATEs and the pool", .serialized)
+struct SQLStateBridgeTests {
+    func withServer<R>(poolSize: Int = 2, acquireTimeout: Duration = .seconds(5),
+                       _ body: (ConnectionPool, Int) throws -> R) throws -> R {
+        let pool = try TestEnvironment.pool(size: poolSize, acquireTimeout: acquireTimeout)
+        let server = TestServer.serve([FailingService(pool: pool), EmployeesService(pool: pool), DepartmentsService(pool: pool)])
+        try server.start()
+        defer { server.stop(); pool.close() }
+        return try body(pool, server.port)
+    }
+
+    func expectProblem(_ reply: HTTPReply, status: Int, sqlState: String?, _ comment: Comment? = nil) {
+        #expect(reply.status == status, comment)
+        #expect(reply.header("Content-Type") == "application/problem+json", comment)
+        #expect(reply.object["status"] as? Int == status, comment)
+        if let sqlState { #expect(reply.object["sqlState"] as? String == sqlState, comment) }
+        #expect(!reply.text.contains(FailingService.secret), "bound value echoed: \(reply.text)")
+        for leak in ["syntax", "duplicate key", "permission denied", "canceling statement", "terminating", "division", "bridge_unique"] {
+            #expect(!reply.text.contains(leak), "PostgreSQL message leaked: \(reply.text)")
+        }
+    }
+
+    @Test("22P02 and 22007 → 400, 23505 → 409, 42501 → 403, 57014 → 504, 22012 → 500 with an error id")
+    func mapping() throws {
+        try withServer { _, port in
+            let secret = FailingService.secret
+            expectProblem(try HTTPClient.send("GET", "/fail/invalid-text?value=\(secret)", port: port), status: 400, sqlState: "22P02")
+            expectProblem(try HTTPClient.send("GET", "/fail/stream?value=\(secret)", port: port), status: 400, sqlState: "22007")
+            expectProblem(try HTTPClient.send("GET", "/fail/unique?value=\(secret)", port: port), status: 409, sqlState: "23505")
+            expectProblem(try HTTPClient.send("GET", "/fail/write?value=\(secret)", port: port), status: 403, sqlState: "42501")
+            expectProblem(try HTTPClient.send("GET", "/fail/timeout", port: port), status: 504, sqlState: "57014")
+
+            let unmapped = try HTTPClient.send("GET", "/fail/divide?by=0", port: port)
+            expectProblem(unmapped, status: 500, sqlState: nil)
+            #expect(unmapped.object["sqlState"] == nil)
+            #expect((unmapped.object["errorId"] as? String)?.count == 36, "\(unmapped)")
+
+            // The pool recovered from every failure.
+            #expect(try HTTPClient.send("GET", "/fail/divide?by=1", port: port).text == "1")
+            #expect(try HTTPClient.send("GET", "/employees/10004", port: port).status == 200)
+        }
+    }
+
+    @Test("a backend terminated under a query (57P01/08006) answers 503 with Retry-After; the pool replaces it")
+    func terminatedBackend() throws {
+        try withServer(poolSize: 1) { _, port in
+            let terminated = try HTTPClient.send("GET", "/fail/terminate", port: port)
+            expectProblem(terminated, status: 503, sqlState: nil)
+            #expect(["57P01", "08006", "08003", "08000"].contains(terminated.object["sqlState"] as? String ?? ""), "\(terminated)")
+            #expect(terminated.header("Retry-After") == "1")
+            #expect(try HTTPClient.send("GET", "/employees/10004", port: port).status == 200)
+        }
+    }
+
+    @Test("an exhausted pool answers 503 with Retry-After, then serves again")
+    func poolExhaustion() throws {
+        try withServer(poolSize: 1, acquireTimeout: .milliseconds(200)) { pool, port in
+            let held = try pool.acquire()
+            let busy = try HTTPClient.send("GET", "/employees/10004", port: port)
+            #expect(busy.status == 503)
+            #expect(busy.header("Retry-After") == "1")
+            #expect(busy.header("Content-Type") == "application/problem+json")
+            pool.release(held)
+            #expect(try HTTPClient.send("GET", "/employees/10004", port: port).status == 200)
+        }
+    }
+
+    @Test("a slow stream holds the only connection: other requests get 503 until it ends")
+    func streamHoldsConnection() throws {
+        try withServer(poolSize: 1, acquireTimeout: .milliseconds(200)) { _, port in
+            let slow = try HTTPClient(port: port)
+            try slow.sendRequest("GET", "/employees")
+            let start = try slow.read(maximum: 1024)
+            let busy = try HTTPClient.send("GET", "/employees?limit=1", port: port)
+            #expect(busy.status == 503)
+            #expect(busy.header("Retry-After") == "1")
+            let all = try HTTPClient.parse(start + slow.readToEnd())
+            #expect(all.status == 200)
+            #expect(try HTTPClient.send("GET", "/employees?limit=1", port: port).status == 200)
+        }
+    }
+
+    @Test("one connection is enough for every endpoint: nested details and HEAD give it back")
+    func poolOfOne() throws {
+        try withServer(poolSize: 1, acquireTimeout: .seconds(2)) { pool, port in
+            let targets = [
+                "/employees/10004?details=titles,salaries,departments",
+                "/employees?name=bal*&limit=300&details=titles,salaries,departments",
+                "/departments/d005?details=managers,employees",
+                "/departments/d001?details=employees,managers",
+                "/departments",
+            ]
+            for target in targets + targets {
+                let reply = try HTTPClient.send("GET", target, port: port)
+                #expect(reply.status == 200, "\(target): \(reply)")
+                #expect((try? reply.json()) != nil, "\(target)")
+            }
+            let head = try HTTPClient.send("HEAD", "/employees", port: port)
+            #expect(head.status == 200)
+            #expect(head.body.isEmpty)
+            #expect(try HTTPClient.send("GET", "/employees/10004", port: port).status == 200)
+            #expect(pool.openConnectionCount <= 1)
+        }
+    }
+
+    @Test("concurrent requests share a small pool without errors")
+    func concurrentRequests() throws {
+        try withServer(poolSize: 3, acquireTimeout: .seconds(10)) { _, port in
+            let statuses = Mutex<[Int]>([])
+            DispatchQueue.concurrentPerform(iterations: 24) { index in
+                let target = index % 2 == 0 ? "/employees/\(10001 + index)?details=titles,salaries" : "/employees?name=*son&limit=50&details=titles"
+                let status = (try? HTTPClient.send("GET", target, port: port).status) ?? -1
+                statuses.withLock { $0.append(status) }
+            }
+            #expect(statuses.withLock { $0 } == Array(repeating: 200, count: 24))
+        }
+    }
+
+    @Test("a client that goes away mid-stream gives the connection back")
+    func abandonedStreams() throws {
+        try withServer(poolSize: 1, acquireTimeout: .seconds(3)) { pool, port in
+            for target in ["/employees", "/employees?details=titles", "/departments/d005?details=managers,employees"] {
+                do {
+                    let client = try HTTPClient(port: port)
+                    try client.sendRequest("GET", target)
+                    #expect(try !client.read(maximum: 2048).isEmpty)
+                }
+                let next = try HTTPClient.send("GET", "/employees/10004", port: port)
+                #expect(next.status == 200, "after abandoning \(target): \(next)")
+            }
+            #expect(pool.openConnectionCount <= 1)
+        }
+    }
+}

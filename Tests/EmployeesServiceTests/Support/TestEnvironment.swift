@@ -1,0 +1,115 @@
+import EmployeesService
+import Foundation
+import PostgreSQL
+import WebService
+
+/// The database and the in-process server the API tests share.
+///
+/// `make test` exports `PGHOST`, `PGPORT` (the private cluster) and
+/// `EMPLOYEES_DATABASE` (the loaded sample database); the services connect
+/// to that database as the read-only role `employees_reader`, as the
+/// executable does in production.
+enum TestEnvironment {
+    struct SetupError: Error, CustomStringConvertible {
+        var description: String
+    }
+
+    /// The value of an environment variable that `make test` sets.
+    static func variable(_ name: String) throws -> String {
+        guard let value = ProcessInfo.processInfo.environment[name], !value.isEmpty else {
+            throw SetupError(description: """
+                \(name) is not set: run the tests with `make test`, or export PGHOST, PGPORT and EMPLOYEES_DATABASE \
+                (`eval "$(scripts/pg-cluster env)"; export EMPLOYEES_DATABASE=employees`) after scripts/load-sample-db
+                """)
+        }
+        return value
+    }
+
+    /// libpq conninfo for the sample database as `user` (the read-only role by default).
+    static func conninfo(user: String = "employees_reader", port: String? = nil) throws -> String {
+        let host = try variable("PGHOST")
+        let port = try port ?? variable("PGPORT")
+        let database = try variable("EMPLOYEES_DATABASE")
+        return "host=\(quoted(host)) port=\(quoted(port)) dbname=\(quoted(database)) user=\(quoted(user))"
+    }
+
+    private static func quoted(_ value: String) -> String {
+        "'" + value.replacingOccurrences(of: "\\", with: "\\\\").replacingOccurrences(of: "'", with: "\\'") + "'"
+    }
+
+    /// A pool on the sample database as `employees_reader`.
+    static func pool(size: Int = 4, acquireTimeout: Duration = .seconds(5)) throws -> ConnectionPool {
+        ConnectionPool(.init(conninfo: try conninfo(), size: size, acquireTimeout: acquireTimeout))
+    }
+
+    /// Rows of `sql` on the sample database, each as its columns' text.
+    static func rows(_ sql: String, _ arguments: SQLArguments = [:]) throws -> [[String?]] {
+        let connection = try Connection(try conninfo())
+        defer { connection.close() }
+        let cursor = try connection.query(sql, arguments)
+        defer { cursor.close() }
+        var rows: [[String?]] = []
+        while let row = try cursor.next() {
+            rows.append((0..<row.columns.count).map { row[$0] })
+        }
+        return rows
+    }
+
+    /// The one integer `sql` answers.
+    static func integer(_ sql: String, _ arguments: SQLArguments = [:]) throws -> Int {
+        guard let text = try rows(sql, arguments).first?.first ?? nil, let value = Int(text) else {
+            throw SetupError(description: "expected one integer from \(sql)")
+        }
+        return value
+    }
+
+    /// The row count of every table of the sample database.
+    static func tableCounts() throws -> [String: Int] {
+        let tables = ["employees", "departments", "dept_manager", "dept_emp", "titles", "salaries"]
+        let sql = tables.map { "SELECT '\($0)', count(*) FROM \($0)" }.joined(separator: " UNION ALL ")
+        var counts: [String: Int] = [:]
+        for row in try rows(sql) {
+            counts[row[0] ?? ""] = Int(row[1] ?? "") ?? -1
+        }
+        return counts
+    }
+}
+
+/// A server on an ephemeral port of 127.0.0.1 serving the four example
+/// services, started once for all the API tests and kept for the life of
+/// the test process.
+final class TestServer: Sendable {
+    let server: HTTPServer
+    let pool: ConnectionPool
+
+    var port: Int { server.port }
+
+    private static let started: Result<TestServer, any Error> = Result { try TestServer() }
+
+    /// The shared server; throws (with the reason) when the environment is not set up.
+    static func shared() throws -> TestServer {
+        try started.get()
+    }
+
+    private init() throws {
+        pool = try TestEnvironment.pool(size: 8)
+        server = Self.serve([
+            EmployeesService(pool: pool),
+            DepartmentsService(pool: pool),
+            HealthService(pool: pool),
+            MathService(),
+        ])
+        try server.start()
+    }
+
+    /// A new (not started) server on an ephemeral port for `services`.
+    static func serve(_ services: [any WebService], shutdownTimeout: Double = 5) -> HTTPServer {
+        let router = WebServiceRouter(services: services)
+        return HTTPServer(configuration: .init(port: 0, shutdownTimeout: shutdownTimeout)) { router.respond(to: $0) }
+    }
+
+    /// Sends a request to the shared server.
+    func get(_ target: String, headers: [String: String] = [:]) throws -> HTTPReply {
+        try HTTPClient.send("GET", target, port: port, headers: headers)
+    }
+}

@@ -1,0 +1,41 @@
+import PostgreSQL
+import PostgreSQLWebService
+import Testing
+import WebService
+
+/// The SQLSTATE → HTTP table of `DatabaseError+HTTP.swift`, without a
+/// database (EmployeesServiceTests checks it end to end on a real server).
+@Suite("SQLSTATE to HTTP status")
+struct SQLStateStatusTests {
+    @Test("each mapped SQLSTATE gets its status and a fixed detail", arguments: [
+        ("22P02", 400), ("22003", 400), ("22007", 400), ("22008", 400),
+        ("42501", 403), ("23505", 409), ("23503", 409), ("57014", 504),
+        ("08000", 503), ("08001", 503), ("08003", 503), ("08006", 503), ("08P01", 503),
+        ("57P01", 503), ("57P02", 503), ("57P03", 503),
+    ])
+    func mapped(code: String, status: Int) throws {
+        let message = #"invalid input syntax for type integer: "hunter2""#
+        let error = DatabaseError(code: SQLState(rawValue: code), message: message, detail: "Key (x)=(hunter2)")
+        let problem = try #require(error.httpError)
+        #expect(problem.status.code == status)
+        #expect(problem.headers["Retry-After"] == (status == 503 ? "1" : nil))
+        let body = String(decoding: problem.problemJSON, as: UTF8.self)
+        #expect(body.contains(#""sqlState":"\#(code)""#))
+        #expect(!body.contains("hunter2"))
+        #expect(!body.contains("invalid input syntax"))
+    }
+
+    @Test("other SQLSTATEs are left to the router's 500 with an error id", arguments: [
+        "22012", "42601", "42P01", "XX000", "40001", "23502",
+    ])
+    func unmapped(code: String) {
+        #expect(DatabaseError(code: SQLState(rawValue: code), message: "anything").httpError == nil)
+    }
+
+    @Test("a pool timeout is 503 with Retry-After")
+    func poolTimeout() throws {
+        let problem = try #require(PoolTimeoutError(timeout: .seconds(5), poolSize: 10).httpError)
+        #expect(problem.status == .serviceUnavailable)
+        #expect(problem.headers["Retry-After"] == "1")
+    }
+}
