@@ -2,7 +2,7 @@
 -- run as three plain statements (the service batches the two child queries).
 \set n random(10001, 310024)
 SELECT emp_no AS "employeeNumber", first_name AS "firstName", last_name AS "lastName", birth_date AS "birthDate", gender, hire_date AS "hireDate"
-FROM employees WHERE emp_no = :n;
+FROM employees WHERE emp_no = CAST(:n AS bigint);
 SELECT title, from_date AS "fromDate", to_date AS "toDate"
 FROM titles WHERE emp_no = :n ORDER BY from_date, title;
 SELECT salary, from_date AS "fromDate", to_date AS "toDate"
