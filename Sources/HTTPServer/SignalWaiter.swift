@@ -39,6 +39,15 @@ enum SignalWaiter {
         for (index, signal) in signals.enumerated() {
             sigaction(signal, &handler, &previous[index])
         }
+        // The signal mask is inherited: a parent that spawned this process
+        // from a thread blocking SIGTERM (libdispatch threads do) would
+        // otherwise leave the signal pending forever. Unblocking it on this
+        // thread guarantees a thread that can take it.
+        var waited = sigset_t()
+        sigemptyset(&waited)
+        for signal in signals { sigaddset(&waited, signal) }
+        var previousMask = sigset_t()
+        pthread_sigmask(SIG_UNBLOCK, &waited, &previousMask)
 
         var byte: UInt8 = 0
         while read(ends[0], &byte, 1) != 1 {}
@@ -47,6 +56,7 @@ enum SignalWaiter {
         for (index, signal) in signals.enumerated() {
             sigaction(signal, &previous[index], nil)
         }
+        pthread_sigmask(SIG_SETMASK, &previousMask, nil)
         signalPipeWriteEnd = -1
         close(ends[0])
         close(ends[1])
