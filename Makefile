@@ -4,7 +4,9 @@
 #   make test   the same setup, then every test against that real database;
 #               stops the cluster afterwards if this run started it
 # Also: make db (cluster and sample data only), make stop, make build,
-#       make compose-check (validates docker-compose.yml).
+#       make compose-check (validates docker-compose.yml),
+#       make soak (10 minutes of mixed requests at full load; SOAK_DURATION=seconds),
+#       make test-faults (only the fault tests, Tests/ReliabilityTests).
 #
 # Variables: PGCLUSTER_PORT (54329), HOST (127.0.0.1), PORT (8080).
 
@@ -20,7 +22,7 @@ PORT ?= 8080
 cluster := scripts/pg-cluster
 cluster_env = eval "$$($(cluster) env)"
 
-.PHONY: run test db stop build setup compose-check
+.PHONY: run test test-faults soak db stop build setup compose-check
 
 setup:
 	@scripts/setup
@@ -46,6 +48,15 @@ test: setup
 	scripts/load-sample-db; \
 	$(MAKE) --no-print-directory compose-check; \
 	EMPLOYEES_DATABASE=employees swift test
+
+# The fault tests alone. They start and stop a second private cluster of their
+# own (.pgdata-faults, port PGCLUSTER_PORT + 100) and need no sample data.
+test-faults: setup
+	swift test --filter ReliabilityTests
+
+# Soak: the release server under wrk for SOAK_DURATION seconds (600); see scripts/soak.
+soak: build db
+	@scripts/soak
 
 compose-check:
 	@docker-compose --file docker-compose.yml config --quiet
