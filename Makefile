@@ -5,7 +5,9 @@
 #               stops the cluster afterwards if this run started it
 # Also: make db (cluster and sample data only), make stop, make build,
 #       make compose-check (validates docker-compose.yml),
-#       make bench (the benchmark suite, BENCHMARKS.md; BENCH_ARGS passes options).
+#       make bench (the benchmark suite, BENCHMARKS.md; BENCH_ARGS passes options),
+#       make soak (10 minutes of mixed requests at full load; SOAK_DURATION=seconds),
+#       make test-faults (only the fault tests, Tests/ReliabilityTests).
 #
 # Variables: PGCLUSTER_PORT (54329), HOST (127.0.0.1), PORT (8080).
 
@@ -21,7 +23,7 @@ PORT ?= 8080
 cluster := scripts/pg-cluster
 cluster_env = eval "$$($(cluster) env)"
 
-.PHONY: run test db stop build setup compose-check bench
+.PHONY: run test test-faults soak db stop build setup compose-check bench
 
 setup:
 	@scripts/setup
@@ -50,6 +52,15 @@ test: setup
 
 bench: build db
 	@$(cluster_env); scripts/bench $(BENCH_ARGS)
+
+# The fault tests alone. They start and stop a second private cluster of their
+# own (.pgdata-faults, port PGCLUSTER_PORT + 100) and need no sample data.
+test-faults: setup
+	swift test --filter ReliabilityTests
+
+# Soak: the release server under wrk for SOAK_DURATION seconds (600); see scripts/soak.
+soak: build db
+	@scripts/soak
 
 compose-check:
 	@docker-compose --file docker-compose.yml config --quiet

@@ -86,6 +86,9 @@ let package = Package(
         .testTarget(name: "PostgreSQLTests", dependencies: ["PostgreSQL"]),
         .testTarget(name: "PostgreSQLWebServiceTests", dependencies: ["PostgreSQLWebService"]),
         .testTarget(name: "EmployeesServiceTests", dependencies: ["EmployeesService"]),
+        // Fault tests: a private second cluster and the employees-server executable
+        // (`swift test --filter ReliabilityTests` runs them alone).
+        .testTarget(name: "ReliabilityTests", dependencies: ["EmployeesService", "PostgreSQL"]),
     ],
     swiftLanguageModes: [.v6]
 )

@@ -44,4 +44,13 @@ shim_MHD_get_client_address(struct MHD_Connection *connection)
     return info == NULL ? NULL : info->client_addr;
 }
 
+/// `MHD_get_connection_info` is variadic: the connection's socket, or -1.
+static inline int
+shim_MHD_get_connection_fd(struct MHD_Connection *connection)
+{
+    const union MHD_ConnectionInfo *info =
+        MHD_get_connection_info(connection, MHD_CONNECTION_INFO_CONNECTION_FD);
+    return info == NULL ? -1 : info->connect_fd;
+}
+
 #endif

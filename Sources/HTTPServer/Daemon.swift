@@ -38,6 +38,11 @@ final class Daemon {
                 ptr_value: context.toOpaque()
             ),
             MHD_OptionItem(
+                option: .NOTIFY_CONNECTION,
+                value: unsafeBitCast(Daemon.connectionChanged, to: Int.self),
+                ptr_value: context.toOpaque()
+            ),
+            MHD_OptionItem(
                 option: .NOTIFY_COMPLETED,
                 value: unsafeBitCast(Daemon.requestCompleted, to: Int.self),
                 ptr_value: context.toOpaque()
@@ -63,6 +68,7 @@ final class Daemon {
             }
         }
         guard let handle else {
+            processor.headerDeadline.stop()
             context.release()
             throw HTTPServer.StartError(
                 description: "cannot listen on \(configuration.host):\(configuration.port) (see the log for the reason)"
@@ -75,6 +81,7 @@ final class Daemon {
     deinit {
         if let handle {
             MHD_stop_daemon(handle)
+            processor.headerDeadline.stop()
             Unmanaged.passUnretained(processor).release()
         }
     }
@@ -100,6 +107,7 @@ final class Daemon {
             logger.warning("stopping: \(abandoned) request(s) still in flight after \(timeout) s, closing their connections")
         }
         MHD_stop_daemon(handle)
+        processor.headerDeadline.stop()
         self.handle = nil
         Unmanaged.passUnretained(processor).release()
     }
@@ -118,12 +126,33 @@ final class Daemon {
         return Unmanaged.passRetained(context).toOpaque()
     }
 
+    /// MHD_OPTION_NOTIFY_CONNECTION: a connection opened or closed.
+    private static let connectionChanged: @convention(c) (
+        UnsafeMutableRawPointer?, OpaquePointer?, UnsafeMutablePointer<UnsafeMutableRawPointer?>?,
+        MHD_ConnectionNotificationCode
+    ) -> Void = { cls, connection, _, code in
+        guard let cls, let connection else { return }
+        let processor = Unmanaged<RequestProcessor>.fromOpaque(cls).takeUnretainedValue()
+        switch code {
+        case .CONNECTION_NOTIFY_STARTED:
+            processor.headerDeadline.opened(connection: key(connection), socket: shim_MHD_get_connection_fd(connection))
+        default:
+            processor.headerDeadline.closed(connection: key(connection))
+        }
+    }
+
+    /// Identifies a connection to the header deadline.
+    private static func key(_ connection: OpaquePointer) -> UInt {
+        UInt(bitPattern: Int(bitPattern: connection))
+    }
+
     /// MHD_OPTION_NOTIFY_COMPLETED: the request is over, whatever happened.
     private static let requestCompleted: @convention(c) (
         UnsafeMutableRawPointer?, OpaquePointer?, UnsafeMutablePointer<UnsafeMutableRawPointer?>?,
         MHD_RequestTerminationCode
-    ) -> Void = { cls, _, contextPointer, termination in
+    ) -> Void = { cls, connection, contextPointer, termination in
         let processor = Unmanaged<RequestProcessor>.fromOpaque(cls!).takeUnretainedValue()
+        if let connection { processor.headerDeadline.requestCompleted(connection: key(connection)) }
         guard let contextPointer, let opaque = contextPointer.pointee else { return }
         contextPointer.pointee = nil
         let context = Unmanaged<RequestContext>.fromOpaque(opaque).takeRetainedValue()
@@ -146,6 +175,7 @@ final class Daemon {
         let connectionHandle = Connection(connection)
 
         if !context.hasStarted {
+            processor.headerDeadline.headersReceived(connection: key(connection))
             return processor.begin(context, on: connectionHandle, method: method.map { String(cString: $0) } ?? "")
                 ? .YES : .NO
         }

@@ -17,11 +17,14 @@ final class RequestProcessor: Sendable {
     let requestsInFlight = Atomic<Int>(0)
     /// Set when a graceful stop begins: responses then carry `Connection: close`.
     let isDraining = Atomic<Bool>(false)
+    /// Closes connections whose header fields take longer than the connection timeout.
+    let headerDeadline: HeaderDeadline
 
     init(configuration: HTTPServer.Configuration, logger: Logger, handler: @escaping HTTPServer.Handler) {
         self.configuration = configuration
         self.logger = logger
         self.handler = handler
+        self.headerDeadline = HeaderDeadline(timeout: Double(configuration.connectionTimeout))
     }
 
     // MARK: - Access-handler steps

@@ -51,6 +51,12 @@ struct EmployeesServer: ParsableCommand {
     @Option(help: "Most client connections at once (env EMPLOYEES_MAX_CONNECTIONS).")
     var maxConnections: Int = environment("EMPLOYEES_MAX_CONNECTIONS").flatMap { Int($0) } ?? 512
 
+    @Option(help: "Seconds a client connection may stay idle, or take to send a request's header fields, before it is closed (env EMPLOYEES_CONNECTION_TIMEOUT).")
+    var connectionTimeout: Int = environment("EMPLOYEES_CONNECTION_TIMEOUT").flatMap { Int($0) } ?? 30
+
+    @Option(help: "Seconds a stop (SIGTERM, SIGINT) lets requests in flight finish (env EMPLOYEES_SHUTDOWN_TIMEOUT).")
+    var shutdownTimeout: Double = environment("EMPLOYEES_SHUTDOWN_TIMEOUT").flatMap { Double($0) } ?? 10
+
     @Option(help: "Log level: trace, debug, info, notice, warning, error, critical (env LOG_LEVEL).")
     var logLevel: String = environment("LOG_LEVEL") ?? "info"
 
@@ -59,6 +65,8 @@ struct EmployeesServer: ParsableCommand {
         guard poolSize >= 1 else { throw ValidationError("--pool-size must be at least 1.") }
         guard acquireTimeout > 0 else { throw ValidationError("--acquire-timeout must be more than 0.") }
         guard statementTimeout >= 0 else { throw ValidationError("--statement-timeout must be 0 or more.") }
+        guard connectionTimeout >= 1 else { throw ValidationError("--connection-timeout must be at least 1.") }
+        guard shutdownTimeout >= 0 else { throw ValidationError("--shutdown-timeout must be 0 or more.") }
         guard maxConnections >= 1 else { throw ValidationError("--max-connections must be at least 1.") }
         guard Logger.Level(rawValue: logLevel) != nil else { throw ValidationError("--log-level \(logLevel) is not a log level.") }
     }
@@ -85,6 +93,8 @@ struct EmployeesServer: ParsableCommand {
         configuration.host = host
         configuration.port = port
         configuration.maximumConnections = maxConnections
+        configuration.connectionTimeout = connectionTimeout
+        configuration.shutdownTimeout = shutdownTimeout
         let server = HTTPServer(configuration: configuration, logger: logger) { router.respond(to: $0) }
         try server.start()
         logger.info("Serving http://\(host):\(server.port)/ (pool of \(poolSize) connections)")

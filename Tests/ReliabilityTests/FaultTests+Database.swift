@@ -1,0 +1,92 @@
+import Foundation
+import PostgreSQL
+import Testing
+
+extension FaultTests {
+    /// Holds an exclusive lock on `employees` from a connection of the
+    /// test's own, so the server's queries on it wait: slow requests on demand.
+    final class TableLock {
+        private let connection: Connection
+
+        init(_ cluster: FaultCluster) throws {
+            connection = try cluster.connect()
+            try connection.executeScript("BEGIN; LOCK TABLE employees IN ACCESS EXCLUSIVE MODE")
+        }
+
+        func release() {
+            try? connection.executeScript("ROLLBACK")
+            connection.close()
+        }
+    }
+
+    /// Every pooled connection held by a slow request: the next requests
+    /// wait the acquisition timeout, then get 503 with `Retry-After`; once
+    /// the slow ones end, requests succeed again.
+    @Test func poolExhaustedBySlowRequests() throws {
+        let cluster = try FaultCluster.prepared()
+        defer { cluster.stop() }
+        let application = "fault-pool"
+        let acquireTimeout = 0.5
+        let server = try ServerProcess(arguments: [
+            "--database-url", cluster.conninfo(application: application),
+            "--pool-size", "2", "--acquire-timeout", "\(acquireTimeout)", "--statement-timeout", "0",
+        ])
+        defer { server.terminate() }
+        let port = server.port
+        #expect(fetch(port: port, "/employees/10001").kind == .ok)
+
+        let lock = try TableLock(cluster)
+        defer { lock.release() }
+        let slow = Shared<[Outcome]>([])
+        let slowRequests = onNewThread {
+            onThreads(2) { _ in slow.append(fetch(port: port, "/employees/10001")) }
+        }
+        let bothWaiting = eventually { try cluster.sessions(of: application).filter { $0.state == "active" }.count == 2 }
+        #expect(bothWaiting, "both pooled connections wait on the lock: \(Result { try cluster.sessions(of: application) })")
+
+        let waiting = Shared<[Outcome]>([])
+        onThreads(4) { index in
+            waiting.append(fetch(port: port, index % 2 == 0 ? "/employees/10002" : "/employees?limit=3"))
+        }
+        for outcome in waiting.value {
+            #expect(outcome.kind == .unavailable, "\(outcome)")
+            #expect(outcome.elapsed >= acquireTimeout - 0.05 && outcome.elapsed < acquireTimeout + 1, "waits the acquisition timeout: \(outcome)")
+        }
+        print("pool exhausted: \(waiting.value.map { String(format: "%d after %.3f s", $0.status, $0.elapsed) })")
+
+        lock.release()
+        slowRequests.wait()
+        #expect(slow.value.count == 2 && slow.value.allSatisfy { $0.kind == .ok }, "the slow requests finish: \(slow.value)")
+        let after = Shared<[Outcome]>([])
+        onThreads(4) { _ in after.append(fetch(port: port, "/employees?limit=100")) }
+        #expect(after.value.allSatisfy { $0.kind == .ok }, "recovered: \(after.value)")
+        if !bothWaiting { print(server.recentLog) }
+    }
+
+    /// A query running past the statement timeout is cancelled on the
+    /// server and answered 504; the connection stays usable.
+    @Test func statementTimeoutAnswers504() throws {
+        let cluster = try FaultCluster.prepared()
+        defer { cluster.stop() }
+        let application = "fault-statement-timeout"
+        let server = try ServerProcess(arguments: [
+            "--database-url", cluster.conninfo(application: application),
+            "--pool-size", "2", "--statement-timeout", "0.5",
+        ])
+        defer { server.terminate() }
+        let port = server.port
+
+        let lock = try TableLock(cluster)
+        defer { lock.release() }
+        for path in ["/employees/10001", "/employees?limit=10", "/employees?name=last1*&details=titles"] {
+            let outcome = fetch(port: port, path)
+            #expect(outcome.kind == .gatewayTimeout, "\(outcome)")
+            #expect(outcome.elapsed >= 0.45 && outcome.elapsed < 2, "\(outcome)")
+        }
+        let sessions = try cluster.sessions(of: application)
+        #expect(!sessions.contains { $0.state == "active" }, "the query was cancelled: \(sessions)")
+        lock.release()
+        #expect(fetch(port: port, "/employees/10001").kind == .ok)
+        #expect(fetch(port: port, "/employees?limit=10").kind == .ok)
+    }
+}
