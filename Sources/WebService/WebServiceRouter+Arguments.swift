@@ -37,7 +37,7 @@ extension WebServiceRouter {
         do {
             document = try JSONValue.parse(request.body)
         } catch {
-            throw HTTPError(.badRequest, detail: "The request body is not valid JSON.")
+            throw HTTPError(.badRequest, detail: "The request body is not valid JSON: \(error).")
         }
         guard case .object(let members) = document else {
             throw HTTPError(.badRequest, detail: "A JSON request body must be an object whose members are the arguments.")
