@@ -67,7 +67,9 @@ extension WebServiceRouter {
             uncovered(by: first, in: arguments).count < uncovered(by: second, in: arguments).count
         }!
         let name = uncovered(by: closest, in: arguments)[0]
-        let received = arguments.values[name]!.map(\.received).joined(separator: ", ")
+        let values = arguments.values[name]!
+        var received = values.prefix(3).map(\.received).joined(separator: ", ")
+        if values.count > 3 { received += " and \(values.count - 3) more" }
         let expected = closest.argumentNames.isEmpty ? "it takes no arguments" : "expected " + closest.argumentNames.joined(separator: ", ")
         throw HTTPError(
             .badRequest,
