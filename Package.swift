@@ -86,6 +86,7 @@ let package = Package(
         .testTarget(name: "PostgreSQLTests", dependencies: ["PostgreSQL"]),
         .testTarget(name: "PostgreSQLWebServiceTests", dependencies: ["PostgreSQLWebService"]),
         .testTarget(name: "EmployeesServiceTests", dependencies: ["EmployeesService"]),
+        .testTarget(name: "HostileInputTests", dependencies: ["EmployeesService", "PostgreSQLWebService"]),
     ],
     swiftLanguageModes: [.v6]
 )
