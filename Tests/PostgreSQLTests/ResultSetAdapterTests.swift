@@ -189,7 +189,11 @@ import Testing
         total += output.count
         let growth = ProcessMemory.residentKilobytes() - residentAfterWarmUp
         #expect(total > 50_000_000)
-        #expect(growth < 20_000, "resident memory grew by \(growth) kB")
+        // ThreadSanitizer's shadow memory and access history grow with every
+        // thread of the process (the other suites run meanwhile): twice the
+        // bound there, still below the 50 MB that went through.
+        let bound = ProcessMemory.isUnderThreadSanitizer ? 40_000 : 20_000
+        #expect(growth < bound, "resident memory grew by \(growth) kB")
     }
 
     @Test func closingEarlyCancelsAndReturnsACleanConnection() throws {
@@ -218,6 +222,9 @@ import Testing
 }
 
 enum ProcessMemory {
+    /// Whether the process runs under ThreadSanitizer (`swift test --sanitize=thread`).
+    static let isUnderThreadSanitizer = dlsym(nil, "__tsan_init") != nil
+
     /// VmRSS from /proc/self/status, in kilobytes.
     static func residentKilobytes() -> Int {
         guard let status = try? String(contentsOfFile: "/proc/self/status", encoding: .utf8) else { return 0 }
