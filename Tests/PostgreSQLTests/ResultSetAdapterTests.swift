@@ -225,8 +225,17 @@ enum ProcessMemory {
     /// Whether the process runs under ThreadSanitizer (`swift test --sanitize=thread`).
     static let isUnderThreadSanitizer = dlsym(nil, "__tsan_init") != nil
 
-    /// VmRSS from /proc/self/status, in kilobytes.
+    /// glibc's `malloc_trim`, which Swift's Glibc module does not declare.
+    private static let mallocTrim = dlsym(nil, "malloc_trim").map {
+        unsafeBitCast($0, to: (@convention(c) (Int) -> Int32).self)
+    }
+
+    /// VmRSS from /proc/self/status, in kilobytes, after returning the
+    /// memory malloc keeps freed to the system: the suites running
+    /// meanwhile (the hostile-input server's threads, each with its own
+    /// malloc arena) would otherwise count what they allocated and freed.
     static func residentKilobytes() -> Int {
+        _ = mallocTrim?(0)
         guard let status = try? String(contentsOfFile: "/proc/self/status", encoding: .utf8) else { return 0 }
         for line in status.split(separator: "\n") where line.hasPrefix("VmRSS:") {
             return Int(line.split(separator: " ", omittingEmptySubsequences: true)[1]) ?? 0
