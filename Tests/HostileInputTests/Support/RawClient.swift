@@ -53,7 +53,9 @@ enum RawClient {
         let socket = Glibc.socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
         guard socket >= 0 else { throw Failure.connect(errno) }
         defer { Glibc.close(socket) }
-        var timeout = timeval(tv_sec: 30, tv_usec: 0)
+        // Generous: under ThreadSanitizer, on a loaded machine, parsing a
+        // 60,000-member body took more than 30 s.
+        var timeout = timeval(tv_sec: 180, tv_usec: 0)
         setsockopt(socket, SOL_SOCKET, SO_RCVTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
         var address = sockaddr_in()
         address.sin_family = sa_family_t(AF_INET)
