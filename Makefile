@@ -7,7 +7,9 @@
 #       make compose-check (validates docker-compose.yml),
 #       make bench (the benchmark suite, BENCHMARKS.md; BENCH_ARGS passes options),
 #       make soak (10 minutes of mixed requests at full load; SOAK_DURATION=seconds),
-#       make test-faults (only the fault tests, Tests/ReliabilityTests).
+#       make test-faults (only the fault tests, Tests/ReliabilityTests),
+#       make test-sanitizers (every test under AddressSanitizer, then ThreadSanitizer),
+#       make fuzz (every fuzz target for FUZZ_SECONDS, default 300, each).
 #
 # Variables: PGCLUSTER_PORT (54329), HOST (127.0.0.1), PORT (8080).
 
@@ -23,7 +25,11 @@ PORT ?= 8080
 cluster := scripts/pg-cluster
 cluster_env = eval "$$($(cluster) env)"
 
-.PHONY: run test test-faults soak db stop build setup compose-check bench
+FUZZ_SECONDS ?= 300
+sanitizer_options = LSAN_OPTIONS=suppressions=$(CURDIR)/sanitizers/lsan.supp \
+	TSAN_OPTIONS="suppressions=$(CURDIR)/sanitizers/tsan.supp halt_on_error=1"
+
+.PHONY: run test test-faults soak db stop build setup compose-check bench test-sanitizers fuzz
 
 setup:
 	@scripts/setup
@@ -53,7 +59,8 @@ test: setup
 	scripts/load-sample-db; \
 	$(MAKE) --no-print-directory compose-check; \
 	EMPLOYEES_DATABASE=employees swift test --skip '$(memory_tests)'; \
-	EMPLOYEES_DATABASE=employees swift test --no-parallel --filter '$(memory_tests)'
+	EMPLOYEES_DATABASE=employees swift test --no-parallel --filter '$(memory_tests)'; \
+	scripts/fuzz all 5
 
 bench: build db
 	@$(cluster_env); scripts/bench $(BENCH_ARGS)
@@ -66,6 +73,27 @@ test-faults: setup
 # Soak: the release server under wrk for SOAK_DURATION seconds (600); see scripts/soak.
 soak: build db
 	@scripts/soak
+
+# The same tests under AddressSanitizer (and LeakSanitizer), then
+# ThreadSanitizer, each in its own build folder; the cluster is started
+# (and stopped afterwards) only if it is not running. Two groups are left to
+# the plain run: the fault tests, whose server is a separate, unsanitized
+# employees-server process, and the memory tests, since sanitizers' shadow
+# memory makes a process's RSS meaningless.
+sanitizer_skip := ReliabilityTests|$(memory_tests)
+
+test-sanitizers: setup
+	@if $(cluster) status >/dev/null 2>&1; then started=0; else started=1; fi; \
+	if [ $$started = 1 ]; then trap '$(cluster) stop' EXIT; fi; \
+	$(cluster) start; \
+	$(cluster_env); \
+	scripts/load-sample-db; \
+	export EMPLOYEES_DATABASE=employees $(sanitizer_options); \
+	time swift test --sanitize=address --scratch-path .build-asan --skip '$(sanitizer_skip)'; \
+	time swift test --sanitize=thread --scratch-path .build-tsan --skip '$(sanitizer_skip)'
+
+fuzz:
+	scripts/fuzz all $(FUZZ_SECONDS)
 
 compose-check:
 	@docker-compose --file docker-compose.yml config --quiet

@@ -89,6 +89,7 @@ let package = Package(
         // Fault tests: a private second cluster and the employees-server executable
         // (`swift test --filter ReliabilityTests` runs them alone).
         .testTarget(name: "ReliabilityTests", dependencies: ["EmployeesService", "PostgreSQL"]),
+        .testTarget(name: "HostileInputTests", dependencies: ["EmployeesService", "PostgreSQLWebService"]),
     ],
     swiftLanguageModes: [.v6]
 )

@@ -31,7 +31,14 @@ final class Daemon {
             ),
             MHD_OptionItem(option: .CONNECTION_LIMIT, value: configuration.maximumConnections, ptr_value: nil),
             MHD_OptionItem(option: .CONNECTION_TIMEOUT, value: configuration.connectionTimeout, ptr_value: nil),
-            MHD_OptionItem(option: .CONNECTION_MEMORY_LIMIT, value: configuration.maximumHeaderSize, ptr_value: nil),
+            // Twice the limit, so that a request somewhat over it still
+            // reaches `RequestProcessor.begin`, which answers it with a
+            // problem document; libmicrohttpd answers a larger one itself.
+            MHD_OptionItem(
+                option: .CONNECTION_MEMORY_LIMIT,
+                value: Daemon.memoryLimit(headerLimit: configuration.maximumHeaderSize),
+                ptr_value: nil
+            ),
             MHD_OptionItem(
                 option: .URI_LOG_CALLBACK,
                 value: unsafeBitCast(Daemon.requestBegan, to: Int.self),
@@ -78,6 +85,11 @@ final class Daemon {
         self.port = Int(shim_MHD_get_bound_port(handle))
     }
 
+    /// libmicrohttpd's per-connection memory pool for a header limit.
+    static func memoryLimit(headerLimit: Int) -> Int {
+        2 * headerLimit + (16 << 10)
+    }
+
     deinit {
         if let handle {
             MHD_stop_daemon(handle)
@@ -121,6 +133,16 @@ final class Daemon {
     ) -> UnsafeMutableRawPointer? = { cls, uri, _ in
         let processor = Unmanaged<RequestProcessor>.fromOpaque(cls!).takeUnretainedValue()
         let target = uri.map { Array(UnsafeRawBufferPointer(start: $0, count: strlen($0))) } ?? []
+        // Next, libmicrohttpd would split the query into arguments, each a
+        // record of about 64 bytes in the connection's memory pool; a few
+        // thousand parameters exhaust it, and it then closes the connection
+        // without an answer. The server decodes the query itself, from
+        // `target`, and never asks libmicrohttpd for it: the query is
+        // emptied in libmicrohttpd's own (writable) request buffer, so
+        // that every request reaches `RequestProcessor.begin`.
+        if let uri, let mark = strchr(uri, Int32(UInt8(ascii: "?"))) {
+            UnsafeMutablePointer(mutating: mark + 1).pointee = 0
+        }
         let context = RequestContext(rawTarget: target, logger: processor.logger)
         processor.requestsInFlight.add(1, ordering: .acquiringAndReleasing)
         return Unmanaged.passRetained(context).toOpaque()

@@ -31,9 +31,13 @@ final class FormReader {
     private var current: Part?
     private var problem: HTTPError?
     private unowned let context: RequestContext
+    /// An urlencoded body, whose raw bytes cannot hold a NUL (`%00` is
+    /// how one would be written, and is refused too).
+    private let isURLEncoded: Bool
 
     init(connection: Connection, context: RequestContext) throws(HTTPError) {
         self.context = context
+        isURLEncoded = context.contentType == "application/x-www-form-urlencoded"
         handle = MHD_create_post_processor(
             connection.handle, 16 << 10, FormReader.iterate, Unmanaged.passUnretained(self).toOpaque()
         )
@@ -53,6 +57,12 @@ final class FormReader {
     /// the request a 400 (or 500), if any.
     func process(_ chunk: UnsafeRawBufferPointer) -> HTTPError? {
         guard let handle, problem == nil else { return problem }
+        // libmicrohttpd's urlencoded parser would silently cut a value at a NUL.
+        if isURLEncoded, chunk.contains(0) {
+            problem = HTTPError(.badRequest, detail: "The form body contains a NUL byte.")
+            abandon()
+            return problem
+        }
         let base = chunk.baseAddress?.assumingMemoryBound(to: CChar.self)
         if MHD_post_process(handle, base, chunk.count) != .YES {
             abandon()
@@ -155,6 +165,10 @@ final class FormReader {
         if let file = part.file {
             let upload = UploadedFile(filename: part.filename, contentType: part.contentType, path: file.path, size: part.size)
             fields.append(FormField(name: part.name, value: .file(upload)))
+        } else if part.text.contains(0) {
+            problem = HTTPError(
+                .badRequest, detail: "The form field \"\(part.name)\" contains a NUL byte.", parameter: part.name
+            )
         } else if let text = String(validating: part.text, as: UTF8.self) {
             fields.append(FormField(name: part.name, value: .text(text)))
         } else {

@@ -35,8 +35,11 @@ public final class HTTPServer: Sendable {
         public var connectionTimeout: Int
         /// Largest request body in bytes; a larger one is answered 413.
         public var maximumBodySize: Int
-        /// Memory per connection for the request line and header fields, in
-        /// bytes; a request that does not fit is answered 414 or 431.
+        /// Largest request line plus header fields, in bytes; a larger
+        /// request is answered 414 or 431 with a problem document. Past
+        /// twice the limit libmicrohttpd refuses the request itself (414
+        /// or 431 with its own short HTML body): its per-connection memory
+        /// pool is sized from this limit.
         public var maximumHeaderSize: Int
         /// Seconds `stop()` lets in-flight requests finish.
         public var shutdownTimeout: Double

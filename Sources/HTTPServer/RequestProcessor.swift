@@ -35,6 +35,9 @@ final class RequestProcessor: Sendable {
         context.method = HTTPMethod(rawValue: method)
         context.headers = connection.headers
         context.remoteAddress = connection.remoteAddress
+        if let problem = headerProblem(context) {
+            return respond(with: problem.response, to: context, on: connection, closeConnection: true)
+        }
         do {
             context.target = try RequestTarget(parsing: context.rawTarget)
         } catch {
@@ -103,6 +106,24 @@ final class RequestProcessor: Sendable {
     ) -> Bool {
         context.hasResponded = true
         return connection.queue(response, for: context, closeConnection: closeConnection)
+    }
+
+    /// A request line or header section over `maximumHeaderSize`: 414 or
+    /// 431. (libmicrohttpd's pool is larger, see `Daemon.memoryLimit`, so
+    /// that these reach the server and get a problem document.)
+    private func headerProblem(_ context: RequestContext) -> HTTPError? {
+        let limit = configuration.maximumHeaderSize
+        if context.rawTarget.count > limit {
+            return HTTPError(.uriTooLong, detail: "The request target is longer than the limit of \(limit) bytes.")
+        }
+        let size = context.headers.reduce(context.rawTarget.count) { $0 + $1.name.utf8.count + $1.value.utf8.count + 4 }
+        if size > limit {
+            return HTTPError(
+                .requestHeaderFieldsTooLarge,
+                detail: "The request line and header fields are larger than the limit of \(limit) bytes."
+            )
+        }
+        return nil
     }
 
     private func tooLarge() -> HTTPError {

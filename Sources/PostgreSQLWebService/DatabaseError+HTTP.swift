@@ -66,3 +66,13 @@ extension PoolTimeoutError: HTTPErrorConvertible {
         )
     }
 }
+
+/// A value with a NUL character, which PostgreSQL text cannot hold, is the
+/// client's fault: 400. A missing or unknown SQL parameter is the
+/// service's own mistake and stays a 500.
+extension ParameterError: HTTPErrorConvertible {
+    public var httpError: HTTPError? {
+        guard reason == .nulCharacter else { return nil }
+        return HTTPError(.badRequest, detail: "A value in the request contains a NUL character.")
+    }
+}

@@ -17,7 +17,26 @@ public enum JSONValue: Sendable, Hashable, Decodable {
     case array([JSONValue])
     case object([String: JSONValue])
 
+    /// Decodes any JSON value. Arrays and objects are recognised by their
+    /// container before their members are decoded, so that a member no case
+    /// can hold fails once, not once per way of reading each level.
     public init(from decoder: any Decoder) throws {
+        if var container = try? decoder.unkeyedContainer() {
+            var elements: [JSONValue] = []
+            while !container.isAtEnd {
+                elements.append(try container.decode(JSONValue.self))
+            }
+            self = .array(elements)
+            return
+        }
+        if let container = try? decoder.container(keyedBy: MemberName.self) {
+            var members: [String: JSONValue] = [:]
+            for key in container.allKeys {
+                members[key.stringValue] = try container.decode(JSONValue.self, forKey: key)
+            }
+            self = .object(members)
+            return
+        }
         let container = try decoder.singleValueContainer()
         if container.decodeNil() {
             self = .null
@@ -27,18 +46,16 @@ public enum JSONValue: Sendable, Hashable, Decodable {
             self = .integer(value)
         } else if let value = try? container.decode(Double.self) {
             self = .number(value)
-        } else if let value = try? container.decode(String.self) {
-            self = .string(value)
-        } else if let value = try? container.decode([JSONValue].self) {
-            self = .array(value)
         } else {
-            self = .object(try container.decode([String: JSONValue].self))
+            self = .string(try container.decode(String.self))
         }
     }
 
-    /// Parses a JSON document.
-    static func parse(_ bytes: [UInt8]) throws -> JSONValue {
-        try JSONDecoder().decode(JSONValue.self, from: Data(bytes))
+    private struct MemberName: CodingKey {
+        var stringValue: String
+        var intValue: Int? { nil }
+        init(stringValue: String) { self.stringValue = stringValue }
+        init?(intValue: Int) { nil }
     }
 
     /// The value's text when it is a string, number or boolean.

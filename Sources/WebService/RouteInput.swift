@@ -153,6 +153,13 @@ public struct Body<Value: Decodable>: RouteInput {
         if let contentType = request.contentType, contentType != "application/json", !contentType.hasSuffix("+json") {
             throw HTTPError(.unsupportedMediaType, detail: "The body must be application/json, not \(contentType).")
         }
+        // Foundation's decoder is lenient (trailing commas, for one): the
+        // body must first pass the strict parser.
+        do {
+            _ = try JSONValue.parse(request.body)
+        } catch {
+            throw HTTPError(.badRequest, detail: "The body is not valid JSON: \(error).")
+        }
         let decoder = JSONDecoder()
         decoder.dateDecodingStrategy = .custom { decoder in
             let container = try decoder.singleValueContainer()

@@ -37,7 +37,7 @@ extension WebServiceRouter {
         do {
             document = try JSONValue.parse(request.body)
         } catch {
-            throw HTTPError(.badRequest, detail: "The request body is not valid JSON.")
+            throw HTTPError(.badRequest, detail: "The request body is not valid JSON: \(error).")
         }
         guard case .object(let members) = document else {
             throw HTTPError(.badRequest, detail: "A JSON request body must be an object whose members are the arguments.")
@@ -67,7 +67,9 @@ extension WebServiceRouter {
             uncovered(by: first, in: arguments).count < uncovered(by: second, in: arguments).count
         }!
         let name = uncovered(by: closest, in: arguments)[0]
-        let received = arguments.values[name]!.map(\.received).joined(separator: ", ")
+        let values = arguments.values[name]!
+        var received = values.prefix(3).map(\.received).joined(separator: ", ")
+        if values.count > 3 { received += " and \(values.count - 3) more" }
         let expected = closest.argumentNames.isEmpty ? "it takes no arguments" : "expected " + closest.argumentNames.joined(separator: ", ")
         throw HTTPError(
             .badRequest,

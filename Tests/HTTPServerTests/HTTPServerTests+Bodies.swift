@@ -208,9 +208,10 @@ func uploadFiles() -> [String] {
     defer { closedir(folder) }
     var names: [String] = []
     while let entry = readdir(folder) {
-        let name = withUnsafeBytes(of: entry.pointee.d_name) { bytes in
-            String(decoding: bytes.prefix { $0 != 0 }, as: UTF8.self)
-        }
+        // `d_name` is declared 256 bytes long but the entry may end sooner:
+        // read the name in place, up to its NUL, never copy the whole field.
+        let name = String(cString: UnsafeRawPointer(entry).advanced(by: MemoryLayout<dirent>.offset(of: \dirent.d_name)!)
+            .assumingMemoryBound(to: CChar.self))
         if name.hasPrefix("http-upload-") { names.append(name) }
     }
     return names

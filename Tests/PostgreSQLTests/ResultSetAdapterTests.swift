@@ -220,7 +220,11 @@ import Testing
         total += output.count
         let growth = ProcessMemory.residentKilobytes() - residentAfterWarmUp
         #expect(total > 50_000_000)
-        #expect(growth < 20_000, "resident memory grew by \(growth) kB")
+        // ThreadSanitizer's shadow memory and access history grow with every
+        // thread of the process (the other suites run meanwhile): twice the
+        // bound there, still below the 50 MB that went through.
+        let bound = ProcessMemory.isUnderThreadSanitizer ? 40_000 : 20_000
+        #expect(growth < bound, "resident memory grew by \(growth) kB")
     }
 
     @Test func closingEarlyCancelsAndReturnsACleanConnection() throws {
@@ -249,8 +253,20 @@ import Testing
 }
 
 enum ProcessMemory {
-    /// VmRSS from /proc/self/status, in kilobytes.
+    /// Whether the process runs under ThreadSanitizer (`swift test --sanitize=thread`).
+    static let isUnderThreadSanitizer = dlsym(nil, "__tsan_init") != nil
+
+    /// glibc's `malloc_trim`, which Swift's Glibc module does not declare.
+    private static let mallocTrim = dlsym(nil, "malloc_trim").map {
+        unsafeBitCast($0, to: (@convention(c) (Int) -> Int32).self)
+    }
+
+    /// VmRSS from /proc/self/status, in kilobytes, after returning the
+    /// memory malloc keeps freed to the system: the suites running
+    /// meanwhile (the hostile-input server's threads, each with its own
+    /// malloc arena) would otherwise count what they allocated and freed.
     static func residentKilobytes() -> Int {
+        _ = mallocTrim?(0)
         guard let status = try? String(contentsOfFile: "/proc/self/status", encoding: .utf8) else { return 0 }
         for line in status.split(separator: "\n") where line.hasPrefix("VmRSS:") {
             return Int(line.split(separator: " ", omittingEmptySubsequences: true)[1]) ?? 0

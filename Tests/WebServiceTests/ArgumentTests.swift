@@ -94,7 +94,7 @@ struct ArgumentTests {
     @Test func badJSONIs400() {
         let malformed = router.respond(to: makeJSONRequest(.post, "/catalog/form", json: #"{"name":"#))
         #expect(malformed.status == .badRequest)
-        #expect(malformed.object["detail"] as? String == "The request body is not valid JSON.")
+        #expect(malformed.object["detail"] as? String == "The request body is not valid JSON: unexpected end of the document at byte 8.")
         let notObject = router.respond(to: makeJSONRequest(.post, "/catalog/form", json: "[1,2]"))
         #expect(notObject.status == .badRequest)
         let badBody = router.respond(to: makeJSONRequest(.post, "/catalog/employees", json: #"{"employeeNumber":"x"}"#))

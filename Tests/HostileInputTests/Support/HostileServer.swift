@@ -1,0 +1,90 @@
+import EmployeesService
+import Foundation
+import Logging
+import PostgreSQL
+import Testing
+import WebService
+
+/// The real service stack, in process: `HTTPServer` on an ephemeral port,
+/// the router with the employees services, `MathService` and a probe
+/// service taking a JSON body and a multipart upload, and a pool on the
+/// sample database (`PG*` variables, database `EMPLOYEES_DATABASE`). One
+/// instance serves every suite of this target.
+final class HostileServer: Sendable {
+    static let shared: HostileServer = {
+        do { return try HostileServer() } catch { fatalError("cannot start the server under test: \(error)") }
+    }()
+
+    /// Small enough to send a larger body quickly.
+    static let maximumBodySize = 1 << 20
+    /// Large enough for 10,000 short query parameters.
+    static let maximumHeaderSize = 128 << 10
+    static let database = ProcessInfo.processInfo.environment["EMPLOYEES_DATABASE"] ?? "employees"
+
+    let server: HTTPServer
+    let pool: ConnectionPool
+    var port: Int { server.port }
+
+    private init() throws {
+        let quiet = Logger(label: "hostile") { _ in SwiftLogNoOpLogHandler() }
+        pool = ConnectionPool(.init(conninfo: "dbname=\(Self.database)", size: 4, acquireTimeout: .seconds(10)))
+        let router = WebServiceRouter(services: [
+            EmployeesService(pool: pool),
+            DepartmentsService(pool: pool),
+            HealthService(pool: pool),
+            MathService(),
+            ProbeService(),
+        ], logger: quiet)
+        server = HTTPServer(
+            configuration: .init(port: 0, maximumBodySize: Self.maximumBodySize, maximumHeaderSize: Self.maximumHeaderSize),
+            logger: quiet
+        ) { router.respond(to: $0) }
+        try server.start()
+    }
+
+    // MARK: - Requests and checks
+
+    func send(_ target: String, method: String = "GET", headers: [String] = [], body: [UInt8] = []) throws -> RawClient.Response {
+        try RawClient.request(port: port, method: method, target, headers: headers, body: body)
+    }
+
+    func send(target: [UInt8], method: String = "GET", headers: [String] = [], body: [UInt8] = []) throws -> RawClient.Response {
+        try RawClient.request(port: port, method: method, target: target, headers: headers, body: body)
+    }
+
+    /// The server is still up and answering.
+    func expectAlive(sourceLocation: SourceLocation = #_sourceLocation) throws {
+        let response = try send("/math/sum?a=1&b=2")
+        #expect(response.status == 200 && response.text == "3", "\(response)", sourceLocation: sourceLocation)
+    }
+}
+
+/// A 4xx whose body is a problem-details document with that status.
+func expectProblem(
+    _ response: RawClient.Response, _ statuses: ClosedRange<Int> = 400...499, _ case: String = "",
+    sourceLocation: SourceLocation = #_sourceLocation
+) {
+    #expect(statuses.contains(response.status), "\(`case`): \(response)", sourceLocation: sourceLocation)
+    #expect(response.header("Content-Type") == "application/problem+json", "\(`case`): \(response)", sourceLocation: sourceLocation)
+    let object = response.object
+    #expect(object?["status"] as? Int == response.status, "\(`case`): \(response)", sourceLocation: sourceLocation)
+    #expect(object?["detail"] is String, "\(`case`): \(response)", sourceLocation: sourceLocation)
+}
+
+/// Routes that take what the employees services do not: a whole JSON body
+/// and a multipart upload.
+struct ProbeService: WebService {
+    let path = "/probe"
+    let description = "Test routes for hostile bodies."
+
+    var routes: [Route] {
+        Route(.post, "/document", description: "Echoes a JSON document.",
+              Body<JSONValue>(description: "Any JSON.")) { (document: JSONValue) -> String in
+            "\(document)".count.description
+        }
+        Route(.post, "/upload", description: "Takes a title and a file.",
+              Parameter<String>("title"), Parameter<UploadedFile>("file")) { title, file in
+            "\(title): \(file.size)"
+        }
+    }
+}
