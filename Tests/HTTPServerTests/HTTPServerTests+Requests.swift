@@ -1,5 +1,6 @@
 import HTTPServer
 import Testing
+import HTTPTestClient
 
 extension HTTPServerTests {
     // MARK: - Keep-alive

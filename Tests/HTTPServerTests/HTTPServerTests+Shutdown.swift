@@ -4,6 +4,7 @@ import Glibc
 import HTTPServer
 import Synchronization
 import Testing
+import HTTPTestClient
 
 extension HTTPServerTests {
     @Test func stopLetsAnInFlightRequestFinishAndRefusesNewConnections() throws {

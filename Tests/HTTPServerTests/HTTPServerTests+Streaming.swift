@@ -3,6 +3,7 @@ import Glibc
 #endif
 import HTTPServer
 import Testing
+import HTTPTestClient
 
 extension HTTPServerTests {
     @Test func aLargeStreamIsReadInFullWhileServerMemoryStaysFlat() throws {

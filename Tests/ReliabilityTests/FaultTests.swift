@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+import HTTPTestClient
 
 /// Faults survived (issue 6): each test runs the built `employees-server`
 /// against a private cluster of its own (``FaultCluster``), which the tests

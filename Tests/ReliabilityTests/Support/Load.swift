@@ -2,6 +2,7 @@ import Foundation
 import Synchronization
 #if canImport(Glibc)
 import Glibc
+import HTTPTestClient
 #endif
 
 /// How one request ended, as the fault tests classify it.

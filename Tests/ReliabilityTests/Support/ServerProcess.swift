@@ -2,6 +2,7 @@ import Foundation
 import Synchronization
 #if canImport(Glibc)
 import Glibc
+import HTTPTestClient
 #endif
 
 /// The built `employees-server`, run as a child process on an ephemeral port

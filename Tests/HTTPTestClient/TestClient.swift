@@ -2,14 +2,19 @@
 import Glibc
 #endif
 
-// A copy of Tests/HTTPServerTests/Support/TestClient.swift (test targets
-// cannot share sources), plus `readHeadAndFirstBytes` and `sendSlowly`.
-
 /// A raw-socket HTTP/1.1 client for tests: sends exact bytes, reads one
 /// response at a time with Content-Length or chunked framing, and tells a
 /// chunked body that ends without its final chunk from a complete one.
-final class TestClient {
-    enum Failure: Error, Equatable {
+/// Shared by the test targets that speak raw HTTP (a library target: test
+/// targets cannot share sources).
+///
+/// ```swift
+/// let client = try TestClient(port: server.port)
+/// let response = try client.request("GET", "/math/sum?a=2&b=4")
+/// #expect(response.status == 200)
+/// ```
+public final class TestClient {
+    public enum Failure: Error, Equatable {
         case connect(errno: Int32)
         case send(errno: Int32)
         case receive(errno: Int32)
@@ -20,13 +25,13 @@ final class TestClient {
         case malformed(String)
     }
 
-    struct Response {
-        var status: Int
-        var headers: [(name: String, value: String)]
-        var body: [UInt8]
-        var bodyText: String { String(decoding: body, as: UTF8.self) }
+    public struct Response {
+        public var status: Int
+        public var headers: [(name: String, value: String)]
+        public var body: [UInt8]
+        public var bodyText: String { String(decoding: body, as: UTF8.self) }
 
-        func header(_ name: String) -> String? {
+        public func header(_ name: String) -> String? {
             headers.first { $0.name.lowercased() == name.lowercased() }?.value
         }
     }
@@ -40,7 +45,7 @@ final class TestClient {
 
     /// Connects to 127.0.0.1:`port`. A small `receiveBufferSize` limits how
     /// much the kernel buffers for a client that does not read.
-    init(port: Int, receiveBufferSize: Int? = nil, timeoutSeconds: Int = 20) throws {
+    public init(port: Int, receiveBufferSize: Int? = nil, timeoutSeconds: Int = 20) throws {
         socket = Glibc.socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
         guard socket >= 0 else { throw Failure.connect(errno: errno) }
         if var size = receiveBufferSize.map(Int32.init) {
@@ -70,7 +75,7 @@ final class TestClient {
 
     // MARK: - Sending
 
-    func send(_ bytes: [UInt8]) throws {
+    public func send(_ bytes: [UInt8]) throws {
         var sent = 0
         while sent < bytes.count {
             let result = bytes.withUnsafeBytes {
@@ -82,12 +87,12 @@ final class TestClient {
         }
     }
 
-    func send(_ text: String) throws {
+    public func send(_ text: String) throws {
         try send(Array(text.utf8))
     }
 
     /// Sends a request with `Host` and, for a body, `Content-Length`.
-    func sendRequest(
+    public func sendRequest(
         _ method: String, _ target: String, headers: [(String, String)] = [], body: [UInt8] = []
     ) throws {
         var head = "\(method) \(target) HTTP/1.1\r\nHost: 127.0.0.1\r\n"
@@ -98,7 +103,7 @@ final class TestClient {
     }
 
     /// Sends a request and reads its response.
-    func request(
+    public func request(
         _ method: String, _ target: String, headers: [(String, String)] = [], body: [UInt8] = []
     ) throws -> Response {
         try sendRequest(method, target, headers: headers, body: body)
@@ -109,7 +114,7 @@ final class TestClient {
 
     /// Reads one response. The body goes to `sink` if given (then
     /// `Response.body` stays empty), else into `Response.body`.
-    func readResponse(isHead: Bool = false, sink: ((UnsafeRawBufferPointer) -> Void)? = nil) throws -> Response {
+    public func readResponse(isHead: Bool = false, sink: ((UnsafeRawBufferPointer) -> Void)? = nil) throws -> Response {
         let statusLine = try readLine()
         let parts = statusLine.split(separator: " ", maxSplits: 2)
         guard parts.count >= 2, parts[0].hasPrefix("HTTP/1."), let status = Int(parts[1]) else {
@@ -216,7 +221,7 @@ final class TestClient {
     /// Reads the status line, the header fields and at least `count` bytes
     /// that follow them (the start of the body), then stops reading.
     /// Returns the status.
-    func readHeadAndFirstBytes(_ count: Int) throws -> Int {
+    public func readHeadAndFirstBytes(_ count: Int) throws -> Int {
         let statusLine = try readLine()
         let parts = statusLine.split(separator: " ", maxSplits: 2)
         guard parts.count >= 2, let status = Int(parts[1]) else { throw Failure.malformed("status line \(statusLine)") }
@@ -229,7 +234,7 @@ final class TestClient {
 
     /// Sends `bytes` one at a time, `interval` seconds apart; stops with
     /// the number sent once the server has closed the connection.
-    func sendSlowly(_ bytes: [UInt8], interval: Double) -> Int {
+    public func sendSlowly(_ bytes: [UInt8], interval: Double) -> Int {
         for (index, byte) in bytes.enumerated() {
             if index > 0 { usleep(UInt32(interval * 1_000_000)) }
             if peerHasClosed() { return index }
@@ -247,10 +252,10 @@ final class TestClient {
     }
 
     /// Whether any byte of a response has arrived on this connection.
-    var hasReceivedAnything: Bool { receivedTotal > 0 }
+    public var hasReceivedAnything: Bool { receivedTotal > 0 }
 
     /// Whether the server has closed the connection (reads nothing more).
-    func isClosedByPeer() throws -> Bool {
+    public func isClosedByPeer() throws -> Bool {
         start == buffer.count ? try !fillBuffer() : false
     }
 }
