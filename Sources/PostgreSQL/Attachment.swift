@@ -198,6 +198,23 @@ final class ChildBlock {
         }
     }
 
+    /// The rows of `attachment` for one parent row, already read in full by
+    /// the attachment's own prepared statement; its attachments run as
+    /// batches over them.
+    init(
+        _ attachment: Attachment, rowsOfOneParent result: QueryResult, layout: ColumnLayout, arguments: SQLArguments,
+        connection: Connection
+    ) throws {
+        self.result = result
+        self.starts = [0, result.rowCount]
+        self.template = layout.objectTemplate(attachmentKeys: attachment.attachments.map(\.key))
+        self.children = try attachment.attachments.map { nested in
+            try ChildBlock(
+                nested, parents: result, parentLayout: layout, firstColumn: 0, arguments: arguments,
+                connection: connection)
+        }
+    }
+
     /// Writes the JSON array of the rows that belong to parent `parent`.
     func writeArray(forParent parent: Int32, options: JSONRenderingOptions, to output: inout [UInt8]) {
         output.append(UInt8(ascii: "["))

@@ -2,11 +2,24 @@ internal import CLibPQ
 
 // MARK: - Several statements in one round trip
 
-/// One statement sent in a pipeline: SQL text with text-format values, run
-/// without preparing it.
+/// One statement sent in a pipeline, with text-format values: SQL text run
+/// without preparing it, or an execution of a prepared statement.
 struct PipelinedStatement {
     var sql: String
     var values: [String?] = []
+    /// The prepared statement to execute instead of parsing `sql`.
+    var preparedName: String?
+
+    init(sql: String, values: [String?] = []) {
+        self.sql = sql
+        self.values = values
+    }
+
+    init(_ statement: PreparedStatement, values: [String?]) {
+        self.sql = statement.parameters.sql
+        self.values = values
+        self.preparedName = statement.name
+    }
 }
 
 extension Connection {
@@ -32,8 +45,13 @@ extension Connection {
 
         var sent = 0
         for statement in statements {
+            let count = Int32(statement.values.count)
             let accepted = withCStringArray(statement.values) { pointers in
-                PQsendQueryParams(handle, statement.sql, Int32(statement.values.count), nil, pointers, nil, nil, 0)
+                if let name = statement.preparedName {
+                    PQsendQueryPrepared(handle, name, count, pointers, nil, nil, 0)
+                } else {
+                    PQsendQueryParams(handle, statement.sql, count, nil, pointers, nil, nil, 0)
+                }
             }
             guard accepted == 1 else { break }
             sent += 1
@@ -52,13 +70,15 @@ extension Connection {
                 failure = failure ?? connectionError()
                 break
             }
-            let result = QueryResult(taking: raw)
-            if failure == nil {
-                do { try check(result) } catch { failure = error }
+            // This reads up to the NULL that ends each statement's results.
+            if let result = readToEnd(startingWith: QueryResult(taking: raw), handle: handle) {
+                if failure == nil {
+                    do { try check(result) } catch { failure = error }
+                }
+                results.append(result)
+            } else {
+                failure = failure ?? DatabaseError(code: .internalError, message: "out of memory putting a result together")
             }
-            results.append(result)
-            // Each statement's results end with a NULL.
-            while let extra = PQgetResult(handle) { PQclear(extra) }
         }
         // Then the synchronization point; the connection is idle after it.
         while let raw = PQgetResult(handle) {
@@ -73,6 +93,28 @@ extension Connection {
         if sent < statements.count { failure = failure ?? connectionError() }
         if let failure { throw failure }
         return results
+    }
+
+    /// Reads a statement's results up to the `NULL` that ends them and
+    /// returns the complete result; `nil` if libpq runs out of memory.
+    ///
+    /// libpq resets single-row mode when a query is sent outside a pipeline,
+    /// or when a pipeline moves on to its next query, so the first query of a
+    /// pipeline keeps the mode of the query run before it (a `RowCursor`):
+    /// its rows then arrive one result each, and are put back together here.
+    private func readToEnd(startingWith first: QueryResult, handle: OpaquePointer) -> QueryResult? {
+        var rows = [first]
+        var failed: QueryResult?
+        while let raw = PQgetResult(handle) {
+            let part = QueryResult(taking: raw)
+            if part.isSingleRow {
+                rows.append(part)
+            } else if part.error != nil, failed == nil {
+                failed = part
+            }
+        }
+        if let failed { return failed }
+        return first.isSingleRow ? QueryResult.combining(rows) : first
     }
 
     /// A connection left in pipeline mode cannot run ordinary statements:

@@ -125,11 +125,6 @@ extension PreparedStatement {
 extension SQLArguments {
     /// The text-format values for the statement's `$1`, `$2`, ... in order.
     func textValues(for parameters: Parameters) throws -> [String?] {
-        try parameters.bind(self).map { value in
-            switch value {
-            case .null: nil
-            case .text(let text): text
-            }
-        }
+        try parameters.bind(self).map(\.text)
     }
 }

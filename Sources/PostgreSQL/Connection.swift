@@ -212,6 +212,15 @@ public final class Connection {
     /// ```
     public var preparedStatementCount: Int { preparedStatements.count }
 
+    /// The column layout of `result`, a result of the prepared statement
+    /// `statementName` (if any), worked out once per statement.
+    func layout(of result: QueryResult, statementName: String?, labelSpelling: [String: String]) -> ColumnLayout {
+        if let statementName, let layout = layoutsByStatement[statementName] { return layout }
+        let layout = ColumnLayout(result.columns.map { $0.respelled(labelSpelling) })
+        if let statementName { layoutsByStatement[statementName] = layout }
+        return layout
+    }
+
     /// The type OIDs of a prepared statement's parameters, as the server inferred them.
     func parameterTypes(of statement: PreparedStatement) throws -> [UInt32] {
         finishActiveCursor()

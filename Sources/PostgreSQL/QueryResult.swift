@@ -16,6 +16,28 @@ final class QueryResult {
         PQclear(handle)
     }
 
+    /// One result with the rows of `parts`, the results of one query read in
+    /// single-row mode; `nil` if libpq runs out of memory.
+    static func combining(_ parts: [QueryResult]) -> QueryResult? {
+        guard let first = parts.first, let combined = PQcopyResult(first.handle, Int32(PG_COPYRES_ATTRS)) else {
+            return nil
+        }
+        let result = QueryResult(taking: combined)
+        var row: Int32 = 0
+        for part in parts {
+            for index in 0..<part.rowCount {
+                for column in 0..<part.columnCount {
+                    let isNull = PQgetisnull(part.handle, index, column) == 1
+                    let value = isNull ? nil : PQgetvalue(part.handle, index, column)
+                    let length = isNull ? -1 : PQgetlength(part.handle, index, column)
+                    guard PQsetvalue(combined, row, column, value, length) == 1 else { return nil }
+                }
+                row += 1
+            }
+        }
+        return result
+    }
+
     // MARK: - Status
 
     var status: ExecStatusType { PQresultStatus(handle) }

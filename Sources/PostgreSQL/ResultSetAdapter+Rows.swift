@@ -36,6 +36,67 @@ final class StreamingRows: RowSource {
     }
 }
 
+// MARK: - One row with its attachments
+
+/// The first row of a query with attachments, for
+/// ``ResultSetAdapter/Shape/object``: the row is read by the query's prepared
+/// statement, then every attachment runs as its own prepared statement,
+/// bound from that row, all of them in one pipeline. Two round trips, no
+/// cursor, no transaction of its own: each statement sees what was committed
+/// when it started (run the adapter on a connection in a repeatable read
+/// transaction for one snapshot). Nested attachments run as batches.
+final class FirstRowWithAttachments: RowSource {
+    private var row: Row?
+    private var template: ObjectTemplate?
+    private var children: [ChildBlock] = []
+
+    init(connection: Connection, sql: String, arguments: SQLArguments, attachments: [Attachment]) throws {
+        let statement = try connection.preparedStatement(for: sql)
+        // The arguments may also hold values for the attachments' parameters.
+        let values = try statement.parameters.bind { arguments.values[$0] }.map(\.text)
+        let cursor = try connection.stream(statement, values: values)
+        defer { cursor.close() }
+        guard let row = try cursor.next() else { return }
+        cursor.close()
+
+        let layout = row.layout
+        let statements = try attachments.map { attachment in
+            let child = try connection.preparedStatement(for: attachment.sql)
+            let values = try child.parameters.bind { name in
+                if let column = layout.index(of: name) { return row[column].map(SQLValue.text) ?? .null }
+                return arguments.values[name]
+            }
+            return (child, PipelinedStatement(child, values: values.map(\.text)))
+        }
+        let results = try connection.runPipeline(statements.map(\.1))
+        children = try zip(attachments, zip(statements, results)).map { attachment, pair in
+            let ((child, _), result) = pair
+            let childLayout = connection.layout(of: result, statementName: child.name, labelSpelling: child.labelSpelling)
+            return try ChildBlock(
+                attachment, rowsOfOneParent: result, layout: childLayout, arguments: arguments, connection: connection)
+        }
+        self.template = layout.objectTemplate(attachmentKeys: attachments.map(\.key))
+        self.row = row
+    }
+
+    func hasNext() throws -> Bool {
+        row != nil
+    }
+
+    func writeNext(options: JSONRenderingOptions, to output: inout [UInt8]) throws {
+        guard let row, let template else { return }
+        self.row = nil
+        template.write(row: row.index, of: row.result, options: options, to: &output) { index, output in
+            children[index].writeArray(forParent: 0, options: options, to: &output)
+        }
+    }
+
+    func close() {
+        row = nil
+        children = []
+    }
+}
+
 // MARK: - Blocks from a server-side cursor
 
 /// Rows of a query with attachments: the query is a server-side cursor read
@@ -62,12 +123,7 @@ final class BlockRows: RowSource {
     init(connection: Connection, sql: String, arguments: SQLArguments, attachments: [Attachment], blockSize: Int) throws {
         let parameters = Parameters.parse(sql)
         // The arguments may also hold values for the attachments' parameters.
-        let values: [String?] = try parameters.bind { arguments.values[$0] }.map { value in
-            switch value {
-            case .null: nil
-            case .text(let text): text
-            }
-        }
+        let values = try parameters.bind { arguments.values[$0] }.map(\.text)
         self.connection = connection
         self.arguments = arguments
         self.attachments = attachments

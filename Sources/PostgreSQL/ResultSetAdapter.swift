@@ -9,7 +9,9 @@ import JSONStreaming
 /// each row as an array.
 ///
 /// Without attachments the query runs in single-row mode. With attachments
-/// the parent query runs as a server-side cursor, fetched in blocks of
+/// and ``Shape/object``, the row is read first, then all its attachments in
+/// one round trip (see `FirstRowWithAttachments`). With attachments and
+/// ``Shape/array``, the parent query runs as a server-side cursor, fetched in blocks of
 /// ``blockSize`` rows; each attachment then runs once per block for all its
 /// parent rows (never once per row), and its own attachments once per block
 /// of its rows. The cursor lives in a read-only, repeatable read transaction
@@ -141,6 +143,9 @@ public final class ResultSetAdapter: StreamingBody {
         let rows: any RowSource
         if attachments.isEmpty {
             rows = try StreamingRows(connection: connection, sql: sql, arguments: arguments)
+        } else if shape == .object {
+            rows = try FirstRowWithAttachments(
+                connection: connection, sql: sql, arguments: arguments, attachments: attachments)
         } else {
             rows = try BlockRows(
                 connection: connection, sql: sql, arguments: arguments, attachments: attachments, blockSize: blockSize)

@@ -90,14 +90,8 @@ public final class RowCursor {
 
     private func layout(for result: QueryResult) -> ColumnLayout {
         if let layout { return layout }
-        if let statementName, let layout = connection.layoutsByStatement[statementName] {
-            self.layout = layout
-            return layout
-        }
-        let columns = result.columns.map { $0.respelled(labelSpelling) }
-        let layout = ColumnLayout(columns)
+        let layout = connection.layout(of: result, statementName: statementName, labelSpelling: labelSpelling)
         self.layout = layout
-        if let statementName { connection.layoutsByStatement[statementName] = layout }
         return layout
     }
 }
@@ -112,6 +106,8 @@ final class ColumnLayout {
     let indexByLabel: [String: Int]
     /// How a row is written as a JSON object, built on first use.
     private(set) lazy var objectTemplate = ObjectTemplate(columns: columns)
+    /// Templates with attachments, by attachment keys, built on first use.
+    private var templatesByAttachmentKeys: [[String]: ObjectTemplate] = [:]
 
     init(_ columns: [Column]) {
         self.columns = columns
@@ -120,6 +116,15 @@ final class ColumnLayout {
             indexByLabel[column.label] = index
         }
         self.indexByLabel = indexByLabel
+    }
+
+    /// How a row is written with the arrays of attachments `keys` after its columns.
+    func objectTemplate(attachmentKeys keys: [String]) -> ObjectTemplate {
+        if keys.isEmpty { return objectTemplate }
+        if let template = templatesByAttachmentKeys[keys] { return template }
+        let template = ObjectTemplate(columns: columns, attachmentKeys: keys)
+        templatesByAttachmentKeys[keys] = template
+        return template
     }
 
     /// The index of the column labelled `label`, ignoring case if no label matches exactly.

@@ -19,6 +19,14 @@ public enum SQLValue: Sendable, Hashable {
     /// The value in PostgreSQL's text input format (`"42"`, `"true"`,
     /// `"2024-05-01 10:00:00+00"`, `"{1,2}"`).
     case text(String)
+
+    /// The text to send for the value, `nil` for `NULL`.
+    var text: String? {
+        switch self {
+        case .null: nil
+        case .text(let text): text
+        }
+    }
 }
 
 /// A Swift value that can be bound to a SQL parameter.

@@ -168,6 +168,53 @@ import Testing
         }
     }
 
+    /// An object with attachments (its children read in one pipeline right
+    /// after the row), run again and again on one connection, keeps every
+    /// child row: libpq carries the previous query's single-row mode into the
+    /// first query of a pipeline, whose rows must still come back whole.
+    @Test func objectWithAttachmentsMatchesJSONAggEveryTime() throws {
+        try TestDatabase.withScratchSchema(Self.schema) { schema in
+            let pool = TestDatabase.pool(size: 1)
+            let expected = try pool.withConnection { connection in
+                try connection.fetchOne(
+                    String.self,
+                    """
+                    SELECT json_build_object(
+                      'departmentNumber', d.dept_no,
+                      'employees', (SELECT json_agg(json_build_object(
+                          'employeeNumber', e.emp_no,
+                          'titles', (SELECT coalesce(json_agg(json_build_object('title', t.title) ORDER BY t.title), '[]')
+                                     FROM \(schema).titles t WHERE t.emp_no = e.emp_no))
+                        ORDER BY e.emp_no) FROM \(schema).employees e WHERE e.dept_no = d.dept_no AND e.emp_no < :below),
+                      'salaries', (SELECT json_agg(json_build_object('salary', s.salary) ORDER BY s.salary)
+                                   FROM \(schema).salaries s WHERE s.emp_no = 4))::text
+                    FROM \(schema).departments d WHERE d.dept_no = 'd1'
+                    """, ["below": 40])
+            }
+            for _ in 1...3 {
+                let adapter = ResultSetAdapter(
+                    pool, sql: "SELECT dept_no AS departmentNumber FROM \(schema).departments WHERE dept_no = :number",
+                    arguments: ["number": "d1", "below": 40], shape: .object)
+                let employees = adapter.attach(
+                    "employees",
+                    """
+                    SELECT emp_no AS employeeNumber FROM \(schema).employees
+                    WHERE dept_no = :departmentNumber AND emp_no < :below ORDER BY emp_no
+                    """)
+                employees.attach("titles", "SELECT title FROM \(schema).titles WHERE emp_no = :employeeNumber ORDER BY title")
+                adapter.attach("salaries", "SELECT salary FROM \(schema).salaries WHERE emp_no = 4 ORDER BY salary")
+                #expect(try adapter.start())
+                let body = try TestDatabase.body(of: adapter)
+                #expect(try TestDatabase.json(body) == TestDatabase.json(try #require(expected)))
+                // A plain query streamed in between, as other requests would on a pooled connection.
+                let count = try pool.withConnection { connection in
+                    try connection.fetchOne(Int.self, "SELECT count(*)::int AS n FROM \(schema).titles")
+                }
+                #expect(count == 934)
+            }
+        }
+    }
+
     /// The child queries run once per block of parents, not once per parent.
     @Test func attachmentsDoNotRunPerRow() throws {
         try TestDatabase.withScratchSchema(Self.schema) { schema in
