@@ -28,11 +28,13 @@ let package = Package(
 
         // MARK: - Layers
         .target(name: "JSONStreaming"),
+        .target(name: "Locking"),
         .target(
             name: "HTTPServer",
             dependencies: [
                 "CMicroHTTPD",
                 "JSONStreaming",
+                "Locking",
                 .product(name: "Logging", package: "swift-log"),
             ]
         ),
@@ -49,6 +51,7 @@ let package = Package(
             dependencies: [
                 "CLibPQ",
                 "JSONStreaming",
+                "Locking",
                 .product(name: "Logging", package: "swift-log"),
             ]
         ),
@@ -81,6 +84,7 @@ let package = Package(
 
         // MARK: - Tests
         .testTarget(name: "JSONStreamingTests", dependencies: ["JSONStreaming"]),
+        .testTarget(name: "LockingTests", dependencies: ["Locking"]),
         .target(name: "HTTPTestClient", path: "Tests/HTTPTestClient"),
         .testTarget(name: "HTTPServerTests", dependencies: ["HTTPServer", "HTTPTestClient"]),
         .testTarget(name: "WebServiceTests", dependencies: ["WebService"]),
