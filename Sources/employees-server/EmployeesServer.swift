@@ -1,6 +1,6 @@
 import ArgumentParser
 import EmployeesService
-import Foundation
+import FoundationEssentials
 import Logging
 import PostgreSQL
 import WebService
