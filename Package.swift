@@ -43,6 +43,7 @@ let package = Package(
             dependencies: [
                 "HTTPServer",
                 "JSONStreaming",
+                "Locking",
                 .product(name: "Logging", package: "swift-log"),
             ]
         ),
