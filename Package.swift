@@ -69,7 +69,6 @@ let package = Package(
             name: "employees-server",
             dependencies: [
                 "EmployeesService",
-                .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
             ]
         ),
@@ -92,6 +91,7 @@ let package = Package(
         .testTarget(name: "PostgreSQLTests", dependencies: ["PostgreSQL"]),
         .testTarget(name: "PostgreSQLWebServiceTests", dependencies: ["PostgreSQLWebService"]),
         .testTarget(name: "EmployeesServiceTests", dependencies: ["EmployeesService"]),
+        .testTarget(name: "EmployeesServerTests", dependencies: ["employees-server"]),
         // Fault tests: a private second cluster and the employees-server executable
         // (`swift test --filter ReliabilityTests` runs them alone).
         .testTarget(name: "ReliabilityTests", dependencies: ["EmployeesService", "PostgreSQL", "HTTPTestClient"]),
