@@ -9,8 +9,10 @@ WORKDIR /src
 COPY Package.swift ./
 COPY Sources ./Sources
 COPY Tests ./Tests
-RUN swift build -c release --static-swift-stdlib --product employees-server \
- && cp "$(swift build -c release --static-swift-stdlib --show-bin-path)/employees-server" /usr/local/bin/
+# The flags of `make build` (Makefile, release_flags: why each).
+ARG RELEASE_FLAGS="--static-swift-stdlib -Xswiftc -Xclang-linker -Xswiftc -no-pie -Xlinker --no-export-dynamic"
+RUN swift build -c release $RELEASE_FLAGS --product employees-server \
+ && cp "$(swift build -c release $RELEASE_FLAGS --show-bin-path)/employees-server" /usr/local/bin/
 
 FROM debian:bookworm-slim
 RUN apt-get update \

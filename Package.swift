@@ -28,11 +28,13 @@ let package = Package(
 
         // MARK: - Layers
         .target(name: "JSONStreaming"),
+        .target(name: "Locking"),
         .target(
             name: "HTTPServer",
             dependencies: [
                 "CMicroHTTPD",
                 "JSONStreaming",
+                "Locking",
                 .product(name: "Logging", package: "swift-log"),
             ]
         ),
@@ -41,6 +43,7 @@ let package = Package(
             dependencies: [
                 "HTTPServer",
                 "JSONStreaming",
+                "Locking",
                 .product(name: "Logging", package: "swift-log"),
             ]
         ),
@@ -49,6 +52,7 @@ let package = Package(
             dependencies: [
                 "CLibPQ",
                 "JSONStreaming",
+                "Locking",
                 .product(name: "Logging", package: "swift-log"),
             ]
         ),
@@ -65,7 +69,6 @@ let package = Package(
             name: "employees-server",
             dependencies: [
                 "EmployeesService",
-                .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
             ]
         ),
@@ -81,12 +84,14 @@ let package = Package(
 
         // MARK: - Tests
         .testTarget(name: "JSONStreamingTests", dependencies: ["JSONStreaming"]),
+        .testTarget(name: "LockingTests", dependencies: ["Locking"]),
         .target(name: "HTTPTestClient", path: "Tests/HTTPTestClient"),
         .testTarget(name: "HTTPServerTests", dependencies: ["HTTPServer", "HTTPTestClient"]),
         .testTarget(name: "WebServiceTests", dependencies: ["WebService"]),
         .testTarget(name: "PostgreSQLTests", dependencies: ["PostgreSQL"]),
         .testTarget(name: "PostgreSQLWebServiceTests", dependencies: ["PostgreSQLWebService"]),
         .testTarget(name: "EmployeesServiceTests", dependencies: ["EmployeesService"]),
+        .testTarget(name: "EmployeesServerTests", dependencies: ["employees-server"]),
         // Fault tests: a private second cluster and the employees-server executable
         // (`swift test --filter ReliabilityTests` runs them alone).
         .testTarget(name: "ReliabilityTests", dependencies: ["EmployeesService", "PostgreSQL", "HTTPTestClient"]),

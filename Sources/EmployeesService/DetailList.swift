@@ -1,4 +1,3 @@
-import Foundation
 import WebService
 
 /// A list of enumeration values given as repeated arguments, as

@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 
 // The shapes of the JSON the employees and departments services write.
 // Rows are streamed straight from the database; these types exist so that

@@ -1,7 +1,7 @@
 #if canImport(Glibc)
 import Glibc
 #endif
-import Foundation
+import Locking
 import Synchronization
 
 /// Closes connections that take longer than the connection timeout to send
@@ -28,8 +28,8 @@ import Synchronization
 /// deadline.closed(connection: key)              // MHD_CONNECTION_NOTIFY_CLOSED
 /// ```
 // `@unchecked Sendable`: `entries` is only touched with `lock` held. The lock
-// is an `NSLock` (a pthread mutex) rather than `Synchronization.Mutex`, whose
-// futex-based implementation ThreadSanitizer cannot see, so that the
+// is a ``ConditionLock`` (a pthread mutex) rather than `Synchronization.Mutex`,
+// whose futex-based implementation ThreadSanitizer cannot see, so that the
 // sanitizer checks this code instead of reporting the lock's accesses as races.
 final class HeaderDeadline: @unchecked Sendable {
     private struct Entry {
@@ -39,7 +39,7 @@ final class HeaderDeadline: @unchecked Sendable {
     }
 
     private let timeout: Double
-    private let lock = NSLock()
+    private let lock = ConditionLock()
     private var entries: [UInt: Entry] = [:]
     private let isRunning = Atomic<Bool>(true)
     private let finished = Atomic<Bool>(false)

@@ -1,5 +1,7 @@
 internal import CLibPQ
-import Foundation
+#if canImport(Glibc)
+import Glibc
+#endif
 
 /// One connection to PostgreSQL: the single owner of a libpq `PGconn`.
 ///

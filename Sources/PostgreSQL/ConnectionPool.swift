@@ -1,4 +1,5 @@
-import Foundation
+import FoundationEssentials
+import Locking
 
 /// A bounded set of connections shared by blocking threads.
 ///
@@ -87,7 +88,7 @@ public final class ConnectionPool: Sendable {
     /// defer { pool.release(connection) }
     /// ```
     public func acquire() throws -> Connection {
-        let deadline = Date(timeIntervalSinceNow: configuration.acquireTimeout.timeInterval)
+        let deadline = ContinuousClock.now + configuration.acquireTimeout
         while true {
             switch state.take(limit: configuration.size, until: deadline) {
             case .idle(let connection):
@@ -195,7 +196,7 @@ private final class PoolState: @unchecked Sendable {
         case timedOut
     }
 
-    private let condition = NSCondition()
+    private let condition = ConditionLock()
     private var idle: [Connection] = []
     private var count = 0
 
@@ -206,7 +207,7 @@ private final class PoolState: @unchecked Sendable {
     }
 
     /// An idle connection, or permission to open one (counted already), or a timeout.
-    func take(limit: Int, until deadline: Date) -> Take {
+    func take(limit: Int, until deadline: ContinuousClock.Instant) -> Take {
         condition.lock()
         defer { condition.unlock() }
         while true {

@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 
 extension Row {
     /// Decodes the row as `T`: each property from the column with the same
@@ -166,7 +166,7 @@ private enum ScalarText {
         ObjectIdentifier(Bool.self): { $0 == "t" || $0 == "true" ? true : $0 == "f" || $0 == "false" ? false : nil },
         ObjectIdentifier(Double.self): { Double(postgres: $0) },
         ObjectIdentifier(Float.self): { Double(postgres: $0).map { Float($0) } },
-        ObjectIdentifier(Decimal.self): { Decimal(string: $0, locale: Locale(identifier: "en_US_POSIX")) },
+        ObjectIdentifier(Decimal.self): { Decimal(string: $0) },
         ObjectIdentifier(UUID.self): { UUID(uuidString: $0) },
         ObjectIdentifier(Date.self): { PostgresTimestampText.date(from: $0) },
     ]
@@ -211,17 +211,13 @@ enum PostgresTimestampText {
         guard let year = number(4), expect("-"), let month = number(2), expect("-"), let day = number(2) else {
             return nil
         }
-        var components = DateComponents(
-            calendar: Calendar(identifier: .gregorian), timeZone: TimeZone(identifier: "UTC"),
-            year: year, month: month, day: day)
+        var seconds = PostgresDateTime.days(year: Int64(year), month: Int64(month), day: Int64(day)) * 86_400
         var fraction = 0.0
         if expect(" ") || expect("T") {
             guard let hour = number(2), expect(":"), let minute = number(2), expect(":"), let second = number(2) else {
                 return nil
             }
-            components.hour = hour
-            components.minute = minute
-            components.second = second
+            seconds += Int64(hour * 3600 + minute * 60 + second)
             if expect(".") {
                 var scale = 0.1
                 while position < bytes.count, (48...57).contains(bytes[position]) {
@@ -231,16 +227,16 @@ enum PostgresTimestampText {
                 }
             }
             if position < bytes.count, bytes[position] == UInt8(ascii: "+") || bytes[position] == UInt8(ascii: "-") {
-                let sign = bytes[position] == UInt8(ascii: "+") ? 1 : -1
+                let sign: Int64 = bytes[position] == UInt8(ascii: "+") ? 1 : -1
                 position += 1
                 guard let hours = number(2) else { return nil }
-                var seconds = hours * 3600
-                if expect(":") { seconds += (number(2) ?? 0) * 60 }
-                if expect(":") { seconds += number(2) ?? 0 }
-                components.timeZone = TimeZone(secondsFromGMT: sign * seconds)
+                var offset = hours * 3600
+                if expect(":") { offset += (number(2) ?? 0) * 60 }
+                if expect(":") { offset += number(2) ?? 0 }
+                seconds -= sign * Int64(offset)
             }
         }
-        guard position == bytes.count, let date = components.date else { return nil }
-        return date.addingTimeInterval(fraction)
+        guard position == bytes.count, (1...12).contains(month), (1...31).contains(day) else { return nil }
+        return Date(timeIntervalSince1970: Double(seconds)).addingTimeInterval(fraction)
     }
 }

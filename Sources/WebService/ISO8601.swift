@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 
 /// ISO 8601 dates as arguments and results take them: a calendar date
 /// (`2024-05-01`, midnight UTC) or a date-time with an offset

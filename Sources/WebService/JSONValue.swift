@@ -1,4 +1,3 @@
-import Foundation
 import JSONStreaming
 
 /// A JSON value received in a request body, one member of which becomes an

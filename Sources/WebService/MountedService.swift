@@ -1,14 +1,14 @@
 import HTTPServer
 
 /// A service as the router holds it: its routes evaluated once and grouped
-/// by resource path, and its documentation rendered once.
+/// by resource path, and its documentation rendered once, when first asked for.
 struct MountedService: Sendable {
     let path: String
     let segments: [String]
     let resources: [Resource]
-    let documentation: ServiceDocumentation
-    private let documentationHTML: [UInt8]
-    private let documentationJSON: [UInt8]
+    private let lazyDocumentation: LazyDocumentation
+
+    var documentation: ServiceDocumentation { lazyDocumentation.pages.documentation }
 
     init(_ service: any WebService) {
         segments = service.path.split(separator: "/").map(String.init)
@@ -23,9 +23,10 @@ struct MountedService: Sendable {
             }
         }
         self.resources = resources
-        documentation = ServiceDocumentation(path: path, description: service.description, resources: resources)
-        documentationHTML = Array(documentation.html.utf8)
-        documentationJSON = documentation.json
+        let description = service.description
+        lazyDocumentation = LazyDocumentation { [path, resources] in
+            ServiceDocumentation(path: path, description: description, resources: resources)
+        }
     }
 
     /// The resource whose path fits `remainder` best (literals before variables).
@@ -39,8 +40,9 @@ struct MountedService: Sendable {
     }
 
     func documentationResponse(json: Bool) -> HTTPResponse {
-        json ? HTTPResponse(json: documentationJSON)
-            : HTTPResponse(status: .ok, headers: ["Content-Type": "text/html; charset=utf-8"], body: .bytes(documentationHTML))
+        let pages = lazyDocumentation.pages
+        return json ? HTTPResponse(json: pages.json)
+            : HTTPResponse(status: .ok, headers: ["Content-Type": "text/html; charset=utf-8"], body: .bytes(pages.html))
     }
 }
 

@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 import JSONStreaming
 
 /// Encodes an `Encodable` value as JSON with object keys in the order the

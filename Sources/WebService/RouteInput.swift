@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 import HTTPServer
 
 /// Something a route's handler receives: a ``Parameter``, a ``PathVariable``,

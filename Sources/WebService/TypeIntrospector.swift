@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 import HTTPServer
 
 /// Finds out what a type looks like for the documentation: scalars by

@@ -1,6 +1,7 @@
-import ArgumentParser
 import EmployeesService
-import Foundation
+#if canImport(Glibc)
+import Glibc
+#endif
 import Logging
 import PostgreSQL
 import WebService
@@ -11,100 +12,71 @@ import WebService
 /// employees-server --port 8080 --database-url postgresql:///employees
 /// ```
 @main
-struct EmployeesServer: ParsableCommand {
-    static let configuration = CommandConfiguration(
-        commandName: "employees-server",
-        abstract: "Serves the employees sample database as a REST API.",
-        discussion: """
-            The database is reached through --database-url, else the DATABASE_URL environment \
-            variable, else libpq's PG* variables (PGHOST, PGPORT, PGDATABASE, PGUSER, ...). \
-            Every option can also be given in the environment (EMPLOYEES_PORT, EMPLOYEES_HOST, ...).
-            """
-    )
-
-    enum DateFormat: String, ExpressibleByArgument, CaseIterable {
-        case iso8601 = "iso8601"
-        case epochMilliseconds = "epoch-milliseconds"
+enum EmployeesServer {
+    static func main() {
+        let command: ServerOptions.Command
+        do {
+            command = try ServerOptions.parse(Array(CommandLine.arguments.dropFirst()), environment: environment)
+        } catch {
+            printError("Error: \(error)\nUsage: employees-server [--<option> <value>] ... (--help lists the options)")
+            exit(64)  // EX_USAGE
+        }
+        switch command {
+        case .help(let defaults):
+            print(ServerOptions.help(defaults: defaults), terminator: "")
+        case .serve(let options):
+            do {
+                try run(options)
+            } catch {
+                printError("Error: \(error)")
+                exit(1)
+            }
+        }
     }
 
-    @Option(help: "Address to listen on (env EMPLOYEES_HOST).")
-    var host: String = environment("EMPLOYEES_HOST") ?? "127.0.0.1"
-
-    @Option(help: "Port to listen on (env EMPLOYEES_PORT).")
-    var port: Int = environment("EMPLOYEES_PORT").flatMap { Int($0) } ?? 8080
-
-    @Option(help: "libpq connection string or postgresql:// URL (env DATABASE_URL; default: the PG* variables).")
-    var databaseURL: String = environment("DATABASE_URL") ?? ""
-
-    @Option(help: "Most database connections open at once (env EMPLOYEES_POOL_SIZE).")
-    var poolSize: Int = environment("EMPLOYEES_POOL_SIZE").flatMap { Int($0) } ?? 16
-
-    @Option(help: "Seconds a request waits for a free database connection before 503 (env EMPLOYEES_ACQUIRE_TIMEOUT).")
-    var acquireTimeout: Double = environment("EMPLOYEES_ACQUIRE_TIMEOUT").flatMap { Double($0) } ?? 5
-
-    @Option(help: "Seconds a query may run before it is cancelled and answered 504; 0 for no limit (env EMPLOYEES_STATEMENT_TIMEOUT).")
-    var statementTimeout: Double = environment("EMPLOYEES_STATEMENT_TIMEOUT").flatMap { Double($0) } ?? 30
-
-    @Option(help: "How dates are written: iso8601 (\"1995-12-01\") or epoch-milliseconds, as HTTP-RPC did (env EMPLOYEES_DATE_FORMAT).")
-    var dateFormat: DateFormat = environment("EMPLOYEES_DATE_FORMAT").flatMap { DateFormat(rawValue: $0) } ?? .iso8601
-
-    @Option(help: "Most client connections at once (env EMPLOYEES_MAX_CONNECTIONS).")
-    var maxConnections: Int = environment("EMPLOYEES_MAX_CONNECTIONS").flatMap { Int($0) } ?? 512
-
-    @Option(help: "Seconds a client connection may stay idle, or take to send a request's header fields, before it is closed (env EMPLOYEES_CONNECTION_TIMEOUT).")
-    var connectionTimeout: Int = environment("EMPLOYEES_CONNECTION_TIMEOUT").flatMap { Int($0) } ?? 30
-
-    @Option(help: "Seconds a stop (SIGTERM, SIGINT) lets requests in flight finish (env EMPLOYEES_SHUTDOWN_TIMEOUT).")
-    var shutdownTimeout: Double = environment("EMPLOYEES_SHUTDOWN_TIMEOUT").flatMap { Double($0) } ?? 10
-
-    @Option(help: "Log level: trace, debug, info, notice, warning, error, critical (env LOG_LEVEL).")
-    var logLevel: String = environment("LOG_LEVEL") ?? "info"
-
-    func validate() throws {
-        guard (0...65535).contains(port) else { throw ValidationError("--port must be 0 to 65535.") }
-        guard poolSize >= 1 else { throw ValidationError("--pool-size must be at least 1.") }
-        guard acquireTimeout > 0 else { throw ValidationError("--acquire-timeout must be more than 0.") }
-        guard statementTimeout >= 0 else { throw ValidationError("--statement-timeout must be 0 or more.") }
-        guard connectionTimeout >= 1 else { throw ValidationError("--connection-timeout must be at least 1.") }
-        guard shutdownTimeout >= 0 else { throw ValidationError("--shutdown-timeout must be 0 or more.") }
-        guard maxConnections >= 1 else { throw ValidationError("--max-connections must be at least 1.") }
-        guard Logger.Level(rawValue: logLevel) != nil else { throw ValidationError("--log-level \(logLevel) is not a log level.") }
-    }
-
-    func run() throws {
+    static func run(_ options: ServerOptions) throws {
         var logger = Logger(label: "employees-server")
-        logger.logLevel = Logger.Level(rawValue: logLevel) ?? .info
+        logger.logLevel = Logger.Level(rawValue: options.logLevel) ?? .info
 
         let pool = ConnectionPool(ConnectionPool.Configuration(
-            conninfo: databaseURL,
-            size: poolSize,
-            acquireTimeout: .milliseconds(Int(acquireTimeout * 1000)),
-            statementTimeout: statementTimeout > 0 ? .milliseconds(Int(statementTimeout * 1000)) : nil
+            conninfo: options.databaseURL,
+            size: options.poolSize,
+            acquireTimeout: .milliseconds(Int(options.acquireTimeout * 1000)),
+            statementTimeout: options.statementTimeout > 0 ? .milliseconds(Int(options.statementTimeout * 1000)) : nil
         ))
-        let options = JSONRenderingOptions(dateFormat: dateFormat == .iso8601 ? .iso8601 : .epochMilliseconds)
+        let rendering = JSONRenderingOptions(dateFormat: options.dateFormat == .iso8601 ? .iso8601 : .epochMilliseconds)
         let router = WebServiceRouter(services: [
-            EmployeesService(pool: pool, options: options),
-            DepartmentsService(pool: pool, options: options),
+            EmployeesService(pool: pool, options: rendering),
+            DepartmentsService(pool: pool, options: rendering),
             HealthService(pool: pool),
             MathService(),
         ], logger: logger)
 
         var configuration = HTTPServer.Configuration()
-        configuration.host = host
-        configuration.port = port
-        configuration.maximumConnections = maxConnections
-        configuration.connectionTimeout = connectionTimeout
-        configuration.shutdownTimeout = shutdownTimeout
+        configuration.host = options.host
+        configuration.port = options.port
+        configuration.maximumConnections = options.maxConnections
+        configuration.connectionTimeout = options.connectionTimeout
+        configuration.shutdownTimeout = options.shutdownTimeout
         let server = HTTPServer(configuration: configuration, logger: logger) { router.respond(to: $0) }
         try server.start()
-        logger.info("Serving http://\(host):\(server.port)/ (pool of \(poolSize) connections)")
+        logger.info("Serving http://\(options.host):\(server.port)/ (pool of \(options.poolSize) connections)")
         server.runUntilSignalled()
         pool.close()
         logger.info("Stopped")
     }
 }
 
+/// The value of one environment variable, `nil` when unset or empty.
+/// `getenv` rather than `ProcessInfo.processInfo.environment`, which copies
+/// the whole environment into a dictionary on every call.
 private func environment(_ name: String) -> String? {
-    guard let value = ProcessInfo.processInfo.environment[name], !value.isEmpty else { return nil }
-    return value
+    guard let value = getenv(name), value.pointee != 0 else { return nil }
+    return String(cString: value)
+}
+
+/// Writes one line to standard error.
+private func printError(_ line: String) {
+    var text = line + "\n"
+    text.withUTF8 { _ = write(STDERR_FILENO, $0.baseAddress, $0.count) }
 }
