@@ -31,9 +31,9 @@ final class Daemon {
             ),
             MHD_OptionItem(option: .CONNECTION_LIMIT, value: configuration.maximumConnections, ptr_value: nil),
             MHD_OptionItem(option: .CONNECTION_TIMEOUT, value: configuration.connectionTimeout, ptr_value: nil),
-            // Twice the limit, so that a request somewhat over it still
-            // reaches `RequestProcessor.begin`, which answers it with a
-            // problem document; libmicrohttpd answers a larger one itself.
+            // Larger than the limit, so that a request somewhat over it
+            // still reaches `RequestProcessor.begin`, which answers it with
+            // a problem document; libmicrohttpd answers a larger one itself.
             MHD_OptionItem(
                 option: .CONNECTION_MEMORY_LIMIT,
                 value: Daemon.memoryLimit(headerLimit: configuration.maximumHeaderSize),
@@ -86,6 +86,14 @@ final class Daemon {
     }
 
     /// libmicrohttpd's per-connection memory pool for a header limit.
+    ///
+    /// The pool holds the header section as received (parsed in place),
+    /// a record of about 64 bytes per header field taken from the same
+    /// pool, and later the response's header lines. A section just over
+    /// the limit made of 90-byte fields needs about 1.7 times the limit;
+    /// twice the limit plus 16 KB lets such requests reach
+    /// `RequestProcessor.begin` and get a problem document. The pool is
+    /// zeroed after every request, so it is no larger than that.
     static func memoryLimit(headerLimit: Int) -> Int {
         2 * headerLimit + (16 << 10)
     }
