@@ -29,9 +29,12 @@ struct Connection {
         return headers
     }
 
-    /// The client's address as `host:port`.
-    var remoteAddress: String? {
-        shim_MHD_get_client_address(handle).flatMap(SocketAddress.describe)
+    /// The client's address (a copy, made text only if a handler reads it).
+    var remoteAddress: PeerAddress {
+        guard let address = shim_MHD_get_client_address(handle), let copy = SocketAddress(copying: address) else {
+            return .text(nil)
+        }
+        return .socket(copy)
     }
 
     private static func string(_ cString: UnsafePointer<CChar>) -> String {
@@ -81,7 +84,6 @@ struct Connection {
 
     /// Framing is libmicrohttpd's business: it sets these from the body.
     private static func isFramingHeader(_ name: String) -> Bool {
-        let name = name.lowercased()
-        return name == "content-length" || name == "transfer-encoding"
+        HTTPHeaders.namesMatch(name, "Content-Length") || HTTPHeaders.namesMatch(name, "Transfer-Encoding")
     }
 }

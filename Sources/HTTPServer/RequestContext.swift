@@ -23,7 +23,7 @@ final class RequestContext {
     var method = HTTPMethod(rawValue: "-")
     var target: RequestTarget?
     var headers = HTTPHeaders()
-    var remoteAddress: String?
+    var remoteAddress = PeerAddress.text(nil)
 
     // The body.
     var receivedBytes = 0
@@ -54,7 +54,7 @@ final class RequestContext {
 
     /// The request as handed to the handler.
     func makeRequest() -> HTTPRequest {
-        HTTPRequest(
+        var request = HTTPRequest(
             method: method,
             rawPath: target?.rawPath ?? "/",
             pathSegments: target?.pathSegments ?? [],
@@ -62,9 +62,10 @@ final class RequestContext {
             queryItems: target?.queryItems ?? [],
             headers: headers,
             formFields: form?.fields ?? [],
-            body: body,
-            remoteAddress: remoteAddress
+            body: body
         )
+        request.peerAddress = remoteAddress
+        return request
     }
 
     /// Removes the temporary files; runs when the request completes,

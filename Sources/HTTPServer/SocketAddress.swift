@@ -7,8 +7,8 @@ import Glibc
 /// ```swift
 /// let address = try SocketAddress(host: "127.0.0.1", port: 8080)
 /// ```
-struct SocketAddress {
-    private enum Storage {
+struct SocketAddress: Sendable {
+    private enum Storage: Sendable {
         case v4(sockaddr_in)
         case v6(sockaddr_in6)
     }
@@ -37,6 +37,18 @@ struct SocketAddress {
         throw HTTPServer.StartError(description: "host \"\(host)\" is not a numeric IPv4 or IPv6 address")
     }
 
+    /// A copy of a peer's IPv4 or IPv6 address; `nil` for other families.
+    init?(copying address: UnsafePointer<sockaddr>) {
+        switch Int32(address.pointee.sa_family) {
+        case AF_INET:
+            storage = .v4(UnsafeRawPointer(address).loadUnaligned(as: sockaddr_in.self))
+        case AF_INET6:
+            storage = .v6(UnsafeRawPointer(address).loadUnaligned(as: sockaddr_in6.self))
+        default:
+            return nil
+        }
+    }
+
     var isIPv6: Bool {
         if case .v6 = storage { return true }
         return false
@@ -53,6 +65,11 @@ struct SocketAddress {
                 try $0.withMemoryRebound(to: sockaddr.self, capacity: 1, body)
             }
         }
+    }
+
+    /// `host:port` (`[::1]:8080` for IPv6).
+    var text: String? {
+        withSockaddr(Self.describe)
     }
 
     /// `host:port` (`[::1]:8080` for IPv6) of a peer's address.
@@ -73,6 +90,23 @@ struct SocketAddress {
             }
         default:
             return nil
+        }
+    }
+}
+
+// MARK: - Peer address
+
+/// The client's address as a request carries it: copied from the socket
+/// address when the request arrives and made text only when read (most
+/// handlers never read it), or text set by whoever built the request.
+enum PeerAddress: Sendable {
+    case socket(SocketAddress)
+    case text(String?)
+
+    var text: String? {
+        switch self {
+        case .socket(let address): address.text
+        case .text(let text): text
         }
     }
 }
