@@ -72,7 +72,7 @@ struct EmployeesServer: ParsableCommand {
     }
 
     func run() throws {
-        Self.readTimeZoneOnce()
+        LoggingSystem.bootstrap(StandardErrorLogHandler.init)
         var logger = Logger(label: "employees-server")
         logger.logLevel = Logger.Level(rawValue: logLevel) ?? .info
 
@@ -102,21 +102,6 @@ struct EmployeesServer: ParsableCommand {
         server.runUntilSignalled()
         pool.close()
         logger.info("Stopped")
-    }
-}
-
-extension EmployeesServer {
-    /// Has glibc read the local time zone once, not at every log line.
-    ///
-    /// The log handler formats each line's time with `localtime`, which
-    /// re-reads the time zone whenever `TZ` is unset: a `stat` of
-    /// `/etc/localtime` per access-log line. With `TZ` naming that same
-    /// file, glibc reads it the first time and keeps it. Runs before any
-    /// other thread exists (`setenv` is not thread-safe).
-    static func readTimeZoneOnce() {
-        if getenv("TZ") == nil {
-            setenv("TZ", ":/etc/localtime", 0)
-        }
     }
 }
 
