@@ -78,10 +78,13 @@ final class RequestContext {
         temporaryFiles.removeAll()
     }
 
-    /// The duration so far, in milliseconds with one decimal.
-    var elapsedMilliseconds: String {
+    /// Appends the duration so far, in milliseconds with one decimal
+    /// (`12.3`).
+    func appendElapsedMilliseconds(to line: inout [UInt8]) {
         let duration = started.duration(to: .now).components
         let tenths = duration.seconds * 10_000 + duration.attoseconds / 100_000_000_000_000
-        return "\(tenths / 10).\(tenths % 10)"
+        line.append(contentsOf: String(tenths / 10).utf8)
+        line.append(UInt8(ascii: "."))
+        line.append(UInt8(ascii: "0") + UInt8(tenths % 10))
     }
 }

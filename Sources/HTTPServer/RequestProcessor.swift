@@ -150,7 +150,7 @@ final class RequestProcessor: Sendable {
         line.append(UInt8(ascii: " "))
         line.append(contentsOf: String(context.bytesSent).utf8)
         line.append(contentsOf: " bytes ".utf8)
-        line.append(contentsOf: context.elapsedMilliseconds.utf8)
+        context.appendElapsedMilliseconds(to: &line)
         line.append(contentsOf: " ms".utf8)
         if context.streamFailed {
             line.append(contentsOf: " (stream aborted)".utf8)
