@@ -97,36 +97,28 @@ struct StandardErrorLogHandler: LogHandler {
         var now = time(nil)
         var local = tm()
         guard localtime_r(&now, &local) != nil else { return }
-        appendDigits(Int(local.tm_year) + 1900, count: 4, to: &line)
+        let year = Int(local.tm_year) + 1900
+        appendTwoDigits(year / 100, to: &line)
+        appendTwoDigits(year, to: &line)
         line.append(UInt8(ascii: "-"))
-        appendDigits(Int(local.tm_mon) + 1, count: 2, to: &line)
+        appendTwoDigits(Int(local.tm_mon) + 1, to: &line)
         line.append(UInt8(ascii: "-"))
-        appendDigits(Int(local.tm_mday), count: 2, to: &line)
+        appendTwoDigits(Int(local.tm_mday), to: &line)
         line.append(UInt8(ascii: "T"))
-        appendDigits(Int(local.tm_hour), count: 2, to: &line)
+        appendTwoDigits(Int(local.tm_hour), to: &line)
         line.append(UInt8(ascii: ":"))
-        appendDigits(Int(local.tm_min), count: 2, to: &line)
+        appendTwoDigits(Int(local.tm_min), to: &line)
         line.append(UInt8(ascii: ":"))
-        appendDigits(Int(local.tm_sec), count: 2, to: &line)
+        appendTwoDigits(Int(local.tm_sec), to: &line)
         let offsetMinutes = local.tm_gmtoff / 60
         line.append(offsetMinutes < 0 ? UInt8(ascii: "-") : UInt8(ascii: "+"))
-        appendDigits(abs(offsetMinutes) / 60, count: 2, to: &line)
-        appendDigits(abs(offsetMinutes) % 60, count: 2, to: &line)
+        appendTwoDigits(abs(offsetMinutes) / 60, to: &line)
+        appendTwoDigits(abs(offsetMinutes) % 60, to: &line)
     }
 
-    /// `value` (not negative) in decimal, zero-padded to `count` digits.
-    private static func appendDigits(_ value: Int, count: Int, to line: inout [UInt8]) {
-        var divisor = 1
-        for _ in 1..<count { divisor *= 10 }
-        var value = value
-        if value >= divisor * 10 {
-            line.append(contentsOf: String(value).utf8)
-            return
-        }
-        while divisor > 0 {
-            line.append(UInt8(ascii: "0") + UInt8(value / divisor))
-            value %= divisor
-            divisor /= 10
-        }
+    /// The last two decimal digits of `value` (not negative).
+    private static func appendTwoDigits(_ value: Int, to line: inout [UInt8]) {
+        line.append(UInt8(ascii: "0") + UInt8(value / 10 % 10))
+        line.append(UInt8(ascii: "0") + UInt8(value % 10))
     }
 }
