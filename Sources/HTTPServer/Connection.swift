@@ -31,10 +31,7 @@ struct Connection {
 
     /// The client's address (a copy, made text only if a handler reads it).
     var remoteAddress: PeerAddress {
-        guard let address = shim_MHD_get_client_address(handle), let copy = SocketAddress(copying: address) else {
-            return .text(nil)
-        }
-        return .socket(copy)
+        shim_MHD_get_client_address(handle).map(PeerAddress.init(copying:)) ?? .text(nil)
     }
 
     private static func string(_ cString: UnsafePointer<CChar>) -> String {
