@@ -53,4 +53,14 @@ shim_MHD_get_connection_fd(struct MHD_Connection *connection)
     return info == NULL ? -1 : info->connect_fd;
 }
 
+/// `MHD_get_connection_info` is variadic: the pointer the connection
+/// notification callback stored as the connection's socket context, or NULL.
+static inline void *
+shim_MHD_get_socket_context(struct MHD_Connection *connection)
+{
+    const union MHD_ConnectionInfo *info =
+        MHD_get_connection_info(connection, MHD_CONNECTION_INFO_SOCKET_CONTEXT);
+    return info == NULL ? NULL : info->socket_context;
+}
+
 #endif

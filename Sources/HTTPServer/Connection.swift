@@ -29,9 +29,9 @@ struct Connection {
         return headers
     }
 
-    /// The client's address as `host:port`.
-    var remoteAddress: String? {
-        shim_MHD_get_client_address(handle).flatMap(SocketAddress.describe)
+    /// The client's address (a copy, made text only if a handler reads it).
+    var remoteAddress: PeerAddress {
+        shim_MHD_get_client_address(handle).map(PeerAddress.init(copying:)) ?? .text(nil)
     }
 
     private static func string(_ cString: UnsafePointer<CChar>) -> String {
@@ -81,7 +81,6 @@ struct Connection {
 
     /// Framing is libmicrohttpd's business: it sets these from the body.
     private static func isFramingHeader(_ name: String) -> Bool {
-        let name = name.lowercased()
-        return name == "content-length" || name == "transfer-encoding"
+        HTTPHeaders.namesMatch(name, "Content-Length") || HTTPHeaders.namesMatch(name, "Transfer-Encoding")
     }
 }

@@ -31,9 +31,9 @@ final class Daemon {
             ),
             MHD_OptionItem(option: .CONNECTION_LIMIT, value: configuration.maximumConnections, ptr_value: nil),
             MHD_OptionItem(option: .CONNECTION_TIMEOUT, value: configuration.connectionTimeout, ptr_value: nil),
-            // Twice the limit, so that a request somewhat over it still
-            // reaches `RequestProcessor.begin`, which answers it with a
-            // problem document; libmicrohttpd answers a larger one itself.
+            // Larger than the limit, so that a request somewhat over it
+            // still reaches `RequestProcessor.begin`, which answers it with
+            // a problem document; libmicrohttpd answers a larger one itself.
             MHD_OptionItem(
                 option: .CONNECTION_MEMORY_LIMIT,
                 value: Daemon.memoryLimit(headerLimit: configuration.maximumHeaderSize),
@@ -86,6 +86,14 @@ final class Daemon {
     }
 
     /// libmicrohttpd's per-connection memory pool for a header limit.
+    ///
+    /// The pool holds the header section as received (parsed in place),
+    /// a record of about 64 bytes per header field taken from the same
+    /// pool, and later the response's header lines. A section just over
+    /// the limit made of 90-byte fields needs about 1.7 times the limit;
+    /// twice the limit plus 16 KB lets such requests reach
+    /// `RequestProcessor.begin` and get a problem document. The pool is
+    /// zeroed after every request, so it is no larger than that.
     static func memoryLimit(headerLimit: Int) -> Int {
         2 * headerLimit + (16 << 10)
     }
@@ -152,20 +160,27 @@ final class Daemon {
     private static let connectionChanged: @convention(c) (
         UnsafeMutableRawPointer?, OpaquePointer?, UnsafeMutablePointer<UnsafeMutableRawPointer?>?,
         MHD_ConnectionNotificationCode
-    ) -> Void = { cls, connection, _, code in
-        guard let cls, let connection else { return }
+    ) -> Void = { cls, connection, socketContext, code in
+        guard let cls, let connection, let socketContext else { return }
         let processor = Unmanaged<RequestProcessor>.fromOpaque(cls).takeUnretainedValue()
         switch code {
         case .CONNECTION_NOTIFY_STARTED:
-            processor.headerDeadline.opened(connection: key(connection), socket: shim_MHD_get_connection_fd(connection))
+            // The connection's socket context holds one retain on its watch
+            // until the connection closes.
+            if let watch = processor.headerDeadline.opened(socket: shim_MHD_get_connection_fd(connection)) {
+                socketContext.pointee = Unmanaged.passRetained(watch).toOpaque()
+            }
         default:
-            processor.headerDeadline.closed(connection: key(connection))
+            if let opaque = socketContext.pointee {
+                socketContext.pointee = nil
+                processor.headerDeadline.closed(Unmanaged<HeaderDeadline.Watch>.fromOpaque(opaque).takeRetainedValue())
+            }
         }
     }
 
-    /// Identifies a connection to the header deadline.
-    private static func key(_ connection: OpaquePointer) -> UInt {
-        UInt(bitPattern: Int(bitPattern: connection))
+    /// The header deadline's watch of a connection, if it has one.
+    private static func watch(_ connection: OpaquePointer) -> HeaderDeadline.Watch? {
+        shim_MHD_get_socket_context(connection).map { Unmanaged<HeaderDeadline.Watch>.fromOpaque($0).takeUnretainedValue() }
     }
 
     /// MHD_OPTION_NOTIFY_COMPLETED: the request is over, whatever happened.
@@ -174,7 +189,7 @@ final class Daemon {
         MHD_RequestTerminationCode
     ) -> Void = { cls, connection, contextPointer, termination in
         let processor = Unmanaged<RequestProcessor>.fromOpaque(cls!).takeUnretainedValue()
-        if let connection { processor.headerDeadline.requestCompleted(connection: key(connection)) }
+        if let connection, let watch = watch(connection) { processor.headerDeadline.requestCompleted(watch) }
         guard let contextPointer, let opaque = contextPointer.pointee else { return }
         contextPointer.pointee = nil
         let context = Unmanaged<RequestContext>.fromOpaque(opaque).takeRetainedValue()
@@ -197,7 +212,7 @@ final class Daemon {
         let connectionHandle = Connection(connection)
 
         if !context.hasStarted {
-            processor.headerDeadline.headersReceived(connection: key(connection))
+            if let watch = watch(connection) { processor.headerDeadline.headersReceived(watch) }
             return processor.begin(context, on: connectionHandle, method: method.map { String(cString: $0) } ?? "")
                 ? .YES : .NO
         }

@@ -107,16 +107,45 @@ public struct HTTPHeaders: Sendable, Sequence, ExpressibleByDictionaryLiteral {
     /// The first value of the named field, or `nil`. Setting replaces every
     /// field of that name (or removes them, with `nil`).
     public subscript(name: String) -> String? {
-        get { fields.first { $0.name.lowercased() == name.lowercased() }?.value }
+        get { fields.first { Self.namesMatch($0.name, name) }?.value }
         set {
-            fields.removeAll { $0.name.lowercased() == name.lowercased() }
+            fields.removeAll { Self.namesMatch($0.name, name) }
             if let newValue { fields.append((name, newValue)) }
         }
     }
 
     /// Every value of the named field, in order.
     public func values(for name: String) -> [String] {
-        fields.filter { $0.name.lowercased() == name.lowercased() }.map(\.value)
+        fields.filter { Self.namesMatch($0.name, name) }.map(\.value)
+    }
+
+    /// `first.lowercased() == second.lowercased()`, without building the
+    /// lower-cased strings when both names are ASCII (always, on the wire).
+    static func namesMatch(_ first: String, _ second: String) -> Bool {
+        let decided = first.utf8.withContiguousStorageIfAvailable { first in
+            second.utf8.withContiguousStorageIfAvailable { second in asciiNamesMatch(first, second) } ?? nil
+        } ?? nil
+        return decided ?? (first.lowercased() == second.lowercased())
+    }
+
+    /// Whether two ASCII names match ignoring case; `nil` when a byte
+    /// outside ASCII leaves it to Unicode lower-casing.
+    private static func asciiNamesMatch(_ first: UnsafeBufferPointer<UInt8>, _ second: UnsafeBufferPointer<UInt8>) -> Bool? {
+        if first.count != second.count {
+            // Lower-casing keeps the length of ASCII text only.
+            let isASCII = !first.contains { $0 >= 0x80 } && !second.contains { $0 >= 0x80 }
+            return isASCII ? false : nil
+        }
+        var matches = true
+        for index in 0..<first.count {
+            let one = first[index], other = second[index]
+            if (one | other) >= 0x80 { return nil }
+            if one != other {
+                let folded = one | 0x20
+                if folded != other | 0x20 || folded < UInt8(ascii: "a") || folded > UInt8(ascii: "z") { matches = false }
+            }
+        }
+        return matches
     }
 
     /// Adds a field, keeping any existing ones of the same name.

@@ -32,7 +32,12 @@ public struct HTTPRequest: Sendable {
     /// Empty for form bodies and bodiless requests.
     public var body: [UInt8]
     /// The client's address, as `host:port`, when known.
-    public var remoteAddress: String?
+    public var remoteAddress: String? {
+        get { peerAddress.text }
+        set { peerAddress = .text(newValue) }
+    }
+    /// `remoteAddress` as received, formatted only when read.
+    var peerAddress: PeerAddress
 
     public init(
         method: HTTPMethod,
@@ -53,7 +58,7 @@ public struct HTTPRequest: Sendable {
         self.headers = headers
         self.formFields = formFields
         self.body = body
-        self.remoteAddress = remoteAddress
+        self.peerAddress = .text(remoteAddress)
     }
 
     /// The media type of the body, lower-cased, without parameters

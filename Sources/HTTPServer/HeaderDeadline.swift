@@ -20,32 +20,44 @@ import Synchronization
 /// before it closes its socket, so a registered descriptor is never one
 /// reused by another connection.
 ///
+/// The set of connections changes under a lock as they open and close;
+/// each connection's deadline is an atomic in its own `Watch`, which
+/// libmicrohttpd keeps as the connection's socket context, so the two
+/// changes per request take no lock and no lookup.
+///
 /// ```swift
 /// let deadline = HeaderDeadline(timeout: 30)
-/// deadline.opened(connection: key, socket: fd)   // MHD_CONNECTION_NOTIFY_STARTED
-/// deadline.headersReceived(connection: key)     // first access-handler call
-/// deadline.requestCompleted(connection: key)    // the next request's clock starts
-/// deadline.closed(connection: key)              // MHD_CONNECTION_NOTIFY_CLOSED
+/// let watch = deadline.opened(socket: fd)   // MHD_CONNECTION_NOTIFY_STARTED
+/// deadline.headersReceived(watch)           // first access-handler call
+/// deadline.requestCompleted(watch)          // the next request's clock starts
+/// deadline.closed(watch)                    // MHD_CONNECTION_NOTIFY_CLOSED
 /// ```
-// `@unchecked Sendable`: `entries` is only touched with `lock` held. The lock
+// `@unchecked Sendable`: `watches` is only touched with `lock` held. The lock
 // is a ``ConditionLock`` (a pthread mutex) rather than `Synchronization.Mutex`,
 // whose futex-based implementation ThreadSanitizer cannot see, so that the
 // sanitizer checks this code instead of reporting the lock's accesses as races.
 final class HeaderDeadline: @unchecked Sendable {
-    private struct Entry {
-        var socket: Int32
-        /// When the header fields must be in; `nil` while a request is being served.
-        var deadline: Double?
+    /// One open connection's clock.
+    final class Watch: Sendable {
+        let socket: Int32
+        /// When the header fields must be in, in nanoseconds of
+        /// `CLOCK_MONOTONIC`; 0 while a request is being served.
+        let deadline: Atomic<UInt64>
+
+        fileprivate init(socket: Int32, deadline: UInt64) {
+            self.socket = socket
+            self.deadline = Atomic(deadline)
+        }
     }
 
-    private let timeout: Double
+    private let timeout: UInt64
     private let lock = ConditionLock()
-    private var entries: [UInt: Entry] = [:]
+    private var watches: [ObjectIdentifier: Watch] = [:]
     private let isRunning = Atomic<Bool>(true)
     private let finished = Atomic<Bool>(false)
 
     init(timeout: Double) {
-        self.timeout = timeout
+        self.timeout = UInt64(max(timeout, 0) * 1e9)
         var thread = pthread_t()
         let box = Unmanaged.passRetained(self)
         let created = pthread_create(&thread, nil, { argument in
@@ -69,23 +81,25 @@ final class HeaderDeadline: @unchecked Sendable {
 
     // MARK: - Connection events
 
-    func opened(connection: UInt, socket: Int32) {
-        guard socket >= 0 else { return }
-        let deadline = Self.now() + timeout
-        lock.withLock { entries[connection] = Entry(socket: socket, deadline: deadline) }
+    /// Starts watching a new connection; `nil` without a socket.
+    func opened(socket: Int32) -> Watch? {
+        guard socket >= 0 else { return nil }
+        let watch = Watch(socket: socket, deadline: Self.now() + timeout)
+        lock.withLock { watches[ObjectIdentifier(watch)] = watch }
+        return watch
     }
 
-    func headersReceived(connection: UInt) {
-        lock.withLock { entries[connection]?.deadline = nil }
+    func headersReceived(_ watch: Watch) {
+        watch.deadline.store(0, ordering: .relaxed)
     }
 
-    func requestCompleted(connection: UInt) {
-        let deadline = Self.now() + timeout
-        lock.withLock { entries[connection]?.deadline = deadline }
+    func requestCompleted(_ watch: Watch) {
+        watch.deadline.store(Self.now() + timeout, ordering: .relaxed)
     }
 
-    func closed(connection: UInt) {
-        _ = lock.withLock { entries.removeValue(forKey: connection) }
+    /// Stops watching; once this returns, the socket is never touched here.
+    func closed(_ watch: Watch) {
+        _ = lock.withLock { watches.removeValue(forKey: ObjectIdentifier(watch)) }
     }
 
     // MARK: - Watching
@@ -95,19 +109,21 @@ final class HeaderDeadline: @unchecked Sendable {
             usleep(200_000)
             let now = Self.now()
             lock.withLock {
-                for (key, entry) in entries {
-                    guard let deadline = entry.deadline, now > deadline else { continue }
-                    shutdown(entry.socket, Int32(SHUT_RDWR))
-                    entries[key]?.deadline = nil
+                for watch in watches.values {
+                    let deadline = watch.deadline.load(ordering: .relaxed)
+                    guard deadline != 0, now > deadline,
+                          watch.deadline.compareExchange(expected: deadline, desired: 0, ordering: .relaxed).exchanged
+                    else { continue }
+                    shutdown(watch.socket, Int32(SHUT_RDWR))
                 }
             }
         }
         finished.store(true, ordering: .releasing)
     }
 
-    private static func now() -> Double {
+    private static func now() -> UInt64 {
         var time = timespec()
         clock_gettime(CLOCK_MONOTONIC, &time)
-        return Double(time.tv_sec) + Double(time.tv_nsec) / 1e9
+        return UInt64(time.tv_sec) * 1_000_000_000 + UInt64(time.tv_nsec)
     }
 }

@@ -23,7 +23,7 @@ final class RequestContext {
     var method = HTTPMethod(rawValue: "-")
     var target: RequestTarget?
     var headers = HTTPHeaders()
-    var remoteAddress: String?
+    var remoteAddress = PeerAddress.text(nil)
 
     // The body.
     var receivedBytes = 0
@@ -54,7 +54,7 @@ final class RequestContext {
 
     /// The request as handed to the handler.
     func makeRequest() -> HTTPRequest {
-        HTTPRequest(
+        var request = HTTPRequest(
             method: method,
             rawPath: target?.rawPath ?? "/",
             pathSegments: target?.pathSegments ?? [],
@@ -62,9 +62,10 @@ final class RequestContext {
             queryItems: target?.queryItems ?? [],
             headers: headers,
             formFields: form?.fields ?? [],
-            body: body,
-            remoteAddress: remoteAddress
+            body: body
         )
+        request.peerAddress = remoteAddress
+        return request
     }
 
     /// Removes the temporary files; runs when the request completes,
@@ -77,10 +78,13 @@ final class RequestContext {
         temporaryFiles.removeAll()
     }
 
-    /// The duration so far, in milliseconds with one decimal.
-    var elapsedMilliseconds: String {
+    /// Appends the duration so far, in milliseconds with one decimal
+    /// (`12.3`).
+    func appendElapsedMilliseconds(to line: inout [UInt8]) {
         let duration = started.duration(to: .now).components
         let tenths = duration.seconds * 10_000 + duration.attoseconds / 100_000_000_000_000
-        return "\(tenths / 10).\(tenths % 10)"
+        line.append(contentsOf: String(tenths / 10).utf8)
+        line.append(UInt8(ascii: "."))
+        line.append(UInt8(ascii: "0") + UInt8(tenths % 10))
     }
 }

@@ -138,20 +138,33 @@ final class RequestProcessor: Sendable {
     /// The request is over: clean up and write the access-log line.
     func complete(_ context: RequestContext, outcome: RequestContext.Outcome) {
         context.removeTemporaryFiles()
-        var line = "\(context.method) \(context.rawPathForLog) "
-            + (context.status == 0 ? "-" : "\(context.status)")
-            + " \(context.bytesSent) bytes \(context.elapsedMilliseconds) ms"
+        // Assembled as bytes: a chain of `String` appends costs several
+        // times as much, once per request.
+        var line: [UInt8] = []
+        line.reserveCapacity(128)
+        line.append(contentsOf: context.method.rawValue.utf8)
+        line.append(UInt8(ascii: " "))
+        line.append(contentsOf: context.rawPathForLog.utf8)
+        line.append(UInt8(ascii: " "))
+        line.append(contentsOf: (context.status == 0 ? "-" : String(context.status)).utf8)
+        line.append(UInt8(ascii: " "))
+        line.append(contentsOf: String(context.bytesSent).utf8)
+        line.append(contentsOf: " bytes ".utf8)
+        context.appendElapsedMilliseconds(to: &line)
+        line.append(contentsOf: " ms".utf8)
         if context.streamFailed {
-            line += " (stream aborted)"
+            line.append(contentsOf: " (stream aborted)".utf8)
         } else if case .aborted(let reason) = outcome {
-            line += " (\(reason))"
+            line.append(contentsOf: " (\(reason))".utf8)
         }
-        logger.info("\(line)")
+        logger.info(Logger.Message(stringLiteral: String(decoding: line, as: UTF8.self)))
     }
 }
 
 extension RequestContext {
+    /// `HTTPRequest.contentType`, before the request is built.
     var contentType: String? {
-        HTTPRequest(method: method, rawPath: "", pathSegments: [], headers: headers).contentType
+        guard headers["Content-Type"] != nil else { return nil }
+        return HTTPRequest(method: method, rawPath: "", pathSegments: [], headers: headers).contentType
     }
 }

@@ -28,8 +28,8 @@ struct RequestTarget: Sendable {
         }
         path = Self.droppingSchemeAndAuthority(path)
 
-        guard let rawPath = String(validating: path, as: UTF8.self),
-              let rawQuery = query.map({ String(validating: $0, as: UTF8.self) }) ?? .some(nil)
+        guard let rawPath = PercentDecoding.utf8String(path),
+              let rawQuery = query.map(PercentDecoding.utf8String) ?? .some(nil)
         else {
             throw HTTPError(.badRequest, detail: "The request target is not valid UTF-8.")
         }
@@ -43,12 +43,17 @@ struct RequestTarget: Sendable {
 
     private static func decodePath(_ path: ArraySlice<UInt8>) throws(HTTPError) -> [String] {
         var segments: [String] = []
-        for segment in path.split(separator: UInt8(ascii: "/"), omittingEmptySubsequences: true) {
-            do {
-                segments.append(try PercentDecoding.decode(segment, plusIsSpace: false))
-            } catch {
-                throw HTTPError(.badRequest, detail: "The request path \(error.explanation).")
+        var start = path.startIndex
+        while start < path.endIndex {
+            let end = path[start...].firstIndex(of: UInt8(ascii: "/")) ?? path.endIndex
+            if end > start {
+                do {
+                    segments.append(try PercentDecoding.decode(path[start..<end], plusIsSpace: false))
+                } catch {
+                    throw HTTPError(.badRequest, detail: "The request path \(error.explanation).")
+                }
             }
+            start = end + 1
         }
         return segments
     }
@@ -119,6 +124,9 @@ enum PercentDecoding {
     /// Decodes `bytes`; with `plusIsSpace`, `+` stands for a space (query
     /// strings and form bodies).
     static func decode(_ bytes: ArraySlice<UInt8>, plusIsSpace: Bool) throws(Failure) -> String {
+        if let plain = bytes.withUnsafeBufferPointer({ plainASCII($0, plusIsSpace: plusIsSpace) }) {
+            return plain
+        }
         var decoded: [UInt8] = []
         decoded.reserveCapacity(bytes.count)
         var index = bytes.startIndex
@@ -143,6 +151,28 @@ enum PercentDecoding {
         if decoded.contains(0) { throw .nulByte }
         guard let string = String(validating: decoded, as: UTF8.self) else { throw .invalidUTF8 }
         return string
+    }
+
+    /// The text of `bytes` if they need no decoding (ASCII without NUL,
+    /// `%`, or `+` when it stands for a space), the common case; `nil`
+    /// otherwise.
+    private static func plainASCII(_ bytes: UnsafeBufferPointer<UInt8>, plusIsSpace: Bool) -> String? {
+        for byte in bytes {
+            if byte == 0 || byte >= 0x80 || byte == UInt8(ascii: "%") || (plusIsSpace && byte == UInt8(ascii: "+")) {
+                return nil
+            }
+        }
+        return String(decoding: bytes, as: UTF8.self)
+    }
+
+    /// `bytes` as a string if they are valid UTF-8 (ASCII is checked
+    /// first, without the general validation).
+    static func utf8String(_ bytes: ArraySlice<UInt8>) -> String? {
+        bytes.withUnsafeBufferPointer { buffer in
+            buffer.allSatisfy { $0 < 0x80 }
+                ? String(decoding: buffer, as: UTF8.self)
+                : String(validating: buffer, as: UTF8.self)
+        }
     }
 
     private static func hexValue(_ byte: UInt8) -> UInt8? {

@@ -54,32 +54,4 @@ struct SocketAddress {
             }
         }
     }
-
-    /// `host:port` (`[::1]:8080` for IPv6) of a peer's address.
-    static func describe(_ address: UnsafePointer<sockaddr>) -> String? {
-        var text = [CChar](repeating: 0, count: Int(INET6_ADDRSTRLEN) + 1)
-        switch Int32(address.pointee.sa_family) {
-        case AF_INET:
-            return address.withMemoryRebound(to: sockaddr_in.self, capacity: 1) { v4 in
-                var addr = v4.pointee.sin_addr
-                guard inet_ntop(AF_INET, &addr, &text, socklen_t(text.count)) != nil else { return nil }
-                return "\(String(nulTerminated: text)):\(UInt16(bigEndian: v4.pointee.sin_port))"
-            }
-        case AF_INET6:
-            return address.withMemoryRebound(to: sockaddr_in6.self, capacity: 1) { v6 in
-                var addr = v6.pointee.sin6_addr
-                guard inet_ntop(AF_INET6, &addr, &text, socklen_t(text.count)) != nil else { return nil }
-                return "[\(String(nulTerminated: text))]:\(UInt16(bigEndian: v6.pointee.sin6_port))"
-            }
-        default:
-            return nil
-        }
-    }
-}
-
-extension String {
-    /// The UTF-8 text of a NUL-terminated C buffer.
-    init(nulTerminated buffer: [CChar]) {
-        self.init(decoding: buffer.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
-    }
 }

@@ -71,6 +71,8 @@ struct BoundRoute: Sendable {
     let pattern: RoutePattern
     /// Names of the arguments the route accepts outside its path.
     let argumentNames: [String]
+    /// The same, as a set (for choosing among overloads).
+    let acceptedNames: Set<String>
     let takesBody: Bool
 
     init(_ route: Route) {
@@ -87,6 +89,7 @@ struct BoundRoute: Sendable {
             }
         }
         argumentNames = names
+        acceptedNames = Set(names)
         self.takesBody = takesBody
     }
 }

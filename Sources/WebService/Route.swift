@@ -45,6 +45,9 @@ public struct Route: Sendable {
         self.handler = handler
     }
 
+    /// The header fields of a streamed response, built once.
+    private static let jsonHeaders: HTTPHeaders = ["Content-Type": "application/json"]
+
     private static func declarations<each Input: RouteInput>(_ inputs: repeat each Input) -> [InputDeclaration] {
         var declarations: [InputDeclaration] = []
         for input in repeat each inputs { declarations.append(input.declaration) }
@@ -104,7 +107,7 @@ public struct Route: Sendable {
         self.init(method, path, description: description, inputs: Self.declarations(repeat each inputs),
                   result: .stream(returns)) { context in
             let body = try handler(repeat (each inputs).value(in: context))
-            return HTTPResponse(status: .ok, headers: ["Content-Type": "application/json"], body: .stream(body))
+            return HTTPResponse(status: .ok, headers: Route.jsonHeaders, body: .stream(body))
         }
     }
 
@@ -118,7 +121,7 @@ public struct Route: Sendable {
         self.init(method, path, description: description, inputs: Self.declarations(repeat each inputs),
                   result: .stream(returns)) { context in
             let body = try handler(repeat (each inputs).value(in: context))
-            return HTTPResponse(status: .ok, headers: ["Content-Type": "application/json"], body: .stream(body))
+            return HTTPResponse(status: .ok, headers: Route.jsonHeaders, body: .stream(body))
         }
     }
 }

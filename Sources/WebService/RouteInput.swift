@@ -33,7 +33,8 @@ public struct InputDeclaration: Sendable {
 public struct RouteContext: Sendable {
     /// The request being answered.
     public let request: HTTPRequest
-    let namedPathValues: [String: String]
+    /// The values of the path's named variables (`?:name`).
+    let namedPathValues: [(name: String, value: String)]
     let pathValues: [String]
     let arguments: [String: [ArgumentInput]]
 }
@@ -80,10 +81,10 @@ public struct Parameter<Value: ParameterValue>: RouteInput {
 
     public func value(in context: RouteContext) throws -> Value {
         let inputs: [ArgumentInput]
-        if let pathValue = context.namedPathValues[name] {
+        if let pathValue = context.namedPathValues.last(where: { $0.name == name })?.value {
             inputs = [.text(pathValue)]
         } else {
-            inputs = context.arguments[name] ?? []
+            inputs = context.arguments.isEmpty ? [] : context.arguments[name] ?? []
         }
         if inputs.isEmpty {
             if let value = defaultValue ?? Value.valueWhenAbsent { return value }

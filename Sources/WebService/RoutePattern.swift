@@ -44,13 +44,15 @@ struct RoutePattern: Sendable {
     }
 
     /// Values of the variables in `path`: by name, and all in order.
-    func variables(in path: ArraySlice<String>) -> (named: [String: String], positional: [String]) {
-        var named: [String: String] = [:]
+    /// (A path has a few variables: a list is searched faster than a
+    /// dictionary is built.)
+    func variables(in path: ArraySlice<String>) -> (named: [(name: String, value: String)], positional: [String]) {
+        var named: [(name: String, value: String)] = []
         var positional: [String] = []
         for (segment, value) in zip(segments, path) {
             switch segment {
             case .literal: continue
-            case .named(let name): named[name] = value; positional.append(value)
+            case .named(let name): named.append((name, value)); positional.append(value)
             case .positional: positional.append(value)
             }
         }

@@ -56,7 +56,7 @@ extension WebServiceRouter {
     static func choose(among candidates: [BoundRoute], for arguments: Arguments, request: HTTPRequest) throws -> BoundRoute {
         var best: (route: BoundRoute, unused: Int)?
         for candidate in candidates {
-            let accepted = Set(candidate.argumentNames)
+            let accepted = candidate.acceptedNames
             guard arguments.names.allSatisfy(accepted.contains) else { continue }
             let unused = accepted.count - arguments.names.count
             if best == nil || unused < best!.unused { best = (candidate, unused) }

@@ -71,12 +71,17 @@ public final class WebServiceRouter: Sendable {
         if segments.isEmpty {
             return try respondWithIndex(to: request)
         }
-        guard let service = services
-            .filter({ segments.starts(with: $0.segments) })
-            .max(by: { $0.segments.count < $1.segments.count })
-        else {
+        // The service mounted at the longest prefix of the path.
+        var longest: Int?
+        for index in services.indices where segments.starts(with: services[index].segments) {
+            if longest.map({ services[index].segments.count > services[$0].segments.count }) ?? true {
+                longest = index
+            }
+        }
+        guard let longest else {
             throw notFound(request)
         }
+        let service = services[longest]
         let remainder = segments.dropFirst(service.segments.count)
         if remainder.isEmpty, request.rawQuery == "api", request.method == .get || request.method == .head {
             return service.documentationResponse(json: Self.acceptsJSON(request))

@@ -35,6 +35,7 @@ enum EmployeesServer {
     }
 
     static func run(_ options: ServerOptions) throws {
+        LoggingSystem.bootstrap(StandardErrorLogHandler.init)
         var logger = Logger(label: "employees-server")
         logger.logLevel = Logger.Level(rawValue: options.logLevel) ?? .info
 
