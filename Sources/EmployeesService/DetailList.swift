@@ -25,9 +25,13 @@ where Element: ArgumentValue & RawRepresentable & CaseIterable & Hashable & Send
 
     public static func convert(_ inputs: [ArgumentInput]) throws(ArgumentConversionError) -> DetailList {
         var elements: [Element] = []
+        func add(_ element: Element) {
+            // At most `allCases.count` distinct elements: a linear search beats a Set.
+            if !elements.contains(element) { elements.append(element) }
+        }
         for input in inputs {
             guard case .text(let text) = input else {
-                elements.append(contentsOf: try [Element].convert([input]))
+                for element in try [Element].convert([input]) { add(element) }
                 continue
             }
             for item in text.split(separator: ",", omittingEmptySubsequences: false) {
@@ -35,11 +39,10 @@ where Element: ArgumentValue & RawRepresentable & CaseIterable & Hashable & Send
                 guard let element = Element(rawValue: name) else {
                     throw ArgumentConversionError(expected: Element.valueType, received: "\"\(name)\"")
                 }
-                elements.append(element)
+                add(element)
             }
         }
-        var seen = Set<Element>()
-        return DetailList(elements.filter { seen.insert($0).inserted })
+        return DetailList(elements)
     }
 
     /// `text` without leading and trailing blanks (tabs and Unicode space
@@ -47,7 +50,15 @@ where Element: ArgumentValue & RawRepresentable & CaseIterable & Hashable & Send
     /// `trimmingCharacters(in:)`, which builds a character set on every call:
     /// with it, reading `details` took 6% of the server's CPU time under
     /// `GET /employees/{n}?details=titles&details=salaries`, 3.4% without (perf).
+    /// ASCII text, the usual case, is trimmed byte by byte.
     static func trimmingBlanks(_ text: Substring) -> String {
+        let utf8 = text.utf8
+        if !utf8.contains(where: { $0 >= 0x80 }) {
+            func isBlank(_ byte: UInt8) -> Bool { byte == UInt8(ascii: " ") || byte == UInt8(ascii: "\t") }
+            guard let first = utf8.firstIndex(where: { !isBlank($0) }), let last = utf8.lastIndex(where: { !isBlank($0) })
+            else { return "" }
+            return String(text[first...last])
+        }
         func isBlank(_ character: Character) -> Bool {
             character.unicodeScalars.allSatisfy { $0 == "\t" || $0.properties.generalCategory == .spaceSeparator }
         }
