@@ -138,7 +138,10 @@ extension FaultTests {
 
         #expect(status == 0)
         #expect(others.isEmpty, "every request either completed or was refused")
-        #expect(refused.allSatisfy { $0.startedAt > signalledAt.value }, "refusals only after the signal")
+        // A refusal is judged by when it came back: a thread can be preempted
+        // between noting the start and calling connect, on a loaded machine
+        // for longer than the time left before the signal.
+        #expect(refused.allSatisfy { $0.endedAt > signalledAt.value }, "refusals only after the signal")
         #expect(all.filter { $0.startedAt > signalledAt.value + 0.2 }.allSatisfy { $0.kind == .refused }, "no new request accepted")
         let list = try #require(fullList.value)
         #expect(list.kind == .ok, "the long stream in flight completed: \(list)")
