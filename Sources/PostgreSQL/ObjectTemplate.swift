@@ -12,10 +12,25 @@ import JSONStreaming
 /// // → {"id":1,"name":{"first":"Ada","last":"Lovelace"},"titles":[...]}
 /// ```
 struct ObjectTemplate {
-    enum Entry {
-        case column(key: [UInt8], index: Int32, format: PostgresJSON.Format)
-        case object(key: [UInt8], entries: [Entry])
-        case attachment(key: [UInt8], index: Int)
+    /// One key of the object and what its value is. A struct rather than an
+    /// enum with payloads: Swift keeps such an enum's case in spare bits of
+    /// the payload's pointer, which LeakSanitizer then does not recognise,
+    /// so the keys of a template cached until the process exits were
+    /// reported as leaks.
+    struct Entry {
+        enum Kind {
+            case column, object, attachment
+        }
+
+        let kind: Kind
+        /// The key, escaped, with its `:`.
+        let key: [UInt8]
+        /// The result column (`.column`) or the attachment (`.attachment`).
+        let index: Int
+        /// How the column's values are written (`.column`).
+        let format: PostgresJSON.Format?
+        /// The nested object's entries (`.object`).
+        let entries: [Entry]
     }
 
     let entries: [Entry]
@@ -52,20 +67,18 @@ struct ObjectTemplate {
         output.append(UInt8(ascii: "{"))
         for (position, entry) in entries.enumerated() {
             if position > 0 { output.append(UInt8(ascii: ",")) }
-            switch entry {
-            case .column(let key, let index, let format):
-                output.append(contentsOf: key)
-                if let bytes = result.bytes(row: row, column: index) {
+            output.append(contentsOf: entry.key)
+            switch entry.kind {
+            case .column:
+                if let bytes = result.bytes(row: row, column: Int32(entry.index)), let format = entry.format {
                     PostgresJSON.append(bytes, format: format, to: &output, options: options)
                 } else {
                     JSONWriter.appendNull(to: &output)
                 }
-            case .object(let key, let nested):
-                output.append(contentsOf: key)
-                try write(nested, row: row, of: result, options: options, to: &output, attachment: attachment)
-            case .attachment(let key, let index):
-                output.append(contentsOf: key)
-                try attachment(index, &output)
+            case .object:
+                try write(entry.entries, row: row, of: result, options: options, to: &output, attachment: attachment)
+            case .attachment:
+                try attachment(entry.index, &output)
             }
         }
         output.append(UInt8(ascii: "}"))
@@ -128,11 +141,12 @@ struct ObjectTemplate {
                 keyBytes.append(UInt8(ascii: ":"))
                 switch children[key]! {
                 case .leaf(.column(let index, let type)):
-                    return .column(key: keyBytes, index: index, format: PostgresJSON.Format(type: type))
+                    return Entry(
+                        kind: .column, key: keyBytes, index: Int(index), format: PostgresJSON.Format(type: type), entries: [])
                 case .leaf(.attachment(let index)):
-                    return .attachment(key: keyBytes, index: index)
+                    return Entry(kind: .attachment, key: keyBytes, index: index, format: nil, entries: [])
                 case .node(let node):
-                    return .object(key: keyBytes, entries: node.entries())
+                    return Entry(kind: .object, key: keyBytes, index: 0, format: nil, entries: node.entries())
                 }
             }
         }
