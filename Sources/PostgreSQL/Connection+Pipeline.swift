@@ -9,16 +9,21 @@ struct PipelinedStatement {
     var values: [String?] = []
     /// The prepared statement to execute instead of parsing `sql`.
     var preparedName: String?
+    /// Whether only the first row is wanted: the statement is read in
+    /// single-row mode (when it is the first of the pipeline) and the rows
+    /// after the first are dropped as they arrive.
+    var firstRowOnly = false
 
     init(sql: String, values: [String?] = []) {
         self.sql = sql
         self.values = values
     }
 
-    init(_ statement: PreparedStatement, values: [String?]) {
+    init(_ statement: PreparedStatement, values: [String?], firstRowOnly: Bool = false) {
         self.sql = statement.parameters.sql
         self.values = values
         self.preparedName = statement.name
+        self.firstRowOnly = firstRowOnly
     }
 }
 
@@ -39,6 +44,15 @@ extension Connection {
     /// ])
     /// ```
     func runPipeline(_ statements: [PipelinedStatement]) throws -> [QueryResult] {
+        let results = try sendPipeline(statements)
+        for result in results { try check(result) }
+        return results
+    }
+
+    /// Like ``runPipeline(_:)``, but a statement's failure comes back as its
+    /// result (see `QueryResult.error`, and `check(_:)` to throw it); only a
+    /// failure of the connection is thrown.
+    func sendPipeline(_ statements: [PipelinedStatement]) throws -> [QueryResult] {
         finishActiveCursor()
         let handle = try openHandle()
         guard PQenterPipelineMode(handle) == 1 else { throw connectionError() }
@@ -54,6 +68,8 @@ extension Connection {
                 }
             }
             guard accepted == 1 else { break }
+            // Possible for the first statement only; the others then come whole.
+            if statement.firstRowOnly, sent == 0 { _ = PQsetSingleRowMode(handle) }
             sent += 1
         }
         guard PQpipelineSync(handle) == 1 else {
@@ -64,21 +80,22 @@ extension Connection {
         }
 
         var results: [QueryResult] = []
-        var failure: (any Error)?
-        for _ in 0..<sent {
+        var failure: DatabaseError?
+        for statement in statements.prefix(sent) {
             guard let raw = PQgetResult(handle) else {
                 failure = failure ?? connectionError()
                 break
             }
             // This reads up to the NULL that ends each statement's results.
-            if let result = readToEnd(startingWith: QueryResult(taking: raw), handle: handle) {
-                if failure == nil {
-                    do { try check(result) } catch { failure = error }
-                }
-                results.append(result)
-            } else {
+            let first = QueryResult(taking: raw)
+            let result =
+                statement.firstRowOnly
+                ? readFirstRow(startingWith: first, handle: handle) : readToEnd(startingWith: first, handle: handle)
+            guard let result else {
                 failure = failure ?? DatabaseError(code: .internalError, message: "out of memory putting a result together")
+                continue
             }
+            results.append(result)
         }
         // Then the synchronization point; the connection is idle after it.
         while let raw = PQgetResult(handle) {
@@ -93,6 +110,17 @@ extension Connection {
         if sent < statements.count { failure = failure ?? connectionError() }
         if let failure { throw failure }
         return results
+    }
+
+    /// Reads a statement's results up to the `NULL` that ends them and
+    /// returns its first row (or its failure), dropping the other rows.
+    private func readFirstRow(startingWith first: QueryResult, handle: OpaquePointer) -> QueryResult {
+        var failed: QueryResult?
+        while let raw = PQgetResult(handle) {
+            let part = QueryResult(taking: raw)
+            if part.error != nil, failed == nil { failed = part }
+        }
+        return failed ?? first
     }
 
     /// Reads a statement's results up to the `NULL` that ends them and

@@ -39,12 +39,19 @@ final class StreamingRows: RowSource {
 // MARK: - One row with its attachments
 
 /// The first row of a query with attachments, for
-/// ``ResultSetAdapter/Shape/object``: the row is read by the query's prepared
-/// statement, then every attachment runs as its own prepared statement,
-/// bound from that row, all of them in one pipeline. Two round trips, no
-/// cursor, no transaction of its own: each statement sees what was committed
+/// ``ResultSetAdapter/Shape/object``, read with prepared statements and no
+/// cursor or transaction of its own: each statement sees what was committed
 /// when it started (run the adapter on a connection in a repeatable read
 /// transaction for one snapshot). Nested attachments run as batches.
+///
+/// When the adapter's arguments hold a value for every parameter of the
+/// attachments (as `GET /employees/{n}` binds `:employeeNumber` from its
+/// path), the row and all the attachments go in one round trip, the
+/// attachments bound from the arguments; they are kept if the row's columns
+/// of the same names hold the same values, which is what binding from the
+/// row would have given, and run again, bound from the row, otherwise.
+/// Without such values: the row, then the attachments in one pipeline, two
+/// round trips.
 final class FirstRowWithAttachments: RowSource {
     private var row: Row?
     private var template: ObjectTemplate?
@@ -54,29 +61,71 @@ final class FirstRowWithAttachments: RowSource {
         let statement = try connection.preparedStatement(for: sql)
         // The arguments may also hold values for the attachments' parameters.
         let values = try statement.parameters.bind { arguments.values[$0] }.map(\.text)
-        let cursor = try connection.stream(statement, values: values)
-        defer { cursor.close() }
-        guard let row = try cursor.next() else { return }
-        cursor.close()
+        let childStatements = try attachments.map { try connection.preparedStatement(for: $0.sql) }
+
+        let row: Row
+        var childResults: [QueryResult]?
+        if let guesses = Self.valuesFromArguments(childStatements, arguments) {
+            let results = try connection.sendPipeline(
+                [PipelinedStatement(statement, values: values, firstRowOnly: true)]
+                    + zip(childStatements, guesses).map { PipelinedStatement($0, values: $1) })
+            try connection.check(results[0])
+            guard results[0].rowCount > 0 else { return }
+            row = Row(
+                result: results[0], index: 0,
+                layout: connection.layout(
+                    of: results[0], statementName: statement.name, labelSpelling: statement.labelSpelling))
+            if zip(childStatements, guesses).allSatisfy({ Self.row(row, agreesWith: $1, for: $0.parameters) }) {
+                for result in results.dropFirst() { try connection.check(result) }
+                childResults = Array(results.dropFirst())
+            }
+        } else {
+            let cursor = try connection.stream(statement, values: values)
+            defer { cursor.close() }
+            guard let first = try cursor.next() else { return }
+            cursor.close()
+            row = first
+        }
 
         let layout = row.layout
-        let statements = try attachments.map { attachment in
-            let child = try connection.preparedStatement(for: attachment.sql)
-            let values = try child.parameters.bind { name in
-                if let column = layout.index(of: name) { return row[column].map(SQLValue.text) ?? .null }
-                return arguments.values[name]
+        if childResults == nil {
+            let statements = try childStatements.map { child in
+                let values = try child.parameters.bind { name in
+                    if let column = layout.index(of: name) { return row[column].map(SQLValue.text) ?? .null }
+                    return arguments.values[name]
+                }
+                return PipelinedStatement(child, values: values.map(\.text))
             }
-            return (child, PipelinedStatement(child, values: values.map(\.text)))
+            childResults = try connection.runPipeline(statements)
         }
-        let results = try connection.runPipeline(statements.map(\.1))
-        children = try zip(attachments, zip(statements, results)).map { attachment, pair in
-            let ((child, _), result) = pair
+        children = try zip(attachments, zip(childStatements, childResults ?? [])).map { attachment, pair in
+            let (child, result) = pair
             let childLayout = connection.layout(of: result, statementName: child.name, labelSpelling: child.labelSpelling)
             return try ChildBlock(
                 attachment, rowsOfOneParent: result, layout: childLayout, arguments: arguments, connection: connection)
         }
         self.template = layout.objectTemplate(attachmentKeys: attachments.map(\.key))
         self.row = row
+    }
+
+    /// Every attachment's values taken from the arguments alone, or `nil`
+    /// when some parameter has no argument (it can only come from the row).
+    private static func valuesFromArguments(_ statements: [PreparedStatement], _ arguments: SQLArguments) -> [[String?]]? {
+        var all: [[String?]] = []
+        for statement in statements {
+            guard let values = try? statement.parameters.bind({ arguments.values[$0] }) else { return nil }
+            all.append(values.map(\.text))
+        }
+        return all
+    }
+
+    /// Whether binding `parameters` from the row gives `values`: the row's
+    /// column of each name, where there is one, holds the same text.
+    private static func row(_ row: Row, agreesWith values: [String?], for parameters: Parameters) -> Bool {
+        zip(parameters.names, values).allSatisfy { name, value in
+            guard let column = row.layout.index(of: name) else { return true }
+            return row[column] == value
+        }
     }
 
     func hasNext() throws -> Bool {

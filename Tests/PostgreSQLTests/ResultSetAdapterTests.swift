@@ -215,6 +215,48 @@ import Testing
         }
     }
 
+    /// An object whose attachments can be bound from the arguments goes in one
+    /// round trip; the attachments are kept only if the row agrees with the
+    /// arguments, and run again from the row otherwise (even when the guess failed).
+    @Test(arguments: [
+        (SQLValue.text("2"), "agrees"), (.text("3"), "disagrees"), (.text("abc"), "fails"), (.null, "is NULL"),
+    ])
+    func objectAttachmentsBoundFromArgumentsMatchTheRow(guess: SQLValue, _: String) throws {
+        let pool = TestDatabase.pool(size: 1)
+        let adapter = ResultSetAdapter(
+            pool, sql: "SELECT n AS id FROM generate_series(1, 3) n WHERE n = :wanted",
+            arguments: ["wanted": 2, "id": guess], shape: .object)
+        adapter.attach("tenfold", "SELECT :id::int * 10 AS tenfold")
+        #expect(try adapter.start())
+        #expect(try TestDatabase.body(of: adapter) == #"{"id":2,"tenfold":[{"tenfold":20}]}"#)
+        #expect(try pool.withConnection { try $0.fetchOne(Int.self, "SELECT 42 AS value") } == 42)
+    }
+
+    /// In the one-round-trip form, a query of many rows gives its first row,
+    /// and the connection is clean afterwards; no row is no object.
+    @Test func objectAttachmentsBoundFromArgumentsFirstRowOrNone() throws {
+        let pool = TestDatabase.pool(size: 1)
+        let many = ResultSetAdapter(
+            pool, sql: "SELECT n AS id FROM generate_series(1, 200000) n", arguments: ["id": 1], shape: .object)
+        many.attach("tenfold", "SELECT :id::int * 10 AS tenfold")
+        #expect(try many.start())
+        #expect(try TestDatabase.body(of: many) == #"{"id":1,"tenfold":[{"tenfold":10}]}"#)
+        let none = ResultSetAdapter(pool, sql: "SELECT 1 AS id WHERE false", arguments: ["id": 1], shape: .object)
+        none.attach("tenfold", "SELECT :id::int * 10 AS tenfold")
+        #expect(try !none.start())
+        none.close()
+        let failing = ResultSetAdapter(pool, sql: "SELECT 1 / 0 AS id", arguments: ["id": 1], shape: .object)
+        failing.attach("tenfold", "SELECT :id::int * 10 AS tenfold")
+        #expect { try failing.start() } throws: { ($0 as? DatabaseError)?.code == .divisionByZero }
+        failing.close()
+        let (value, inTransaction) = try pool.withConnection { connection in
+            (try connection.fetchOne(Int.self, "SELECT 42 AS value"), connection.isInTransaction)
+        }
+        #expect(value == 42)
+        #expect(!inTransaction)
+        #expect(pool.openConnectionCount == 1)
+    }
+
     /// The child queries run once per block of parents, not once per parent.
     @Test func attachmentsDoNotRunPerRow() throws {
         try TestDatabase.withScratchSchema(Self.schema) { schema in
