@@ -29,6 +29,7 @@ let package = Package(
         // MARK: - Layers
         .target(name: "JSONStreaming"),
         .target(name: "Locking"),
+        .target(name: "CivilCalendar"),
         .target(
             name: "HTTPServer",
             dependencies: [
@@ -41,6 +42,7 @@ let package = Package(
         .target(
             name: "WebService",
             dependencies: [
+                "CivilCalendar",
                 "HTTPServer",
                 "JSONStreaming",
                 "Locking",
@@ -50,6 +52,7 @@ let package = Package(
         .target(
             name: "PostgreSQL",
             dependencies: [
+                "CivilCalendar",
                 "CLibPQ",
                 "JSONStreaming",
                 "Locking",
@@ -85,6 +88,7 @@ let package = Package(
         // MARK: - Tests
         .testTarget(name: "JSONStreamingTests", dependencies: ["JSONStreaming"]),
         .testTarget(name: "LockingTests", dependencies: ["Locking"]),
+        .testTarget(name: "CivilCalendarTests", dependencies: ["CivilCalendar"]),
         .target(name: "HTTPTestClient", path: "Tests/HTTPTestClient"),
         .testTarget(name: "HTTPServerTests", dependencies: ["HTTPServer", "HTTPTestClient"]),
         .testTarget(name: "WebServiceTests", dependencies: ["WebService"]),

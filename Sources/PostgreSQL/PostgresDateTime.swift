@@ -1,32 +1,8 @@
-/// Proleptic Gregorian calendar arithmetic and PostgreSQL's ISO date/time
-/// text (`DateStyle` ISO), shared by parameter binding and JSON rendering.
+import CivilCalendar
+
+/// PostgreSQL's ISO date/time text (`DateStyle` ISO), shared by parameter
+/// binding and JSON rendering; the calendar arithmetic is `CivilCalendar`'s.
 enum PostgresDateTime {
-    // MARK: - Calendar
-
-    /// Days since 1970-01-01 of a civil date (year 0 is 1 BC).
-    /// Howard Hinnant's `days_from_civil`.
-    static func days(year: Int64, month: Int64, day: Int64) -> Int64 {
-        let shiftedYear = month <= 2 ? year - 1 : year
-        let era = (shiftedYear >= 0 ? shiftedYear : shiftedYear - 399) / 400
-        let yearOfEra = shiftedYear - era * 400
-        let dayOfYear = (153 * (month > 2 ? month - 3 : month + 9) + 2) / 5 + day - 1
-        let dayOfEra = yearOfEra * 365 + yearOfEra / 4 - yearOfEra / 100 + dayOfYear
-        return era * 146_097 + dayOfEra - 719_468
-    }
-
-    /// The civil date of a day count since 1970-01-01 (`civil_from_days`).
-    static func civil(days: Int64) -> (year: Int64, month: Int64, day: Int64) {
-        let shifted = days + 719_468
-        let era = (shifted >= 0 ? shifted : shifted - 146_096) / 146_097
-        let dayOfEra = shifted - era * 146_097
-        let yearOfEra = (dayOfEra - dayOfEra / 1460 + dayOfEra / 36524 - dayOfEra / 146_096) / 365
-        let dayOfYear = dayOfEra - (365 * yearOfEra + yearOfEra / 4 - yearOfEra / 100)
-        let shiftedMonth = (5 * dayOfYear + 2) / 153
-        let day = dayOfYear - (153 * shiftedMonth + 2) / 5 + 1
-        let month = shiftedMonth < 10 ? shiftedMonth + 3 : shiftedMonth - 9
-        return (yearOfEra + era * 400 + (month <= 2 ? 1 : 0), month, day)
-    }
-
     // MARK: - Text
 
     /// UTC `timestamptz` input text with microseconds:
@@ -35,7 +11,7 @@ enum PostgresDateTime {
         let perDay: Int64 = 86_400_000_000
         let dayNumber = microseconds >= 0 ? microseconds / perDay : -((-microseconds + perDay - 1) / perDay)
         let inDay = microseconds - dayNumber * perDay
-        let date = civil(days: dayNumber)
+        let date = CivilCalendar.date(days: dayNumber)
         let isBC = date.year <= 0
         func padded(_ value: Int64, _ width: Int) -> String {
             let digits = String(value)
@@ -94,7 +70,7 @@ enum PostgresDateTime {
             astronomicalYear = 1 - year
         }
         guard reader.isAtEnd, (1...12).contains(month), (1...31).contains(day) else { return nil }
-        let total = days(year: astronomicalYear, month: month, day: day) * 86_400_000_000 + microseconds
+        let total = CivilCalendar.days(year: astronomicalYear, month: month, day: day) * 86_400_000_000 + microseconds
         return total >= 0 ? total / 1000 : -((-total + 999) / 1000)
     }
 }

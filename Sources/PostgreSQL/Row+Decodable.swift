@@ -1,3 +1,4 @@
+import CivilCalendar
 import FoundationEssentials
 
 extension Row {
@@ -211,7 +212,7 @@ enum PostgresTimestampText {
         guard let year = number(4), expect("-"), let month = number(2), expect("-"), let day = number(2) else {
             return nil
         }
-        var seconds = PostgresDateTime.days(year: Int64(year), month: Int64(month), day: Int64(day)) * 86_400
+        var seconds = CivilCalendar.days(year: Int64(year), month: Int64(month), day: Int64(day)) * 86_400
         var fraction = 0.0
         if expect(" ") || expect("T") {
             guard let hour = number(2), expect(":"), let minute = number(2), expect(":"), let second = number(2) else {

@@ -1,3 +1,4 @@
+import CivilCalendar
 import FoundationEssentials
 
 /// ISO 8601 dates as arguments and results take them: a calendar date
@@ -25,9 +26,9 @@ enum ISO8601 {
             return true
         }
         guard let year = number(4), skip("-"), let month = number(2), skip("-"), let day = number(2),
-              (1...12).contains(month), (1...daysInMonth(year: year, month: month)).contains(day)
+              (1...12).contains(month), (1...CivilCalendar.daysInMonth(year: Int64(year), month: Int64(month))).contains(Int64(day))
         else { return nil }
-        var seconds = Double(daysFromCivil(year: year, month: month, day: day)) * 86_400
+        var seconds = Double(CivilCalendar.days(year: Int64(year), month: Int64(month), day: Int64(day))) * 86_400
         if index == bytes.count { return Date(timeIntervalSince1970: seconds) }
 
         guard skip("T") || skip("t") || skip(" "),
@@ -64,7 +65,8 @@ enum ISO8601 {
     static func format(_ date: Date) -> String {
         let totalMilliseconds = Int64((date.timeIntervalSince1970 * 1000).rounded(.down))
         let (days, millisecondOfDay) = floorDivide(totalMilliseconds, 86_400_000)
-        let (year, month, day) = civilFromDays(Int(days))
+        let civil = CivilCalendar.date(days: days)
+        let (year, month, day) = (Int(civil.year), Int(civil.month), Int(civil.day))
         let seconds = Int(millisecondOfDay / 1000)
         let milliseconds = Int(millisecondOfDay % 1000)
         var text = "\(pad(year, 4))-\(pad(month, 2))-\(pad(day, 2))"
@@ -81,36 +83,5 @@ enum ISO8601 {
     private static func floorDivide(_ value: Int64, _ divisor: Int64) -> (Int64, Int64) {
         let quotient = value >= 0 ? value / divisor : (value - divisor + 1) / divisor
         return (quotient, value - quotient * divisor)
-    }
-
-    // MARK: - Civil calendar (proleptic Gregorian, H. Hinnant's algorithms)
-
-    private static func daysInMonth(year: Int, month: Int) -> Int {
-        switch month {
-        case 2: (year % 4 == 0 && year % 100 != 0) || year % 400 == 0 ? 29 : 28
-        case 4, 6, 9, 11: 30
-        default: 31
-        }
-    }
-
-    private static func daysFromCivil(year: Int, month: Int, day: Int) -> Int {
-        let y = month <= 2 ? year - 1 : year
-        let era = (y >= 0 ? y : y - 399) / 400
-        let yearOfEra = y - era * 400
-        let dayOfYear = (153 * (month > 2 ? month - 3 : month + 9) + 2) / 5 + day - 1
-        let dayOfEra = yearOfEra * 365 + yearOfEra / 4 - yearOfEra / 100 + dayOfYear
-        return era * 146_097 + dayOfEra - 719_468
-    }
-
-    private static func civilFromDays(_ days: Int) -> (year: Int, month: Int, day: Int) {
-        let z = days + 719_468
-        let era = (z >= 0 ? z : z - 146_096) / 146_097
-        let dayOfEra = z - era * 146_097
-        let yearOfEra = (dayOfEra - dayOfEra / 1460 + dayOfEra / 36_524 - dayOfEra / 146_096) / 365
-        let dayOfYear = dayOfEra - (365 * yearOfEra + yearOfEra / 4 - yearOfEra / 100)
-        let monthIndex = (5 * dayOfYear + 2) / 153
-        let day = dayOfYear - (153 * monthIndex + 2) / 5 + 1
-        let month = monthIndex < 10 ? monthIndex + 3 : monthIndex - 9
-        return (yearOfEra + era * 400 + (month <= 2 ? 1 : 0), month, day)
     }
 }

@@ -116,13 +116,6 @@ struct PostgresJSONTests {
         #expect(render("10:00:00", .time, epoch) == #""10:00:00""#)
     }
 
-    @Test func calendarRoundTrips() {
-        for days in stride(from: Int64(-800_000), through: 800_000, by: 997) {
-            let date = PostgresDateTime.civil(days: days)
-            #expect(PostgresDateTime.days(year: date.year, month: date.month, day: date.day) == days)
-        }
-    }
-
     // MARK: - Strings
 
     @Test func stringsAreEscaped() {
