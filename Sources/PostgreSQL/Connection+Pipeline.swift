@@ -87,11 +87,9 @@ extension Connection {
                 break
             }
             // This reads up to the NULL that ends each statement's results.
-            let first = QueryResult(taking: raw)
-            let result =
-                statement.firstRowOnly
-                ? readFirstRow(startingWith: first, handle: handle) : readToEnd(startingWith: first, handle: handle)
-            guard let result else {
+            guard let result = readToEnd(
+                startingWith: QueryResult(taking: raw), firstRowOnly: statement.firstRowOnly, handle: handle)
+            else {
                 failure = failure ?? DatabaseError(code: .internalError, message: "out of memory putting a result together")
                 continue
             }
@@ -113,36 +111,27 @@ extension Connection {
     }
 
     /// Reads a statement's results up to the `NULL` that ends them and
-    /// returns its first row (or its failure), dropping the other rows.
-    private func readFirstRow(startingWith first: QueryResult, handle: OpaquePointer) -> QueryResult {
-        var failed: QueryResult?
-        while let raw = PQgetResult(handle) {
-            let part = QueryResult(taking: raw)
-            if part.error != nil, failed == nil { failed = part }
-        }
-        return failed ?? first
-    }
-
-    /// Reads a statement's results up to the `NULL` that ends them and
-    /// returns the complete result; `nil` if libpq runs out of memory.
+    /// returns the complete result, or its first row alone when
+    /// `firstRowOnly` (later rows are dropped as they arrive), or its
+    /// failure; `nil` if libpq runs out of memory.
     ///
     /// libpq resets single-row mode when a query is sent outside a pipeline,
     /// or when a pipeline moves on to its next query, so the first query of a
     /// pipeline keeps the mode of the query run before it (a `RowCursor`):
     /// its rows then arrive one result each, and are put back together here.
-    private func readToEnd(startingWith first: QueryResult, handle: OpaquePointer) -> QueryResult? {
+    private func readToEnd(startingWith first: QueryResult, firstRowOnly: Bool, handle: OpaquePointer) -> QueryResult? {
         var rows = [first]
         var failed: QueryResult?
         while let raw = PQgetResult(handle) {
             let part = QueryResult(taking: raw)
             if part.isSingleRow {
-                rows.append(part)
+                if !firstRowOnly { rows.append(part) }
             } else if part.error != nil, failed == nil {
                 failed = part
             }
         }
         if let failed { return failed }
-        return first.isSingleRow ? QueryResult.combining(rows) : first
+        return first.isSingleRow && !firstRowOnly ? QueryResult.combining(rows) : first
     }
 
     /// A connection left in pipeline mode cannot run ordinary statements:

@@ -46,12 +46,13 @@ final class StreamingRows: RowSource {
 ///
 /// When the adapter's arguments hold a value for every parameter of the
 /// attachments (as `GET /employees/{n}` binds `:employeeNumber` from its
-/// path), the row and all the attachments go in one round trip, the
-/// attachments bound from the arguments; they are kept if the row's columns
-/// of the same names hold the same values, which is what binding from the
-/// row would have given, and run again, bound from the row, otherwise.
-/// Without such values: the row, then the attachments in one pipeline, two
-/// round trips.
+/// path), the row and all the attachments go in one pipeline, one round
+/// trip, the attachments bound from the arguments; they are kept if the
+/// row's columns of the same names hold the same values, which is what
+/// binding from the row would have given, and run again, bound from the
+/// row, otherwise. Without such values: the row, then the attachments in
+/// one pipeline, two round trips. Rows after the first are dropped as they
+/// arrive.
 final class FirstRowWithAttachments: RowSource {
     private var row: Row?
     private var template: ObjectTemplate?
@@ -63,28 +64,20 @@ final class FirstRowWithAttachments: RowSource {
         let values = try statement.parameters.bind { arguments.values[$0] }.map(\.text)
         let childStatements = try attachments.map { try connection.preparedStatement(for: $0.sql) }
 
-        let row: Row
+        // The row first, with the attachments bound from the arguments when they can be.
+        let guesses = Self.valuesFromArguments(childStatements, arguments)
+        let results = try connection.sendPipeline(
+            [PipelinedStatement(statement, values: values, firstRowOnly: true)]
+                + zip(childStatements, guesses ?? []).map { PipelinedStatement($0, values: $1) })
+        try connection.check(results[0])
+        guard results[0].rowCount > 0 else { return }
+        let row = Row(
+            result: results[0], index: 0,
+            layout: connection.layout(of: results[0], statementName: statement.name, labelSpelling: statement.labelSpelling))
         var childResults: [QueryResult]?
-        if let guesses = Self.valuesFromArguments(childStatements, arguments) {
-            let results = try connection.sendPipeline(
-                [PipelinedStatement(statement, values: values, firstRowOnly: true)]
-                    + zip(childStatements, guesses).map { PipelinedStatement($0, values: $1) })
-            try connection.check(results[0])
-            guard results[0].rowCount > 0 else { return }
-            row = Row(
-                result: results[0], index: 0,
-                layout: connection.layout(
-                    of: results[0], statementName: statement.name, labelSpelling: statement.labelSpelling))
-            if zip(childStatements, guesses).allSatisfy({ Self.row(row, agreesWith: $1, for: $0.parameters) }) {
-                for result in results.dropFirst() { try connection.check(result) }
-                childResults = Array(results.dropFirst())
-            }
-        } else {
-            let cursor = try connection.stream(statement, values: values)
-            defer { cursor.close() }
-            guard let first = try cursor.next() else { return }
-            cursor.close()
-            row = first
+        if let guesses, zip(childStatements, guesses).allSatisfy({ Self.row(row, agreesWith: $1, for: $0.parameters) }) {
+            for result in results.dropFirst() { try connection.check(result) }
+            childResults = Array(results.dropFirst())
         }
 
         let layout = row.layout
