@@ -72,6 +72,7 @@ let package = Package(
             name: "employees-server",
             dependencies: [
                 "EmployeesService",
+                "Locking",
                 .product(name: "Logging", package: "swift-log"),
             ]
         ),

@@ -62,9 +62,11 @@ enum EmployeesServer {
         let server = HTTPServer(configuration: configuration, logger: logger) { router.respond(to: $0) }
         try server.start()
         logger.info("Serving http://\(options.host):\(server.port)/ (pool of \(options.poolSize) connections)")
+        StandardErrorOutput.shared.flush()  // Scripts wait for this line; the access log can wait 50 ms.
         server.runUntilSignalled()
         pool.close()
         logger.info("Stopped")
+        StandardErrorOutput.shared.flush()
     }
 }
 
@@ -76,8 +78,9 @@ private func environment(_ name: String) -> String? {
     return String(cString: value)
 }
 
-/// Writes one line to standard error.
+/// Writes one line to standard error, after the log lines waiting to be written.
 private func printError(_ line: String) {
+    StandardErrorOutput.shared.flush()
     var text = line + "\n"
     text.withUTF8 { _ = write(STDERR_FILENO, $0.baseAddress, $0.count) }
 }

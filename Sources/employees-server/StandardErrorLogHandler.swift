@@ -4,7 +4,8 @@ import Glibc
 import Logging
 
 /// Writes log lines to standard error, in `StreamLogHandler`'s format,
-/// each with one `write` call:
+/// through ``StandardErrorOutput`` (info lines in batches, warnings and
+/// errors at once):
 ///
 /// ```
 /// 2026-11-22T01:24:09+0000 info employees-server: [HTTPServer] GET /employees/10001 200 190 bytes 0.4 ms
@@ -13,8 +14,7 @@ import Logging
 /// The server logs a line per request (the access log), so the line is
 /// assembled as bytes and the time formatted by hand, without
 /// `StreamLogHandler`'s string interpolations, `strftime`, and `stdio`
-/// lock held across the `write`. One `write` per line keeps lines from
-/// different threads whole. The time comes from `localtime_r`, which
+/// lock held across the `write`. The time comes from `localtime_r`, which
 /// reads the time zone once (`localtime`, which `StreamLogHandler` calls,
 /// checks `/etc/localtime` again at every call when `TZ` is unset).
 ///
@@ -57,17 +57,7 @@ struct StandardErrorLogHandler: LogHandler {
         line.append(contentsOf: "] ".utf8)
         line.append(contentsOf: event.message.description.utf8)
         line.append(UInt8(ascii: "\n"))
-        line.withUnsafeBytes { bytes in
-            var offset = 0
-            while offset < bytes.count {
-                let written = write(STDERR_FILENO, bytes.baseAddress! + offset, bytes.count - offset)
-                if written < 0 {
-                    if errno == EINTR { continue }
-                    return
-                }
-                offset += written
-            }
-        }
+        StandardErrorOutput.shared.write(line, immediately: event.level >= .warning)
     }
 
     // MARK: - Metadata
