@@ -28,19 +28,26 @@ import Locking
 final class StandardErrorOutput: @unchecked Sendable {
     // @unchecked Sendable: `pending` and `isFlusherRunning` are read and
     // written only with `lock` held.
-    static let shared = StandardErrorOutput()
+
+    /// The process's standard error.
+    static let shared = StandardErrorOutput(fileDescriptor: STDERR_FILENO)
 
     /// How long a line may wait in the buffer.
     static let flushInterval = Duration.milliseconds(50)
     /// How many bytes may wait before a line is written at once.
     static let capacity = 64 << 10
 
+    private let fileDescriptor: Int32
+    private let isTerminal: Bool
     private let lock = ConditionLock()
     private var pending: [UInt8] = []
     private var isFlusherRunning = false
-    private let isTerminal = isatty(STDERR_FILENO) == 1
 
-    private init() {}
+    /// Output to `fileDescriptor` (tests use a pipe).
+    init(fileDescriptor: Int32) {
+        self.fileDescriptor = fileDescriptor
+        self.isTerminal = isatty(fileDescriptor) == 1
+    }
 
     /// Appends `line` (ending in a newline) to standard error.
     func write(_ line: [UInt8], immediately: Bool) {
@@ -68,7 +75,7 @@ final class StandardErrorOutput: @unchecked Sendable {
         pending.withUnsafeBytes { bytes in
             var offset = 0
             while offset < bytes.count {
-                let written = Glibc.write(STDERR_FILENO, bytes.baseAddress! + offset, bytes.count - offset)
+                let written = Glibc.write(fileDescriptor, bytes.baseAddress! + offset, bytes.count - offset)
                 if written < 0 {
                     if errno == EINTR { continue }
                     break  // Nowhere to report it: standard error itself failed.
@@ -82,17 +89,20 @@ final class StandardErrorOutput: @unchecked Sendable {
     // MARK: - Flusher thread
 
     /// With the lock held: starts the thread that writes batches, once.
+    /// The thread holds the output for good.
     private func startFlusherIfNeeded() {
         guard !isFlusherRunning else { return }
         var thread = pthread_t()
-        let created = pthread_create(&thread, nil, { _ in
-            StandardErrorOutput.shared.flushPeriodically()
+        let output = Unmanaged.passRetained(self)
+        let created = pthread_create(&thread, nil, { argument in
+            Unmanaged<StandardErrorOutput>.fromOpaque(argument!).takeRetainedValue().flushPeriodically()
             return nil
-        }, nil)
+        }, output.toOpaque())
         if created == 0 {
             pthread_detach(thread)
             isFlusherRunning = true
         } else {
+            output.release()
             writePending()  // No thread: no batching either.
         }
     }
