@@ -14,6 +14,8 @@ private final class Pipe {
         precondition(pipe(&ends) == 0)
         (readEnd, writeEnd) = (ends[0], ends[1])
         _ = fcntl(readEnd, F_SETFL, fcntl(readEnd, F_GETFL) | O_NONBLOCK)
+        // Room for 1 MB (F_SETPIPE_SZ), so that large writes never block the test.
+        _ = fcntl(writeEnd, 1031, 1 << 20)
     }
 
     deinit {
@@ -72,12 +74,25 @@ private func line(_ text: String) -> [UInt8] {
     #expect(pipe.read() == "", "nothing is written twice")
 }
 
-@Test func aFullBufferIsWrittenAtOnce() {
+@Test func aFullBatchArrivesWhole() {
     let pipe = Pipe()
     let output = StandardErrorOutput(fileDescriptor: pipe.writeEnd)
-    // Exactly the capacity (a pipe holds 64 KB by default, as much).
-    output.write(line(String(repeating: "x", count: StandardErrorOutput.capacity - 1)), immediately: false)
-    #expect(pipe.read().utf8.count == StandardErrorOutput.capacity)
+    output.write(line("first"), immediately: false)
+    let started = ContinuousClock.now
+    output.write(line(String(repeating: "x", count: StandardErrorOutput.capacity)), immediately: false)
+    var written = 0
+    while written < StandardErrorOutput.capacity + 7, ContinuousClock.now < started + .seconds(5) {
+        usleep(1_000)
+        written += pipe.read().utf8.count
+    }
+    #expect(written == StandardErrorOutput.capacity + 7)
+}
+
+@Test func aWriterFarBehindIsCaughtUpByTheLoggingThread() {
+    let pipe = Pipe()
+    let output = StandardErrorOutput(fileDescriptor: pipe.writeEnd)
+    output.write(line(String(repeating: "x", count: 4 * StandardErrorOutput.capacity)), immediately: false)
+    #expect(pipe.read().utf8.count == 4 * StandardErrorOutput.capacity + 1, "written before `write` returned")
 }
 
 @Test func linesFromManyThreadsStayWhole() async {
