@@ -80,6 +80,7 @@ extension Connection {
         }
 
         var results: [QueryResult] = []
+        results.reserveCapacity(sent)
         var failure: DatabaseError?
         for statement in statements.prefix(sent) {
             guard let raw = PQgetResult(handle) else {
@@ -120,18 +121,25 @@ extension Connection {
     /// pipeline keeps the mode of the query run before it (a `RowCursor`):
     /// its rows then arrive one result each, and are put back together here.
     private func readToEnd(startingWith first: QueryResult, firstRowOnly: Bool, handle: OpaquePointer) -> QueryResult? {
-        var rows = [first]
+        // The rows to put together, only when rows come one by one.
+        var rows: [QueryResult] = []
         var failed: QueryResult?
         while let raw = PQgetResult(handle) {
-            let part = QueryResult(taking: raw)
-            if part.isSingleRow {
-                if !firstRowOnly { rows.append(part) }
-            } else if part.error != nil, failed == nil {
-                failed = part
+            if PQresultStatus(raw) == PGRES_SINGLE_TUPLE {
+                if !firstRowOnly {
+                    if rows.isEmpty { rows.append(first) }
+                    rows.append(QueryResult(taking: raw))
+                } else {
+                    PQclear(raw)
+                }
+                continue
             }
+            let part = QueryResult(taking: raw)
+            if failed == nil, part.error != nil { failed = part }
         }
         if let failed { return failed }
-        return first.isSingleRow && !firstRowOnly ? QueryResult.combining(rows) : first
+        guard first.isSingleRow, !firstRowOnly else { return first }
+        return QueryResult.combining(rows.isEmpty ? [first] : rows)
     }
 
     /// A connection left in pipeline mode cannot run ordinary statements:
