@@ -31,20 +31,19 @@ where Element: ArgumentValue & RawRepresentable & CaseIterable & Hashable & Send
     @_specialize(where Element == EmployeeDetail)
     @_specialize(where Element == DepartmentDetail)
     public static func convert(_ inputs: [ArgumentInput]) throws(ArgumentConversionError) -> DetailList {
-        // ASCII names are matched as bytes against the cases' raw values, worked out once per call.
-        // Plain loops: a generic `map(\.rawValue)` builds its key path at run time, each call.
-        var cases: [Element] = []
-        var names: [String] = []
-        for element in Element.allCases {
-            cases.append(element)
-            names.append(element.rawValue)
-        }
+        // ASCII names are matched as bytes against the cases' raw values.
+        let cases = Array(Element.allCases)
         var elements: [Element] = []
-        // At most `allCases.count` distinct elements: flags by case beat a Set.
-        var isAdded = [Bool](repeating: false, count: cases.count)
+        // At most `allCases.count` distinct elements: a bit per case (the
+        // first 64) beats a Set.
+        var addedCases: UInt64 = 0
         func add(caseAt index: Int) {
-            guard !isAdded[index] else { return }
-            isAdded[index] = true
+            if index < 64 {
+                guard addedCases & (1 << index) == 0 else { return }
+                addedCases |= 1 << index
+            } else if elements.contains(cases[index]) {
+                return
+            }
             elements.append(cases[index])
         }
         func add(_ element: Element) {
@@ -59,7 +58,7 @@ where Element: ArgumentValue & RawRepresentable & CaseIterable & Hashable & Send
             let isASCII = text.withUTF8 { utf8 in
                 guard !utf8.contains(where: { $0 >= 0x80 }) else { return false }
                 Self.forEachASCIIItem(in: utf8) { item in
-                    if let index = names.firstIndex(where: { $0.utf8.elementsEqual(item) }) {
+                    if let index = cases.firstIndex(where: { $0.rawValue.utf8.elementsEqual(item) }) {
                         add(caseAt: index)
                         return true
                     }

@@ -271,7 +271,7 @@ public final class Connection {
         finishActiveCursor()
         let handle = try openHandle()
         let raw = withCStringArray(values) { pointers in
-            PQexecPrepared(handle, statement.name, Int32(values.count), pointers, nil, nil, 0)
+            statement.name.withCString { PQexecPrepared(handle, $0, Int32(values.count), pointers, nil, nil, 0) }
         }
         guard let raw else { throw connectionError() }
         let result = QueryResult(taking: raw)
@@ -311,7 +311,7 @@ public final class Connection {
         finishActiveCursor()
         let handle = try openHandle()
         let sent = withCStringArray(values) { pointers in
-            PQsendQueryPrepared(handle, statement.name, Int32(values.count), pointers, nil, nil, 0)
+            statement.name.withCString { PQsendQueryPrepared(handle, $0, Int32(values.count), pointers, nil, nil, 0) }
         }
         guard sent == 1 else { throw connectionError() }
         PQsetSingleRowMode(handle)

@@ -65,20 +65,24 @@ struct ObjectTemplate {
         to output: inout [UInt8], attachment: (Int, inout [UInt8]) throws -> Void
     ) rethrows {
         output.append(UInt8(ascii: "{"))
-        for (position, entry) in entries.enumerated() {
+        // By index, fields read in place: a copy of each entry (its two
+        // arrays) would cost retains and releases on every row.
+        for position in entries.indices {
             if position > 0 { output.append(UInt8(ascii: ",")) }
-            output.append(contentsOf: entry.key)
-            switch entry.kind {
+            output.append(contentsOf: entries[position].key)
+            switch entries[position].kind {
             case .column:
-                if let bytes = result.bytes(row: row, column: Int32(entry.index)), let format = entry.format {
+                if let bytes = result.bytes(row: row, column: Int32(entries[position].index)),
+                   let format = entries[position].format {
                     PostgresJSON.append(bytes, format: format, to: &output, options: options)
                 } else {
                     JSONWriter.appendNull(to: &output)
                 }
             case .object:
-                try write(entry.entries, row: row, of: result, options: options, to: &output, attachment: attachment)
+                try write(
+                    entries[position].entries, row: row, of: result, options: options, to: &output, attachment: attachment)
             case .attachment:
-                try attachment(entry.index, &output)
+                try attachment(entries[position].index, &output)
             }
         }
         output.append(UInt8(ascii: "}"))
