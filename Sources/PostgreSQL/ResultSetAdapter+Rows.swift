@@ -68,9 +68,14 @@ final class FirstRowWithAttachments: RowSource {
         // they can be (the arguments may hold values for their parameters).
         var pipeline: [PipelinedStatement] = []
         pipeline.reserveCapacity(1 + attachments.count)
-        try pipeline.append(
-            PipelinedStatement(statement, values: statement.parameters.textValues { arguments.values[$0] }, firstRowOnly: true))
+        let values = try statement.parameters.textValues { arguments.values[$0] }
+        pipeline.append(PipelinedStatement(statement, values: values, firstRowOnly: true))
         for child in childStatements {
+            // The same names as the row's (all `:employeeNumber`, say): the same values, no look-ups.
+            if child.parameters.names == statement.parameters.names {
+                pipeline.append(PipelinedStatement(child, values: values))
+                continue
+            }
             guard let values = try? child.parameters.textValues({ arguments.values[$0] }) else {
                 pipeline.removeSubrange(1...)
                 break
@@ -84,10 +89,16 @@ final class FirstRowWithAttachments: RowSource {
         let row = Row(result: results[0], index: 0, layout: connection.layout(of: results[0], statement: statement))
         var isGuessed = hasGuesses
         if hasGuesses {
-            for index in childStatements.indices
-            where !Self.row(row, agreesWith: pipeline[index + 1].values, for: childStatements[index].parameters) {
-                isGuessed = false
-                break
+            // Names already found to agree (with the same values) need no second look.
+            var agreeingNames: [String]?
+            for index in childStatements.indices {
+                let parameters = childStatements[index].parameters
+                if parameters.names == agreeingNames { continue }
+                guard Self.row(row, agreesWith: pipeline[index + 1].values, for: parameters) else {
+                    isGuessed = false
+                    break
+                }
+                if parameters.names == statement.parameters.names { agreeingNames = parameters.names }
             }
         }
 
