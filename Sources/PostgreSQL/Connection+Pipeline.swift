@@ -137,8 +137,13 @@ extension Connection {
                 }
                 continue
             }
+            // The usual end of a statement's results needs no object of its own.
+            if failed != nil || PQresultStatus(raw) == PGRES_TUPLES_OK || PQresultStatus(raw) == PGRES_COMMAND_OK {
+                PQclear(raw)
+                continue
+            }
             let part = QueryResult(taking: raw)
-            if failed == nil, part.error != nil { failed = part }
+            if part.error != nil { failed = part }
         }
         if let failed { return failed }
         guard first.isSingleRow, !firstRowOnly else { return first }

@@ -124,8 +124,21 @@ extension PreparedStatement {
 
 extension SQLArguments {
     /// The text-format values for the statement's `$1`, `$2`, ... in order.
+    ///
+    /// Throws what `parameters.bind(self)` throws, with one look-up per
+    /// name when all is well (an unknown name is looked for only after a failure).
     func textValues(for parameters: Parameters) throws -> [String?] {
-        try parameters.bind(self).map(\.text)
+        if values.count > parameters.names.count, let unknown = parameters.unknownName(in: self) {
+            throw ParameterError(.unknown, name: unknown)
+        }
+        do {
+            return try parameters.textValues { values[$0] }
+        } catch {
+            if parameters.names.contains(where: { values[$0] == nil }), let unknown = parameters.unknownName(in: self) {
+                throw ParameterError(.unknown, name: unknown)
+            }
+            throw error
+        }
     }
 }
 
