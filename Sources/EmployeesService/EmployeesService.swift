@@ -90,12 +90,14 @@ public struct EmployeesService: WebService {
         return adapter
     }
 
+    /// One employee by number; built once, not per request.
+    static let employeeQuery = """
+        SELECT \(summaryColumns), birth_date AS "birthDate", gender, hire_date AS "hireDate"
+        FROM employees WHERE emp_no = CAST(:employeeNumber AS bigint)
+        """
+
     private func find(employeeNumber: Int, details: DetailList<EmployeeDetail>) throws -> ResultSetAdapter {
-        let sql = """
-            SELECT \(Self.summaryColumns), birth_date AS "birthDate", gender, hire_date AS "hireDate"
-            FROM employees WHERE emp_no = CAST(:employeeNumber AS bigint)
-            """
-        let adapter = ResultSetAdapter(pool, sql: sql, arguments: ["employeeNumber": employeeNumber], shape: .object, options: options)
+        let adapter = ResultSetAdapter(pool, sql: Self.employeeQuery, arguments: ["employeeNumber": employeeNumber], shape: .object, options: options)
         attach(details, to: adapter)
         guard try adapter.start() else {
             adapter.close()

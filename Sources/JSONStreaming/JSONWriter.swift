@@ -32,6 +32,11 @@ public enum JSONWriter {
         var runStart = 0
         var index = 0
         while index < count {
+            // Eight plain bytes at a time (most text is plain ASCII).
+            while index + 8 <= count, isPlainASCII(bytes.loadUnaligned(fromByteOffset: index, as: UInt64.self)) {
+                index += 8
+            }
+            guard index < count else { break }
             let byte = bytes[index]
             if byte >= 0x20 && byte != 0x22 && byte != 0x5C && byte < 0x80 {
                 index += 1
@@ -58,6 +63,21 @@ public enum JSONWriter {
         if runStart < count {
             output.append(contentsOf: UnsafeRawBufferPointer(rebasing: bytes[runStart..<count]))
         }
+    }
+
+    /// Whether none of the eight bytes needs escaping or UTF-8 checking:
+    /// none is below 0x20, `"`, `\\` or 0x80 and above.
+    @inline(__always)
+    private static func isPlainASCII(_ word: UInt64) -> Bool {
+        let ones: UInt64 = 0x0101_0101_0101_0101
+        let highs: UInt64 = 0x8080_8080_8080_8080
+        // A byte's high bit in `hasZero(x)` is set when that byte of x is 0
+        // (exactly so for the lowest such byte, and no false alarm when none is).
+        func hasZero(_ x: UInt64) -> UInt64 { (x &- ones) & ~x & highs }
+        let control = (word &- 0x2020_2020_2020_2020) & ~word & highs   // a byte < 0x20 (for bytes < 0x80)
+        let quote = hasZero(word ^ 0x2222_2222_2222_2222)
+        let backslash = hasZero(word ^ 0x5C5C_5C5C_5C5C_5C5C)
+        return (word & highs) | control | quote | backslash == 0
     }
 
     private static let hexDigits: [UInt8] = Array("0123456789abcdef".utf8)

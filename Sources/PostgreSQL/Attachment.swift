@@ -135,7 +135,8 @@ extension Connection {
 final class ChildBlock {
     private let result: QueryResult?
     private let template: ObjectTemplate
-    /// Rows of parent `i` are `starts[i] ..< starts[i + 1]`.
+    /// Rows of parent `i` are `starts[i] ..< starts[i + 1]`; empty when
+    /// all the rows belong to the one parent (no array to allocate).
     private let starts: [Int32]
     private let children: [ChildBlock]
 
@@ -206,7 +207,7 @@ final class ChildBlock {
         connection: Connection
     ) throws {
         self.result = result
-        self.starts = [0, result.rowCount]
+        self.starts = []
         self.template = layout.objectTemplate(attachmentKeys: attachment.attachments.map(\.key))
         self.children = try attachment.attachments.map { nested in
             try ChildBlock(
@@ -220,7 +221,7 @@ final class ChildBlock {
         output.append(UInt8(ascii: "["))
         defer { output.append(UInt8(ascii: "]")) }
         guard let result else { return }
-        let rows = starts[Int(parent)]..<starts[Int(parent) + 1]
+        let rows = starts.isEmpty ? 0..<result.rowCount : starts[Int(parent)]..<starts[Int(parent) + 1]
         for row in rows {
             if row != rows.lowerBound { output.append(UInt8(ascii: ",")) }
             template.write(row: row, of: result, options: options, to: &output) { index, output in

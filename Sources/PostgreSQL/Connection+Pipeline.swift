@@ -57,19 +57,21 @@ extension Connection {
         let handle = try openHandle()
         guard PQenterPipelineMode(handle) == 1 else { throw connectionError() }
 
+        // By index, fields read in place: copying each statement costs.
         var sent = 0
-        for statement in statements {
-            let count = Int32(statement.values.count)
-            let accepted = withCStringArray(statement.values) { pointers in
-                if let name = statement.preparedName {
-                    PQsendQueryPrepared(handle, name, count, pointers, nil, nil, 0)
+        for index in statements.indices {
+            let count = Int32(statements[index].values.count)
+            let accepted = withCStringArray(statements[index].values) { pointers in
+                if let name = statements[index].preparedName {
+                    // Not the implicit conversion, which copies the name into a new array here.
+                    name.withCString { PQsendQueryPrepared(handle, $0, count, pointers, nil, nil, 0) }
                 } else {
-                    PQsendQueryParams(handle, statement.sql, count, nil, pointers, nil, nil, 0)
+                    statements[index].sql.withCString { PQsendQueryParams(handle, $0, count, nil, pointers, nil, nil, 0) }
                 }
             }
             guard accepted == 1 else { break }
             // Possible for the first statement only; the others then come whole.
-            if statement.firstRowOnly, sent == 0 { _ = PQsetSingleRowMode(handle) }
+            if statements[index].firstRowOnly, sent == 0 { _ = PQsetSingleRowMode(handle) }
             sent += 1
         }
         guard PQpipelineSync(handle) == 1 else {
@@ -80,15 +82,17 @@ extension Connection {
         }
 
         var results: [QueryResult] = []
+        results.reserveCapacity(sent)
         var failure: DatabaseError?
-        for statement in statements.prefix(sent) {
+        for index in 0..<sent {
+            let firstRowOnly = statements[index].firstRowOnly
             guard let raw = PQgetResult(handle) else {
                 failure = failure ?? connectionError()
                 break
             }
             // This reads up to the NULL that ends each statement's results.
             guard let result = readToEnd(
-                startingWith: QueryResult(taking: raw), firstRowOnly: statement.firstRowOnly, handle: handle)
+                startingWith: QueryResult(taking: raw), firstRowOnly: firstRowOnly, handle: handle)
             else {
                 failure = failure ?? DatabaseError(code: .internalError, message: "out of memory putting a result together")
                 continue
@@ -120,18 +124,30 @@ extension Connection {
     /// pipeline keeps the mode of the query run before it (a `RowCursor`):
     /// its rows then arrive one result each, and are put back together here.
     private func readToEnd(startingWith first: QueryResult, firstRowOnly: Bool, handle: OpaquePointer) -> QueryResult? {
-        var rows = [first]
+        // The rows to put together, only when rows come one by one.
+        var rows: [QueryResult] = []
         var failed: QueryResult?
         while let raw = PQgetResult(handle) {
-            let part = QueryResult(taking: raw)
-            if part.isSingleRow {
-                if !firstRowOnly { rows.append(part) }
-            } else if part.error != nil, failed == nil {
-                failed = part
+            if PQresultStatus(raw) == PGRES_SINGLE_TUPLE {
+                if !firstRowOnly {
+                    if rows.isEmpty { rows.append(first) }
+                    rows.append(QueryResult(taking: raw))
+                } else {
+                    PQclear(raw)
+                }
+                continue
             }
+            // The usual end of a statement's results needs no object of its own.
+            if failed != nil || PQresultStatus(raw) == PGRES_TUPLES_OK || PQresultStatus(raw) == PGRES_COMMAND_OK {
+                PQclear(raw)
+                continue
+            }
+            let part = QueryResult(taking: raw)
+            if part.error != nil { failed = part }
         }
         if let failed { return failed }
-        return first.isSingleRow && !firstRowOnly ? QueryResult.combining(rows) : first
+        guard first.isSingleRow, !firstRowOnly else { return first }
+        return QueryResult.combining(rows.isEmpty ? [first] : rows)
     }
 
     /// A connection left in pipeline mode cannot run ordinary statements:

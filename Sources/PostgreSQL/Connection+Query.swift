@@ -124,7 +124,39 @@ extension PreparedStatement {
 
 extension SQLArguments {
     /// The text-format values for the statement's `$1`, `$2`, ... in order.
+    ///
+    /// Throws what `parameters.bind(self)` throws, with one look-up per
+    /// name when all is well (an unknown name is looked for only after a failure).
     func textValues(for parameters: Parameters) throws -> [String?] {
-        try parameters.bind(self).map(\.text)
+        if values.count > parameters.names.count, let unknown = parameters.unknownName(in: self) {
+            throw ParameterError(.unknown, name: unknown)
+        }
+        do {
+            return try parameters.textValues { values[$0] }
+        } catch {
+            if parameters.names.contains(where: { values[$0] == nil }), let unknown = parameters.unknownName(in: self) {
+                throw ParameterError(.unknown, name: unknown)
+            }
+            throw error
+        }
+    }
+}
+
+extension Parameters {
+    /// What `bind(_:)` with `lookup` gives, as text-format values (`nil`
+    /// for NULL), without the intermediate array.
+    func textValues(_ lookup: (String) throws(ParameterError) -> SQLValue?) throws(ParameterError) -> [String?] {
+        var values: [String?] = []
+        values.reserveCapacity(names.count)
+        for name in names {
+            guard let value = try lookup(name) else {
+                throw ParameterError(.missing, name: name)
+            }
+            if case .text(let text) = value, text.utf8.contains(0) {
+                throw ParameterError(.nulCharacter, name: name)
+            }
+            values.append(value.text)
+        }
+        return values
     }
 }

@@ -22,6 +22,19 @@ public final class Connection {
     /// SQL text as written → the statement prepared for it on this connection.
     private var preparedStatements: [String: PreparedStatement] = [:]
 
+    /// The SQL texts of the statements used last (`recentStatements[i]` is
+    /// prepared for `recentSQL[i]`), looked through before hashing the SQL
+    /// text: a request's SQL is usually the same string object as the last
+    /// time, which `==` recognises without reading the text, and a text of
+    /// another length at once.
+    private var recentSQL: [String] = []
+    private var recentStatements: [PreparedStatement] = []
+    /// Where the next statement goes in `recentSQL` once it is full.
+    private var nextRecentSlot = 0
+
+    /// How many statements `recentSQL` holds.
+    static let recentStatementLimit = 8
+
     /// How many statements were ever prepared here; names the next one.
     private var statementCount = 0
 
@@ -30,10 +43,6 @@ public final class Connection {
 
     /// An attached subquery's SQL → the SQL that runs it for a block of parents.
     var batchSQLBySubquery: [String: BatchSQL] = [:]
-
-    /// A prepared statement's name → the columns of its result, worked out
-    /// once: a statement's result columns do not change between runs.
-    var layoutsByStatement: [String: ColumnLayout] = [:]
 
     /// Numbers the server-side cursors this connection declares.
     var cursorCount = 0
@@ -88,9 +97,7 @@ public final class Connection {
         PQfinish(handle)
         self.handle = nil
         isBroken = true
-        preparedStatements = [:]
-        batchSQLBySubquery = [:]
-        layoutsByStatement = [:]
+        forgetPreparedStatements()
     }
 
     /// The server's process id for this connection (as in `pg_stat_activity.pid`).
@@ -184,15 +191,17 @@ public final class Connection {
     /// The statement prepared for `sql` (named or positional parameters),
     /// parsing and preparing it on first use.
     func preparedStatement(for sql: String) throws -> PreparedStatement {
-        if let statement = preparedStatements[sql] { return statement }
+        if let index = recentSQL.firstIndex(of: sql) { return recentStatements[index] }
+        if let statement = preparedStatements[sql] {
+            remember(statement, for: sql)
+            return statement
+        }
         finishActiveCursor()
         let handle = try openHandle()
         if preparedStatements.count >= Self.preparedStatementLimit {
             // SQL built on the fly must not make the cache (and the server's) grow without end.
             try runSimple("DEALLOCATE ALL")
-            preparedStatements = [:]
-            batchSQLBySubquery = [:]
-            layoutsByStatement = [:]
+            forgetPreparedStatements()
         }
         let parameters = Parameters.parse(sql)
         statementCount += 1
@@ -203,7 +212,28 @@ public final class Connection {
         let statement = PreparedStatement(
             name: name, parameters: parameters, labelSpelling: SQLTokens.aliases(in: parameters.sql))
         preparedStatements[sql] = statement
+        remember(statement, for: sql)
         return statement
+    }
+
+    private func remember(_ statement: PreparedStatement, for sql: String) {
+        if recentSQL.count < Self.recentStatementLimit {
+            recentSQL.append(sql)
+            recentStatements.append(statement)
+        } else {
+            recentSQL[nextRecentSlot] = sql
+            recentStatements[nextRecentSlot] = statement
+            nextRecentSlot = (nextRecentSlot + 1) % Self.recentStatementLimit
+        }
+    }
+
+    /// Forgets every prepared statement and what was derived from them.
+    private func forgetPreparedStatements() {
+        preparedStatements = [:]
+        recentSQL = []
+        recentStatements = []
+        nextRecentSlot = 0
+        batchSQLBySubquery = [:]
     }
 
     /// How many statements this connection has prepared (each SQL text once).
@@ -214,12 +244,12 @@ public final class Connection {
     /// ```
     public var preparedStatementCount: Int { preparedStatements.count }
 
-    /// The column layout of `result`, a result of the prepared statement
-    /// `statementName` (if any), worked out once per statement.
-    func layout(of result: QueryResult, statementName: String?, labelSpelling: [String: String]) -> ColumnLayout {
-        if let statementName, let layout = layoutsByStatement[statementName] { return layout }
-        let layout = ColumnLayout(result.columns.map { $0.respelled(labelSpelling) })
-        if let statementName { layoutsByStatement[statementName] = layout }
+    /// The column layout of `result`, a result of `statement`, worked out
+    /// once per statement: its result columns do not change between runs.
+    func layout(of result: QueryResult, statement: PreparedStatement) -> ColumnLayout {
+        if let layout = statement.layout { return layout }
+        let layout = ColumnLayout(statement.spelled(result.columns))
+        statement.layout = layout
         return layout
     }
 
@@ -241,7 +271,7 @@ public final class Connection {
         finishActiveCursor()
         let handle = try openHandle()
         let raw = withCStringArray(values) { pointers in
-            PQexecPrepared(handle, statement.name, Int32(values.count), pointers, nil, nil, 0)
+            statement.name.withCString { PQexecPrepared(handle, $0, Int32(values.count), pointers, nil, nil, 0) }
         }
         guard let raw else { throw connectionError() }
         let result = QueryResult(taking: raw)
@@ -281,11 +311,11 @@ public final class Connection {
         finishActiveCursor()
         let handle = try openHandle()
         let sent = withCStringArray(values) { pointers in
-            PQsendQueryPrepared(handle, statement.name, Int32(values.count), pointers, nil, nil, 0)
+            statement.name.withCString { PQsendQueryPrepared(handle, $0, Int32(values.count), pointers, nil, nil, 0) }
         }
         guard sent == 1 else { throw connectionError() }
         PQsetSingleRowMode(handle)
-        let cursor = RowCursor(connection: self, labelSpelling: statement.labelSpelling, statementName: statement.name)
+        let cursor = RowCursor(connection: self, statement: statement)
         activeCursor = cursor
         return cursor
     }
@@ -337,26 +367,61 @@ public final class Connection {
 @available(*, unavailable)
 extension Connection: Sendable {}
 
-/// A statement prepared on one connection.
-struct PreparedStatement {
+/// A statement prepared on one connection. A class: handed around on every
+/// run, it costs one retain where a struct of its fields costs five.
+final class PreparedStatement {
     /// The server-side name (`s1`, `s2`, ...).
-    var name: String
+    let name: String
     /// The positional SQL and the parameter names in `$n` order.
-    var parameters: Parameters
+    let parameters: Parameters
     /// Lower-cased `AS` aliases → their spelling in the SQL text.
-    var labelSpelling: [String: String]
+    let labelSpelling: [String: String]
+    /// The columns of its results, once one was read (see `Connection.layout(of:statement:)`).
+    var layout: ColumnLayout?
+
+    init(name: String, parameters: Parameters, labelSpelling: [String: String]) {
+        self.name = name
+        self.parameters = parameters
+        self.labelSpelling = labelSpelling
+    }
 }
+
+/// A statement is used by its connection's thread only.
+@available(*, unavailable)
+extension PreparedStatement: Sendable {}
 
 // MARK: - C strings
 
 /// Calls `body` with a C array of NUL-terminated strings (NULL for `nil`).
+///
+/// The strings are copied into one temporary buffer (on the stack when
+/// small), not one `strdup` each.
 func withCStringArray<R>(_ values: [String?], _ body: (UnsafePointer<UnsafePointer<CChar>?>?) -> R) -> R {
     if values.isEmpty { return body(nil) }
-    var storage: [UnsafeMutablePointer<CChar>?] = values.map { value in value.map { strdup($0)! } }
-    defer { storage.forEach { free($0) } }
-    return storage.withUnsafeMutableBufferPointer { buffer in
-        buffer.baseAddress!.withMemoryRebound(to: UnsafePointer<CChar>?.self, capacity: buffer.count) {
-            body($0)
+    var byteCount = 0
+    for value in values {
+        if let value { byteCount += value.utf8.count + 1 }
+    }
+    return withUnsafeTemporaryAllocation(of: UnsafePointer<CChar>?.self, capacity: values.count) { pointers in
+        withUnsafeTemporaryAllocation(of: CChar.self, capacity: max(byteCount, 1)) { bytes in
+            var offset = 0
+            for (index, value) in values.enumerated() {
+                guard var value else {
+                    pointers[index] = nil
+                    continue
+                }
+                let start = bytes.baseAddress! + offset
+                value.withUTF8 { utf8 in
+                    if let source = utf8.baseAddress {
+                        UnsafeMutableRawPointer(start).copyMemory(from: source, byteCount: utf8.count)
+                    }
+                    offset += utf8.count
+                }
+                bytes[offset] = 0
+                offset += 1
+                pointers[index] = UnsafePointer(start)
+            }
+            return body(UnsafePointer(pointers.baseAddress!))
         }
     }
 }

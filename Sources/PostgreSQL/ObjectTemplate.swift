@@ -23,7 +23,8 @@ struct ObjectTemplate {
         }
 
         let kind: Kind
-        /// The key, escaped, with its `:`.
+        /// The key, escaped, with its `:`, after `{` for the first entry and
+        /// `,` for the others: one append per entry.
         let key: [UInt8]
         /// The result column (`.column`) or the attachment (`.attachment`).
         let index: Int
@@ -64,21 +65,24 @@ struct ObjectTemplate {
         _ entries: [Entry], row: Int32, of result: QueryResult, options: JSONRenderingOptions,
         to output: inout [UInt8], attachment: (Int, inout [UInt8]) throws -> Void
     ) rethrows {
-        output.append(UInt8(ascii: "{"))
-        for (position, entry) in entries.enumerated() {
-            if position > 0 { output.append(UInt8(ascii: ",")) }
-            output.append(contentsOf: entry.key)
-            switch entry.kind {
+        if entries.isEmpty { output.append(UInt8(ascii: "{")) }
+        // By index, fields read in place: a copy of each entry (its two
+        // arrays) would cost retains and releases on every row.
+        for position in entries.indices {
+            output.append(contentsOf: entries[position].key)
+            switch entries[position].kind {
             case .column:
-                if let bytes = result.bytes(row: row, column: Int32(entry.index)), let format = entry.format {
+                if let bytes = result.bytes(row: row, column: Int32(entries[position].index)),
+                   let format = entries[position].format {
                     PostgresJSON.append(bytes, format: format, to: &output, options: options)
                 } else {
                     JSONWriter.appendNull(to: &output)
                 }
             case .object:
-                try write(entry.entries, row: row, of: result, options: options, to: &output, attachment: attachment)
+                try write(
+                    entries[position].entries, row: row, of: result, options: options, to: &output, attachment: attachment)
             case .attachment:
-                try attachment(entry.index, &output)
+                try attachment(entries[position].index, &output)
             }
         }
         output.append(UInt8(ascii: "}"))
@@ -135,8 +139,8 @@ struct ObjectTemplate {
         }
 
         func entries() -> [Entry] {
-            keys.map { key in
-                var keyBytes: [UInt8] = []
+            keys.enumerated().map { position, key in
+                var keyBytes: [UInt8] = [position == 0 ? UInt8(ascii: "{") : UInt8(ascii: ",")]
                 JSONWriter.appendString(key, to: &keyBytes)
                 keyBytes.append(UInt8(ascii: ":"))
                 switch children[key]! {

@@ -60,65 +60,90 @@ final class FirstRowWithAttachments: RowSource {
 
     init(connection: Connection, sql: String, arguments: SQLArguments, attachments: [Attachment]) throws {
         let statement = try connection.preparedStatement(for: sql)
-        // The arguments may also hold values for the attachments' parameters.
-        let values = try statement.parameters.bind { arguments.values[$0] }.map(\.text)
-        let childStatements = try attachments.map { try connection.preparedStatement(for: $0.sql) }
+        var childStatements: [PreparedStatement] = []
+        childStatements.reserveCapacity(attachments.count)
+        for attachment in attachments { try childStatements.append(connection.preparedStatement(for: attachment.sql)) }
 
-        // The row first, with the attachments bound from the arguments when they can be.
-        let guesses = Self.valuesFromArguments(childStatements, arguments)
-        let results = try connection.sendPipeline(
-            [PipelinedStatement(statement, values: values, firstRowOnly: true)]
-                + zip(childStatements, guesses ?? []).map { PipelinedStatement($0, values: $1) })
+        // The row first, with the attachments bound from the arguments when
+        // they can be (the arguments may hold values for their parameters).
+        var pipeline: [PipelinedStatement] = []
+        pipeline.reserveCapacity(1 + attachments.count)
+        let values = try statement.parameters.textValues { arguments.values[$0] }
+        pipeline.append(PipelinedStatement(statement, values: values, firstRowOnly: true))
+        for child in childStatements {
+            // The same names as the row's (all `:employeeNumber`, say): the same values, no look-ups.
+            if child.parameters.names == statement.parameters.names {
+                pipeline.append(PipelinedStatement(child, values: values))
+                continue
+            }
+            guard let values = try? child.parameters.textValues({ arguments.values[$0] }) else {
+                pipeline.removeSubrange(1...)
+                break
+            }
+            pipeline.append(PipelinedStatement(child, values: values))
+        }
+        let hasGuesses = pipeline.count == 1 + attachments.count
+        var results = try connection.sendPipeline(pipeline)
         try connection.check(results[0])
         guard results[0].rowCount > 0 else { return }
-        let row = Row(
-            result: results[0], index: 0,
-            layout: connection.layout(of: results[0], statementName: statement.name, labelSpelling: statement.labelSpelling))
-        var childResults: [QueryResult]?
-        if let guesses, zip(childStatements, guesses).allSatisfy({ Self.row(row, agreesWith: $1, for: $0.parameters) }) {
-            for result in results.dropFirst() { try connection.check(result) }
-            childResults = Array(results.dropFirst())
+        let row = Row(result: results[0], index: 0, layout: connection.layout(of: results[0], statement: statement))
+        var isGuessed = hasGuesses
+        if hasGuesses {
+            // Names already found to agree (with the same values) need no second look.
+            var agreeingNames: [String]?
+            for index in childStatements.indices {
+                let parameters = childStatements[index].parameters
+                if parameters.names == agreeingNames { continue }
+                guard Self.row(row, agreesWith: pipeline[index + 1].values, for: parameters) else {
+                    isGuessed = false
+                    break
+                }
+                if parameters.names == statement.parameters.names { agreeingNames = parameters.names }
+            }
         }
 
         let layout = row.layout
-        if childResults == nil {
-            let statements = try childStatements.map { child in
-                let values = try child.parameters.bind { name in
+        if isGuessed {
+            for result in results.dropFirst() { try connection.check(result) }
+        } else {
+            pipeline.removeAll(keepingCapacity: true)
+            for child in childStatements {
+                let values = try child.parameters.textValues { name in
                     if let column = layout.index(of: name) { return row[column].map(SQLValue.text) ?? .null }
                     return arguments.values[name]
                 }
-                return PipelinedStatement(child, values: values.map(\.text))
+                pipeline.append(PipelinedStatement(child, values: values))
             }
-            childResults = try connection.runPipeline(statements)
+            results = [results[0]]
+            results += try connection.runPipeline(pipeline)
         }
-        children = try zip(attachments, zip(childStatements, childResults ?? [])).map { attachment, pair in
-            let (child, result) = pair
-            let childLayout = connection.layout(of: result, statementName: child.name, labelSpelling: child.labelSpelling)
-            return try ChildBlock(
-                attachment, rowsOfOneParent: result, layout: childLayout, arguments: arguments, connection: connection)
+        var children: [ChildBlock] = []
+        children.reserveCapacity(attachments.count)
+        for (index, attachment) in attachments.enumerated() {
+            let child = childStatements[index]
+            let result = results[index + 1]
+            try children.append(
+                ChildBlock(
+                    attachment, rowsOfOneParent: result, layout: connection.layout(of: result, statement: child),
+                    arguments: arguments, connection: connection))
         }
-        self.template = layout.objectTemplate(attachmentKeys: attachments.map(\.key))
+        self.children = children
+        self.template = layout.objectTemplate(attachments: attachments)
         self.row = row
-    }
-
-    /// Every attachment's values taken from the arguments alone, or `nil`
-    /// when some parameter has no argument (it can only come from the row).
-    private static func valuesFromArguments(_ statements: [PreparedStatement], _ arguments: SQLArguments) -> [[String?]]? {
-        var all: [[String?]] = []
-        for statement in statements {
-            guard let values = try? statement.parameters.bind({ arguments.values[$0] }) else { return nil }
-            all.append(values.map(\.text))
-        }
-        return all
     }
 
     /// Whether binding `parameters` from the row gives `values`: the row's
     /// column of each name, where there is one, holds the same text.
     private static func row(_ row: Row, agreesWith values: [String?], for parameters: Parameters) -> Bool {
-        zip(parameters.names, values).allSatisfy { name, value in
-            guard let column = row.layout.index(of: name) else { return true }
-            return row[column] == value
+        for (index, name) in parameters.names.enumerated() {
+            guard let column = row.layout.index(of: name) else { continue }
+            guard let value = values[index] else {
+                if row.result.isNull(row: row.index, column: Int32(column)) { continue }
+                return false
+            }
+            guard let bytes = row.bytes(column), bytes.elementsEqual(value.utf8) else { return false }
         }
+        return true
     }
 
     func hasNext() throws -> Bool {

@@ -16,15 +16,13 @@ internal import CLibPQ
 public final class RowCursor {
     private let connection: Connection
     private var layout: ColumnLayout?
-    private let labelSpelling: [String: String]
-    /// The prepared statement read, whose layout the connection keeps.
-    private let statementName: String?
+    /// The prepared statement read, which keeps the layout of its results.
+    private let statement: PreparedStatement
     private var isFinished = false
 
-    init(connection: Connection, labelSpelling: [String: String] = [:], statementName: String? = nil) {
+    init(connection: Connection, statement: PreparedStatement) {
         self.connection = connection
-        self.labelSpelling = labelSpelling
-        self.statementName = statementName
+        self.statement = statement
     }
 
     deinit {
@@ -90,7 +88,7 @@ public final class RowCursor {
 
     private func layout(for result: QueryResult) -> ColumnLayout {
         if let layout { return layout }
-        let layout = connection.layout(of: result, statementName: statementName, labelSpelling: labelSpelling)
+        let layout = connection.layout(of: result, statement: statement)
         self.layout = layout
         return layout
     }
@@ -118,12 +116,28 @@ final class ColumnLayout {
         self.indexByLabel = indexByLabel
     }
 
+    /// The template `objectTemplate(attachments:)` returned last, and its keys.
+    private var lastTemplate: (keys: [String], template: ObjectTemplate)?
+
     /// How a row is written with the arrays of attachments `keys` after its columns.
     func objectTemplate(attachmentKeys keys: [String]) -> ObjectTemplate {
         if keys.isEmpty { return objectTemplate }
         if let template = templatesByAttachmentKeys[keys] { return template }
         let template = ObjectTemplate(columns: columns, attachmentKeys: keys)
         templatesByAttachmentKeys[keys] = template
+        return template
+    }
+
+    /// How a row is written with the arrays of `attachments` after its
+    /// columns. The same attachments as last time (each request of a route
+    /// attaches the same) are recognised without hashing their keys.
+    func objectTemplate(attachments: [Attachment]) -> ObjectTemplate {
+        if let lastTemplate, lastTemplate.keys.elementsEqual(attachments, by: { $0 == $1.key }) {
+            return lastTemplate.template
+        }
+        let keys = attachments.map(\.key)
+        let template = objectTemplate(attachmentKeys: keys)
+        lastTemplate = (keys, template)
         return template
     }
 

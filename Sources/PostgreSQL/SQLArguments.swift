@@ -22,7 +22,11 @@ public struct SQLArguments: Sendable, Hashable, ExpressibleByDictionaryLiteral {
 
     /// Arguments from a literal; a repeated name keeps its last value.
     public init(dictionaryLiteral elements: (String, (any SQLValueConvertible)?)...) {
-        values = Dictionary(elements.map { ($0.0, $0.1?.sqlValue ?? .null) }, uniquingKeysWith: { $1 })
+        // Straight into the dictionary: no array of pairs to build and merge.
+        values = Dictionary(minimumCapacity: elements.count)
+        for (name, value) in elements {
+            values[name] = value?.sqlValue ?? .null
+        }
     }
 
     /// The value for `name`; setting `nil` removes the argument (to bind
@@ -90,12 +94,15 @@ extension Parameters {
     /// ```
     public func bind(_ arguments: SQLArguments) throws(ParameterError) -> [SQLValue] {
         if arguments.values.count > names.count || names.contains(where: { arguments.values[$0] == nil }) {
-            let known = Set(names)
-            if let unknown = arguments.values.keys.sorted().first(where: { !known.contains($0) }) {
-                throw ParameterError(.unknown, name: unknown)
-            }
+            if let unknown = unknownName(in: arguments) { throw ParameterError(.unknown, name: unknown) }
         }
         return try bind { arguments.values[$0] }
+    }
+
+    /// The first name, in sorted order, of the arguments that has no parameter.
+    func unknownName(in arguments: SQLArguments) -> String? {
+        let known = Set(names)
+        return arguments.values.keys.sorted().first { !known.contains($0) }
     }
 
     /// The values of the query's parameters in placeholder order, looked up

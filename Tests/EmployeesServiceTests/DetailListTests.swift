@@ -23,6 +23,19 @@ struct DetailListTests {
         }
     }
 
+    @Test("the error quotes the trimmed name, whether ASCII or not")
+    func errorQuotesTrimmedName() throws {
+        for (text, name) in [(" titles, managers\t", "managers"), ("\u{00A0}títles", "títles"), ("titles,", "")] {
+            do {
+                _ = try DetailList<EmployeeDetail>.convert([.text(text)])
+                Issue.record("\(text) must be refused")
+            } catch {
+                #expect(error.received == "\"\(name)\"")
+            }
+        }
+        #expect(try DetailList<DepartmentDetail>.convert([.text(" employees ,managers,employees")]).elements == [.employees, .managers])
+    }
+
     @Test("ten thousand duplicates make one element")
     func manyDuplicates() throws {
         let text = Array(repeating: "titles", count: 10_000).joined(separator: ",")

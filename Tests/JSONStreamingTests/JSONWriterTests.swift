@@ -37,3 +37,23 @@ private func jsonString(bytes: [UInt8]) -> String {
     #expect(json { JSONWriter.appendDouble(.nan, to: &$0) } == "null")
     #expect(json { JSONWriter.appendDouble(-.infinity, to: &$0) } == "null")
 }
+
+@Test("every byte that needs care is found at every position of a long plain run")
+func findsSpecialBytesInsideWordsOfPlainText() {
+    // The writer skips plain text eight bytes at a time: put each kind of
+    // byte at each offset of a 19-byte string and compare with the expected text.
+    let cases: [(bytes: [UInt8], escaped: String)] = [
+        ([0x22], #"\""#), ([0x5C], #"\\"#), ([0x0A], #"\n"#), ([0x00], #"\u0000"#), ([0x1F], #"\u001f"#),
+        ([0xC3, 0xA9], "é"), ([0xFF], "\u{FFFD}"), ([0x7F], "\u{7F}"), ([0x20], " "), ([0x21], "!"), ([0x23], "#"),
+        ([0x5B], "["), ([0x5D], "]"),
+    ]
+    for (special, escaped) in cases {
+        for offset in 0...19 - special.count {
+            var bytes = Array(repeating: UInt8(ascii: "a"), count: 19)
+            bytes.replaceSubrange(offset..<offset + special.count, with: special)
+            let prefix = String(repeating: "a", count: offset)
+            let suffix = String(repeating: "a", count: 19 - offset - special.count)
+            #expect(jsonString(bytes: bytes) == "\"" + prefix + escaped + suffix + "\"")
+        }
+    }
+}

@@ -51,6 +51,27 @@ struct SQLArgumentsTests {
         }
     }
 
+    @Test("textValues(for:) gives bind's values, and its errors in the same cases")
+    func textValuesMatchBind() {
+        let query = Parameters.parse("SELECT :b, :a, :c")
+        let cases: [SQLArguments] = [
+            ["a": 1, "b": "two", "c": nil], ["a": 1, "b": 2], ["a": 1, "b": 2, "c": 3, "d": 4], ["a": 1, "b": 2, "z": 3],
+            ["a": 1, "b": "x\u{0}y", "z": 3], ["a": 1, "b": "x\u{0}y", "c": 3], [:], ["A": 1, "b": 2, "c": 3],
+        ]
+        for arguments in cases {
+            let expected = Result { try query.bind(arguments).map(\.text) }
+            let actual = Result { try arguments.textValues(for: query) }
+            switch (expected, actual) {
+            case (.success(let expected), .success(let actual)):
+                #expect(expected == actual)
+            case (.failure(let expected), .failure(let actual)):
+                #expect(expected as? ParameterError == actual as? ParameterError)
+            default:
+                Issue.record("bind and textValues(for:) disagree on \(arguments)")
+            }
+        }
+    }
+
     @Test func noParametersBindNothing() throws {
         #expect(try Parameters.parse("SELECT 1").bind([:]) == [])
     }
