@@ -65,8 +65,13 @@ struct Connection {
         }
         defer { MHD_destroy_response(created) }
 
+        // `withCString` rather than passing the strings to C directly: the
+        // implicit conversion copies each string into a new array (two
+        // allocations per request for `Content-Type` alone).
         for (name, value) in response.headers where !Connection.isFramingHeader(name) {
-            _ = MHD_add_response_header(created, name, value)
+            _ = name.withCString { name in
+                value.withCString { value in MHD_add_response_header(created, name, value) }
+            }
         }
         // libmicrohttpd 0.9.75 sends the terminating chunk even for HEAD,
         // which a client would take for the start of the next response.
