@@ -50,11 +50,7 @@ struct Connection {
         case .empty:
             created = MHD_create_response_from_buffer(0, nil, .RESPMEM_PERSISTENT)
         case .bytes(let bytes):
-            created = bytes.withUnsafeBytes { buffer in
-                MHD_create_response_from_buffer(
-                    buffer.count, UnsafeMutableRawPointer(mutating: buffer.baseAddress), .RESPMEM_MUST_COPY
-                )
-            }
+            created = Connection.makeResponse(sending: bytes, for: context)
             if !isHead { context.bytesSent = bytes.count }
         case .stream(let body):
             created = StreamReader.makeResponse(body: body, context: context)
@@ -82,6 +78,20 @@ struct Connection {
         }
         context.status = response.status.code
         return MHD_queue_response(handle, UInt32(response.status.code), created) == .YES
+    }
+
+    /// A fixed-length response whose body is `bytes`, which the request's
+    /// context keeps until the request completes: libmicrohttpd sends them
+    /// from there instead of from a copy of its own (`RESPMEM_MUST_COPY`
+    /// cost a `malloc` and a `memcpy` per request). It reads them only while
+    /// sending, and reports the request completed only after that.
+    static func makeResponse(sending bytes: [UInt8], for context: RequestContext) -> OpaquePointer? {
+        context.responseBytes = bytes
+        return context.responseBytes.withUnsafeBytes { buffer in
+            MHD_create_response_from_buffer(
+                buffer.count, UnsafeMutableRawPointer(mutating: buffer.baseAddress), .RESPMEM_PERSISTENT
+            )
+        }
     }
 
     /// Framing is libmicrohttpd's business: it sets these from the body.

@@ -39,6 +39,9 @@ final class RequestContext {
     var status = 0
     var bytesSent = 0
     var streamFailed = false
+    /// A fixed-length body, kept here while libmicrohttpd sends it (see
+    /// `Connection.makeResponse(sending:for:)`).
+    var responseBytes: [UInt8] = []
 
     /// Files holding uploaded parts, removed when the request completes.
     var temporaryFiles: [String] = []
