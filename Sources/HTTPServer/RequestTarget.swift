@@ -43,6 +43,9 @@ struct RequestTarget: Sendable {
 
     private static func decodePath(_ path: ArraySlice<UInt8>) throws(HTTPError) -> [String] {
         var segments: [String] = []
+        // Room for the usual few segments at once: growing from empty took
+        // two allocations for `/employees/10001`.
+        segments.reserveCapacity(4)
         var start = path.startIndex
         while start < path.endIndex {
             let end = path[start...].firstIndex(of: UInt8(ascii: "/")) ?? path.endIndex
