@@ -93,7 +93,10 @@ public final class WebServiceRouter: Sendable {
         if request.method == .options {
             return HTTPResponse(status: .noContent, headers: ["Allow": resource.allow])
         }
-        let candidates = resource.routes.filter { $0.route.method == method }
+        // Most resources declare one verb: their routes are the candidates
+        // as they are, without the array `filter` allocates per request.
+        let candidates = resource.routes.allSatisfy { $0.route.method == method }
+            ? resource.routes : resource.routes.filter { $0.route.method == method }
         guard !candidates.isEmpty else {
             throw HTTPError(
                 .methodNotAllowed,
@@ -103,14 +106,10 @@ public final class WebServiceRouter: Sendable {
         }
         let arguments = try Self.arguments(of: request, bodyIsArguments: !candidates.contains { $0.takesBody })
         let chosen = try Self.choose(among: candidates, for: arguments, request: request)
-        let variables = chosen.pattern.variables(in: remainder)
         let context = RouteContext(
-            request: request,
-            namedPathValues: variables.named,
-            pathValues: variables.positional,
-            arguments: arguments.values
+            request: request, pattern: candidates[chosen].pattern, path: remainder, arguments: arguments.values
         )
-        return try chosen.route.handler(context)
+        return try candidates[chosen].route.handler(context)
     }
 
     private func notFound(_ request: HTTPRequest) -> HTTPError {
