@@ -18,6 +18,9 @@ struct Connection {
     /// The request's header fields, in the order received.
     var headers: HTTPHeaders {
         var headers = HTTPHeaders()
+        // Counted first (no iterator: libmicrohttpd only counts), so that
+        // the fields take one allocation, not one per doubling.
+        headers.reserveCapacity(Int(MHD_get_connection_values(handle, .HEADER_KIND, nil, nil)))
         withUnsafeMutablePointer(to: &headers) { pointer in
             _ = MHD_get_connection_values(handle, .HEADER_KIND, { cls, _, key, value in
                 guard let cls, let key else { return .YES }

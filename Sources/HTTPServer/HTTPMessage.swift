@@ -148,6 +148,11 @@ public struct HTTPHeaders: Sendable, Sequence, ExpressibleByDictionaryLiteral {
         return matches
     }
 
+    /// Makes room for `count` fields at once.
+    mutating func reserveCapacity(_ count: Int) {
+        fields.reserveCapacity(count)
+    }
+
     /// Adds a field, keeping any existing ones of the same name.
     public mutating func add(_ name: String, _ value: String) {
         fields.append((name, value))
