@@ -96,8 +96,9 @@ public final class HTTPServer: Sendable {
     }
 
     /// Turns a request into a response. Called on the connection's thread,
-    /// after the whole body has arrived; it may block.
-    public typealias Handler = @Sendable (HTTPRequest) -> HTTPResponse
+    /// after the whole body has arrived; it may block. It receives the
+    /// request to keep (`consuming`), so that passing it on moves it.
+    public typealias Handler = @Sendable (consuming HTTPRequest) -> HTTPResponse
 
     /// Why the server could not start.
     ///
