@@ -8,8 +8,13 @@ extension WebServiceRouter {
         var names: [String] = []
 
         mutating func append(_ name: String, _ input: ArgumentInput) {
-            if values[name] == nil { names.append(name) }
-            values[name, default: []].append(input)
+            // One hash lookup for a repeated name, not two.
+            if let index = values.index(forKey: name) {
+                values.values[index].append(input)
+            } else {
+                values[name] = [input]
+                names.append(name)
+            }
         }
     }
 
