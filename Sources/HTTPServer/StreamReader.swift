@@ -41,7 +41,11 @@ final class StreamReader {
     /// block is pulled here, and handed to a reader only if the body goes on.
     static func makeResponse(body: any StreamingBody, context: RequestContext) -> OpaquePointer? {
         var pending: [UInt8] = []
-        pending.reserveCapacity(blockSize)
+        // Room for a small body; a longer one grows the buffer to a block
+        // as it goes. A whole block allocated and freed per request cost
+        // more than the body: freeing 64 KB or more makes `free` consolidate
+        // the arena's small chunks.
+        pending.reserveCapacity(4 << 10)
         var failure: (any Error)?
         if context.method != .head {
             do {
