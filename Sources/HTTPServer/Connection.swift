@@ -18,6 +18,9 @@ struct Connection {
     /// The request's header fields, in the order received.
     var headers: HTTPHeaders {
         var headers = HTTPHeaders()
+        // Counted first (no iterator: libmicrohttpd only counts), so that
+        // the fields take one allocation, not one per doubling.
+        headers.reserveCapacity(Int(MHD_get_connection_values(handle, .HEADER_KIND, nil, nil)))
         withUnsafeMutablePointer(to: &headers) { pointer in
             _ = MHD_get_connection_values(handle, .HEADER_KIND, { cls, _, key, value in
                 guard let cls, let key else { return .YES }
@@ -50,11 +53,7 @@ struct Connection {
         case .empty:
             created = MHD_create_response_from_buffer(0, nil, .RESPMEM_PERSISTENT)
         case .bytes(let bytes):
-            created = bytes.withUnsafeBytes { buffer in
-                MHD_create_response_from_buffer(
-                    buffer.count, UnsafeMutableRawPointer(mutating: buffer.baseAddress), .RESPMEM_MUST_COPY
-                )
-            }
+            created = Connection.makeResponse(sending: bytes, for: context)
             if !isHead { context.bytesSent = bytes.count }
         case .stream(let body):
             created = StreamReader.makeResponse(body: body, context: context)
@@ -65,8 +64,13 @@ struct Connection {
         }
         defer { MHD_destroy_response(created) }
 
+        // `withCString` rather than passing the strings to C directly: the
+        // implicit conversion copies each string into a new array (two
+        // allocations per request for `Content-Type` alone).
         for (name, value) in response.headers where !Connection.isFramingHeader(name) {
-            _ = MHD_add_response_header(created, name, value)
+            _ = name.withCString { name in
+                value.withCString { value in MHD_add_response_header(created, name, value) }
+            }
         }
         // libmicrohttpd 0.9.75 sends the terminating chunk even for HEAD,
         // which a client would take for the start of the next response.
@@ -77,6 +81,20 @@ struct Connection {
         }
         context.status = response.status.code
         return MHD_queue_response(handle, UInt32(response.status.code), created) == .YES
+    }
+
+    /// A fixed-length response whose body is `bytes`, which the request's
+    /// context keeps until the request completes: libmicrohttpd sends them
+    /// from there instead of from a copy of its own (`RESPMEM_MUST_COPY`
+    /// cost a `malloc` and a `memcpy` per request). It reads them only while
+    /// sending, and reports the request completed only after that.
+    static func makeResponse(sending bytes: [UInt8], for context: RequestContext) -> OpaquePointer? {
+        context.responseBytes = bytes
+        return context.responseBytes.withUnsafeBytes { buffer in
+            MHD_create_response_from_buffer(
+                buffer.count, UnsafeMutableRawPointer(mutating: buffer.baseAddress), .RESPMEM_PERSISTENT
+            )
+        }
     }
 
     /// Framing is libmicrohttpd's business: it sets these from the body.

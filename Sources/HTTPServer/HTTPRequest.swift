@@ -61,6 +61,22 @@ public struct HTTPRequest: Sendable {
         self.peerAddress = .text(remoteAddress)
     }
 
+    /// A request with the client's address as received (the server's).
+    init(
+        method: HTTPMethod, rawPath: String, pathSegments: [String], rawQuery: String?, queryItems: [QueryItem],
+        headers: HTTPHeaders, formFields: [FormField], body: [UInt8], peerAddress: PeerAddress
+    ) {
+        self.method = method
+        self.rawPath = rawPath
+        self.pathSegments = pathSegments
+        self.rawQuery = rawQuery
+        self.queryItems = queryItems
+        self.headers = headers
+        self.formFields = formFields
+        self.body = body
+        self.peerAddress = peerAddress
+    }
+
     /// The media type of the body, lower-cased, without parameters
     /// (`application/json` for `Application/JSON; charset=utf-8`).
     public var contentType: String? {

@@ -37,14 +37,16 @@ public final class HTTPServer: Sendable {
         public var maximumBodySize: Int
         /// Largest request line plus header fields, in bytes; a larger
         /// request is answered 414 or 431 with a problem document. Past
-        /// twice the limit libmicrohttpd refuses the request itself (414
-        /// or 431 with its own short HTML body): its per-connection memory
-        /// pool is sized from this limit.
+        /// twice the limit (less for a section of many short fields)
+        /// libmicrohttpd refuses the request itself (414 or 431 with its
+        /// own short HTML body): its per-connection memory pool is sized
+        /// from this limit.
         ///
         /// The default, 16 KB, is Node.js's (Apache and nginx allow 8 KB
         /// per line). libmicrohttpd zeroes the whole pool
-        /// (`2 × maximumHeaderSize + 16 KB`) after every request, so a
-        /// larger limit costs CPU on every request, not only on large ones.
+        /// (`2 × maximumHeaderSize`, at least 16 KB over the limit) after
+        /// every request, so a larger limit costs CPU on every request,
+        /// not only on large ones.
         public var maximumHeaderSize: Int
         /// Seconds `stop()` lets in-flight requests finish.
         public var shutdownTimeout: Double
@@ -94,8 +96,9 @@ public final class HTTPServer: Sendable {
     }
 
     /// Turns a request into a response. Called on the connection's thread,
-    /// after the whole body has arrived; it may block.
-    public typealias Handler = @Sendable (HTTPRequest) -> HTTPResponse
+    /// after the whole body has arrived; it may block. It receives the
+    /// request to keep (`consuming`), so that passing it on moves it.
+    public typealias Handler = @Sendable (consuming HTTPRequest) -> HTTPResponse
 
     /// Why the server could not start.
     ///

@@ -138,6 +138,9 @@ final class RequestProcessor: Sendable {
     /// The request is over: clean up and write the access-log line.
     func complete(_ context: RequestContext, outcome: RequestContext.Outcome) {
         context.removeTemporaryFiles()
+        // The line is built before `logger.info` decides to drop it: at a
+        // quieter log level, skip the 3,000 instructions it costs.
+        guard logger.logLevel <= .info else { return }
         // Assembled as bytes: a chain of `String` appends costs several
         // times as much, once per request.
         var line: [UInt8] = []

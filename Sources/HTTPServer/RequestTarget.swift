@@ -43,6 +43,9 @@ struct RequestTarget: Sendable {
 
     private static func decodePath(_ path: ArraySlice<UInt8>) throws(HTTPError) -> [String] {
         var segments: [String] = []
+        // Room for the usual few segments at once: growing from empty took
+        // two allocations for `/employees/10001`.
+        segments.reserveCapacity(4)
         var start = path.startIndex
         while start < path.endIndex {
             let end = path[start...].firstIndex(of: UInt8(ascii: "/")) ?? path.endIndex
@@ -74,7 +77,14 @@ struct RequestTarget: Sendable {
 
     private static func decodeQuery(_ query: ArraySlice<UInt8>) throws(HTTPError) -> [QueryItem] {
         var items: [QueryItem] = []
-        for pair in query.split(separator: UInt8(ascii: "&"), omittingEmptySubsequences: true) {
+        // Pairs are found in place, not through `split`, which allocated
+        // an array of them per request.
+        var start = query.startIndex
+        while start < query.endIndex {
+            let end = query[start...].firstIndex(of: UInt8(ascii: "&")) ?? query.endIndex
+            let pair = query[start..<end]
+            start = end + 1
+            if pair.isEmpty { continue }
             let equals = pair.firstIndex(of: UInt8(ascii: "="))
             let rawName = equals.map { pair[..<$0] } ?? pair
             let rawValue = equals.map { pair[($0 + 1)...] } ?? []

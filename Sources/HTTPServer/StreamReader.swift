@@ -24,10 +24,11 @@ final class StreamReader {
     private var failure: (any Error)?
     private var isClosed = false
 
-    private init(body: any StreamingBody, context: RequestContext) {
+    private init(body: any StreamingBody, context: RequestContext, pending: [UInt8], failure: (any Error)?) {
         self.body = body
         self.context = context
-        pending.reserveCapacity(Self.blockSize)
+        self.pending = pending
+        self.failure = failure
     }
 
     /// A chunked response pulling from `body`, or `nil` (with `body`
@@ -36,19 +37,33 @@ final class StreamReader {
     /// A body that ends within the first block (one employee, an error
     /// list) goes out as a fixed-length response instead: headers and body
     /// then leave in one `send`, not three (headers, chunk, last chunk).
+    /// That case needs no reader (saving its allocation per request): the
+    /// block is pulled here, and handed to a reader only if the body goes on.
     static func makeResponse(body: any StreamingBody, context: RequestContext) -> OpaquePointer? {
-        let stream = StreamReader(body: body, context: context)
-        if context.method != .head, let whole = stream.prefetch() {
-            let response = whole.withUnsafeBytes { buffer in
-                MHD_create_response_from_buffer(
-                    buffer.count, UnsafeMutableRawPointer(mutating: buffer.baseAddress), .RESPMEM_MUST_COPY
-                )
+        var pending: [UInt8] = []
+        // Room for a small body; a longer one grows the buffer to a block
+        // as it goes. A whole block allocated and freed per request cost
+        // more than the body: freeing 64 KB or more makes `free` consolidate
+        // the arena's small chunks.
+        pending.reserveCapacity(4 << 10)
+        var failure: (any Error)?
+        if context.method != .head {
+            do {
+                while pending.count < blockSize {
+                    if !(try body.write(into: &pending)) {
+                        body.close()
+                        let response = Connection.makeResponse(sending: pending, for: context)
+                        if response != nil { context.bytesSent = pending.count }
+                        return response
+                    }
+                }
+            } catch {
+                // What was pulled, and the failure, stay pending for the
+                // reader, as if `fill` had pulled them.
+                failure = error
             }
-            stream.close()
-            if response != nil { context.bytesSent = whole.count }
-            return response
         }
-        let reader = Unmanaged.passRetained(stream)
+        let reader = Unmanaged.passRetained(StreamReader(body: body, context: context, pending: pending, failure: failure))
         // UInt64.max is MHD_SIZE_UNKNOWN, a macro Swift does not import.
         let response = MHD_create_response_from_callback(
             UInt64.max, blockSize, StreamReader.read, reader.toOpaque(), StreamReader.free
@@ -57,24 +72,6 @@ final class StreamReader {
             reader.takeRetainedValue().close()
         }
         return response
-    }
-
-    /// Pulls up to one block from the body before the response is queued.
-    /// Returns the whole body if it ended within that block without an
-    /// error; otherwise what was pulled (and any failure) stays pending for
-    /// the reader, as if `fill` had pulled it.
-    private func prefetch() -> [UInt8]? {
-        do {
-            while pending.count < Self.blockSize {
-                if !(try body.write(into: &pending)) {
-                    isFinished = true
-                    return pending
-                }
-            }
-        } catch {
-            failure = error
-        }
-        return nil
     }
 
     /// Fills `buffer` with up to `buffer.count` bytes; 0 only at the end.

@@ -31,7 +31,8 @@ public struct Route: Sendable {
     let result: ResultDeclaration
     let handler: @Sendable (RouteContext) throws -> HTTPResponse
 
-    private init(
+    @usableFromInline
+    init(
         _ method: HTTPMethod, _ path: String, description: String,
         inputs: [InputDeclaration], result: ResultDeclaration,
         handler: @escaping @Sendable (RouteContext) throws -> HTTPResponse
@@ -46,9 +47,11 @@ public struct Route: Sendable {
     }
 
     /// The header fields of a streamed response, built once.
-    private static let jsonHeaders: HTTPHeaders = ["Content-Type": "application/json"]
+    @usableFromInline
+    static let jsonHeaders: HTTPHeaders = ["Content-Type": "application/json"]
 
-    private static func declarations<each Input: RouteInput>(_ inputs: repeat each Input) -> [InputDeclaration] {
+    @usableFromInline
+    static func declarations<each Input: RouteInput>(_ inputs: repeat each Input) -> [InputDeclaration] {
         var declarations: [InputDeclaration] = []
         for input in repeat each inputs { declarations.append(input.declaration) }
         return declarations
@@ -60,6 +63,7 @@ public struct Route: Sendable {
     ///
     /// `returns` documents a result type other than the declared one
     /// (rarely needed for `Encodable` results).
+    @inlinable
     public init<each Input: RouteInput, Result: Encodable & SendableMetatype>(
         _ method: HTTPMethod, _ path: String, description: String = "", returns: Any.Type? = nil,
         _ inputs: repeat each Input,
@@ -73,6 +77,7 @@ public struct Route: Sendable {
     }
 
     /// A route whose handler returns nothing: `204 No Content`.
+    @inlinable
     public init<each Input: RouteInput>(
         _ method: HTTPMethod, _ path: String, description: String = "",
         _ inputs: repeat each Input,
@@ -86,6 +91,7 @@ public struct Route: Sendable {
     }
 
     /// A route whose handler builds the whole response itself.
+    @inlinable
     public init<each Input: RouteInput>(
         _ method: HTTPMethod, _ path: String, description: String = "", returns: Any.Type? = nil,
         _ inputs: repeat each Input,
@@ -99,6 +105,7 @@ public struct Route: Sendable {
 
     /// A route whose handler returns a body streamed as `application/json`
     /// (a query result, say). `returns` documents what the stream holds.
+    @inlinable
     public init<each Input: RouteInput, Result: StreamingBody & SendableMetatype>(
         _ method: HTTPMethod, _ path: String, description: String = "", returns: Any.Type? = nil,
         _ inputs: repeat each Input,
@@ -113,6 +120,7 @@ public struct Route: Sendable {
 
     /// A route whose handler returns a body streamed as `application/json`,
     /// typed as `any StreamingBody`.
+    @inlinable
     public init<each Input: RouteInput>(
         _ method: HTTPMethod, _ path: String, description: String = "", returns: Any.Type? = nil,
         _ inputs: repeat each Input,
@@ -127,6 +135,7 @@ public struct Route: Sendable {
 }
 
 /// What a route's handler returns, for the documentation.
+@usableFromInline
 enum ResultDeclaration: Sendable {
     /// A JSON value of this type.
     case value(Any.Type)

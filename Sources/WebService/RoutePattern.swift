@@ -9,13 +9,24 @@ struct RoutePattern: Sendable {
     }
 
     let segments: [Segment]
+    /// Where the variables are among the segments, in order, with the
+    /// names of the named ones (precomputed: they are looked up per request).
+    private let variables: [(name: String?, index: Int)]
 
     /// Parses `/sum`, `/?:employeeNumber/titles`, `/?`, or `/` (no segments).
     init(_ path: String) {
-        segments = path.split(separator: "/").map { part in
+        let segments: [Segment] = path.split(separator: "/").map { part in
             if part == "?" { return .positional }
             if part.hasPrefix("?:") { return .named(String(part.dropFirst(2))) }
             return .literal(String(part))
+        }
+        self.segments = segments
+        variables = segments.indices.compactMap { index in
+            switch segments[index] {
+            case .literal: nil
+            case .named(let name): (name, index)
+            case .positional: (nil, index)
+            }
         }
     }
 
@@ -43,20 +54,24 @@ struct RoutePattern: Sendable {
         return false
     }
 
-    /// Values of the variables in `path`: by name, and all in order.
-    /// (A path has a few variables: a list is searched faster than a
-    /// dictionary is built.)
-    func variables(in path: ArraySlice<String>) -> (named: [(name: String, value: String)], positional: [String]) {
-        var named: [(name: String, value: String)] = []
-        var positional: [String] = []
-        for (segment, value) in zip(segments, path) {
-            switch segment {
-            case .literal: continue
-            case .named(let name): named.append((name, value)); positional.append(value)
-            case .positional: positional.append(value)
-            }
+    /// The value of the named variable `?:name` in `path`, which fits the
+    /// pattern (the last one, should the name appear twice), or `nil`.
+    ///
+    /// Values are looked up in the request's own path segments when a
+    /// handler asks for them: collecting them into arrays beforehand took
+    /// two allocations per request.
+    func value(named name: String, in path: ArraySlice<String>) -> String? {
+        for variable in variables.reversed() where variable.name == name {
+            return path[path.startIndex + variable.index]
         }
-        return (named, positional)
+        return nil
+    }
+
+    /// The value of the variable at `index` among all of the pattern's
+    /// variables, named or not, in `path` (which fits the pattern); `nil`
+    /// past the last one.
+    func value(at index: Int, in path: ArraySlice<String>) -> String? {
+        index < variables.count ? path[path.startIndex + variables[index].index] : nil
     }
 
     /// The names of the named variables.

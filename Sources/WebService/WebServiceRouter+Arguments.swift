@@ -8,8 +8,13 @@ extension WebServiceRouter {
         var names: [String] = []
 
         mutating func append(_ name: String, _ input: ArgumentInput) {
-            if values[name] == nil { names.append(name) }
-            values[name, default: []].append(input)
+            // One hash lookup for a repeated name, not two.
+            if let index = values.index(forKey: name) {
+                values.values[index].append(input)
+            } else {
+                values[name] = [input]
+                names.append(name)
+            }
         }
     }
 
@@ -52,16 +57,18 @@ extension WebServiceRouter {
 
     /// HTTP-RPC's rule: among the routes whose parameters cover every
     /// supplied argument, the one with the fewest unused parameters; the
-    /// first declared on a tie.
-    static func choose(among candidates: [BoundRoute], for arguments: Arguments, request: HTTPRequest) throws -> BoundRoute {
-        var best: (route: BoundRoute, unused: Int)?
-        for candidate in candidates {
-            let accepted = candidate.acceptedNames
+    /// first declared on a tie. Returns the chosen one's index in
+    /// `candidates` (keeping the best by index rather than by value saves
+    /// copying a route's many references, twice per request).
+    static func choose(among candidates: [BoundRoute], for arguments: Arguments, request: HTTPRequest) throws -> Int {
+        var best: (index: Int, unused: Int)?
+        for index in candidates.indices {
+            let accepted = candidates[index].acceptedNames
             guard arguments.names.allSatisfy(accepted.contains) else { continue }
             let unused = accepted.count - arguments.names.count
-            if best == nil || unused < best!.unused { best = (candidate, unused) }
+            if best == nil || unused < best!.unused { best = (index, unused) }
         }
-        if let best { return best.route }
+        if let best { return best.index }
 
         let closest = candidates.min { first, second in
             uncovered(by: first, in: arguments).count < uncovered(by: second, in: arguments).count
