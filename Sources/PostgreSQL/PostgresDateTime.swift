@@ -28,7 +28,8 @@ enum PostgresDateTime {
     /// a `date` (UTC midnight), `timestamp` (taken as UTC) or `timestamptz`
     /// (its offset applied): `YYYY-MM-DD[ HH:MM:SS[.ffffff]][±HH[:MM[:SS]]][ BC]`.
     /// Sub-millisecond digits are dropped towards the past. `nil` for
-    /// `infinity`, `-infinity` or any other text.
+    /// `infinity`, `-infinity`, any other text, or a value out of `Int64`'s
+    /// range.
     static func epochMilliseconds(_ text: UnsafeRawBufferPointer) -> Int64? {
         var reader = DigitReader(bytes: text)
         guard let year = reader.number(minDigits: 4, maxDigits: 9), reader.skip("-"),
@@ -70,8 +71,15 @@ enum PostgresDateTime {
             astronomicalYear = 1 - year
         }
         guard reader.isAtEnd, (1...12).contains(month), (1...31).contains(day) else { return nil }
-        let total = CivilCalendar.days(year: astronomicalYear, month: month, day: day) * 86_400_000_000 + microseconds
-        return total >= 0 ? total / 1000 : -((-total + 999) / 1000)
+        // In milliseconds: PostgreSQL's dates reach year 5874897, whose
+        // microseconds since 1970 do not fit in 64 bits. Nine-digit years
+        // (never from PostgreSQL) can overflow even so: `nil`.
+        let dayMilliseconds = CivilCalendar.days(year: astronomicalYear, month: month, day: day)
+            .multipliedReportingOverflow(by: 86_400_000)
+        let timeMilliseconds = microseconds >= 0 ? microseconds / 1000 : -((-microseconds + 999) / 1000)
+        let total = dayMilliseconds.partialValue.addingReportingOverflow(timeMilliseconds)
+        guard !dayMilliseconds.overflow, !total.overflow else { return nil }
+        return total.partialValue
     }
 }
 

@@ -114,6 +114,8 @@ struct PostgresJSONTests {
         #expect(render("infinity", .date, epoch) == #""infinity""#)
         #expect(render("-infinity", .timestamptz, epoch) == #""-infinity""#)
         #expect(render("10:00:00", .time, epoch) == #""10:00:00""#)
+        #expect(render("5874897-12-31", .date, epoch) == "185331706992000000")
+        #expect(render("999999999-12-31 23:59:59", .timestamp, epoch) == #""999999999-12-31T23:59:59""#)
     }
 
     // MARK: - Strings
