@@ -50,15 +50,10 @@ public struct HTTPRequest: Sendable {
         body: [UInt8] = [],
         remoteAddress: String? = nil
     ) {
-        self.method = method
-        self.rawPath = rawPath
-        self.pathSegments = pathSegments
-        self.rawQuery = rawQuery
-        self.queryItems = queryItems
-        self.headers = headers
-        self.formFields = formFields
-        self.body = body
-        self.peerAddress = .text(remoteAddress)
+        self.init(
+            method: method, rawPath: rawPath, pathSegments: pathSegments, rawQuery: rawQuery, queryItems: queryItems,
+            headers: headers, formFields: formFields, body: body, peerAddress: .text(remoteAddress)
+        )
     }
 
     /// A request with the client's address as received (the server's).

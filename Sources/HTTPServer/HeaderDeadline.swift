@@ -58,17 +58,7 @@ final class HeaderDeadline: @unchecked Sendable {
 
     init(timeout: Double) {
         self.timeout = UInt64(max(timeout, 0) * 1e9)
-        var thread = pthread_t()
-        let box = Unmanaged.passRetained(self)
-        let created = pthread_create(&thread, nil, { argument in
-            let watchdog = Unmanaged<HeaderDeadline>.fromOpaque(argument!).takeRetainedValue()
-            watchdog.watch()
-            return nil
-        }, box.toOpaque())
-        if created == 0 {
-            pthread_detach(thread)
-        } else {
-            box.release()
+        if !DetachedThread.start({ self.watch() }) {
             finished.store(true, ordering: .releasing)
         }
     }

@@ -146,17 +146,6 @@ extension Parameters {
     /// What `bind(_:)` with `lookup` gives, as text-format values (`nil`
     /// for NULL), without the intermediate array.
     func textValues(_ lookup: (String) throws(ParameterError) -> SQLValue?) throws(ParameterError) -> [String?] {
-        var values: [String?] = []
-        values.reserveCapacity(names.count)
-        for name in names {
-            guard let value = try lookup(name) else {
-                throw ParameterError(.missing, name: name)
-            }
-            if case .text(let text) = value, text.utf8.contains(0) {
-                throw ParameterError(.nulCharacter, name: name)
-            }
-            values.append(value.text)
-        }
-        return values
+        try boundValues(lookup) { $0.text }
     }
 }

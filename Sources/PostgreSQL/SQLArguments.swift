@@ -115,7 +115,16 @@ extension Parameters {
     /// try child.bind { name in name == "employeeNumber" ? .text("10004") : nil }
     /// ```
     public func bind(_ lookup: (String) throws(ParameterError) -> SQLValue?) throws(ParameterError) -> [SQLValue] {
-        var values: [SQLValue] = []
+        try boundValues(lookup) { $0 }
+    }
+
+    /// Each parameter's value from `lookup`, checked as `bind(_:)` checks
+    /// it, in placeholder order and passed through `transform`.
+    @inline(__always)
+    func boundValues<Value>(
+        _ lookup: (String) throws(ParameterError) -> SQLValue?, _ transform: (SQLValue) -> Value
+    ) throws(ParameterError) -> [Value] {
+        var values: [Value] = []
         values.reserveCapacity(names.count)
         for name in names {
             guard let value = try lookup(name) else {
@@ -124,7 +133,7 @@ extension Parameters {
             if case .text(let text) = value, text.utf8.contains(0) {
                 throw ParameterError(.nulCharacter, name: name)
             }
-            values.append(value)
+            values.append(transform(value))
         }
         return values
     }

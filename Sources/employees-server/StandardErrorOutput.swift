@@ -119,17 +119,7 @@ final class StandardErrorOutput: @unchecked Sendable {
     /// With `lock` held: starts the thread that writes batches. The thread
     /// holds the output for good.
     private func startFlusher() {
-        var thread = pthread_t()
-        let output = Unmanaged.passRetained(self)
-        let created = pthread_create(&thread, nil, { argument in
-            Unmanaged<StandardErrorOutput>.fromOpaque(argument!).takeRetainedValue().flushPeriodically()
-            return nil
-        }, output.toOpaque())
-        if created == 0 {
-            pthread_detach(thread)
-        } else {
-            output.release()
-        }
+        DetachedThread.start { self.flushPeriodically() }
         // Without a thread, lines wait for a warning, a full buffer or `flush()`.
         isFlusherRunning = true
     }
