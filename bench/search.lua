@@ -7,9 +7,7 @@
 
 function init(args)
    local pattern = args[1] or "krohm*"
-   path = "/employees?name=" .. pattern:gsub("%*", "%%2A")
-end
-
-function request()
-   return wrk.format("GET", path)
+   -- With no request() function wrk builds this request once and sends it
+   -- every time.
+   wrk.path = "/employees?name=" .. pattern:gsub("%*", "%%2A")
 end
