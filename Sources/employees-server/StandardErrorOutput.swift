@@ -9,8 +9,9 @@ import Locking
 /// `write` each, those lines cost about 2 µs of system time per request
 /// (an appending `write` of 120 bytes to a file on this machine's ext4),
 /// make the connection threads queue on the file's lock, and keep the
-/// file system's journal busy: at the default log level they cost about
-/// a fifth of `GET /employees/{n}`'s throughput. Here lines collect in
+/// file system's journal busy: in one side-by-side run at the default
+/// log level they cost about a fifth of `GET /employees/{n}`'s throughput
+/// (BENCHMARKS.md, finding 11). Here lines collect in
 /// memory and a thread of its own writes them in batches:
 ///
 /// - at most ``flushInterval`` after the first line of a batch was logged
