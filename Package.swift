@@ -93,7 +93,7 @@ let package = Package(
         .target(name: "HTTPTestClient", path: "Tests/HTTPTestClient"),
         .testTarget(name: "HTTPServerTests", dependencies: ["HTTPServer", "HTTPTestClient"]),
         .testTarget(name: "WebServiceTests", dependencies: ["WebService"]),
-        .testTarget(name: "PostgreSQLTests", dependencies: ["PostgreSQL"]),
+        .testTarget(name: "PostgreSQLTests", dependencies: ["PostgreSQL", "Locking"]),
         .testTarget(name: "PostgreSQLWebServiceTests", dependencies: ["PostgreSQLWebService"]),
         .testTarget(name: "EmployeesServiceTests", dependencies: ["EmployeesService"]),
         .testTarget(name: "EmployeesServerTests", dependencies: ["employees-server"]),

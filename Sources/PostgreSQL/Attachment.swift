@@ -202,15 +202,21 @@ final class ChildBlock {
     /// The rows of `attachment` for one parent row, already read in full by
     /// the attachment's own prepared statement; its attachments run as
     /// batches over them.
+    ///
+    /// Without a connection (on the pipeline loop), `attachment` must have
+    /// no attachments of its own.
     init(
         _ attachment: Attachment, rowsOfOneParent result: QueryResult, layout: ColumnLayout, arguments: SQLArguments,
-        connection: Connection
+        connection: Connection?
     ) throws {
         self.result = result
         self.starts = []
         self.template = layout.objectTemplate(attachmentKeys: attachment.attachments.map(\.key))
         self.children = try attachment.attachments.map { nested in
-            try ChildBlock(
+            guard let connection else {
+                throw DatabaseError(code: .internalError, message: "nested attachments need a connection of their own")
+            }
+            return try ChildBlock(
                 nested, parents: result, parentLayout: layout, firstColumn: 0, arguments: arguments,
                 connection: connection)
         }

@@ -33,6 +33,10 @@ public final class ConnectionPool: Sendable {
         public var acquireTimeout: Duration
         /// If set, every connection runs `SET statement_timeout` with it after connecting.
         public var statementTimeout: Duration?
+        /// Connections of the pipeline loop, which runs the statements of
+        /// non-blocking callers (``ResultSetAdapter/start(completion:)``)
+        /// for many of them at once; opened on first use, besides `size`.
+        public var pipelineConnections: Int
 
         /// Creates a configuration; every parameter has a default.
         ///
@@ -46,18 +50,22 @@ public final class ConnectionPool: Sendable {
             conninfo: String = ProcessInfo.processInfo.environment["DATABASE_URL"] ?? "",
             size: Int = 10,
             acquireTimeout: Duration = .seconds(5),
-            statementTimeout: Duration? = nil
+            statementTimeout: Duration? = nil,
+            pipelineConnections: Int = 2
         ) {
             self.conninfo = conninfo
             self.size = max(1, size)
             self.acquireTimeout = acquireTimeout
             self.statementTimeout = statementTimeout
+            self.pipelineConnections = max(1, pipelineConnections)
         }
     }
 
     /// The configuration the pool was created with.
     public let configuration: Configuration
     private let state: PoolState
+    /// Runs the statements of non-blocking callers; its thread starts on first use.
+    let pipelineLoop: PipelineLoop
 
     /// Creates a pool; no connection is opened until one is needed.
     ///
@@ -67,6 +75,11 @@ public final class ConnectionPool: Sendable {
     public init(_ configuration: Configuration = Configuration()) {
         self.configuration = configuration
         self.state = PoolState()
+        self.pipelineLoop = PipelineLoop(
+            connections: configuration.pipelineConnections, waitTimeout: configuration.acquireTimeout
+        ) {
+            try ConnectionPool.openConnection(configuration)
+        }
     }
 
     deinit {
@@ -97,7 +110,7 @@ public final class ConnectionPool: Sendable {
                 state.forget()
             case .open:
                 do {
-                    return try openConnection()
+                    return try Self.openConnection(configuration)
                 } catch {
                     state.forget()
                     throw error
@@ -153,13 +166,15 @@ public final class ConnectionPool: Sendable {
         }
     }
 
-    /// Closes the idle connections (done also when the pool goes away).
-    /// Connections in use stay open until they are released.
+    /// Closes the idle connections and the pipeline loop's (done also when
+    /// the pool goes away). Connections in use stay open until they are
+    /// released; non-blocking statements in flight fail.
     ///
     /// ```swift
     /// pool.close()
     /// ```
     public func close() {
+        pipelineLoop.stop()
         for connection in state.takeAllIdle() {
             connection.close()
         }
@@ -174,7 +189,7 @@ public final class ConnectionPool: Sendable {
 
     // MARK: - Opening
 
-    private func openConnection() throws -> Connection {
+    private static func openConnection(_ configuration: Configuration) throws -> Connection {
         let connection = try Connection(configuration.conninfo)
         if let timeout = configuration.statementTimeout {
             let milliseconds = Int(timeout.timeInterval * 1000)

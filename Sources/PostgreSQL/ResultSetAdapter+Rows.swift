@@ -134,7 +134,7 @@ final class FirstRowWithAttachments: RowSource {
 
     /// Whether binding `parameters` from the row gives `values`: the row's
     /// column of each name, where there is one, holds the same text.
-    private static func row(_ row: Row, agreesWith values: [String?], for parameters: Parameters) -> Bool {
+    static func row(_ row: Row, agreesWith values: [String?], for parameters: Parameters) -> Bool {
         for (index, name) in parameters.names.enumerated() {
             guard let column = row.layout.index(of: name) else { continue }
             guard let value = values[index] else {

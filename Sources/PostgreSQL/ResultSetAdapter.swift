@@ -61,6 +61,8 @@ public final class ResultSetAdapter: StreamingBody {
 
     private var connection: Connection?
     private var rows: (any RowSource)?
+    /// The object written by the pipeline loop (``start(completion:)``), `nil` before.
+    private var pipelined: PipelinedOutcome?
     private var hasWrittenOpening = false
     private var hasWrittenRow = false
     private var isClosed = false
@@ -154,6 +156,51 @@ public final class ResultSetAdapter: StreamingBody {
         return try rows.hasNext()
     }
 
+    /// Runs the query without blocking the calling thread: on the pool's
+    /// pipeline loop, which sends the statements of many such adapters
+    /// together (one database round trip serves many requests), and
+    /// writes the object there. For a ``Shape/object`` adapter on a pool,
+    /// whose row is found by key: the row's result is read whole, and the
+    /// attachments may not have attachments of their own.
+    ///
+    /// `completion` is called once, on the loop's thread (it must not
+    /// block), with whether there is a row, or the failure. After it,
+    /// ``write(into:)`` only copies the object out; call it (and
+    /// ``close()``) from one thread at a time, after `completion` ran.
+    ///
+    /// ```swift
+    /// let adapter = ResultSetAdapter(pool, sql: sql, arguments: ["id": id], shape: .object)
+    /// adapter.start { outcome in
+    ///     // on the loop thread: hand the adapter to the thread that sends the response
+    /// }
+    /// ```
+    public func start(completion: @escaping (Result<Bool, any Error>) -> Void) {
+        guard shape == .object, case .pool(let pool) = source, rows == nil, pipelined == nil, !isClosed,
+              attachments.allSatisfy(\.attachments.isEmpty)
+        else {
+            return completion(.failure(DatabaseError(
+                code: .internalError,
+                message: "start(completion:) takes an unstarted object adapter on a pool, without nested attachments")))
+        }
+        PipelinedObject.run(
+            on: pool.pipelineLoop, sql: sql, arguments: arguments, attachments: attachments, options: options
+        ) { outcome in
+            switch outcome {
+            case .success(let object):
+                self.pipelined = object.map(PipelinedOutcome.object) ?? .noRow
+                completion(.success(object != nil))
+            case .failure(let error):
+                self.pipelined = .noRow
+                completion(.failure(error))
+            }
+        }
+    }
+
+    private enum PipelinedOutcome {
+        case object([UInt8])
+        case noRow
+    }
+
     /// Appends the next rows (about 16 KB) to `output`.
     ///
     /// ```swift
@@ -163,6 +210,11 @@ public final class ResultSetAdapter: StreamingBody {
     /// ```
     public func write(into output: inout [UInt8]) throws -> Bool {
         guard !isClosed else { return false }
+        if let pipelined {
+            if case .object(let object) = pipelined { output += object } else { JSONWriter.appendNull(to: &output) }
+            close()
+            return false
+        }
         let hasRow = try start()
         guard let rows else { return false }
         switch shape {
@@ -197,6 +249,7 @@ public final class ResultSetAdapter: StreamingBody {
     public func close() {
         guard !isClosed else { return }
         isClosed = true
+        pipelined = nil
         rows?.close()
         rows = nil
         if case .pool(let pool) = source, let connection {

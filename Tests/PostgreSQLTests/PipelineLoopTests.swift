@@ -1,0 +1,132 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+import Locking
+import PostgreSQL
+import Synchronization
+import Testing
+
+/// Object adapters started without blocking (`start(completion:)`), run on
+/// the pool's pipeline loop with other callers' statements.
+@Suite struct PipelineLoopTests {
+    /// Starts `adapter` on the loop and waits for it; the body (or the failure).
+    static func run(_ adapter: ResultSetAdapter) -> Result<(found: Bool, body: String), any Error> {
+        let done = Done()
+        adapter.start { outcome in done.put(outcome) }
+        return done.wait().map { found in
+            var output: [UInt8] = []
+            _ = try? adapter.write(into: &output)
+            adapter.close()
+            return (found, String(decoding: output, as: UTF8.self))
+        }
+    }
+
+    @Test(arguments: [
+        (SQLValue.text("2"), "agrees"), (.text("3"), "disagrees"), (.text("abc"), "fails"), (.null, "is NULL"),
+    ])
+    func attachmentsBoundFromArgumentsMatchTheRow(guess: SQLValue, _: String) throws {
+        let pool = TestDatabase.pool(size: 1)
+        defer { pool.close() }
+        let adapter = ResultSetAdapter(
+            pool, sql: "SELECT n AS id FROM generate_series(1, 3) n WHERE n = :wanted",
+            arguments: ["wanted": 2, "id": guess], shape: .object)
+        adapter.attach("tenfold", "SELECT :id::int * 10 AS tenfold")
+        adapter.attach("none", "SELECT 1 AS one WHERE false")
+        let outcome = try Self.run(adapter).get()
+        #expect(outcome.found)
+        #expect(outcome.body == #"{"id":2,"tenfold":[{"tenfold":20}],"none":[]}"#)
+    }
+
+    @Test func aMissingRowIsNoObject() throws {
+        let pool = TestDatabase.pool(size: 1)
+        defer { pool.close() }
+        let adapter = ResultSetAdapter(pool, sql: "SELECT 1 AS id WHERE :id::int > 5", arguments: ["id": 1], shape: .object)
+        adapter.attach("tenfold", "SELECT :id::int * 10 AS tenfold")
+        let outcome = try Self.run(adapter).get()
+        #expect(!outcome.found)
+        #expect(outcome.body == "null")
+    }
+
+    /// Failures come back as errors, and the loop's connections go on serving.
+    @Test func failuresAreReportedAndTheLoopGoesOn() throws {
+        let pool = TestDatabase.pool(size: 1)
+        defer { pool.close() }
+        let failing = ResultSetAdapter(pool, sql: "SELECT 1 / :zero::int AS id", arguments: ["zero": 0], shape: .object)
+        failing.attach("tenfold", "SELECT 10 AS tenfold")
+        #expect { try Self.run(failing).get() } throws: { ($0 as? DatabaseError)?.code == .divisionByZero }
+
+        let broken = ResultSetAdapter(pool, sql: "SELEC 1 AS id", shape: .object)
+        #expect { try Self.run(broken).get() } throws: { ($0 as? DatabaseError)?.code == .syntaxError }
+
+        let missing = ResultSetAdapter(pool, sql: "SELECT :id::int AS id", shape: .object)
+        #expect { try Self.run(missing).get() } throws: { ($0 as? ParameterError)?.name == "id" }
+
+        let array = ResultSetAdapter(pool, sql: "SELECT 1 AS id")
+        #expect { try Self.run(array).get() } throws: { $0 is DatabaseError }
+
+        let fine = ResultSetAdapter(pool, sql: "SELECT :id::int AS id", arguments: ["id": 7], shape: .object)
+        #expect(try Self.run(fine).get().body == #"{"id":7}"#)
+    }
+
+    /// Many callers at once share the loop's connections; each gets its own answer.
+    @Test func manyCallersAtOnceGetTheirOwnRows() throws {
+        let pool = TestDatabase.pool(size: 1)
+        defer { pool.close() }
+        let wrong = Atomic<Int>(0)
+        let done = Atomic<Int>(0)
+        let total = 2_000
+        for number in 0..<total {
+            let adapter = ResultSetAdapter(
+                pool, sql: "SELECT :n::int AS n, repeat('x', :n::int % 50) AS pad", arguments: ["n": number], shape: .object)
+            adapter.attach("double", "SELECT :n::int * 2 AS d FROM generate_series(1, :n::int % 3)")
+            adapter.start { outcome in
+                var output: [UInt8] = []
+                if (try? outcome.get()) == true { _ = try? adapter.write(into: &output) }
+                adapter.close()
+                let pad = String(repeating: "x", count: number % 50)
+                let doubles = Array(repeating: #"{"d":\#(number * 2)}"#, count: number % 3).joined(separator: ",")
+                if String(decoding: output, as: UTF8.self) != #"{"n":\#(number),"pad":"\#(pad)","double":[\#(doubles)]}"# {
+                    wrong.add(1, ordering: .relaxed)
+                }
+                done.add(1, ordering: .relaxed)
+            }
+        }
+        let deadline = ContinuousClock.now + .seconds(30)
+        while done.load(ordering: .relaxed) < total, ContinuousClock.now < deadline { usleep(10_000) }
+        #expect(done.load(ordering: .relaxed) == total)
+        #expect(wrong.load(ordering: .relaxed) == 0)
+    }
+
+    /// Closing the pool fails what is in flight; the next caller starts the loop again.
+    @Test func theLoopStartsAgainAfterThePoolCloses() throws {
+        let pool = TestDatabase.pool(size: 1)
+        defer { pool.close() }
+        let first = ResultSetAdapter(pool, sql: "SELECT 1 AS id", shape: .object)
+        #expect(try Self.run(first).get().body == #"{"id":1}"#)
+        pool.close()
+        usleep(50_000)
+        let second = ResultSetAdapter(pool, sql: "SELECT 2 AS id", shape: .object)
+        #expect(try Self.run(second).get().body == #"{"id":2}"#)
+    }
+}
+
+/// One outcome handed from the loop's thread to the test's.
+private final class Done: @unchecked Sendable {
+    // `@unchecked Sendable`: `outcome` is touched only with `lock` held.
+    private let lock = ConditionLock()
+    private var outcome: Result<Bool, any Error>?
+
+    func put(_ outcome: Result<Bool, any Error>) {
+        lock.withLock {
+            self.outcome = outcome
+            lock.signal()
+        }
+    }
+
+    func wait() -> Result<Bool, any Error> {
+        lock.withLock {
+            while outcome == nil { _ = lock.wait(until: .now + .seconds(30)) }
+            return outcome!
+        }
+    }
+}
