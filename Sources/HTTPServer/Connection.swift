@@ -46,7 +46,10 @@ struct Connection {
     /// Hands `response` to libmicrohttpd, which sends it once the request
     /// has been read. Returns `false` if that failed (the connection is then
     /// closed); a streaming body is closed in every case.
-    func queue(_ response: HTTPResponse, for context: RequestContext, closeConnection: Bool) -> Bool {
+    ///
+    /// With `pump`, a streaming body is read from it (event loops) rather
+    /// than pulled here.
+    func queue(_ response: HTTPResponse, for context: RequestContext, closeConnection: Bool, pump: StreamPump? = nil) -> Bool {
         let isHead = context.method == .head
         let created: OpaquePointer?
         switch response.body {
@@ -56,7 +59,10 @@ struct Connection {
             created = Connection.makeResponse(sending: bytes, for: context)
             if !isHead { context.bytesSent = bytes.count }
         case .stream(let body):
-            created = StreamReader.makeResponse(body: body, context: context)
+            created = pump?.makeResponse() ?? StreamReader.makeResponse(body: body, context: context)
+        case .deferred:
+            // Resolved before it gets here (`RequestProcessor.finish`).
+            created = nil
         }
         guard let created else {
             context.logger.error("cannot create the response for \(context.method) \(context.rawPathForLog)")

@@ -29,7 +29,16 @@ final class Daemon {
                 value: unsafeBitCast(Daemon.logMessage, to: Int.self),
                 ptr_value: context.toOpaque()
             ),
-            MHD_OptionItem(option: .CONNECTION_LIMIT, value: configuration.maximumConnections, ptr_value: nil),
+            // With event loops, libmicrohttpd splits the limit among its
+            // threads and, at a thread's share, leaves new connections
+            // waiting in the listen queue behind idle ones. The limit is
+            // kept by the accept policy instead, which refuses them at once
+            // as one thread per connection does.
+            MHD_OptionItem(
+                option: .CONNECTION_LIMIT,
+                value: configuration.threading == .threadPerConnection
+                    ? configuration.maximumConnections : 2 * configuration.maximumConnections + 64,
+                ptr_value: nil),
             MHD_OptionItem(option: .CONNECTION_TIMEOUT, value: configuration.connectionTimeout, ptr_value: nil),
             // Larger than the limit, so that a request somewhat over it
             // still reaches `RequestProcessor.begin`, which answers it with
@@ -58,7 +67,8 @@ final class Daemon {
         switch configuration.threading {
         case .threadPerConnection:
             flags |= MHD_USE_THREAD_PER_CONNECTION.rawValue
-        case .threadPool(let threads):
+        case .eventLoops(let threads):
+            flags |= MHD_ALLOW_SUSPEND_RESUME.rawValue
             options.append(MHD_OptionItem(option: .THREAD_POOL_SIZE, value: max(threads, 1), ptr_value: nil))
         }
 
@@ -68,7 +78,7 @@ final class Daemon {
             return options.withUnsafeMutableBufferPointer { options in
                 shim_MHD_start_daemon(
                     flags, UInt16(truncatingIfNeeded: configuration.port),
-                    nil, nil,
+                    configuration.threading == .threadPerConnection ? nil : Daemon.acceptPolicy, context.toOpaque(),
                     Daemon.accessHandler, context.toOpaque(),
                     options.baseAddress
                 )
@@ -105,6 +115,7 @@ final class Daemon {
 
     deinit {
         if let handle {
+            processor.suspensions.abandonAll()
             MHD_stop_daemon(handle)
             processor.headerDeadline.stop()
             Unmanaged.passUnretained(processor).release()
@@ -131,6 +142,8 @@ final class Daemon {
         if abandoned > 0 {
             logger.warning("stopping: \(abandoned) request(s) still in flight after \(timeout) s, closing their connections")
         }
+        // libmicrohttpd must not be stopped with a connection suspended.
+        processor.suspensions.abandonAll()
         MHD_stop_daemon(handle)
         processor.headerDeadline.stop()
         self.handle = nil
@@ -161,6 +174,14 @@ final class Daemon {
         return Unmanaged.passRetained(context).toOpaque()
     }
 
+    /// The accept policy (event loops only): refuses a connection over the limit.
+    private static let acceptPolicy: @convention(c) (
+        UnsafeMutableRawPointer?, UnsafePointer<sockaddr>?, socklen_t
+    ) -> MHD_Result = { cls, _, _ in
+        let processor = Unmanaged<RequestProcessor>.fromOpaque(cls!).takeUnretainedValue()
+        return processor.openConnections.load(ordering: .relaxed) < processor.configuration.maximumConnections ? .YES : .NO
+    }
+
     /// MHD_OPTION_NOTIFY_CONNECTION: a connection opened or closed.
     private static let connectionChanged: @convention(c) (
         UnsafeMutableRawPointer?, OpaquePointer?, UnsafeMutablePointer<UnsafeMutableRawPointer?>?,
@@ -170,12 +191,14 @@ final class Daemon {
         let processor = Unmanaged<RequestProcessor>.fromOpaque(cls).takeUnretainedValue()
         switch code {
         case .CONNECTION_NOTIFY_STARTED:
+            processor.openConnections.add(1, ordering: .relaxed)
             // The connection's socket context holds one retain on its watch
             // until the connection closes.
             if let watch = processor.headerDeadline.opened(socket: shim_MHD_get_connection_fd(connection)) {
                 socketContext.pointee = Unmanaged.passRetained(watch).toOpaque()
             }
         default:
+            processor.openConnections.subtract(1, ordering: .relaxed)
             if let opaque = socketContext.pointee {
                 socketContext.pointee = nil
                 processor.headerDeadline.closed(Unmanaged<HeaderDeadline.Watch>.fromOpaque(opaque).takeRetainedValue())

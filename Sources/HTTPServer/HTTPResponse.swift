@@ -1,4 +1,5 @@
 import JSONStreaming
+import Synchronization
 
 /// A response for the server to send.
 ///
@@ -17,6 +18,9 @@ public struct HTTPResponse {
         case bytes([UInt8])
         /// A body produced while the client reads it, sent chunked.
         case stream(any StreamingBody)
+        /// A whole response still to come: see ``HTTPResponse/blocking(_:)``
+        /// and ``HTTPResponse/later(_:)``.
+        case deferred(Deferred)
     }
 
     public var status: HTTPStatus
@@ -37,5 +41,76 @@ public struct HTTPResponse {
     /// A plain-text response (UTF-8).
     public init(status: HTTPStatus = .ok, text: String) {
         self.init(status: status, headers: ["Content-Type": "text/plain; charset=utf-8"], body: .bytes(Array(text.utf8)))
+    }
+}
+
+// MARK: - Responses that come later
+
+extension HTTPResponse {
+    /// A response whose work may block (a database query, a file): with
+    /// ``HTTPServer/ThreadingModel/eventLoops(threads:)`` it runs on a
+    /// worker thread while the event loop serves other connections; with
+    /// one thread per connection it runs at once, on that thread.
+    ///
+    /// ```swift
+    /// HTTPResponse.blocking { HTTPResponse(text: try! String(contentsOfFile: path)) }
+    /// ```
+    public static func blocking(_ work: @escaping @Sendable () -> HTTPResponse) -> HTTPResponse {
+        HTTPResponse(status: .ok, body: .deferred(Deferred(.blocking(work))))
+    }
+
+    /// A response that another thread completes: `start` runs at once and
+    /// must not block; it hands `promise` to whatever finishes the work
+    /// (a database pipeline, say), which calls ``ResponsePromise/succeed(_:)``
+    /// from any thread. Meanwhile the event loop serves other connections.
+    ///
+    /// ```swift
+    /// HTTPResponse.later { promise in
+    ///     adapter.start { outcome in promise.succeed(HTTPResponse(status: .ok, body: .stream(adapter))) }
+    /// }
+    /// ```
+    public static func later(_ start: @escaping (ResponsePromise) -> Void) -> HTTPResponse {
+        HTTPResponse(status: .ok, body: .deferred(Deferred(.later(start))))
+    }
+
+    /// The work behind a ``blocking(_:)`` or ``later(_:)`` response; its
+    /// status and header fields are those of the response it produces.
+    public struct Deferred {
+        enum Kind {
+            case blocking(@Sendable () -> HTTPResponse)
+            case later((ResponsePromise) -> Void)
+        }
+
+        let kind: Kind
+
+        init(_ kind: Kind) {
+            self.kind = kind
+        }
+    }
+}
+
+/// Completes an ``HTTPResponse/later(_:)`` response, once, from any thread.
+///
+/// ```swift
+/// promise.succeed(HTTPResponse(status: .ok, json: bytes))
+/// ```
+public final class ResponsePromise: @unchecked Sendable {
+    // `@unchecked Sendable`: `fulfil` is set before the promise is handed
+    // out and only called; `isDone` is an atomic.
+    private let fulfil: (HTTPResponse) -> Void
+    private let isDone = Atomic<Bool>(false)
+
+    init(_ fulfil: @escaping (HTTPResponse) -> Void) {
+        self.fulfil = fulfil
+    }
+
+    /// Sends `response`. Only the first call counts; later ones close a
+    /// streaming body they carry and are otherwise ignored.
+    public func succeed(_ response: HTTPResponse) {
+        guard isDone.compareExchange(expected: false, desired: true, ordering: .acquiringAndReleasing).exchanged else {
+            if case .stream(let body) = response.body { body.close() }
+            return
+        }
+        fulfil(response)
     }
 }

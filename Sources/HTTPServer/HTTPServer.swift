@@ -83,21 +83,27 @@ public final class HTTPServer: Sendable {
     /// How libmicrohttpd maps connections to threads.
     ///
     /// ```swift
-    /// HTTPServer.Configuration(threading: .threadPool(threads: 8))   // benchmarks only
+    /// HTTPServer.Configuration(threading: .eventLoops(threads: 2))
     /// ```
     public enum ThreadingModel: Sendable, Hashable {
-        /// One thread per connection: a blocking handler holds up only its
-        /// own connection. The default.
+        /// One thread per connection: the handler runs on it and may
+        /// block, holding up only its own connection. The default.
         case threadPerConnection
-        /// A fixed pool of event-loop threads, each serving many
-        /// connections: a blocking handler stalls every connection of its
-        /// thread. Kept for measurements (docs/THREADING.md).
-        case threadPool(threads: Int)
+        /// A few event-loop threads, each serving many connections: fewer
+        /// threads asleep and woken per request, so less CPU per request
+        /// (docs/THREADING.md). The handler runs on a loop and must not
+        /// block: it returns ``HTTPResponse/blocking(_:)`` for work that
+        /// may, which then runs on a worker thread, or
+        /// ``HTTPResponse/later(_:)`` for work another thread completes.
+        /// Streaming bodies are pulled on worker threads.
+        case eventLoops(threads: Int)
     }
 
-    /// Turns a request into a response. Called on the connection's thread,
-    /// after the whole body has arrived; it may block. It receives the
-    /// request to keep (`consuming`), so that passing it on moves it.
+    /// Turns a request into a response. Called after the whole body has
+    /// arrived: on the connection's thread, where it may block, or with
+    /// ``ThreadingModel/eventLoops(threads:)`` on an event loop, where it
+    /// must not (see there). It receives the request to keep
+    /// (`consuming`), so that passing it on moves it.
     public typealias Handler = @Sendable (consuming HTTPRequest) -> HTTPResponse
 
     /// Why the server could not start.

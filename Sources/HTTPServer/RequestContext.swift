@@ -49,6 +49,9 @@ final class RequestContext {
     /// `Connection.makeResponse(sending:for:)`).
     @exclusivity(unchecked) var responseBytes: [UInt8] = []
 
+    /// Set while another thread produces the response (event loops).
+    @exclusivity(unchecked) var deferral: Deferral?
+
     /// Files holding uploaded parts, removed when the request completes.
     @exclusivity(unchecked) var temporaryFiles: [String] = []
 

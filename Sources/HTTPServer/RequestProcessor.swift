@@ -15,16 +15,27 @@ final class RequestProcessor: Sendable {
 
     /// Requests begun (request line read) and not yet completed.
     let requestsInFlight = Atomic<Int>(0)
+    /// Client connections open now (the accept policy's count, with event loops).
+    let openConnections = Atomic<Int>(0)
     /// Set when a graceful stop begins: responses then carry `Connection: close`.
     let isDraining = Atomic<Bool>(false)
     /// Closes connections whose header fields take longer than the connection timeout.
     let headerDeadline: HeaderDeadline
+    /// With event loops: the threads for work that may block.
+    let workers: WorkerPool?
+    /// The connections suspended while other threads work for them.
+    let suspensions = SuspensionRegistry()
 
     init(configuration: HTTPServer.Configuration, logger: Logger, handler: @escaping HTTPServer.Handler) {
         self.configuration = configuration
         self.logger = logger
         self.handler = handler
         self.headerDeadline = HeaderDeadline(timeout: Double(configuration.connectionTimeout))
+        if case .eventLoops = configuration.threading {
+            workers = WorkerPool(limit: configuration.maximumConnections)
+        } else {
+            workers = nil
+        }
     }
 
     // MARK: - Access-handler steps
@@ -89,23 +100,48 @@ final class RequestProcessor: Sendable {
 
     /// The whole request is in: run the handler (unless the request was
     /// rejected) and queue its response.
+    ///
+    /// With event loops, a response that needs work that may block
+    /// (``HTTPResponse/blocking(_:)``, ``HTTPResponse/later(_:)``, a
+    /// streaming body) suspends the connection; libmicrohttpd calls again
+    /// once it is resumed, and the response is queued then.
     func finish(_ context: RequestContext, on connection: Connection) -> Bool {
         guard !context.hasResponded else { return true }
+        if let deferral = context.deferral {
+            switch deferral.take() {
+            case .ready(let prepared):
+                return respond(with: prepared.response, to: context, on: connection, closeConnection: closesConnection(context), pump: prepared.pump)
+            case .waiting:
+                return true
+            case .abandoned:
+                let problem = HTTPError(.serviceUnavailable, detail: "The server is stopping.")
+                return respond(with: problem.response, to: context, on: connection, closeConnection: true)
+            }
+        }
         if context.rejection == nil, let form = context.form, let problem = form.finish() {
             context.rejection = problem
         }
-        let response = context.rejection?.response ?? handler(context.makeRequest())
-        return respond(
-            with: response, to: context, on: connection,
-            closeConnection: context.isTooLarge || isDraining.load(ordering: .acquiring)
-        )
+        var response = context.rejection?.response ?? handler(context.makeRequest())
+        if Self.needsWorker(response) {
+            if let workers {
+                deferResponse(response, to: context, on: connection, workers: workers)
+                return true
+            }
+            response = Self.resolve(response)
+        }
+        return respond(with: response, to: context, on: connection, closeConnection: closesConnection(context))
+    }
+
+    private func closesConnection(_ context: RequestContext) -> Bool {
+        context.isTooLarge || isDraining.load(ordering: .acquiring)
     }
 
     private func respond(
-        with response: HTTPResponse, to context: RequestContext, on connection: Connection, closeConnection: Bool
+        with response: HTTPResponse, to context: RequestContext, on connection: Connection, closeConnection: Bool,
+        pump: StreamPump? = nil
     ) -> Bool {
         context.hasResponded = true
-        return connection.queue(response, for: context, closeConnection: closeConnection)
+        return connection.queue(response, for: context, closeConnection: closeConnection, pump: pump)
     }
 
     /// A request line or header section over `maximumHeaderSize`: 414 or
@@ -137,6 +173,7 @@ final class RequestProcessor: Sendable {
 
     /// The request is over: clean up and write the access-log line.
     func complete(_ context: RequestContext, outcome: RequestContext.Outcome) {
+        context.deferral?.suspension.end()
         context.removeTemporaryFiles()
         // The line is built before `logger.info` decides to drop it: at a
         // quieter log level, skip the 3,000 instructions it costs.

@@ -6,7 +6,8 @@ import HTTPServer
 import Logging
 
 /// Serves a handler that blocks for a while on every request, to compare
-/// libmicrohttpd threading models under load (see docs/THREADING.md).
+/// libmicrohttpd threading models under load (see docs/THREADING.md). With
+/// event loops the blocking part runs on a worker (`HTTPResponse.blocking`).
 ///
 /// ```
 /// swift run -c release http-threading-bench --mode thread-per-connection --port 8090
@@ -20,13 +21,13 @@ struct ThreadingBench: ParsableCommand {
 
     enum Mode: String, ExpressibleByArgument, CaseIterable {
         case threadPerConnection = "thread-per-connection"
-        case pool
+        case eventLoops = "event-loops"
     }
 
-    @Option(help: "thread-per-connection or pool.")
+    @Option(help: "thread-per-connection or event-loops.")
     var mode: Mode = .threadPerConnection
 
-    @Option(help: "Threads of the pool (with --mode pool).")
+    @Option(help: "Event-loop threads (with --mode event-loops).")
     var threads: Int = 2
 
     @Option(help: "Milliseconds each request blocks.")
@@ -39,17 +40,20 @@ struct ThreadingBench: ParsableCommand {
         var logger = Logger(label: "http-threading-bench")
         logger.logLevel = .warning
         let threading: HTTPServer.ThreadingModel =
-            mode == .pool ? .threadPool(threads: threads) : .threadPerConnection
+            mode == .eventLoops ? .eventLoops(threads: threads) : .threadPerConnection
         let delay = useconds_t(sleepMilliseconds * 1000)
         let server = HTTPServer(
             configuration: .init(port: port, maximumConnections: 1024, threading: threading),
             logger: logger
         ) { _ in
-            usleep(delay)
-            return HTTPResponse(text: "ok")
+            guard delay > 0 else { return HTTPResponse(text: "ok") }
+            return HTTPResponse.blocking {
+                usleep(delay)
+                return HTTPResponse(text: "ok")
+            }
         }
         try server.start()
-        print("serving on 127.0.0.1:\(server.port), mode \(mode.rawValue)\(mode == .pool ? " (\(threads) threads)" : ""), \(sleepMilliseconds) ms per request")
+        print("serving on 127.0.0.1:\(server.port), mode \(mode.rawValue)\(mode == .eventLoops ? " (\(threads) threads)" : ""), \(sleepMilliseconds) ms per request")
         server.runUntilSignalled()
     }
 }

@@ -6,10 +6,11 @@ import Testing
 import HTTPTestClient
 
 extension HTTPServerTests {
-    @Test func aLargeStreamIsReadInFullWhileServerMemoryStaysFlat() throws {
+    @Test(arguments: threadingModels)
+    func aLargeStreamIsReadInFullWhileServerMemoryStaysFlat(threading: HTTPServer.ThreadingModel) throws {
         let total = 128 << 20
         let body = Shared<CountingBody?>(nil)
-        let server = try startServer { request in
+        let server = try startServer(.init(threading: threading)) { request in
             guard request.pathSegments == ["big"] else { return HTTPResponse(text: "small") }
             let stream = CountingBody(total: total)
             body.value = stream
@@ -49,9 +50,10 @@ extension HTTPServerTests {
         #expect(try client.request("GET", "/again").bodyText == "small")
     }
 
-    @Test func aClientThatStopsReadingStopsTheProducer() throws {
+    @Test(arguments: threadingModels)
+    func aClientThatStopsReadingStopsTheProducer(threading: HTTPServer.ThreadingModel) throws {
         let body = Shared<CountingBody?>(nil)
-        let server = try startServer { _ in
+        let server = try startServer(.init(threading: threading)) { _ in
             let stream = CountingBody(total: 1 << 30)
             body.value = stream
             return HTTPResponse(status: .ok, body: .stream(stream))
@@ -74,9 +76,10 @@ extension HTTPServerTests {
         #expect(eventually { body.value?.closeCount.load(ordering: .relaxed) == 1 })
     }
 
-    @Test func aFailingProducerAbortsTheResponseWithoutTheFinalChunk() throws {
+    @Test(arguments: threadingModels)
+    func aFailingProducerAbortsTheResponseWithoutTheFinalChunk(threading: HTTPServer.ThreadingModel) throws {
         let body = Shared<CountingBody?>(nil)
-        let server = try startServer { _ in
+        let server = try startServer(.init(threading: threading)) { _ in
             let stream = CountingBody(total: 10 << 20, pieceSize: 1000, failAfter: 3)
             body.value = stream
             return HTTPResponse(status: .ok, body: .stream(stream))
@@ -96,9 +99,10 @@ extension HTTPServerTests {
         #expect(body.value?.closeCount.load(ordering: .relaxed) == 1, "close() is called exactly once")
     }
 
-    @Test func headSendsNoBodyAndStillClosesTheStream() throws {
+    @Test(arguments: threadingModels)
+    func headSendsNoBodyAndStillClosesTheStream(threading: HTTPServer.ThreadingModel) throws {
         let body = Shared<CountingBody?>(nil)
-        let server = try startServer { request in
+        let server = try startServer(.init(threading: threading)) { request in
             if request.pathSegments == ["stream"] {
                 let stream = CountingBody(total: 1 << 20)
                 body.value = stream

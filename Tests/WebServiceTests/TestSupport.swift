@@ -56,6 +56,8 @@ extension HTTPResponse {
             defer { stream.close() }
             while (try? stream.write(into: &out)) == true {}
             return String(decoding: out, as: UTF8.self)
+        case .deferred:
+            return "(deferred)"
         }
     }
 

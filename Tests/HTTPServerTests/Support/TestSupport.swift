@@ -11,6 +11,10 @@ import Testing
 /// (memory, signals) and must not see another test's traffic.
 @Suite(.serialized) struct HTTPServerTests {}
 
+/// Both ways of mapping connections to threads, for the tests that must
+/// hold in each.
+let threadingModels: [HTTPServer.ThreadingModel] = [.threadPerConnection, .eventLoops(threads: 2)]
+
 /// A started server on an ephemeral port, stopped by `stop()`.
 func startServer(
     _ configuration: HTTPServer.Configuration = .init(),

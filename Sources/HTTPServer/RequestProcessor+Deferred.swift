@@ -1,0 +1,152 @@
+import JSONStreaming
+import Locking
+
+// MARK: - Responses produced off the event loop
+
+/// What a worker (or a promise) produced for a suspended request.
+struct PreparedResponse {
+    var response: HTTPResponse
+    /// Set when the body goes on past its first block.
+    var pump: StreamPump?
+}
+
+/// A request whose response another thread produces; its connection is
+/// suspended meanwhile.
+final class Deferral: @unchecked Sendable {
+    // `@unchecked Sendable`: `ready` is touched only with `suspension.lock` held.
+    let suspension: Suspension
+    private var ready: PreparedResponse?
+
+    init(suspension: Suspension) {
+        self.suspension = suspension
+    }
+
+    /// Hands the response over and has the connection processed again;
+    /// from any thread. Too late (the request is over): the body is closed.
+    func fulfil(_ prepared: PreparedResponse) {
+        let isLate = suspension.lock.withLock {
+            guard !suspension.isOver else { return true }
+            ready = prepared
+            suspension.resumeLocked()
+            return false
+        }
+        if isLate, case .stream(let body) = prepared.response.body, prepared.pump == nil { body.close() }
+    }
+
+    enum Take {
+        case ready(PreparedResponse)
+        case abandoned
+        case waiting
+    }
+
+    /// On the event loop, when libmicrohttpd calls again: the response if
+    /// it is there; else the connection is suspended again.
+    func take() -> Take {
+        suspension.lock.withLock {
+            if let ready {
+                self.ready = nil
+                return .ready(ready)
+            }
+            if suspension.isOver { return .abandoned }
+            suspension.suspendLocked()
+            return .waiting
+        }
+    }
+}
+
+extension RequestProcessor {
+    /// Whether `response` needs work that may block before it can be queued.
+    static func needsWorker(_ response: HTTPResponse) -> Bool {
+        switch response.body {
+        case .empty, .bytes: false
+        case .stream, .deferred: true
+        }
+    }
+
+    /// Suspends the connection and has `response` produced off the event loop.
+    func deferResponse(_ response: HTTPResponse, to context: RequestContext, on connection: Connection, workers: WorkerPool) {
+        let suspension = Suspension(connection: connection.handle, registry: suspensions)
+        let deferral = Deferral(suspension: suspension)
+        context.deferral = deferral
+        suspension.lock.withLock { suspension.suspendLocked() }
+        let method = context.method
+        if case .deferred(let deferred) = response.body, case .later(let start) = deferred.kind {
+            start(ResponsePromise { response in
+                guard Self.needsWorker(response) else { return deferral.fulfil(PreparedResponse(response: response)) }
+                workers.submit { deferral.fulfil(self.prepare(response, method: method, context: context, deferral: deferral)) }
+            })
+            return
+        }
+        workers.submit { deferral.fulfil(self.prepare(response, method: method, context: context, deferral: deferral)) }
+    }
+
+    /// On a worker: the response made ready to queue. Blocking work runs,
+    /// promises are waited for, and a streaming body's first block is
+    /// pulled: a body that ends within it goes out with `Content-Length`.
+    private func prepare(
+        _ response: HTTPResponse, method: HTTPMethod, context: RequestContext, deferral: Deferral
+    ) -> PreparedResponse {
+        var response = Self.resolve(response)
+        guard case .stream(let body) = response.body, let workers else { return PreparedResponse(response: response) }
+        let pump = { (first: [UInt8], failure: (any Error)?) in
+            StreamPump(
+                body: body, first: first, failure: failure, context: context, suspension: deferral.suspension,
+                workers: workers)
+        }
+        // Never read for HEAD; freeing the response closes the body.
+        if method == .head { return PreparedResponse(response: response, pump: pump([], nil)) }
+        var first: [UInt8] = []
+        first.reserveCapacity(4 << 10)
+        var failure: (any Error)?
+        do {
+            while first.count < StreamReader.blockSize {
+                if !(try body.write(into: &first)) {
+                    body.close()
+                    response.body = .bytes(first)
+                    return PreparedResponse(response: response)
+                }
+            }
+        } catch {
+            failure = error
+        }
+        return PreparedResponse(response: response, pump: pump(first, failure))
+    }
+
+    /// Runs blocking work and waits for promises until a response with a
+    /// body is there; on a thread that may block.
+    static func resolve(_ response: HTTPResponse) -> HTTPResponse {
+        var response = response
+        while case .deferred(let deferred) = response.body {
+            switch deferred.kind {
+            case .blocking(let work):
+                response = work()
+            case .later(let start):
+                let box = ResponseBox()
+                start(ResponsePromise { box.put($0) })
+                response = box.take()
+            }
+        }
+        return response
+    }
+}
+
+/// One response handed from a promise to a waiting thread.
+private final class ResponseBox: @unchecked Sendable {
+    // `@unchecked Sendable`: `response` is touched only with `lock` held.
+    private let lock = ConditionLock()
+    private var response: HTTPResponse?
+
+    func put(_ response: HTTPResponse) {
+        lock.withLock {
+            self.response = response
+            lock.signal()
+        }
+    }
+
+    func take() -> HTTPResponse {
+        lock.withLock {
+            while response == nil { _ = lock.wait(until: .now + .seconds(3600)) }
+            return response!
+        }
+    }
+}

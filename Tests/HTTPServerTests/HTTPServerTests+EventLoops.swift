@@ -1,0 +1,127 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+import HTTPServer
+import HTTPTestClient
+import Synchronization
+import Testing
+
+extension HTTPServerTests {
+    /// On one event loop, a handler's blocking work runs on a worker: a
+    /// quick request on another connection is answered meanwhile.
+    @Test func blockingWorkRunsOffTheEventLoop() throws {
+        let server = try startServer(.init(threading: .eventLoops(threads: 1))) { request in
+            guard request.pathSegments == ["slow"] else { return HTTPResponse(text: "quick") }
+            return HTTPResponse.blocking {
+                usleep(800_000)
+                return HTTPResponse(text: "slow")
+            }
+        }
+        defer { server.stop() }
+        let slow = try TestClient(port: server.port)
+        try slow.sendRequest("GET", "/slow")
+        usleep(50_000)
+        let started = ContinuousClock.now
+        let quick = try TestClient(port: server.port).request("GET", "/quick")
+        let elapsed = started.duration(to: .now)
+        #expect(quick.bodyText == "quick")
+        #expect(elapsed < .milliseconds(500), "the quick request waited \(elapsed) behind the blocking one")
+        #expect(try slow.readResponse().bodyText == "slow")
+        // The connection goes on after a deferred response.
+        #expect(try slow.request("GET", "/quick").bodyText == "quick")
+    }
+
+    /// A response completed later by another thread, in both threading models.
+    @Test(arguments: threadingModels)
+    func aPromiseCompletedByAnotherThreadIsSent(threading: HTTPServer.ThreadingModel) throws {
+        let server = try startServer(.init(threading: threading)) { request in
+            let path = request.rawPath
+            return HTTPResponse.later { promise in
+                onNewThread {
+                    usleep(20_000)
+                    promise.succeed(HTTPResponse(status: .created, text: "done \(path)"))
+                    // Only the first completion counts.
+                    promise.succeed(HTTPResponse(text: "twice"))
+                }
+            }
+        }
+        defer { server.stop() }
+        let client = try TestClient(port: server.port)
+        for index in 0..<3 {
+            let response = try client.request("GET", "/item/\(index)")
+            #expect(response.status == 201)
+            #expect(response.bodyText == "done /item/\(index)")
+        }
+    }
+
+    /// A promise that completes at once, on the event loop, inside `start`.
+    @Test func aPromiseCompletedAtOnceIsSent() throws {
+        let server = try startServer(.init(threading: .eventLoops(threads: 1))) { _ in
+            HTTPResponse.later { $0.succeed(HTTPResponse(text: "now")) }
+        }
+        defer { server.stop() }
+        let client = try TestClient(port: server.port)
+        #expect(try client.request("GET", "/").bodyText == "now")
+        #expect(try client.request("GET", "/").bodyText == "now")
+    }
+
+    /// Many connections at once, each a mix of immediate, blocking, later and
+    /// streamed responses, all answered in full and in order.
+    @Test func manyConnectionsMixDeferredResponses() throws {
+        let server = try startServer(.init(threading: .eventLoops(threads: 2))) { request in
+            let kind = request.pathSegments.first ?? ""
+            let number = request.pathSegments.last ?? ""
+            switch kind {
+            case "blocking":
+                return HTTPResponse.blocking { HTTPResponse(text: "blocking \(number)") }
+            case "later":
+                return HTTPResponse.later { promise in onNewThread { promise.succeed(HTTPResponse(text: "later \(number)")) } }
+            case "stream":
+                return HTTPResponse(status: .ok, body: .stream(CountingBody(total: 200_000, pieceSize: 7_000)))
+            default:
+                return HTTPResponse(text: "now \(number)")
+            }
+        }
+        defer { server.stop() }
+        let failures = Atomic<Int>(0)
+        let finished = Atomic<Int>(0)
+        for client in 0..<16 {
+            onNewThread {
+                defer { finished.add(1, ordering: .relaxed) }
+                guard let connection = try? TestClient(port: server.port) else {
+                    failures.add(1, ordering: .relaxed)
+                    return
+                }
+                for index in 0..<40 {
+                    let kind = ["now", "blocking", "later", "stream"][(client + index) % 4]
+                    guard let response = try? connection.request("GET", "/\(kind)/\(index)") else {
+                        failures.add(1, ordering: .relaxed)
+                        return
+                    }
+                    let expected = kind == "stream" ? response.body.count == 200_000 : response.bodyText == "\(kind) \(index)"
+                    if !expected { failures.add(1, ordering: .relaxed) }
+                }
+            }
+        }
+        #expect(eventually(within: 60) { finished.load(ordering: .relaxed) == 16 })
+        #expect(failures.load(ordering: .relaxed) == 0)
+    }
+
+    /// A response that never comes does not keep the server from stopping:
+    /// the request is answered 503 or its connection closed.
+    @Test func stoppingDoesNotWaitForeverForAPendingResponse() throws {
+        let kept = Shared<[ResponsePromise]>([])
+        let server = try startServer(.init(shutdownTimeout: 0.3, threading: .eventLoops(threads: 1))) { _ in
+            HTTPResponse.later { promise in kept.update { $0.append(promise) } }
+        }
+        let client = try TestClient(port: server.port)
+        try client.sendRequest("GET", "/never")
+        #expect(eventually { kept.value.count == 1 })
+        let started = ContinuousClock.now
+        server.stop()
+        #expect(started.duration(to: .now) < .seconds(3))
+        if let response = try? client.readResponse() { #expect(response.status == 503) }
+        // Completing it afterwards is harmless.
+        kept.value.first?.succeed(HTTPResponse(text: "too late"))
+    }
+}
