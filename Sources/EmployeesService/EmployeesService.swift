@@ -45,8 +45,8 @@ public struct EmployeesService: WebService {
               Parameter<Int>("employeeNumber", description: "The employee's number (10001 and up)."),
               Parameter<DetailList<EmployeeDetail>>("details", description: "What to nest; repeated or comma-separated.")
         ) { employeeNumber, details in
-            try find(employeeNumber: employeeNumber, details: details)
-        }
+            find(employeeNumber: employeeNumber, details: details)
+        }.nonBlocking()
     }
 
     // MARK: - Queries
@@ -96,14 +96,13 @@ public struct EmployeesService: WebService {
         FROM employees WHERE emp_no = CAST(:employeeNumber AS bigint)
         """
 
-    private func find(employeeNumber: Int, details: DetailList<EmployeeDetail>) throws -> ResultSetAdapter {
+    /// Runs on the pool's pipeline loop, batched with other requests' statements.
+    private func find(employeeNumber: Int, details: DetailList<EmployeeDetail>) -> HTTPResponse {
         let adapter = ResultSetAdapter(pool, sql: Self.employeeQuery, arguments: ["employeeNumber": employeeNumber], shape: .object, options: options)
         attach(details, to: adapter)
-        guard try adapter.start() else {
-            adapter.close()
-            throw HTTPError(.notFound, detail: "There is no employee number \(employeeNumber).", parameter: "employeeNumber")
-        }
-        return adapter
+        return adapter.objectResponse(
+            notFound: HTTPError(.notFound, detail: "There is no employee number \(employeeNumber).", parameter: "employeeNumber"),
+            path: "/employees/\(employeeNumber)")
     }
 
     private func attach(_ details: DetailList<EmployeeDetail>, to adapter: ResultSetAdapter) {

@@ -30,6 +30,8 @@ public struct Route: Sendable {
     let inputs: [InputDeclaration]
     let result: ResultDeclaration
     let handler: @Sendable (RouteContext) throws -> HTTPResponse
+    /// Whether the handler never blocks (see ``nonBlocking()``).
+    public private(set) var isNonBlocking = false
 
     @usableFromInline
     init(
@@ -44,6 +46,23 @@ public struct Route: Sendable {
         self.inputs = inputs
         self.result = result
         self.handler = handler
+    }
+
+    /// The same route, marked as one whose handler never blocks: it only
+    /// computes, or returns an `HTTPResponse.later` response that another
+    /// thread completes (a ``ResultSetAdapter``'s non-blocking start, say).
+    /// On an event-loop server (``WebServiceRouter/respondOnEventLoop(to:)``)
+    /// such a handler runs on the loop itself, without a hand-over to a
+    /// worker thread and back. A handler that blocks would hold up every
+    /// connection of its loop.
+    ///
+    /// ```swift
+    /// Route(.get, "/sum", Parameter<Double>("a"), Parameter<Double>("b")) { a, b in a + b }.nonBlocking()
+    /// ```
+    public func nonBlocking() -> Route {
+        var route = self
+        route.isNonBlocking = true
+        return route
     }
 
     /// The header fields of a streamed response, built once.

@@ -8,7 +8,8 @@ import Logging
 /// `Accept: application/json`).
 ///
 /// `respond(to:)` never throws: every error becomes a problem-details
-/// response. Handlers run on the calling thread and may block.
+/// response. Handlers run on the calling thread and may block; on an event
+/// loop, use `respondOnEventLoop(to:)`.
 ///
 /// ```swift
 /// let router = WebServiceRouter(services: [MathService()])
@@ -36,46 +37,78 @@ public final class WebServiceRouter: Sendable {
         services.map(\.documentation)
     }
 
-    /// Answers one request.
+    /// Answers one request, running the route's handler on the calling
+    /// thread (which may block).
     ///
     /// The request is consumed: it moves into the route's context rather
     /// than being copied there (a retain and a release of each of its
     /// buffers; about 400 instructions per request, measured).
     public func respond(to request: consuming HTTPRequest) -> HTTPResponse {
+        respond(to: request, onEventLoop: false)
+    }
+
+    /// Answers one request on an event loop of an
+    /// `HTTPServer.ThreadingModel.eventLoops` server: routing, arguments
+    /// and documentation on the calling thread, handlers marked
+    /// ``Route/nonBlocking()`` too, every other handler in an
+    /// `HTTPResponse.blocking` response, which the server runs on a worker.
+    ///
+    /// ```swift
+    /// let server = HTTPServer(configuration: .init(threading: .eventLoops(threads: 2))) { request in
+    ///     router.respondOnEventLoop(to: request)
+    /// }
+    /// ```
+    public func respondOnEventLoop(to request: consuming HTTPRequest) -> HTTPResponse {
+        respond(to: request, onEventLoop: true)
+    }
+
+    private func respond(to request: consuming HTTPRequest, onEventLoop: Bool) -> HTTPResponse {
         let method = request.method
         let rawPath = request.rawPath
         do {
-            var response = try dispatch(request)
+            switch try dispatch(request) {
+            case .response(let response):
+                return response
+            case .route(let route, let context):
+                if onEventLoop, !route.isNonBlocking {
+                    return HTTPResponse.blocking { self.run(route, context, method: method, rawPath: rawPath) }
+                }
+                return run(route, context, method: method, rawPath: rawPath)
+            }
+        } catch {
+            return response(for: error, method: method, rawPath: rawPath)
+        }
+    }
+
+    private func run(_ route: Route, _ context: RouteContext, method: HTTPMethod, rawPath: String) -> HTTPResponse {
+        do {
+            var response = try route.handler(context)
             if method == .head, case .stream(let body) = response.body {
                 body.close()
                 response.body = .empty
             }
             return response
         } catch {
-            if let convertible = error as? any HTTPErrorConvertible, let httpError = convertible.httpError {
-                return httpError.response
-            }
-            let errorID = UUID().uuidString.lowercased()
-            logger.error("Request failed", metadata: [
-                "errorId": "\(errorID)",
-                "method": "\(method)",
-                "path": "\(rawPath)",
-                "error": "\(String(reflecting: error))",
-            ])
-            return HTTPError(
-                .internalServerError,
-                detail: "The server could not complete the request.",
-                extensions: [("errorId", .string(errorID))]
-            ).response
+            return response(for: error, method: method, rawPath: rawPath)
         }
+    }
+
+    private func response(for error: any Error, method: HTTPMethod, rawPath: String) -> HTTPResponse {
+        HTTPError.response(for: error, method: method, path: rawPath, logger: logger)
     }
 
     // MARK: - Dispatch
 
-    private func dispatch(_ request: consuming HTTPRequest) throws -> HTTPResponse {
+    private enum Dispatch {
+        /// Answered without a handler (documentation, OPTIONS).
+        case response(HTTPResponse)
+        case route(Route, RouteContext)
+    }
+
+    private func dispatch(_ request: consuming HTTPRequest) throws -> Dispatch {
         let segments = request.pathSegments
         if segments.isEmpty {
-            return try respondWithIndex(to: request)
+            return .response(try respondWithIndex(to: request))
         }
         // The service mounted at the longest prefix of the path.
         var longest: Int?
@@ -90,14 +123,14 @@ public final class WebServiceRouter: Sendable {
         let service = services[longest]
         let remainder = segments.dropFirst(service.segments.count)
         if remainder.isEmpty, request.rawQuery == "api", request.method == .get || request.method == .head {
-            return service.documentationResponse(json: Self.acceptsJSON(request))
+            return .response(service.documentationResponse(json: Self.acceptsJSON(request)))
         }
         guard let resource = service.resource(matching: remainder) else {
             throw notFound(request)
         }
         let method = request.method == .head ? .get : request.method
         if request.method == .options {
-            return HTTPResponse(status: .noContent, headers: ["Allow": resource.allow])
+            return .response(HTTPResponse(status: .noContent, headers: ["Allow": resource.allow]))
         }
         // Most resources declare one verb: their routes are the candidates
         // as they are, without the array `filter` allocates per request.
@@ -115,7 +148,7 @@ public final class WebServiceRouter: Sendable {
         let context = RouteContext(
             request: consume request, pattern: candidates[chosen].pattern, path: remainder, arguments: arguments.values
         )
-        return try candidates[chosen].route.handler(context)
+        return .route(candidates[chosen].route, context)
     }
 
     private func notFound(_ request: HTTPRequest) -> HTTPError {
@@ -141,6 +174,33 @@ public final class WebServiceRouter: Sendable {
 
     static func acceptsJSON(_ request: HTTPRequest) -> Bool {
         request.headers.values(for: "Accept").contains { $0.lowercased().contains("application/json") }
+    }
+}
+
+extension HTTPError {
+    /// The problem response for an error a handler threw: its own status
+    /// when it has one (``HTTPErrorConvertible``), else 500 with an
+    /// `errorId` that the log line (with the error) repeats.
+    ///
+    /// ```swift
+    /// promise.succeed(HTTPError.response(for: error, method: .get, path: "/employees/1", logger: logger))
+    /// ```
+    public static func response(for error: any Error, method: HTTPMethod, path: String, logger: Logger) -> HTTPResponse {
+        if let convertible = error as? any HTTPErrorConvertible, let httpError = convertible.httpError {
+            return httpError.response
+        }
+        let errorID = UUID().uuidString.lowercased()
+        logger.error("Request failed", metadata: [
+            "errorId": "\(errorID)",
+            "method": "\(method)",
+            "path": "\(path)",
+            "error": "\(String(reflecting: error))",
+        ])
+        return HTTPError(
+            .internalServerError,
+            detail: "The server could not complete the request.",
+            extensions: [("errorId", .string(errorID))]
+        ).response
     }
 }
 

@@ -43,7 +43,8 @@ enum EmployeesServer {
             conninfo: options.databaseURL,
             size: options.poolSize,
             acquireTimeout: .milliseconds(Int(options.acquireTimeout * 1000)),
-            statementTimeout: options.statementTimeout > 0 ? .milliseconds(Int(options.statementTimeout * 1000)) : nil
+            statementTimeout: options.statementTimeout > 0 ? .milliseconds(Int(options.statementTimeout * 1000)) : nil,
+            pipelineConnections: options.pipelineConnections
         ))
         let rendering = JSONRenderingOptions(dateFormat: options.dateFormat == .iso8601 ? .iso8601 : .epochMilliseconds)
         let router = WebServiceRouter(services: [
@@ -59,7 +60,8 @@ enum EmployeesServer {
         configuration.maximumConnections = options.maxConnections
         configuration.connectionTimeout = options.connectionTimeout
         configuration.shutdownTimeout = options.shutdownTimeout
-        let server = HTTPServer(configuration: configuration, logger: logger) { router.respond(to: $0) }
+        configuration.threading = .eventLoops(threads: options.eventLoops)
+        let server = HTTPServer(configuration: configuration, logger: logger) { router.respondOnEventLoop(to: $0) }
         try server.start()
         logger.info("Serving http://\(options.host):\(server.port)/ (pool of \(options.poolSize) connections)")
         StandardErrorOutput.shared.flush()  // Scripts wait for this line; the access log can wait 50 ms.

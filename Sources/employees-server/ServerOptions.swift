@@ -25,6 +25,8 @@ struct ServerOptions: Equatable, Sendable {
     var port = 8080
     var databaseURL = ""
     var poolSize = 16
+    var pipelineConnections = 2
+    var eventLoops = 2
     var acquireTimeout = 5.0
     var statementTimeout = 30.0
     var dateFormat = DateFormat.iso8601
@@ -88,6 +90,8 @@ struct ServerOptions: Equatable, Sendable {
         }
         try check((0...65535).contains(port), "--port must be 0 to 65535.")
         try check(poolSize >= 1, "--pool-size must be at least 1.")
+        try check(pipelineConnections >= 1, "--pipeline-connections must be at least 1.")
+        try check(eventLoops >= 1, "--event-loops must be at least 1.")
         try check(acquireTimeout > 0, "--acquire-timeout must be more than 0.")
         try check(statementTimeout >= 0, "--statement-timeout must be 0 or more.")
         try check(connectionTimeout >= 1, "--connection-timeout must be at least 1.")
@@ -124,6 +128,12 @@ struct ServerOptions: Equatable, Sendable {
         Option(name: "pool-size", variable: "EMPLOYEES_POOL_SIZE", valueName: "<pool-size>",
                help: "Most database connections open at once (env EMPLOYEES_POOL_SIZE).",
                apply: { set(&$0.poolSize, Int($1)) }, defaultValue: { String($0.poolSize) }),
+        Option(name: "pipeline-connections", variable: "EMPLOYEES_PIPELINE_CONNECTIONS", valueName: "<pipeline-connections>",
+               help: "Database connections that run the one-employee queries of many requests together, besides the pool (env EMPLOYEES_PIPELINE_CONNECTIONS).",
+               apply: { set(&$0.pipelineConnections, Int($1)) }, defaultValue: { String($0.pipelineConnections) }),
+        Option(name: "event-loops", variable: "EMPLOYEES_EVENT_LOOPS", valueName: "<event-loops>",
+               help: "Threads that serve the client connections; handlers that block run on worker threads (env EMPLOYEES_EVENT_LOOPS).",
+               apply: { set(&$0.eventLoops, Int($1)) }, defaultValue: { String($0.eventLoops) }),
         Option(name: "acquire-timeout", variable: "EMPLOYEES_ACQUIRE_TIMEOUT", valueName: "<acquire-timeout>",
                help: "Seconds a request waits for a free database connection before 503 (env EMPLOYEES_ACQUIRE_TIMEOUT).",
                apply: { set(&$0.acquireTimeout, Double($1)) }, defaultValue: { seconds($0.acquireTimeout) }),

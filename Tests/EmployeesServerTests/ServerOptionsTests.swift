@@ -41,7 +41,7 @@ private func parse(_ arguments: [String], _ environment: [String: String] = [:])
     #expect(text.contains("--port <port>"))
     #expect(text.contains("(default: 9001)"))
     #expect(text.contains("-h, --help"))
-    #expect(ServerOptions.table.count == 11)
+    #expect(ServerOptions.table.count == 13)
 }
 
 @Test(arguments: [

@@ -111,7 +111,8 @@ struct SQLStateBridgeTests {
     func poolExhaustion() throws {
         try withServer(poolSize: 1, acquireTimeout: .milliseconds(200)) { pool, port in
             let held = try pool.acquire()
-            let busy = try HTTPClient.send("GET", "/employees/10004", port: port)
+            // A pooled route (`GET /employees/{n}` runs on the pipeline loop instead).
+            let busy = try HTTPClient.send("GET", "/employees?limit=1", port: port)
             #expect(busy.status == 503)
             #expect(busy.header("Retry-After") == "1")
             #expect(busy.header("Content-Type") == "application/problem+json")

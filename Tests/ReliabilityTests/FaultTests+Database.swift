@@ -19,9 +19,11 @@ extension FaultTests {
         }
     }
 
-    /// Every pooled connection held by a slow request: the next requests
-    /// wait the acquisition timeout, then get 503 with `Retry-After`; once
-    /// the slow ones end, requests succeed again.
+    /// Every pooled connection held by a slow request, and every connection
+    /// of the pipeline loop (which serves `GET /employees/{n}`) stalled by
+    /// one: the next requests of either kind wait the acquisition timeout,
+    /// then get 503 with `Retry-After`; once the slow ones end, requests
+    /// succeed again.
     @Test func poolExhaustedBySlowRequests() throws {
         let cluster = try FaultCluster.prepared()
         defer { cluster.stop() }
@@ -39,10 +41,10 @@ extension FaultTests {
         defer { lock.release() }
         let slow = Shared<[Outcome]>([])
         let slowRequests = onNewThread {
-            onThreads(2) { _ in slow.append(fetch(port: port, "/employees/10001")) }
+            onThreads(4) { index in slow.append(fetch(port: port, index < 2 ? "/employees/10001" : "/employees?limit=1")) }
         }
-        let bothWaiting = eventually { try cluster.sessions(of: application).filter { $0.state == "active" }.count == 2 }
-        #expect(bothWaiting, "both pooled connections wait on the lock: \(Result { try cluster.sessions(of: application) })")
+        let bothWaiting = eventually { try cluster.sessions(of: application).filter { $0.state == "active" }.count == 4 }
+        #expect(bothWaiting, "both pooled and both pipeline connections wait on the lock: \(Result { try cluster.sessions(of: application) })")
 
         let waiting = Shared<[Outcome]>([])
         onThreads(4) { index in
@@ -56,7 +58,7 @@ extension FaultTests {
 
         lock.release()
         slowRequests.wait()
-        #expect(slow.value.count == 2 && slow.value.allSatisfy { $0.kind == .ok }, "the slow requests finish: \(slow.value)")
+        #expect(slow.value.count == 4 && slow.value.allSatisfy { $0.kind == .ok }, "the slow requests finish: \(slow.value)")
         let after = Shared<[Outcome]>([])
         onThreads(4) { _ in after.append(fetch(port: port, "/employees?limit=100")) }
         #expect(after.value.allSatisfy { $0.kind == .ok }, "recovered: \(after.value)")

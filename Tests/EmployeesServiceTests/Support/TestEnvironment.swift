@@ -102,10 +102,13 @@ final class TestServer: Sendable {
         try server.start()
     }
 
-    /// A new (not started) server on an ephemeral port for `services`.
+    /// A new (not started) server on an ephemeral port for `services`, on
+    /// event loops as `employees-server` runs them.
     static func serve(_ services: [any WebService], shutdownTimeout: Double = 5) -> HTTPServer {
         let router = WebServiceRouter(services: services)
-        return HTTPServer(configuration: .init(port: 0, shutdownTimeout: shutdownTimeout)) { router.respond(to: $0) }
+        return HTTPServer(configuration: .init(port: 0, shutdownTimeout: shutdownTimeout, threading: .eventLoops(threads: 2))) {
+            router.respondOnEventLoop(to: $0)
+        }
     }
 
     /// Sends a request to the shared server.
