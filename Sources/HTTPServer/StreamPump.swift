@@ -61,20 +61,8 @@ final class StreamPump: @unchecked Sendable {
 
     private func fill(_ buffer: UnsafeMutableRawBufferPointer) -> Int {
         suspension.lock.lock()
-        let available = pending.count - pendingStart
-        if available > 0 {
-            let count = min(available, buffer.count)
-            pending.withUnsafeBytes { bytes in
-                buffer.copyMemory(from: UnsafeRawBufferPointer(rebasing: bytes[pendingStart..<(pendingStart + count)]))
-            }
-            pendingStart += count
-            if pendingStart == pending.count {
-                pending.removeAll(keepingCapacity: true)
-                pendingStart = 0
-            } else if pendingStart >= StreamReader.blockSize {
-                pending.removeFirst(pendingStart)
-                pendingStart = 0
-            }
+        let count = StreamReader.handOut(from: &pending, start: &pendingStart, into: buffer)
+        if count > 0 {
             let mustPull = startsPullLocked()
             suspension.lock.unlock()
             if mustPull { workers.submit { self.pull() } }

@@ -87,20 +87,28 @@ final class StreamReader {
                 failure = error
             }
         }
-        let count = min(pending.count - pendingStart, buffer.count)
+        let count = Self.handOut(from: &pending, start: &pendingStart, into: buffer)
+        context.bytesSent += count
+        return count
+    }
+
+    /// Copies what `pending` holds from `start` on into `buffer`, as much
+    /// as fits, and drops what was handed out (at once when all of it was,
+    /// else once a block's worth has gathered). Returns the count.
+    static func handOut(from pending: inout [UInt8], start: inout Int, into buffer: UnsafeMutableRawBufferPointer) -> Int {
+        let count = min(pending.count - start, buffer.count)
         guard count > 0 else { return 0 }
         pending.withUnsafeBytes { bytes in
-            buffer.copyMemory(from: UnsafeRawBufferPointer(rebasing: bytes[pendingStart..<(pendingStart + count)]))
+            buffer.copyMemory(from: UnsafeRawBufferPointer(rebasing: bytes[start..<(start + count)]))
         }
-        pendingStart += count
-        if pendingStart == pending.count {
+        start += count
+        if start == pending.count {
             pending.removeAll(keepingCapacity: true)
-            pendingStart = 0
-        } else if pendingStart >= Self.blockSize {
-            pending.removeFirst(pendingStart)
-            pendingStart = 0
+            start = 0
+        } else if start >= blockSize {
+            pending.removeFirst(start)
+            start = 0
         }
-        context.bytesSent += count
         return count
     }
 

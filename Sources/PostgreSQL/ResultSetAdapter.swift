@@ -135,6 +135,10 @@ public final class ResultSetAdapter: StreamingBody {
     @discardableResult
     public func start() throws -> Bool {
         if let rows { return try rows.hasNext() }
+        if let pipelined {
+            if case .object = pipelined { return true }
+            return false
+        }
         guard !isClosed else { return false }
         let connection: Connection
         switch source {

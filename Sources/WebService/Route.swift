@@ -50,7 +50,7 @@ public struct Route: Sendable {
 
     /// The same route, marked as one whose handler never blocks: it only
     /// computes, or returns an `HTTPResponse.later` response that another
-    /// thread completes (a ``ResultSetAdapter``'s non-blocking start, say).
+    /// thread completes (a `ResultSetAdapter`'s non-blocking start, say).
     /// On an event-loop server (``WebServiceRouter/respondOnEventLoop(to:)``)
     /// such a handler runs on the loop itself, without a hand-over to a
     /// worker thread and back. A handler that blocks would hold up every
