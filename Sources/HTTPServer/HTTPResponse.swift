@@ -96,8 +96,8 @@ extension HTTPResponse {
 /// ```
 public final class ResponsePromise: @unchecked Sendable {
     // `@unchecked Sendable`: `fulfil` is set before the promise is handed
-    // out and only called; `isDone` is an atomic.
-    private let fulfil: (HTTPResponse) -> Void
+    // out, then read and cleared only by the one caller that wins `isDone`.
+    private var fulfil: ((HTTPResponse) -> Void)?
     private let isDone = Atomic<Bool>(false)
 
     init(_ fulfil: @escaping (HTTPResponse) -> Void) {
@@ -111,6 +111,10 @@ public final class ResponsePromise: @unchecked Sendable {
             if case .stream(let body) = response.body { body.close() }
             return
         }
-        fulfil(response)
+        // Released at once: a promise kept after its use must not keep
+        // the server's objects alive.
+        let fulfil = self.fulfil
+        self.fulfil = nil
+        fulfil?(response)
     }
 }
