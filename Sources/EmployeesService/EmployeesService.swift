@@ -100,9 +100,9 @@ public struct EmployeesService: WebService {
     private func find(employeeNumber: Int, details: DetailList<EmployeeDetail>) -> HTTPResponse {
         let adapter = ResultSetAdapter(pool, sql: Self.employeeQuery, arguments: ["employeeNumber": employeeNumber], shape: .object, options: options)
         attach(details, to: adapter)
-        return adapter.objectResponse(
-            notFound: HTTPError(.notFound, detail: "There is no employee number \(employeeNumber).", parameter: "employeeNumber"),
-            path: "/employees/\(employeeNumber)")
+        return adapter.objectResponse(path: "/employees/\(employeeNumber)") {
+            HTTPError(.notFound, detail: "There is no employee number \(employeeNumber).", parameter: "employeeNumber")
+        }
     }
 
     private func attach(_ details: DetailList<EmployeeDetail>, to adapter: ResultSetAdapter) {

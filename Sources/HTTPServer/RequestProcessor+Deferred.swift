@@ -30,7 +30,12 @@ final class Deferral: @unchecked Sendable {
             suspension.resumeLocked()
             return false
         }
-        if isLate, case .stream(let body) = prepared.response.body, prepared.pump == nil { body.close() }
+        guard isLate else { return }
+        if let pump = prepared.pump {
+            pump.discard()
+        } else if case .stream(let body) = prepared.response.body {
+            body.close()
+        }
     }
 
     enum Take {

@@ -28,6 +28,9 @@ final class StreamPump: @unchecked Sendable {
     private let workers: WorkerPool
     private var pending: [UInt8]
     private var pendingStart = 0
+    /// The buffer the next pull fills: a stream uses two buffers in turn,
+    /// not a new block per pull (each then copied into `pending`).
+    private var spare: [UInt8] = []
     private var isFinished = false
     private var failure: (any Error)?
     private var isPulling = false
@@ -55,6 +58,12 @@ final class StreamPump: @unchecked Sendable {
         )
         if response == nil { retained.takeRetainedValue().freed() }
         return response
+    }
+
+    /// Closes the body of a pump that will never be queued (the request
+    /// ended before its response was ready).
+    func discard() {
+        freed()
     }
 
     // MARK: - Event loop
@@ -108,6 +117,7 @@ final class StreamPump: @unchecked Sendable {
             isFreed = true
             pending = []
             pendingStart = 0
+            spare = []
             guard !isPulling, !isBodyClosed else { return false }
             isBodyClosed = true
             return true
@@ -121,7 +131,11 @@ final class StreamPump: @unchecked Sendable {
     // MARK: - Worker
 
     private func pull() {
-        var chunk: [UInt8] = []
+        var chunk = suspension.lock.withLock {
+            defer { spare = [] }
+            return spare
+        }
+        chunk.removeAll(keepingCapacity: true)
         chunk.reserveCapacity(StreamReader.blockSize)
         var finished = false
         var failure: (any Error)?
@@ -138,7 +152,14 @@ final class StreamPump: @unchecked Sendable {
         let mustClose = suspension.lock.withLock {
             isPulling = false
             if !isFreed {
-                pending.append(contentsOf: chunk)
+                if pending.count == pendingStart {
+                    // All handed out: the chunk becomes what is pending, as it is.
+                    swap(&pending, &chunk)
+                    pendingStart = 0
+                } else {
+                    pending.append(contentsOf: chunk)
+                }
+                spare = chunk
                 isFinished = finished
                 self.failure = failure
             }

@@ -203,14 +203,11 @@ public final class Connection {
             try runSimple("DEALLOCATE ALL")
             forgetPreparedStatements()
         }
-        let parameters = Parameters.parse(sql)
         statementCount += 1
-        let name = "s\(statementCount)"
-        guard let raw = PQprepare(handle, name, parameters.sql, 0, nil) else { throw connectionError() }
+        let statement = PreparedStatement(name: "s\(statementCount)", sql: sql)
+        guard let raw = PQprepare(handle, statement.name, statement.parameters.sql, 0, nil) else { throw connectionError() }
         let result = QueryResult(taking: raw)
         try check(result)
-        let statement = PreparedStatement(
-            name: name, parameters: parameters, labelSpelling: SQLTokens.aliases(in: parameters.sql))
         preparedStatements[sql] = statement
         remember(statement, for: sql)
         return statement
@@ -243,15 +240,6 @@ public final class Connection {
     /// connection.preparedStatementCount // 1
     /// ```
     public var preparedStatementCount: Int { preparedStatements.count }
-
-    /// The column layout of `result`, a result of `statement`, worked out
-    /// once per statement: its result columns do not change between runs.
-    func layout(of result: QueryResult, statement: PreparedStatement) -> ColumnLayout {
-        if let layout = statement.layout { return layout }
-        let layout = ColumnLayout(statement.spelled(result.columns))
-        statement.layout = layout
-        return layout
-    }
 
     /// The type OIDs of a prepared statement's parameters, as the server inferred them.
     func parameterTypes(of statement: PreparedStatement) throws -> [UInt32] {
@@ -376,13 +364,23 @@ final class PreparedStatement {
     let parameters: Parameters
     /// Lower-cased `AS` aliases → their spelling in the SQL text.
     let labelSpelling: [String: String]
-    /// The columns of its results, once one was read (see `Connection.layout(of:statement:)`).
-    var layout: ColumnLayout?
+    /// The columns of its results, once one was read (see ``layout(of:)``).
+    private var layout: ColumnLayout?
 
-    init(name: String, parameters: Parameters, labelSpelling: [String: String]) {
+    /// The statement for `sql` (named or positional parameters), parsed.
+    init(name: String, sql: String) {
         self.name = name
-        self.parameters = parameters
-        self.labelSpelling = labelSpelling
+        self.parameters = Parameters.parse(sql)
+        self.labelSpelling = SQLTokens.aliases(in: parameters.sql)
+    }
+
+    /// The column layout of `result`, a result of this statement, worked
+    /// out once: its result columns do not change between runs.
+    func layout(of result: QueryResult) -> ColumnLayout {
+        if let layout { return layout }
+        let layout = ColumnLayout(spelled(result.columns))
+        self.layout = layout
+        return layout
     }
 }
 

@@ -38,7 +38,6 @@ final class PipelineLoop: @unchecked Sendable {
     }
 
     private let openConnection: () throws -> Connection
-    private let connectionCount: Int
     /// How long a job may wait for a connection that makes progress.
     private let waitTimeout: Duration
     /// A connection whose oldest job has been running this long gets no
@@ -70,7 +69,6 @@ final class PipelineLoop: @unchecked Sendable {
     init(connections: Int, waitTimeout: Duration, openConnection: @escaping () throws -> Connection) {
         self.openConnection = openConnection
         self.waitTimeout = waitTimeout
-        self.connectionCount = max(1, connections)
         self.connections = Array(repeating: nil, count: max(1, connections))
         var ends: [Int32] = [-1, -1]
         _ = pipe(&ends)
@@ -134,10 +132,8 @@ final class PipelineLoop: @unchecked Sendable {
     /// The statement for `sql`, parsed once for all the loop's connections.
     func statement(for sql: String) -> PreparedStatement {
         if let statement = statementsBySQL[sql] { return statement }
-        let parameters = Parameters.parse(sql)
         statementCount += 1
-        let statement = PreparedStatement(
-            name: "p\(statementCount)", parameters: parameters, labelSpelling: SQLTokens.aliases(in: parameters.sql))
+        let statement = PreparedStatement(name: "p\(statementCount)", sql: sql)
         // SQL built on the fly must not grow the cache without end; the
         // connections forget their statements with it.
         if statementsBySQL.count >= Connection.preparedStatementLimit {
@@ -220,17 +216,27 @@ final class PipelineLoop: @unchecked Sendable {
     }
 
     /// Sends the waiting jobs, in order, while a connection takes them;
-    /// fails those that waited too long.
+    /// fails those that waited too long, and one for which no connection
+    /// could be opened.
     private func sendWaiting() {
         guard !waiting.isEmpty else { return }
         let now = ContinuousClock.now
-        var sent = 0
-        while sent < waiting.count {
-            guard let (slot, connection) = availableConnection(at: now) else { break }
-            send(waiting[sent].job, submitted: waiting[sent].time, on: connection, slot: slot)
-            sent += 1
+        var taken = 0
+        while taken < waiting.count {
+            let next = waiting[taken]
+            let available: (slot: Int, connection: LoopConnection)?
+            do {
+                available = try availableConnection(at: now)
+            } catch {
+                taken += 1
+                next.job.completion(.failure(error))
+                continue
+            }
+            guard let available else { break }
+            taken += 1
+            send(next.job, submitted: next.time, on: available.connection, slot: available.slot)
         }
-        waiting.removeFirst(sent)
+        waiting.removeFirst(taken)
         while let first = waiting.first, first.time.duration(to: now) >= waitTimeout {
             waiting.removeFirst()
             first.job.completion(.failure(timeoutError))
@@ -238,7 +244,7 @@ final class PipelineLoop: @unchecked Sendable {
     }
 
     private var timeoutError: PoolTimeoutError {
-        PoolTimeoutError(timeout: waitTimeout, poolSize: connectionCount)
+        PoolTimeoutError(timeout: waitTimeout, poolSize: connections.count)
     }
 
     /// Jobs sent behind one that does not finish (a lock) have not started:
@@ -302,7 +308,7 @@ final class PipelineLoop: @unchecked Sendable {
             guard accepted == 1 else {
                 return fail(connection, slot: slot, with: connection.connection.connectionError(), andAlso: job)
             }
-            connection.expected.append(.statement(index))
+            connection.expected.append(.statement)
         }
         guard PQpipelineSync(handle) == 1 else {
             return fail(connection, slot: slot, with: connection.connection.connectionError(), andAlso: job)
@@ -330,22 +336,13 @@ final class PipelineLoop: @unchecked Sendable {
     }
 
     /// The connection with the fewest jobs in flight among those whose
-    /// oldest job is not stalled, opening one where a place is free; `nil`
-    /// when none can take a job now. A connection that cannot be opened
-    /// fails the oldest waiting job.
-    private func availableConnection(at now: ContinuousClock.Instant) -> (Int, LoopConnection)? {
+    /// oldest job is not stalled, opening one where a place is free and
+    /// every open one is busy; `nil` when none can take a job now.
+    private func availableConnection(at now: ContinuousClock.Instant) throws -> (slot: Int, connection: LoopConnection)? {
         var best: Int?
         for slot in connections.indices {
             guard let connection = connections[slot] else {
-                if best == nil || !connections[best!]!.inFlight.isEmpty {
-                    do {
-                        return (slot, try open(slot))
-                    } catch {
-                        let job = waiting.removeFirst()
-                        job.job.completion(.failure(error))
-                        return waiting.isEmpty ? nil : availableConnection(at: now)
-                    }
-                }
+                if best == nil || !connections[best!]!.inFlight.isEmpty { return (slot, try open(slot)) }
                 continue
             }
             if let oldest = connection.inFlight.first, oldest.sent.duration(to: now) >= Self.stallThreshold { continue }
@@ -473,7 +470,7 @@ private final class LoopConnection {
     enum Expected {
         /// A preparation (of the statement so named), or `DEALLOCATE ALL`.
         case prepare(String?)
-        case statement(Int)
+        case statement
         case sync
     }
 

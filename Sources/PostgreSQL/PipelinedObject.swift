@@ -18,37 +18,37 @@ enum PipelinedObject {
         on loop: PipelineLoop, sql: String, arguments: SQLArguments, attachments: [Attachment],
         options: JSONRenderingOptions, completion: @escaping (Result<[UInt8]?, any Error>) -> Void
     ) {
-        // Filled on the loop thread by the first job, read by its completion.
+        // Filled on the loop thread by the first job, read by its completion:
+        // the row's statement, the attachments', and the values guessed for
+        // the attachments (`nil` when the arguments cannot bind them all).
+        var statement: PreparedStatement?
+        var children: [PreparedStatement] = []
         var guessed: [[String?]]?
         let first = PipelineLoop.Job(statements: { loop in
-            let statement = loop.statement(for: sql)
-            let values = try statement.parameters.textValues { arguments.values[$0] }
-            var pipeline = [PipelinedStatement(statement, values: values)]
-            pipeline.reserveCapacity(1 + attachments.count)
-            var guesses: [[String?]] = []
-            for attachment in attachments {
-                let child = loop.statement(for: attachment.sql)
-                if child.parameters.names == statement.parameters.names {
-                    guesses.append(values)
+            let row = loop.statement(for: sql)
+            statement = row
+            children = attachments.map { loop.statement(for: $0.sql) }
+            let values = try row.parameters.textValues { arguments.values[$0] }
+            var pipeline = [PipelinedStatement(row, values: values)]
+            pipeline.reserveCapacity(1 + children.count)
+            for child in children {
+                // The same names as the row's (all `:employeeNumber`, say): the same values, no look-ups.
+                if child.parameters.names == row.parameters.names {
+                    pipeline.append(PipelinedStatement(child, values: values))
                 } else if let values = try? child.parameters.textValues({ arguments.values[$0] }) {
-                    guesses.append(values)
+                    pipeline.append(PipelinedStatement(child, values: values))
                 } else {
-                    return pipeline
+                    return Array(pipeline.prefix(1))
                 }
             }
-            for (index, attachment) in attachments.enumerated() {
-                pipeline.append(PipelinedStatement(loop.statement(for: attachment.sql), values: guesses[index]))
-            }
-            guessed = guesses
+            guessed = pipeline.dropFirst().map(\.values)
             return pipeline
         }, completion: { outcome in
             do {
                 let results = try outcome.get()
-                let statement = loop.statement(for: sql)
                 let result = try succeeded(results[0])
-                guard result.rowCount > 0 else { return completion(.success(nil)) }
-                let row = Row(result: result, index: 0, layout: layout(of: result, statement: statement))
-                let children = attachments.map { loop.statement(for: $0.sql) }
+                guard let statement, result.rowCount > 0 else { return completion(.success(nil)) }
+                let row = Row(result: result, index: 0, layout: statement.layout(of: result))
                 if let guessed, children.indices.allSatisfy({
                     FirstRowWithAttachments.row(row, agreesWith: guessed[$0], for: children[$0].parameters)
                 }) {
@@ -86,13 +86,6 @@ enum PipelinedObject {
         return result
     }
 
-    private static func layout(of result: QueryResult, statement: PreparedStatement) -> ColumnLayout {
-        if let layout = statement.layout { return layout }
-        let layout = ColumnLayout(statement.spelled(result.columns))
-        statement.layout = layout
-        return layout
-    }
-
     private static func write(
         _ row: Row, _ attachments: [Attachment], _ statements: [PreparedStatement], _ results: [QueryResult],
         _ arguments: SQLArguments, _ options: JSONRenderingOptions
@@ -102,7 +95,7 @@ enum PipelinedObject {
         for index in attachments.indices {
             try children.append(ChildBlock(
                 attachments[index], rowsOfOneParent: results[index],
-                layout: layout(of: results[index], statement: statements[index]), arguments: arguments, connection: nil))
+                layout: statements[index].layout(of: results[index]), arguments: arguments, connection: nil))
         }
         var output: [UInt8] = []
         output.reserveCapacity(1024)

@@ -86,7 +86,7 @@ final class FirstRowWithAttachments: RowSource {
         var results = try connection.sendPipeline(pipeline)
         try connection.check(results[0])
         guard results[0].rowCount > 0 else { return }
-        let row = Row(result: results[0], index: 0, layout: connection.layout(of: results[0], statement: statement))
+        let row = Row(result: results[0], index: 0, layout: statement.layout(of: results[0]))
         var isGuessed = hasGuesses
         if hasGuesses {
             // Names already found to agree (with the same values) need no second look.
@@ -124,7 +124,7 @@ final class FirstRowWithAttachments: RowSource {
             let result = results[index + 1]
             try children.append(
                 ChildBlock(
-                    attachment, rowsOfOneParent: result, layout: connection.layout(of: result, statement: child),
+                    attachment, rowsOfOneParent: result, layout: child.layout(of: result),
                     arguments: arguments, connection: connection))
         }
         self.children = children

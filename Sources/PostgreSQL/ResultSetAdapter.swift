@@ -215,7 +215,11 @@ public final class ResultSetAdapter: StreamingBody {
     public func write(into output: inout [UInt8]) throws -> Bool {
         guard !isClosed else { return false }
         if let pipelined {
-            if case .object(let object) = pipelined { output += object } else { JSONWriter.appendNull(to: &output) }
+            switch pipelined {
+            case .object(let object) where output.isEmpty: output = object  // no copy
+            case .object(let object): output += object
+            case .noRow: JSONWriter.appendNull(to: &output)
+            }
             close()
             return false
         }

@@ -88,7 +88,7 @@ public final class RowCursor {
 
     private func layout(for result: QueryResult) -> ColumnLayout {
         if let layout { return layout }
-        let layout = connection.layout(of: result, statement: statement)
+        let layout = statement.layout(of: result)
         self.layout = layout
         return layout
     }

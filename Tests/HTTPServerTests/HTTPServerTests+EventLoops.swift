@@ -124,4 +124,23 @@ extension HTTPServerTests {
         // Completing it afterwards is harmless.
         kept.value.first?.succeed(HTTPResponse(text: "too late"))
     }
+
+    /// Blocking work that ends after the server stopped without it: the
+    /// stream it returns is never sent, and is closed all the same.
+    @Test func aStreamReadyAfterTheStopIsClosed() throws {
+        let body = Shared<CountingBody?>(nil)
+        let server = try startServer(.init(shutdownTimeout: 0.1, threading: .eventLoops(threads: 1))) { _ in
+            HTTPResponse.blocking {
+                usleep(600_000)
+                let stream = CountingBody(total: 10 << 20)
+                body.value = stream
+                return HTTPResponse(status: .ok, body: .stream(stream))
+            }
+        }
+        let client = try TestClient(port: server.port)
+        try client.sendRequest("GET", "/late")
+        usleep(100_000)
+        server.stop()
+        #expect(eventually { body.value?.closeCount.load(ordering: .relaxed) == 1 })
+    }
 }
