@@ -12,13 +12,8 @@ struct DatabaseScriptsTests {
         .deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
     static let sampleDatabase = ProcessInfo.processInfo.environment["EMPLOYEES_DATABASE"] ?? "employees"
 
-    /// The real dumps: `TEST_DB_DUMPS`, or `shared/test_db` beside the repository.
-    static var dumpsFolder: URL {
-        if let folder = ProcessInfo.processInfo.environment["TEST_DB_DUMPS"], !folder.isEmpty {
-            return URL(filePath: folder)
-        }
-        return root.deletingLastPathComponent().appending(path: "shared/test_db")
-    }
+    /// The two real test_db dumps shipped in `sql/test_db/` (see its README for their licence).
+    static let dumpsFolder = root.appending(path: "sql/test_db")
 
     // MARK: - Generated sample
 
