@@ -68,6 +68,7 @@ test: setup
 	$(cluster_env); \
 	scripts/load-sample-db; \
 	$(MAKE) --no-print-directory compose-check; \
+	scripts/test-dependent-package; \
 	EMPLOYEES_DATABASE=employees swift test --skip '$(memory_tests)'; \
 	EMPLOYEES_DATABASE=employees swift test --no-parallel --filter '$(memory_tests)'; \
 	scripts/fuzz all 5

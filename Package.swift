@@ -3,10 +3,13 @@ import PackageDescription
 
 let package = Package(
     name: "swift-sql-rest",
-    platforms: [.macOS(.v14)],
+    // Linux only (no `platforms:` claim): the code imports Glibc, and the C
+    // libraries come from Debian's libpq-dev and libmicrohttpd-dev.
     products: [
+        .library(name: "HTTPServer", targets: ["HTTPServer"]),
         .library(name: "WebService", targets: ["WebService"]),
         .library(name: "PostgreSQL", targets: ["PostgreSQL"]),
+        .library(name: "PostgreSQLWebService", targets: ["PostgreSQLWebService"]),
         .executable(name: "employees-server", targets: ["employees-server"]),
     ],
     dependencies: [

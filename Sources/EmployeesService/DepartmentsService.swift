@@ -36,7 +36,7 @@ public struct DepartmentsService: WebService {
             """,
             returns: Department.self,
             Parameter<String>("departmentNumber", description: "The department's number, such as `d005`."),
-            Parameter<DetailList<DepartmentDetail>>("details", description: "What to nest; repeated or comma-separated.")
+            Parameter<CommaList<DepartmentDetail>>("details", description: "What to nest; repeated or comma-separated.")
         ) { departmentNumber, details in
             try find(departmentNumber: departmentNumber, details: details)
         }
@@ -60,7 +60,7 @@ public struct DepartmentsService: WebService {
     /// The department's own fields come first; its employees, of whom there
     /// can be tens of thousands, are streamed by a query of their own rather
     /// than collected as an attachment.
-    private func find(departmentNumber: String, details: DetailList<DepartmentDetail>) throws -> any StreamingBody {
+    private func find(departmentNumber: String, details: CommaList<DepartmentDetail>) throws -> any StreamingBody {
         let department = ResultSetAdapter(pool, sql: """
             SELECT dept_no AS "departmentNumber", dept_name AS "departmentName" FROM departments WHERE dept_no = :departmentNumber
             """, arguments: ["departmentNumber": departmentNumber], shape: .object, options: options)

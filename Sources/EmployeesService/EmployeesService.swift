@@ -33,7 +33,7 @@ public struct EmployeesService: WebService {
             """,
             returns: [EmployeeSummary].self,
             Parameter<String?>("name", description: "A name pattern such as `bal*` or `*son`."),
-            Parameter<DetailList<EmployeeDetail>>("details", description: "What to nest in each employee; repeated or comma-separated."),
+            Parameter<CommaList<EmployeeDetail>>("details", description: "What to nest in each employee; repeated or comma-separated."),
             Parameter<Int?>("limit", description: "At most this many employees (0 or more)."),
             Parameter<Int>("offset", default: 0, description: "Skip this many employees first (0 or more).")
         ) { name, details, limit, offset in
@@ -43,7 +43,7 @@ public struct EmployeesService: WebService {
         Route(.get, "/?:employeeNumber", description: "Returns one employee, with the details asked for.",
               returns: Employee.self,
               Parameter<Int>("employeeNumber", description: "The employee's number (10001 and up)."),
-              Parameter<DetailList<EmployeeDetail>>("details", description: "What to nest; repeated or comma-separated.")
+              Parameter<CommaList<EmployeeDetail>>("details", description: "What to nest; repeated or comma-separated.")
         ) { employeeNumber, details in
             find(employeeNumber: employeeNumber, details: details)
         }.nonBlocking()
@@ -70,7 +70,7 @@ public struct EmployeesService: WebService {
             """,
     ]
 
-    private func list(name: String?, details: DetailList<EmployeeDetail>, limit: Int?, offset: Int) throws -> ResultSetAdapter {
+    private func list(name: String?, details: CommaList<EmployeeDetail>, limit: Int?, offset: Int) throws -> ResultSetAdapter {
         if let limit, limit < 0 {
             throw HTTPError(.badRequest, detail: "The parameter \"limit\" must be 0 or more; received \(limit).", parameter: "limit")
         }
@@ -97,7 +97,7 @@ public struct EmployeesService: WebService {
         """
 
     /// Runs on the pool's pipeline loop, batched with other requests' statements.
-    private func find(employeeNumber: Int, details: DetailList<EmployeeDetail>) -> HTTPResponse {
+    private func find(employeeNumber: Int, details: CommaList<EmployeeDetail>) -> HTTPResponse {
         let adapter = ResultSetAdapter(pool, sql: Self.employeeQuery, arguments: ["employeeNumber": employeeNumber], shape: .object, options: options)
         attach(details, to: adapter)
         return adapter.objectResponse(path: "/employees/\(employeeNumber)") {
@@ -105,8 +105,8 @@ public struct EmployeesService: WebService {
         }
     }
 
-    private func attach(_ details: DetailList<EmployeeDetail>, to adapter: ResultSetAdapter) {
-        for detail in details.elements {
+    private func attach(_ details: CommaList<EmployeeDetail>, to adapter: ResultSetAdapter) {
+        for detail in details {
             adapter.attach(detail.rawValue, Self.detailQueries[detail]!)
         }
     }

@@ -1,4 +1,5 @@
 import FoundationEssentials
+import WebService
 
 // The shapes of the JSON the employees and departments services write.
 // Rows are streamed straight from the database; these types exist so that
@@ -78,4 +79,17 @@ public struct DepartmentMember: Codable, Sendable {
     public var firstName: String
     public var lastName: String
     public var fromDate: Date
+}
+
+/// What `GET /employees` and `GET /employees/{n}` can nest in each employee.
+public enum EmployeeDetail: String, CaseIterable, ArgumentValue {
+    case titles
+    case salaries
+    case departments
+}
+
+/// What `GET /departments/{d}` can nest in the department.
+public enum DepartmentDetail: String, CaseIterable, ArgumentValue {
+    case managers
+    case employees
 }

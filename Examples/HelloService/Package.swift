@@ -1,0 +1,21 @@
+// swift-tools-version:6.0
+// A service in its own package, depending on swift-sql-rest as any user's
+// package would (here by path; elsewhere by its git URL).
+import PackageDescription
+
+let package = Package(
+    name: "HelloService",
+    dependencies: [
+        .package(name: "swift-sql-rest", path: "../.."),
+    ],
+    targets: [
+        .executableTarget(
+            name: "hello-service",
+            dependencies: [
+                .product(name: "WebService", package: "swift-sql-rest"),
+                .product(name: "PostgreSQL", package: "swift-sql-rest"),
+                .product(name: "PostgreSQLWebService", package: "swift-sql-rest"),
+            ]
+        ),
+    ]
+)
