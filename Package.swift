@@ -75,6 +75,7 @@ let package = Package(
             name: "employees-server",
             dependencies: [
                 "EmployeesService",
+                "PostgreSQLWebService",
                 "Locking",
                 .product(name: "Logging", package: "swift-log"),
             ]
@@ -95,7 +96,7 @@ let package = Package(
         .testTarget(name: "CivilCalendarTests", dependencies: ["CivilCalendar"]),
         .target(name: "HTTPTestClient", path: "Tests/HTTPTestClient"),
         .testTarget(name: "HTTPServerTests", dependencies: ["HTTPServer", "HTTPTestClient"]),
-        .testTarget(name: "WebServiceTests", dependencies: ["WebService"]),
+        .testTarget(name: "WebServiceTests", dependencies: ["WebService", "HTTPServer"]),
         .testTarget(name: "PostgreSQLTests", dependencies: ["PostgreSQL", "Locking"]),
         .testTarget(name: "PostgreSQLWebServiceTests", dependencies: ["PostgreSQLWebService"]),
         .testTarget(name: "EmployeesServiceTests", dependencies: ["EmployeesService"]),

@@ -1,4 +1,3 @@
-import PostgreSQL
 import PostgreSQLWebService
 import WebService
 
@@ -13,21 +12,13 @@ public struct DepartmentsService: WebService {
     public let path = "/departments"
     public let description = "Departments of the sample database, their managers and current employees."
 
-    private let pool: ConnectionPool
-    private let options: JSONRenderingOptions
-
-    public init(pool: ConnectionPool, options: JSONRenderingOptions = JSONRenderingOptions()) {
-        self.pool = pool
-        self.options = options
-    }
+    public init() {}
 
     public var routes: [Route] {
         Route(.get, "/", description: "Lists the departments ordered by number.", returns: [Department].self) {
-            let adapter = ResultSetAdapter(pool, sql: """
+            Query.list("""
                 SELECT dept_no AS "departmentNumber", dept_name AS "departmentName" FROM departments ORDER BY dept_no
-                """, options: options)
-            try adapter.start()
-            return adapter
+                """)
         }
 
         Route(.get, "/?:departmentNumber", description: """
@@ -38,7 +29,7 @@ public struct DepartmentsService: WebService {
             Parameter<String>("departmentNumber", description: "The department's number, such as `d005`."),
             Parameter<CommaList<DepartmentDetail>>("details", description: "What to nest; repeated or comma-separated.")
         ) { departmentNumber, details in
-            try find(departmentNumber: departmentNumber, details: details)
+            find(departmentNumber: departmentNumber, details: details)
         }
     }
 
@@ -60,50 +51,17 @@ public struct DepartmentsService: WebService {
     /// The department's own fields come first; its employees, of whom there
     /// can be tens of thousands, are streamed by a query of their own rather
     /// than collected as an attachment.
-    private func find(departmentNumber: String, details: CommaList<DepartmentDetail>) throws -> any StreamingBody {
-        let department = ResultSetAdapter(pool, sql: """
+    private func find(departmentNumber: String, details: CommaList<DepartmentDetail>) -> Query {
+        var department = Query.object("""
             SELECT dept_no AS "departmentNumber", dept_name AS "departmentName" FROM departments WHERE dept_no = :departmentNumber
-            """, arguments: ["departmentNumber": departmentNumber], shape: .object, options: options)
+            """, ["departmentNumber": departmentNumber],
+            notFound: HTTPError(.notFound, detail: "There is no department \"\(departmentNumber)\".", parameter: "departmentNumber"))
         if details.contains(.managers) {
-            department.attach("managers", Self.managersQuery)
+            department = department.attaching("managers", Self.managersQuery)
         }
-        guard try department.start() else {
-            department.close()
-            throw HTTPError(.notFound, detail: "There is no department \"\(departmentNumber)\".", parameter: "departmentNumber")
+        if details.contains(.employees) {
+            department = department.streaming("employees", Query.list(Self.employeesQuery, ["departmentNumber": departmentNumber]))
         }
-        guard details.contains(.employees) else { return department }
-
-        let employees = ResultSetAdapter(pool, sql: Self.employeesQuery, arguments: ["departmentNumber": departmentNumber], options: options)
-        return ConcatenatedBody([
-            .stream(ObjectWithoutClosingBrace(department)),
-            .bytes(Array(#","employees":"#.utf8)),
-            .stream(employees),
-            .bytes(Array("}".utf8)),
-        ])
-    }
-}
-
-/// Passes a JSON object through without its final `}`, so that more members
-/// can follow it.
-final class ObjectWithoutClosingBrace: StreamingBody {
-    private let inner: any StreamingBody
-    private var held: UInt8?
-
-    init(_ inner: any StreamingBody) {
-        self.inner = inner
-    }
-
-    func write(into output: inout [UInt8]) throws -> Bool {
-        if let held { output.append(held) }
-        let more = try inner.write(into: &output)
-        held = output.popLast()
-        if !more, held != UInt8(ascii: "}") {
-            throw HTTPError(.internalServerError, detail: "Expected a JSON object.")
-        }
-        return more
-    }
-
-    func close() {
-        inner.close()
+        return department
     }
 }

@@ -14,16 +14,7 @@ public struct EmployeesService: WebService {
     public let path = "/employees"
     public let description = "Employees of the sample database: search, details, title and salary histories."
 
-    private let pool: ConnectionPool
-    private let options: JSONRenderingOptions
-
-    /// - Parameters:
-    ///   - pool: connections to the employees database.
-    ///   - options: how values are written (dates as ISO strings or epoch milliseconds).
-    public init(pool: ConnectionPool, options: JSONRenderingOptions = JSONRenderingOptions()) {
-        self.pool = pool
-        self.options = options
-    }
+    public init() {}
 
     public var routes: [Route] {
         Route(.get, "/", description: """
@@ -45,32 +36,18 @@ public struct EmployeesService: WebService {
               Parameter<Int>("employeeNumber", description: "The employee's number (10001 and up)."),
               Parameter<CommaList<EmployeeDetail>>("details", description: "What to nest; repeated or comma-separated.")
         ) { employeeNumber, details in
-            find(employeeNumber: employeeNumber, details: details)
-        }.nonBlocking()
+            Query.object(Self.employeeQuery, ["employeeNumber": employeeNumber],
+                         notFound: HTTPError(.notFound, detail: "There is no employee number \(employeeNumber).",
+                                             parameter: "employeeNumber"))
+                .attaching(details.map { ($0.rawValue, $0.sql) })
+        }
     }
 
     // MARK: - Queries
 
     static let summaryColumns = #"emp_no AS "employeeNumber", first_name AS "firstName", last_name AS "lastName""#
 
-    static let detailQueries: [EmployeeDetail: String] = [
-        .titles: """
-            SELECT title, from_date AS "fromDate", to_date AS "toDate"
-            FROM titles WHERE emp_no = :employeeNumber ORDER BY from_date, title
-            """,
-        .salaries: """
-            SELECT salary, from_date AS "fromDate", to_date AS "toDate"
-            FROM salaries WHERE emp_no = :employeeNumber ORDER BY from_date
-            """,
-        .departments: """
-            SELECT d.dept_no AS "departmentNumber", d.dept_name AS "departmentName",
-                   de.from_date AS "fromDate", de.to_date AS "toDate"
-            FROM dept_emp de JOIN departments d ON d.dept_no = de.dept_no
-            WHERE de.emp_no = :employeeNumber ORDER BY de.from_date, d.dept_no
-            """,
-    ]
-
-    private func list(name: String?, details: CommaList<EmployeeDetail>, limit: Int?, offset: Int) throws -> ResultSetAdapter {
+    private func list(name: String?, details: CommaList<EmployeeDetail>, limit: Int?, offset: Int) throws -> Query {
         if let limit, limit < 0 {
             throw HTTPError(.badRequest, detail: "The parameter \"limit\" must be 0 or more; received \(limit).", parameter: "limit")
         }
@@ -84,32 +61,17 @@ public struct EmployeesService: WebService {
             filter = "WHERE lower(first_name) LIKE :pattern OR lower(last_name) LIKE :pattern"
         }
         let sql = "SELECT \(Self.summaryColumns) FROM employees \(filter) ORDER BY emp_no LIMIT :limit OFFSET :offset"
-        let adapter = ResultSetAdapter(pool, sql: sql, arguments: arguments, options: options)
-        attach(details, to: adapter)
-        try adapter.start()
-        return adapter
+        return Query.list(sql, arguments).attaching(details.map { ($0.rawValue, $0.sql) })
     }
 
-    /// One employee by number; built once, not per request.
+    /// One employee by number. `CAST(:employeeNumber AS bigint)` makes the
+    /// parameter a `bigint` rather than the `integer` of `emp_no`, so that
+    /// any number a client sends is compared, not converted: one past the
+    /// `integer` range finds no row (404) instead of failing (22003, 400).
     static let employeeQuery = """
         SELECT \(summaryColumns), birth_date AS "birthDate", gender, hire_date AS "hireDate"
         FROM employees WHERE emp_no = CAST(:employeeNumber AS bigint)
         """
-
-    /// Runs on the pool's pipeline loop, batched with other requests' statements.
-    private func find(employeeNumber: Int, details: CommaList<EmployeeDetail>) -> HTTPResponse {
-        let adapter = ResultSetAdapter(pool, sql: Self.employeeQuery, arguments: ["employeeNumber": employeeNumber], shape: .object, options: options)
-        attach(details, to: adapter)
-        return adapter.objectResponse(path: "/employees/\(employeeNumber)") {
-            HTTPError(.notFound, detail: "There is no employee number \(employeeNumber).", parameter: "employeeNumber")
-        }
-    }
-
-    private func attach(_ details: CommaList<EmployeeDetail>, to adapter: ResultSetAdapter) {
-        for detail in details {
-            adapter.attach(detail.rawValue, Self.detailQueries[detail]!)
-        }
-    }
 
     /// The LIKE pattern for a name pattern: lower-cased, `%`, `_` and `\`
     /// escaped so they match themselves, `*` turned into `%`.
@@ -123,5 +85,32 @@ public struct EmployeesService: WebService {
             }
         }
         return pattern
+    }
+}
+
+/// What `GET /employees` and `GET /employees/{n}` can nest in each employee.
+public enum EmployeeDetail: String, CaseIterable, ArgumentValue {
+    case titles
+    case salaries
+    case departments
+
+    /// The rows nested under the detail's name, bound to the employee by `:employeeNumber`.
+    var sql: String {
+        switch self {
+        case .titles: """
+            SELECT title, from_date AS "fromDate", to_date AS "toDate"
+            FROM titles WHERE emp_no = :employeeNumber ORDER BY from_date, title
+            """
+        case .salaries: """
+            SELECT salary, from_date AS "fromDate", to_date AS "toDate"
+            FROM salaries WHERE emp_no = :employeeNumber ORDER BY from_date
+            """
+        case .departments: """
+            SELECT d.dept_no AS "departmentNumber", d.dept_name AS "departmentName",
+                   de.from_date AS "fromDate", de.to_date AS "toDate"
+            FROM dept_emp de JOIN departments d ON d.dept_no = de.dept_no
+            WHERE de.emp_no = :employeeNumber ORDER BY de.from_date, d.dept_no
+            """
+        }
     }
 }

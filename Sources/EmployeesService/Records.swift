@@ -81,13 +81,6 @@ public struct DepartmentMember: Codable, Sendable {
     public var fromDate: Date
 }
 
-/// What `GET /employees` and `GET /employees/{n}` can nest in each employee.
-public enum EmployeeDetail: String, CaseIterable, ArgumentValue {
-    case titles
-    case salaries
-    case departments
-}
-
 /// What `GET /departments/{d}` can nest in the department.
 public enum DepartmentDetail: String, CaseIterable, ArgumentValue {
     case managers

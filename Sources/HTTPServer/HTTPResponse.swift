@@ -18,8 +18,8 @@ public struct HTTPResponse {
         case bytes([UInt8])
         /// A body produced while the client reads it, sent chunked.
         case stream(any StreamingBody)
-        /// A whole response still to come: see ``HTTPResponse/blocking(_:)``
-        /// and ``HTTPResponse/later(_:)``.
+        /// A whole response still to come: see ``HTTPResponse/blocking(_:)``,
+        /// ``HTTPResponse/later(_:)`` and ``HTTPResponse/async(_:)``.
         case deferred(Deferred)
     }
 
@@ -73,12 +73,25 @@ extension HTTPResponse {
         HTTPResponse(status: .ok, body: .deferred(Deferred(.later(start))))
     }
 
-    /// The work behind a ``blocking(_:)`` or ``later(_:)`` response; its
+    /// A response computed by an `async` function, as a task that runs on
+    /// the server's worker threads (its task executor): an event loop never
+    /// runs it, so an `async` function that blocks holds up one worker, not
+    /// a loop. The task is cancelled with the request only by its own checks.
+    ///
+    /// ```swift
+    /// HTTPResponse.async { HTTPResponse(text: await weather.today()) }
+    /// ```
+    public static func async(_ work: @escaping @Sendable () async -> HTTPResponse) -> HTTPResponse {
+        HTTPResponse(status: .ok, body: .deferred(Deferred(.task(work))))
+    }
+
+    /// The work behind a ``blocking(_:)``, ``later(_:)`` or ``async(_:)`` response; its
     /// status and header fields are those of the response it produces.
     public struct Deferred {
         enum Kind {
             case blocking(@Sendable () -> HTTPResponse)
             case later((ResponsePromise) -> Void)
+            case task(@Sendable () async -> HTTPResponse)
         }
 
         let kind: Kind

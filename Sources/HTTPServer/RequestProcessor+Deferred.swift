@@ -75,12 +75,23 @@ extension RequestProcessor {
         context.deferral = deferral
         suspension.lock.withLock { suspension.suspendLocked() }
         let method = context.method
-        if case .deferred(let deferred) = response.body, case .later(let start) = deferred.kind {
-            start(ResponsePromise { response in
+        func promise() -> ResponsePromise {
+            ResponsePromise { response in
                 guard Self.needsWorker(response) else { return deferral.fulfil(PreparedResponse(response: response)) }
                 workers.submit { deferral.fulfil(self.prepare(response, method: method, context: context, deferral: deferral)) }
-            })
-            return
+            }
+        }
+        if case .deferred(let deferred) = response.body {
+            switch deferred.kind {
+            case .later(let start):
+                return start(promise())
+            case .task(let work):
+                let promise = promise()
+                Task(executorPreference: workers) { promise.succeed(await work()) }
+                return
+            case .blocking:
+                break
+            }
         }
         workers.submit { deferral.fulfil(self.prepare(response, method: method, context: context, deferral: deferral)) }
     }
@@ -128,6 +139,11 @@ extension RequestProcessor {
             case .later(let start):
                 let box = ResponseBox()
                 start(ResponsePromise { box.put($0) })
+                response = box.take()
+            case .task(let work):
+                // This thread waits for the task, which runs on Swift's own executor.
+                let box = ResponseBox()
+                Task { box.put(await work()) }
                 response = box.take()
             }
         }

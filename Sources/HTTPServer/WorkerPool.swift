@@ -58,3 +58,14 @@ final class WorkerPool: @unchecked Sendable {
         }
     }
 }
+
+/// The workers run the jobs of `async` handlers' tasks
+/// (``HTTPResponse/async(_:)``), which therefore never run on an event loop
+/// or on Swift's cooperative pool, where a blocking call would hold up
+/// other tasks.
+extension WorkerPool: TaskExecutor {
+    func enqueue(_ job: consuming ExecutorJob) {
+        let job = UnownedJob(job)
+        submit { job.runSynchronously(on: self.asUnownedTaskExecutor()) }
+    }
+}

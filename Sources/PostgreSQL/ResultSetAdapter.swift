@@ -165,20 +165,14 @@ public final class ResultSetAdapter: StreamingBody {
     /// together (one database round trip serves many requests), and
     /// writes the object there. For a ``Shape/object`` adapter on a pool,
     /// whose row is found by key: the row's result is read whole, and the
-    /// attachments may not have attachments of their own.
+    /// attachments may not have attachments of their own. `QueryRunner`
+    /// chooses it for such queries.
     ///
     /// `completion` is called once, on the loop's thread (it must not
     /// block), with whether there is a row, or the failure. After it,
     /// ``write(into:)`` only copies the object out; call it (and
     /// ``close()``) from one thread at a time, after `completion` ran.
-    ///
-    /// ```swift
-    /// let adapter = ResultSetAdapter(pool, sql: sql, arguments: ["id": id], shape: .object)
-    /// adapter.start { outcome in
-    ///     // on the loop thread: hand the adapter to the thread that sends the response
-    /// }
-    /// ```
-    public func start(completion: @escaping (Result<Bool, any Error>) -> Void) {
+    package func start(completion: @escaping (Result<Bool, any Error>) -> Void) {
         guard shape == .object, case .pool(let pool) = source, rows == nil, pipelined == nil, !isClosed,
               attachments.allSatisfy(\.attachments.isEmpty)
         else {

@@ -10,10 +10,10 @@ struct MountedService: Sendable {
 
     var documentation: ServiceDocumentation { lazyDocumentation.pages.documentation }
 
-    init(_ service: any WebService) {
+    init(_ service: any WebService, runners: [any Sendable]) {
         segments = service.path.split(separator: "/").map(String.init)
         path = "/" + segments.joined(separator: "/")
-        let routes = service.routes.map(BoundRoute.init)
+        let routes = service.routes.map { BoundRoute($0, servicePath: service.path, runners: runners) }
         var resources: [Resource] = []
         for route in routes {
             if let index = resources.firstIndex(where: { $0.shape == route.pattern.shape }) {
@@ -74,9 +74,21 @@ struct BoundRoute: Sendable {
     /// The same, as a set (for choosing among overloads).
     let acceptedNames: Set<String>
     let takesBody: Bool
+    /// The runner of the route's ``RunnableResult``, if it returns one.
+    let runner: (any Sendable)?
 
-    init(_ route: Route) {
+    init(_ route: Route, servicePath: String, runners: [any Sendable]) {
         self.route = route
+        if let runnerType = route.runnerType {
+            guard let runner = runners.first(where: { type(of: $0) == runnerType }) else {
+                preconditionFailure(
+                    "\(route.method) \(servicePath)\(route.path) returns a result run by \(runnerType), "
+                        + "which the router was not given: pass one in WebServiceRouter(services:runners:)")
+            }
+            self.runner = runner
+        } else {
+            runner = nil
+        }
         pattern = RoutePattern(route.path)
         let variables = pattern.variableNames
         var names: [String] = []

@@ -8,17 +8,24 @@ import JSONStreaming
 /// name) and `?` (bound to a ``PathVariable`` by position). The handler's
 /// result decides the response:
 ///
+/// - a ``RunnableResult`` such as a database query value: the router runs
+///   it with the runner it was given, which decides how;
 /// - an `Encodable` value: `200` with its JSON, keys in declaration order;
 /// - nothing (`Void`): `204 No Content`;
 /// - an ``HTTPResponse``: sent as is (status, headers, raw bytes or text);
 /// - a `StreamingBody`: streamed as `application/json`.
 ///
+/// Where a handler runs follows from what it is, never from a marker: a
+/// handler that returns a ``RunnableResult`` only describes work, and runs
+/// on the event loop; any other synchronous handler may block, and runs on
+/// a worker thread; an `async` handler runs as a task on the worker threads.
+///
 /// ```swift
-/// Route(.get, "/?:employeeNumber", description: "Returns one employee.",
-///       Parameter<Int>("employeeNumber")) { number in try employees.find(number) }
-/// Route(.get, "/", description: "Streams every employee.", returns: [Employee].self) {
-///     try employees.all()          // a StreamingBody
+/// Route(.get, "/?:employeeNumber", description: "Returns one employee.", returns: Employee.self,
+///       Parameter<Int>("employeeNumber")) { number in
+///     Query.object(employeeSQL, ["employeeNumber": number], notFound: "No employee \(number).")
 /// }
+/// Route(.get, "/sum", Parameter<Double>("a"), Parameter<Double>("b")) { a, b in a + b }
 /// ```
 public struct Route: Sendable {
     /// The HTTP verb.
@@ -30,13 +37,26 @@ public struct Route: Sendable {
     let inputs: [InputDeclaration]
     let result: ResultDeclaration
     let handler: @Sendable (RouteContext) throws -> HTTPResponse
-    /// Whether the handler never blocks (see ``nonBlocking()``).
-    public private(set) var isNonBlocking = false
+    /// Where the handler runs; decided by the kind of handler.
+    let execution: Execution
+    /// The runner type a ``RunnableResult`` handler needs from the router.
+    let runnerType: Any.Type?
+
+    /// Where a handler runs.
+    @usableFromInline
+    enum Execution: Sendable {
+        /// On the event loop: the handler only describes work (a ``RunnableResult``).
+        case eventLoop
+        /// On a worker thread: a synchronous handler, which may block.
+        case worker
+        /// As a task: an `async` handler (its response is an `HTTPResponse.async`).
+        case task
+    }
 
     @usableFromInline
     init(
         _ method: HTTPMethod, _ path: String, description: String,
-        inputs: [InputDeclaration], result: ResultDeclaration,
+        inputs: [InputDeclaration], result: ResultDeclaration, execution: Execution = .worker, runnerType: Any.Type? = nil,
         handler: @escaping @Sendable (RouteContext) throws -> HTTPResponse
     ) {
         precondition([.get, .post, .put, .patch, .delete].contains(method), "Routes take GET, POST, PUT, PATCH or DELETE, not \(method)")
@@ -45,24 +65,9 @@ public struct Route: Sendable {
         self.description = description
         self.inputs = inputs
         self.result = result
+        self.execution = execution
+        self.runnerType = runnerType
         self.handler = handler
-    }
-
-    /// The same route, marked as one whose handler never blocks: it only
-    /// computes, or returns an `HTTPResponse.later` response that another
-    /// thread completes (a `ResultSetAdapter`'s non-blocking start, say).
-    /// On an event-loop server (``WebServiceRouter/respondOnEventLoop(to:)``)
-    /// such a handler runs on the loop itself, without a hand-over to a
-    /// worker thread and back. A handler that blocks would hold up every
-    /// connection of its loop.
-    ///
-    /// ```swift
-    /// Route(.get, "/sum", Parameter<Double>("a"), Parameter<Double>("b")) { a, b in a + b }.nonBlocking()
-    /// ```
-    public func nonBlocking() -> Route {
-        var route = self
-        route.isNonBlocking = true
-        return route
     }
 
     /// The header fields of a streamed response, built once.
@@ -77,6 +82,23 @@ public struct Route: Sendable {
     }
 
     // MARK: - Results
+
+    /// A route whose handler returns a ``RunnableResult`` (a query value,
+    /// say), which the router runs with its runner. `returns` documents
+    /// what the result holds.
+    @inlinable
+    public init<each Input: RouteInput, Result: RunnableResult>(
+        _ method: HTTPMethod, _ path: String, description: String = "", returns: Any.Type? = nil,
+        _ inputs: repeat each Input,
+        handler: @escaping @Sendable (repeat (each Input).Value) throws -> Result
+    ) {
+        self.init(method, path, description: description, inputs: Self.declarations(repeat each inputs),
+                  result: .runnable(returns), execution: .eventLoop, runnerType: Result.Runner.self) { context in
+            let result = try handler(repeat (each inputs).value(in: context))
+            // The router checked, when it mounted the route, that it holds a runner of this type.
+            return result.response(runner: context.runner as! Result.Runner, request: context.runRequest)
+        }
+    }
 
     /// A route whose handler returns an `Encodable` value, sent as JSON.
     ///
@@ -164,4 +186,6 @@ enum ResultDeclaration: Sendable {
     case response(Any.Type?)
     /// A stream of this documented type if known.
     case stream(Any.Type?)
+    /// A ``RunnableResult``, of this documented type if known.
+    case runnable(Any.Type?)
 }

@@ -1,5 +1,6 @@
 import FoundationEssentials
 import HTTPServer
+import Logging
 
 /// Something a route's handler receives: a ``Parameter``, a ``PathVariable``,
 /// a ``Body`` or the ``Request`` itself. Each input both produces its
@@ -38,6 +39,14 @@ public struct RouteContext: Sendable {
     let pattern: RoutePattern
     let path: ArraySlice<String>
     let arguments: [String: [ArgumentInput]]
+    /// The runner the route's ``RunnableResult`` needs, found when the route was mounted.
+    @usableFromInline let runner: (any Sendable)?
+    let logger: Logger
+
+    /// What a ``RunnableResult`` reports its errors with.
+    @usableFromInline var runRequest: RunRequest {
+        RunRequest(method: request.method, path: request.rawPath, logger: logger)
+    }
 }
 
 // MARK: - Parameter

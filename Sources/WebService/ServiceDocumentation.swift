@@ -144,6 +144,10 @@ extension OperationDocumentation {
         case .stream(let type):
             result = type.map(introspector.describe) ?? .any
             streamed = true
+        case .runnable(let type):
+            // A runnable result streams its lists (a query's rows) and sends an object whole.
+            result = type.map(introspector.describe) ?? .any
+            streamed = type.map { $0 is any Collection.Type } ?? false
         }
     }
 }

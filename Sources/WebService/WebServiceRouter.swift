@@ -7,23 +7,24 @@ import Logging
 /// `GET /<service>?api` describes one (HTML, or JSON on
 /// `Accept: application/json`).
 ///
-/// `respond(to:)` never throws: every error becomes a problem-details
-/// response. Handlers run on the calling thread and may block; on an event
-/// loop, use `respondOnEventLoop(to:)`.
+/// `respond(to:)` never throws and never blocks: every error becomes a
+/// problem-details response, and a handler that may block runs later, off
+/// the calling event loop (see ``Route``).
 ///
 /// ```swift
-/// let router = WebServiceRouter(services: [MathService()])
-/// let server = HTTPServer(configuration: .init(port: 8080)) { request in
-///     router.respond(to: request)
-/// }
+/// let router = WebServiceRouter(services: [ProductsService()], runners: [QueryRunner(pool: pool)])
+/// let server = HTTPServer(configuration: .init(port: 8080)) { router.respond(to: $0) }
 /// ```
 public final class WebServiceRouter: Sendable {
     let services: [MountedService]
     let logger: Logger
 
-    /// Mounts `services`, each at its own path.
-    public init(services: [any WebService], logger: Logger = Logger(label: "web")) {
-        self.services = services.map(MountedService.init)
+    /// Mounts `services`, each at its own path. `runners` run what the
+    /// routes return as ``RunnableResult``s (a `QueryRunner` for query
+    /// values, say); a route whose result has no runner here stops the
+    /// program at once, not at its first request.
+    public init(services: [any WebService], runners: [any Sendable] = [], logger: Logger = Logger(label: "web")) {
+        self.services = services.map { MountedService($0, runners: runners) }
         self.logger = logger
         var seen: Set<[String]> = []
         for service in self.services {
@@ -37,32 +38,16 @@ public final class WebServiceRouter: Sendable {
         services.map(\.documentation)
     }
 
-    /// Answers one request, running the route's handler on the calling
-    /// thread (which may block).
+    /// Answers one request without blocking the calling thread (an event
+    /// loop): routing, arguments, documentation and the handlers of
+    /// ``RunnableResult``s run here; a synchronous handler that may block
+    /// runs in an `HTTPResponse.blocking` response, which the server runs
+    /// on a worker; an `async` handler in an `HTTPResponse.async` one.
     ///
     /// The request is consumed: it moves into the route's context rather
     /// than being copied there (a retain and a release of each of its
-    /// buffers; about 400 instructions per request, measured).
+    /// buffers per request).
     public func respond(to request: consuming HTTPRequest) -> HTTPResponse {
-        respond(to: request, onEventLoop: false)
-    }
-
-    /// Answers one request on an event loop of an
-    /// `HTTPServer.ThreadingModel.eventLoops` server: routing, arguments
-    /// and documentation on the calling thread, handlers marked
-    /// ``Route/nonBlocking()`` too, every other handler in an
-    /// `HTTPResponse.blocking` response, which the server runs on a worker.
-    ///
-    /// ```swift
-    /// let server = HTTPServer(configuration: .init(threading: .eventLoops(threads: 2))) { request in
-    ///     router.respondOnEventLoop(to: request)
-    /// }
-    /// ```
-    public func respondOnEventLoop(to request: consuming HTTPRequest) -> HTTPResponse {
-        respond(to: request, onEventLoop: true)
-    }
-
-    private func respond(to request: consuming HTTPRequest, onEventLoop: Bool) -> HTTPResponse {
         let method = request.method
         let rawPath = request.rawPath
         do {
@@ -70,7 +55,7 @@ public final class WebServiceRouter: Sendable {
             case .response(let response):
                 return response
             case .route(let route, let context):
-                if onEventLoop, !route.isNonBlocking {
+                if route.execution == .worker {
                     return HTTPResponse.blocking { self.run(route, context, method: method, rawPath: rawPath) }
                 }
                 return run(route, context, method: method, rawPath: rawPath)
@@ -146,7 +131,8 @@ public final class WebServiceRouter: Sendable {
         let arguments = try Self.arguments(of: request, bodyIsArguments: !candidates.contains { $0.takesBody })
         let chosen = try Self.choose(among: candidates, for: arguments, request: request)
         let context = RouteContext(
-            request: consume request, pattern: candidates[chosen].pattern, path: remainder, arguments: arguments.values
+            request: consume request, pattern: candidates[chosen].pattern, path: remainder, arguments: arguments.values,
+            runner: candidates[chosen].runner, logger: logger
         )
         return .route(candidates[chosen].route, context)
     }

@@ -4,6 +4,7 @@ import Glibc
 #endif
 import Logging
 import PostgreSQL
+import PostgreSQLWebService
 import WebService
 
 /// Serves the employees sample database over HTTP.
@@ -48,11 +49,11 @@ enum EmployeesServer {
         ))
         let rendering = JSONRenderingOptions(dateFormat: options.dateFormat == .iso8601 ? .iso8601 : .epochMilliseconds)
         let router = WebServiceRouter(services: [
-            EmployeesService(pool: pool, options: rendering),
-            DepartmentsService(pool: pool, options: rendering),
+            EmployeesService(),
+            DepartmentsService(),
             HealthService(pool: pool),
             MathService(),
-        ], logger: logger)
+        ], runners: [QueryRunner(pool: pool, options: rendering)], logger: logger)
 
         var configuration = HTTPServer.Configuration()
         configuration.host = options.host
@@ -61,7 +62,7 @@ enum EmployeesServer {
         configuration.connectionTimeout = options.connectionTimeout
         configuration.shutdownTimeout = options.shutdownTimeout
         configuration.threading = .eventLoops(threads: options.eventLoops)
-        let server = HTTPServer(configuration: configuration, logger: logger) { router.respondOnEventLoop(to: $0) }
+        let server = HTTPServer(configuration: configuration, logger: logger) { router.respond(to: $0) }
         try server.start()
         logger.info("Serving http://\(options.host):\(server.port)/ (pool of \(options.poolSize) connections)")
         StandardErrorOutput.shared.flush()  // Scripts wait for this line; the access log can wait 50 ms.

@@ -1,6 +1,7 @@
 import EmployeesService
 import Foundation
 import PostgreSQL
+import PostgreSQLWebService
 import Testing
 import WebService
 
@@ -133,7 +134,7 @@ struct EmployeeAPITests {
     @Test("dates as epoch milliseconds when the service is configured so")
     func epochMilliseconds() throws {
         let pool = try TestEnvironment.pool(size: 2)
-        let server = TestServer.serve([EmployeesService(pool: pool, options: JSONRenderingOptions(dateFormat: .epochMilliseconds))])
+        let server = TestServer.serve([EmployeesService()], runner: QueryRunner(pool: pool, options: JSONRenderingOptions(dateFormat: .epochMilliseconds)))
         try server.start()
         defer { server.stop(); pool.close() }
 

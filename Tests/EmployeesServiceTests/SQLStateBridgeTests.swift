@@ -45,10 +45,8 @@ struct FailingService: WebService {
         Route(.get, "/divide", Parameter<Int>("by")) { (by: Int) throws -> Int in
             try pool.withConnection { try $0.fetchOne(Int.self, "SELECT 1 / CAST(:by AS integer) AS value", ["by": by]) ?? 0 }
         }
-        Route(.get, "/stream", Parameter<String>("value")) { (value: String) throws -> ResultSetAdapter in
-            let adapter = ResultSetAdapter(pool, sql: "SELECT CAST(:value AS date) AS day", arguments: ["value": value])
-            try adapter.start()
-            return adapter
+        Route(.get, "/stream", Parameter<String>("value")) { value in
+            Query.list("SELECT CAST(:value AS date) AS day", ["value": value])
         }
     }
 }
@@ -58,7 +56,7 @@ struct SQLStateBridgeTests {
     func withServer<R>(poolSize: Int = 2, acquireTimeout: Duration = .seconds(5),
                        _ body: (ConnectionPool, Int) throws -> R) throws -> R {
         let pool = try TestEnvironment.pool(size: poolSize, acquireTimeout: acquireTimeout)
-        let server = TestServer.serve([FailingService(pool: pool), EmployeesService(pool: pool), DepartmentsService(pool: pool)])
+        let server = TestServer.serve([FailingService(pool: pool), EmployeesService(), DepartmentsService()], runner: QueryRunner(pool: pool))
         try server.start()
         defer { server.stop(); pool.close() }
         return try body(pool, server.port)

@@ -7,7 +7,7 @@ struct DocumentationTests {
     let router = WebServiceRouter(services: [MathService(), CatalogService()])
 
     @Test func apiHTMLDescribesEveryOperation() {
-        let response = router.respond(to: makeRequest(.get, "/math?api"))
+        let response = router.resolvedResponse(to: makeRequest(.get, "/math?api"))
         #expect(response.status == .ok)
         #expect(response.headers["Content-Type"] == "text/html; charset=utf-8")
         let html = response.text
@@ -20,7 +20,7 @@ struct DocumentationTests {
     }
 
     @Test func apiHTMLLinksStructuresAndEscapes() {
-        let html = router.respond(to: makeRequest(.get, "/catalog?api")).text
+        let html = router.resolvedResponse(to: makeRequest(.get, "/catalog?api")).text
         #expect(html.contains("Exercises routing, arguments and results &lt;&amp;&gt;."))
         #expect(!html.contains("<&>"))
         #expect(html.contains("<h2>/catalog/items/?:id</h2>"))
@@ -39,7 +39,7 @@ struct DocumentationTests {
     }
 
     @Test func apiJSONOnRequest() throws {
-        let response = router.respond(to: makeRequest(.get, "/math?api", headers: ["Accept": "application/json"]))
+        let response = router.resolvedResponse(to: makeRequest(.get, "/math?api", headers: ["Accept": "application/json"]))
         #expect(response.headers["Content-Type"] == "application/json")
         #expect(response.text == #"{"path":"/math","description":"Math operations.","endpoints":[{"path":"/math/sum","operations":["#
             + #"{"method":"GET","description":"Returns the sum of two numbers.","parameters":["#
@@ -52,7 +52,7 @@ struct DocumentationTests {
     }
 
     @Test func apiJSONDescribesStructuresPathParametersAndDefaults() throws {
-        let response = router.respond(to: makeRequest(.get, "/catalog?api", headers: ["Accept": "application/json"]))
+        let response = router.resolvedResponse(to: makeRequest(.get, "/catalog?api", headers: ["Accept": "application/json"]))
         let document = try #require(try JSONSerialization.jsonObject(with: Data(response.text.utf8)) as? [String: Any])
         let structures = try #require(document["structures"] as? [[String: Any]])
         let employee = try #require(structures.first { $0["name"] as? String == "Employee" })
@@ -79,12 +79,12 @@ struct DocumentationTests {
     }
 
     @Test func rootListsServicesInHTMLAndJSON() {
-        let html = router.respond(to: makeRequest(.get, "/"))
+        let html = router.resolvedResponse(to: makeRequest(.get, "/"))
         #expect(html.status == .ok)
         #expect(html.headers["Content-Type"] == "text/html; charset=utf-8")
         #expect(html.text.contains(#"<li><a href="/math?api">/math</a> &mdash; Math operations.</li>"#))
         #expect(html.text.contains(#"<a href="/catalog?api">/catalog</a>"#))
-        let json = router.respond(to: makeRequest(.get, "/", headers: ["Accept": "application/json"]))
+        let json = router.resolvedResponse(to: makeRequest(.get, "/", headers: ["Accept": "application/json"]))
         #expect(json.headers["Content-Type"] == "application/json")
         #expect(json.text.hasPrefix(#"[{"path":"/math","description":"Math operations.","api":"/math?api"},{"path":"/catalog","#))
     }

@@ -10,7 +10,7 @@ struct ResultTests {
     // MARK: - Results
 
     @Test func encodableKeepsDeclarationOrderAndOmitsNil() {
-        let response = router.respond(to: makeRequest(.get, "/catalog/employee"))
+        let response = router.resolvedResponse(to: makeRequest(.get, "/catalog/employee"))
         #expect(response.status == .ok)
         #expect(response.headers["Content-Type"] == "application/json")
         #expect(response.text == #"{"employeeNumber":10004,"firstName":"Chirstian","lastName":"Koblick","#
@@ -32,13 +32,13 @@ struct ResultTests {
     }
 
     @Test func voidIs204() {
-        let response = router.respond(to: makeRequest(.post, "/catalog/void"))
+        let response = router.resolvedResponse(to: makeRequest(.post, "/catalog/void"))
         #expect(response.status == .noContent)
         #expect(response.text.isEmpty)
     }
 
     @Test func handlerControlsTheResponse() {
-        let response = router.respond(to: makeRequest(.get, "/catalog/response"))
+        let response = router.resolvedResponse(to: makeRequest(.get, "/catalog/response"))
         #expect(response.status == .created)
         #expect(response.headers["Location"] == "/catalog/items/7")
         #expect(response.headers["Content-Type"] == "text/plain; charset=utf-8")
@@ -46,7 +46,7 @@ struct ResultTests {
     }
 
     @Test func streamingBodyIsSentAsJSONStream() {
-        let response = router.respond(to: makeRequest(.get, "/catalog/stream?count=5"))
+        let response = router.resolvedResponse(to: makeRequest(.get, "/catalog/stream?count=5"))
         #expect(response.status == .ok)
         #expect(response.headers["Content-Type"] == "application/json")
         guard case .stream(let body) = response.body, let counting = body as? CountingStream else {
@@ -60,20 +60,20 @@ struct ResultTests {
     // MARK: - Errors
 
     @Test func handlerThrowsAnyStatus() {
-        let response = router.respond(to: makeRequest(.get, "/catalog/fail/status"))
+        let response = router.resolvedResponse(to: makeRequest(.get, "/catalog/fail/status"))
         #expect(response.status == .forbidden)
         #expect(response.headers["Content-Type"] == "application/problem+json")
         #expect(response.text == #"{"type":"about:blank","title":"Forbidden","status":403,"detail":"Not yours."}"#)
     }
 
     @Test func convertibleErrorsMapToTheirStatus() {
-        let response = router.respond(to: makeRequest(.get, "/catalog/fail/convertible"))
+        let response = router.resolvedResponse(to: makeRequest(.get, "/catalog/fail/convertible"))
         #expect(response.status == .conflict)
         #expect(response.object["detail"] as? String == "The record was changed meanwhile.")
     }
 
     @Test func unexpectedErrorIs500WithLoggedErrorIDAndNoLeak() throws {
-        let response = router.respond(to: makeRequest(.get, "/catalog/fail/internal"))
+        let response = router.resolvedResponse(to: makeRequest(.get, "/catalog/fail/internal"))
         #expect(response.status == .internalServerError)
         #expect(response.headers["Content-Type"] == "application/problem+json")
         #expect(!response.text.contains("hunter2"))

@@ -1,4 +1,5 @@
 import Foundation
+@testable import HTTPServer
 import Logging
 import Testing
 import WebService
@@ -42,6 +43,14 @@ func makeJSONRequest(_ method: HTTPMethod, _ target: String, json: String) -> HT
 }
 
 // MARK: - Responses
+
+extension WebServiceRouter {
+    /// The response as the server would send it: the work of a handler
+    /// that runs off the event loop (blocking or `async`) is done here.
+    func resolvedResponse(to request: HTTPRequest) -> HTTPResponse {
+        RequestProcessor.resolve(respond(to: request))
+    }
+}
 
 extension HTTPResponse {
     /// The body as text; a streamed body is read to the end and closed.

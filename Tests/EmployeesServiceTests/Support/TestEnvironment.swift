@@ -1,6 +1,7 @@
 import EmployeesService
 import Foundation
 import PostgreSQL
+import PostgreSQLWebService
 import WebService
 
 /// The database and the in-process server the API tests share.
@@ -94,20 +95,20 @@ final class TestServer: Sendable {
     private init() throws {
         pool = try TestEnvironment.pool(size: 8)
         server = Self.serve([
-            EmployeesService(pool: pool),
-            DepartmentsService(pool: pool),
+            EmployeesService(),
+            DepartmentsService(),
             HealthService(pool: pool),
             MathService(),
-        ])
+        ], runner: QueryRunner(pool: pool))
         try server.start()
     }
 
     /// A new (not started) server on an ephemeral port for `services`, on
     /// event loops as `employees-server` runs them.
-    static func serve(_ services: [any WebService], shutdownTimeout: Double = 5) -> HTTPServer {
-        let router = WebServiceRouter(services: services)
+    static func serve(_ services: [any WebService], runner: QueryRunner? = nil, shutdownTimeout: Double = 5) -> HTTPServer {
+        let router = WebServiceRouter(services: services, runners: runner.map { [$0] } ?? [])
         return HTTPServer(configuration: .init(port: 0, shutdownTimeout: shutdownTimeout, threading: .eventLoops(threads: 2))) {
-            router.respondOnEventLoop(to: $0)
+            router.respond(to: $0)
         }
     }
 

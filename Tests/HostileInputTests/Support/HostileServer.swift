@@ -2,6 +2,7 @@ import EmployeesService
 import Foundation
 import Logging
 import PostgreSQL
+import PostgreSQLWebService
 import Testing
 import WebService
 
@@ -29,12 +30,12 @@ final class HostileServer: Sendable {
         let quiet = Logger(label: "hostile") { _ in SwiftLogNoOpLogHandler() }
         pool = ConnectionPool(.init(conninfo: "dbname=\(Self.database)", size: 4, acquireTimeout: .seconds(10)))
         let router = WebServiceRouter(services: [
-            EmployeesService(pool: pool),
-            DepartmentsService(pool: pool),
+            EmployeesService(),
+            DepartmentsService(),
             HealthService(pool: pool),
             MathService(),
             ProbeService(),
-        ], logger: quiet)
+        ], runners: [QueryRunner(pool: pool)], logger: quiet)
         server = HTTPServer(
             configuration: .init(port: 0, maximumBodySize: Self.maximumBodySize, maximumHeaderSize: Self.maximumHeaderSize),
             logger: quiet

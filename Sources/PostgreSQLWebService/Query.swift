@@ -1,0 +1,164 @@
+import HTTPServer
+import PostgreSQL
+
+/// What a route runs against the database, as a value: the SQL with its
+/// `:name` parameters, their arguments, the shape of the JSON answer and
+/// the subqueries nested in it. A handler returns a query; the router's
+/// ``QueryRunner`` runs it, and chooses how.
+///
+/// Each row becomes a JSON object keyed by column label (`AS "firstName"`;
+/// a dotted label such as `"name.first"` nests an object). Values are always
+/// bound as parameters, never spliced into the SQL.
+///
+/// ```swift
+/// Route(.get, "/?:id", returns: Product.self, Parameter<Int>("id"), Parameter<CommaList<ProductDetail>>("details")) { id, details in
+///     Query.object(Self.byID, ["id": id], notFound: "No product \(id).")
+///         .attaching(details.map { ($0.rawValue, $0.sql) })
+/// }
+/// Route(.get, "/", returns: [Product].self) {
+///     Query.list("SELECT id, name FROM products ORDER BY id")
+/// }
+/// ```
+public struct Query: Sendable {
+    /// The JSON answer's shape.
+    enum Shape: Sendable {
+        /// `[{…},{…}]`, streamed: every row.
+        case list
+        /// `{…}`: the first row; the error when there is none.
+        case object(notFound: @Sendable () -> HTTPError)
+        /// No rows: `204 No Content` once the statement ran.
+        case execute
+    }
+
+    /// A subquery nested in each row under `key`, with its own nested subqueries.
+    struct Attached: Sendable {
+        let key: String
+        let sql: String
+        let attachments: [Attached]
+    }
+
+    let sql: String
+    let arguments: SQLArguments
+    let shape: Shape
+    private(set) var attachments: [Attached] = []
+    /// Lists streamed as members of the object, after its own columns.
+    private(set) var members: [(key: String, query: Query)] = []
+
+    private init(_ sql: String, _ arguments: SQLArguments, shape: Shape) {
+        self.sql = sql
+        self.arguments = arguments
+        self.shape = shape
+    }
+
+    // MARK: - Shapes
+
+    /// Every row, as a JSON array streamed while the client reads it, in
+    /// constant memory whatever the number of rows.
+    ///
+    /// ```swift
+    /// Query.list("SELECT id, name FROM products WHERE name ILIKE :pattern ORDER BY id", ["pattern": pattern])
+    /// ```
+    public static func list(_ sql: String, _ arguments: SQLArguments = [:]) -> Query {
+        Query(sql, arguments, shape: .list)
+    }
+
+    /// The first row as a JSON object, or `404 Not Found` with `notFound`
+    /// as the problem's detail when there is none. `notFound` is only
+    /// evaluated then.
+    ///
+    /// ```swift
+    /// Query.object("SELECT id, name FROM products WHERE id = :id", ["id": id], notFound: "No product \(id).")
+    /// ```
+    public static func object(
+        _ sql: String, _ arguments: SQLArguments = [:], notFound: @escaping @autoclosure @Sendable () -> String
+    ) -> Query {
+        Query(sql, arguments, shape: .object(notFound: { HTTPError(.notFound, detail: notFound()) }))
+    }
+
+    /// The first row as a JSON object, or the `notFound` error (evaluated
+    /// only then) when there is none.
+    ///
+    /// ```swift
+    /// Query.object(sql, ["id": id], notFound: HTTPError(.notFound, detail: "No product \(id).", parameter: "id"))
+    /// ```
+    public static func object(
+        _ sql: String, _ arguments: SQLArguments = [:], notFound: @escaping @autoclosure @Sendable () -> HTTPError
+    ) -> Query {
+        Query(sql, arguments, shape: .object(notFound: notFound))
+    }
+
+    /// A statement that returns no rows (an `UPDATE`, a `DELETE`):
+    /// `204 No Content` once it ran. For a write that answers with what it
+    /// wrote, use ``object(_:_:notFound:)-swift.type.method`` with `RETURNING`.
+    ///
+    /// ```swift
+    /// Query.execute("DELETE FROM products WHERE id = :id", ["id": id])
+    /// ```
+    public static func execute(_ sql: String, _ arguments: SQLArguments = [:]) -> Query {
+        Query(sql, arguments, shape: .execute)
+    }
+
+    // MARK: - Nesting
+
+    /// Nests the rows of `sql` in each row, as an array under `key`. Its
+    /// `:name` parameters bind from the row's columns of that label, else
+    /// from this query's arguments.
+    ///
+    /// ```swift
+    /// Query.list("SELECT id AS \"productID\", name FROM products")
+    ///     .attaching("prices", "SELECT amount, since FROM prices WHERE product_id = :productID")
+    /// ```
+    public func attaching(_ key: String, _ sql: String) -> Query {
+        attaching(key, Query.list(sql))
+    }
+
+    /// Nests the rows of `child` (its SQL and its own nested subqueries) in
+    /// each row, as an array under `key`: nesting as deep as needed.
+    ///
+    /// ```swift
+    /// Query.list(departmentsSQL)
+    ///     .attaching("managers", Query.list(managersSQL).attaching("titles", titlesSQL))
+    /// ```
+    public func attaching(_ key: String, _ child: Query) -> Query {
+        var query = self
+        query.attachments.append(child.attached(as: key))
+        return query
+    }
+
+    /// Nests each `(key, sql)` pair in turn; see ``attaching(_:_:)-(String,String)``.
+    ///
+    /// ```swift
+    /// query.attaching(details.map { ($0.rawValue, $0.sql) })
+    /// ```
+    public func attaching(_ subqueries: some Sequence<(String, String)>) -> Query {
+        var query = self
+        for (key, sql) in subqueries { query.attachments.append(Attached(key: key, sql: sql, attachments: [])) }
+        return query
+    }
+
+    /// Streams the rows of `list` as an array member `key` of this object,
+    /// after its columns and attachments: for a member that may hold more
+    /// rows than one should hold in memory (a department's employees).
+    /// `list` binds its parameters from its own arguments.
+    ///
+    /// ```swift
+    /// Query.object(departmentSQL, ["number": number], notFound: "No department \(number).")
+    ///     .streaming("employees", Query.list(employeesSQL, ["number": number]))
+    /// ```
+    public func streaming(_ key: String, _ list: Query) -> Query {
+        precondition(list.isList, "streaming(_:_:) takes a Query.list")
+        guard case .object = shape else { preconditionFailure("streaming(_:_:) adds a member to a Query.object") }
+        var query = self
+        query.members.append((key, list))
+        return query
+    }
+
+    private func attached(as key: String) -> Attached {
+        Attached(key: key, sql: sql, attachments: attachments)
+    }
+
+    var isList: Bool {
+        if case .list = shape { return true }
+        return false
+    }
+}

@@ -1,0 +1,164 @@
+import HTTPServer
+import JSONStreaming
+import PostgreSQL
+import WebService
+
+/// Runs the ``Query`` values that routes return, on a pool, and writes
+/// their rows as JSON in the given rendering. The router is given one:
+///
+/// ```swift
+/// let router = WebServiceRouter(services: [ProductsService()], runners: [QueryRunner(pool: pool)])
+/// ```
+///
+/// How a query runs is chosen here, from its shape:
+/// - an object without nested attachments (a row by key, with its
+///   details) goes on the pool's pipeline loop, whose one thread sends the
+///   statements of many requests together, without a thread per request;
+/// - a list runs on a worker thread, streamed from the database as the
+///   client reads it (a server-side cursor when it has attachments);
+/// - anything else (nested attachments, streamed members, statements)
+///   runs on a worker thread too.
+///
+/// Errors, before the first byte, become problem documents through the
+/// SQLSTATE mapping, logged with the request's real path.
+public final class QueryRunner: Sendable {
+    /// Where the queries run.
+    public let pool: ConnectionPool
+    /// How values are written (dates as ISO strings or epoch milliseconds).
+    public let options: JSONRenderingOptions
+
+    /// A runner for queries on `pool`, rendered with `options`.
+    ///
+    /// ```swift
+    /// QueryRunner(pool: pool, options: JSONRenderingOptions(dateFormat: .epochMilliseconds))
+    /// ```
+    public init(pool: ConnectionPool, options: JSONRenderingOptions = JSONRenderingOptions()) {
+        self.pool = pool
+        self.options = options
+    }
+}
+
+extension Query: RunnableResult {
+    public func response(runner: QueryRunner, request: RunRequest) -> HTTPResponse {
+        if case .object(let notFound) = shape, members.isEmpty, attachments.allSatisfy(\.attachments.isEmpty) {
+            return pipelinedObject(runner: runner, request: request, notFound: notFound)
+        }
+        return HTTPResponse.blocking {
+            do {
+                return try self.run(runner: runner)
+            } catch {
+                return request.response(for: error)
+            }
+        }
+    }
+
+    /// On the pool's pipeline loop: the object is written there, and the
+    /// response is completed from that thread.
+    private func pipelinedObject(
+        runner: QueryRunner, request: RunRequest, notFound: @escaping @Sendable () -> HTTPError
+    ) -> HTTPResponse {
+        let adapter = self.adapter(runner: runner)
+        return HTTPResponse.later { promise in
+            adapter.start { outcome in
+                defer { adapter.close() }
+                do {
+                    guard try outcome.get() else { return promise.succeed(notFound().response) }
+                    var object: [UInt8] = []
+                    _ = try adapter.write(into: &object)
+                    promise.succeed(HTTPResponse(json: object))
+                } catch {
+                    promise.succeed(request.response(for: error))
+                }
+            }
+        }
+    }
+
+    /// On a worker thread, which may block: runs the query up to its first
+    /// row, so that its errors (and a missing object) are known before the
+    /// response starts.
+    private func run(runner: QueryRunner) throws -> HTTPResponse {
+        switch shape {
+        case .execute:
+            _ = try runner.pool.withConnection { try $0.execute(sql, arguments) }
+            return HTTPResponse(status: .noContent)
+        case .list:
+            let adapter = self.adapter(runner: runner)
+            try adapter.start()
+            return HTTPResponse(status: .ok, headers: Self.jsonHeaders, body: .stream(adapter))
+        case .object(let notFound):
+            let adapter = self.adapter(runner: runner)
+            guard try adapter.start() else {
+                adapter.close()
+                throw notFound()
+            }
+            guard !members.isEmpty else {
+                return HTTPResponse(status: .ok, headers: Self.jsonHeaders, body: .stream(adapter))
+            }
+            let members = members.map { ($0.key, $0.query.adapter(runner: runner)) }
+            return HTTPResponse(status: .ok, headers: Self.jsonHeaders, body: .stream(ObjectWithMembers(adapter, members)))
+        }
+    }
+
+    private static let jsonHeaders: HTTPHeaders = ["Content-Type": "application/json"]
+
+    /// The adapter that runs this query and writes its rows.
+    private func adapter(runner: QueryRunner) -> ResultSetAdapter {
+        let adapter = ResultSetAdapter(
+            runner.pool, sql: sql, arguments: arguments, shape: isList ? .array : .object, options: runner.options)
+        for attachment in attachments { attach(attachment, to: adapter.attach(attachment.key, attachment.sql)) }
+        return adapter
+    }
+
+    private func attach(_ attached: Attached, to attachment: Attachment) {
+        for child in attached.attachments { attach(child, to: attachment.attach(child.key, child.sql)) }
+    }
+}
+
+/// An object followed by array members streamed from their own queries:
+/// `{"departmentNumber":"d005",…,"employees":[…]}`. The object is written
+/// first (and its connection given back), without its closing brace; each
+/// member's query starts when its turn comes.
+private final class ObjectWithMembers: StreamingBody {
+    private let object: ResultSetAdapter
+    private let members: [(key: String, rows: ResultSetAdapter)]
+    /// The member being written; `nil` while the object is.
+    private var current: Int?
+
+    init(_ object: ResultSetAdapter, _ members: [(key: String, rows: ResultSetAdapter)]) {
+        self.object = object
+        self.members = members
+    }
+
+    func write(into output: inout [UInt8]) throws -> Bool {
+        guard let index = current else {
+            while try object.write(into: &output) {}
+            object.close()
+            // An object adapter writes one whole `{…}`: its brace closes the members instead.
+            precondition(output.last == UInt8(ascii: "}"), "an object adapter writes a JSON object")
+            output.removeLast()
+            return startMember(0, into: &output)
+        }
+        guard index < members.count else { return false }
+        if try members[index].rows.write(into: &output) { return true }
+        members[index].rows.close()
+        return startMember(index + 1, into: &output)
+    }
+
+    private func startMember(_ index: Int, into output: inout [UInt8]) -> Bool {
+        guard index < members.count else {
+            output.append(UInt8(ascii: "}"))
+            current = members.count
+            return false
+        }
+        current = index
+        if output.last != UInt8(ascii: "{") { output.append(UInt8(ascii: ",")) }
+        JSONWriter.appendString(members[index].key, to: &output)
+        output.append(UInt8(ascii: ":"))
+        return true
+    }
+
+    func close() {
+        object.close()
+        for member in members { member.rows.close() }
+    }
+}

@@ -1,0 +1,48 @@
+import HTTPServer
+import Logging
+
+/// A description of work that a route's handler returns and the router
+/// runs: a database query, say. The handler says *what* to run; the runner,
+/// which the router was given, decides *how* (on which thread or loop,
+/// with which connection), so that a service never chooses threads.
+///
+/// A library defines the value and its runner once; services only return
+/// values:
+///
+/// ```swift
+/// Route(.get, "/?:id", returns: Product.self, Parameter<Int>("id")) { id in
+///     Query.object("SELECT ... WHERE id = :id", ["id": id], notFound: "No product \(id).")
+/// }
+///
+/// let router = WebServiceRouter(services: [ProductsService()], runners: [QueryRunner(pool: pool)])
+/// ```
+public protocol RunnableResult: Sendable {
+    /// What runs values of this type; one instance is given to the router.
+    associatedtype Runner: Sendable
+
+    /// The response for this value. Called on the server's event loop: it
+    /// must not block. Work that blocks goes into an `HTTPResponse.blocking`
+    /// response; work that completes elsewhere into `HTTPResponse.later`.
+    func response(runner: Runner, request: RunRequest) -> HTTPResponse
+}
+
+/// The request a ``RunnableResult`` is run for: what its errors are
+/// reported and logged with.
+public struct RunRequest: Sendable {
+    /// The request's method.
+    public let method: HTTPMethod
+    /// The request's path, as sent.
+    public let path: String
+    /// The router's logger.
+    public let logger: Logger
+
+    /// The problem response for `error`: its own status when it has one
+    /// (``HTTPErrorConvertible``), else 500, logged with an error id.
+    ///
+    /// ```swift
+    /// promise.succeed(request.response(for: error))
+    /// ```
+    public func response(for error: any Error) -> HTTPResponse {
+        HTTPError.response(for: error, method: method, path: path, logger: logger)
+    }
+}
