@@ -21,5 +21,8 @@ RUN apt-get update \
 COPY --from=build /usr/local/bin/employees-server /usr/local/bin/employees-server
 EXPOSE 8080
 USER nobody
+# The database comes from the environment: DATABASE_URL (as docker-compose.yml
+# sets it) or libpq's PG* variables; the other options have environment
+# variables too (EMPLOYEES_PORT, LOG_LEVEL, ...: employees-server --help).
 ENTRYPOINT ["/usr/local/bin/employees-server"]
 CMD ["--host", "0.0.0.0", "--port", "8080"]

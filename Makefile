@@ -1,17 +1,12 @@
-# The two commands (README.md):
-#   make run    install what is missing, build in release mode, start the private
-#               PostgreSQL cluster, load the sample database, serve on localhost:8080
-#   make test   the same setup, then every test against that real database;
-#               stops the cluster afterwards if this run started it
-# Also: make db (cluster and sample data only), make stop, make build,
-#       make compose-check (validates docker-compose.yml),
-#       make bench (the benchmark suite, BENCHMARKS.md; BENCH_ARGS passes options),
-#       make soak (10 minutes of mixed requests at full load; SOAK_DURATION=seconds),
-#       make test-faults (only the fault tests, Tests/ReliabilityTests),
-#       make test-sanitizers (every test under AddressSanitizer, then ThreadSanitizer),
-#       make fuzz (every fuzz target for FUZZ_SECONDS, default 300, each).
-#
-# Variables: PGCLUSTER_PORT (54329), HOST (127.0.0.1), PORT (8080).
+# `make help` lists the targets (the `## ` comment on each rule line) and the
+# variables (the `## ` lines below). The two commands of README.md are
+# `make run` and `make test`.
+
+## PGCLUSTER_PORT  port of the private PostgreSQL cluster (54329); PGCLUSTER_DIR its folder (.pgdata)
+## HOST, PORT      where `make run` serves (127.0.0.1, 8080)
+## BENCH_ARGS      options of scripts/bench, e.g. "--only 12 --rounds 1"
+## FUZZ_SECONDS    seconds per fuzz target in `make fuzz` (300)
+## SOAK_DURATION   seconds of load in `make soak` (600)
 
 SHELL := /bin/bash
 .SHELLFLAGS := -euo pipefail -c
@@ -29,9 +24,9 @@ FUZZ_SECONDS ?= 300
 sanitizer_options = LSAN_OPTIONS=suppressions=$(CURDIR)/sanitizers/lsan.supp \
 	TSAN_OPTIONS="suppressions=$(CURDIR)/sanitizers/tsan.supp halt_on_error=1"
 
-.PHONY: run test test-faults soak db stop build setup compose-check bench test-sanitizers fuzz
+.PHONY: help run test test-faults soak db stop build setup compose-check bench test-sanitizers fuzz
 
-setup:
+setup: ## install the Debian packages that are missing (scripts/setup)
 	@scripts/setup
 
 # The release server links the Swift runtime and FoundationEssentials
@@ -44,14 +39,14 @@ setup:
 # are still randomised. The Dockerfile builds with the same flags.
 release_flags := --static-swift-stdlib -Xswiftc -Xclang-linker -Xswiftc -no-pie -Xlinker --no-export-dynamic
 
-build: setup
+build: setup ## build employees-server in release mode
 	swift build -c release $(release_flags) --product employees-server
 
-db: setup
+db: setup ## start the private PostgreSQL cluster and load the sample database
 	@$(cluster) start
 	@$(cluster_env); scripts/load-sample-db
 
-run: build db
+run: build db ## build, start the database, serve http://localhost:8080 (HOST, PORT) until Ctrl-C
 	@$(cluster_env); \
 	export PGDATABASE=employees PGUSER=employees_reader; \
 	echo "employees-server: serving http://localhost:$(PORT) (Ctrl-C stops it; make stop stops the database)"; \
@@ -61,7 +56,7 @@ run: build db
 # parallel run, other suites' buffers would count as their growth.
 memory_tests := MemoryStaysFlat|KeepsMemoryFlat
 
-test: setup
+test: setup ## every test against the real database, compose-check, every fuzz target for 5 s
 	@if $(cluster) status >/dev/null 2>&1; then started=0; else started=1; fi; \
 	if [ $$started = 1 ]; then trap '$(cluster) stop' EXIT; fi; \
 	$(cluster) start; \
@@ -73,16 +68,16 @@ test: setup
 	EMPLOYEES_DATABASE=employees swift test --no-parallel --filter '$(memory_tests)'; \
 	scripts/fuzz all 5
 
-bench: build db
+bench: build db ## the benchmark suite of BENCHMARKS.md (BENCH_ARGS passes options)
 	@$(cluster_env); scripts/bench $(BENCH_ARGS)
 
 # The fault tests alone. They start and stop a second private cluster of their
 # own (.pgdata-faults, port PGCLUSTER_PORT + 100) and need no sample data.
-test-faults: setup
+test-faults: setup ## only the fault tests (Tests/ReliabilityTests), on a cluster of their own
 	swift test --filter ReliabilityTests
 
 # Soak: the release server under wrk for SOAK_DURATION seconds (600); see scripts/soak.
-soak: build db
+soak: build db ## the release server under full mixed load for SOAK_DURATION seconds
 	@scripts/soak
 
 # The same tests under AddressSanitizer (and LeakSanitizer), then
@@ -93,7 +88,7 @@ soak: build db
 # memory makes a process's RSS meaningless.
 sanitizer_skip := ReliabilityTests|$(memory_tests)
 
-test-sanitizers: setup
+test-sanitizers: setup ## the tests under AddressSanitizer, then ThreadSanitizer
 	@if $(cluster) status >/dev/null 2>&1; then started=0; else started=1; fi; \
 	if [ $$started = 1 ]; then trap '$(cluster) stop' EXIT; fi; \
 	$(cluster) start; \
@@ -103,12 +98,18 @@ test-sanitizers: setup
 	time swift test --sanitize=address --scratch-path .build-asan --skip '$(sanitizer_skip)'; \
 	time swift test --sanitize=thread --scratch-path .build-tsan --skip '$(sanitizer_skip)'
 
-fuzz:
+fuzz: ## every fuzz target for FUZZ_SECONDS seconds each
 	scripts/fuzz all $(FUZZ_SECONDS)
 
-compose-check:
+compose-check: ## validate docker-compose.yml (no Docker engine needed)
 	@docker-compose --file docker-compose.yml config --quiet
 	@echo "docker-compose.yml: valid"
 
-stop:
+stop: ## stop the private PostgreSQL cluster
 	@$(cluster) stop
+
+help: ## this list
+	@echo "Targets:"
+	@awk -F ':.*## ' '/^[a-z][a-z-]*:.*## / { printf "  make %-16s %s\n", $$1, $$2 }' $(firstword $(MAKEFILE_LIST))
+	@echo "Variables (make VARIABLE=value TARGET):"
+	@awk '/^## / { print "  " substr($$0, 4) }' $(firstword $(MAKEFILE_LIST))
