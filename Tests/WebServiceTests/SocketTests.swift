@@ -14,7 +14,7 @@ final class SocketTests {
 
     init() throws {
         let router = WebServiceRouter(services: [MathService(), CatalogService()])
-        server = HTTPServer(configuration: .init(port: 0)) { request in router.resolvedResponse(to: request) }
+        server = HTTPServer(configuration: .init(port: 0)) { request in router.respond(to: request) }
         try server.start()
         base = "http://127.0.0.1:\(server.port)"
     }

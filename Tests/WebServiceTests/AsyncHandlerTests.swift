@@ -1,0 +1,108 @@
+import Foundation
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
+import Testing
+import WebService
+
+/// `async` handlers, next to synchronous ones.
+private struct AsyncService: WebService {
+    let path = "/async"
+    let description = "Async handlers."
+
+    var routes: [Route] {
+        Route(.get, "/blocking", Parameter<Int>("ms")) { (ms: Int) async -> Int in
+            usleep(UInt32(ms) * 1000)  // Blocks its thread, as a careless async library might.
+            return ms
+        }
+        Route(.get, "/awaiting", Parameter<Int>("ms")) { (ms: Int) async throws -> Int in
+            try await Task.sleep(for: .milliseconds(ms))
+            return ms
+        }
+        Route(.get, "/fails") { () async throws -> Int in
+            throw HTTPError(.conflict, detail: "Not now.")
+        }
+        Route(.post, "/nothing") { () async -> Void in }
+        Route(.get, "/echo", Parameter<String>("text")) { text in text }
+    }
+}
+
+/// Async handlers on a real event-loop server with a single loop: they run
+/// as tasks on the worker threads, so one that blocks never stalls the loop.
+@Suite("Async handlers over a socket", .serialized)
+final class AsyncHandlerTests {
+    let server: HTTPServer
+    let base: String
+
+    init() throws {
+        let router = WebServiceRouter(services: [AsyncService()])
+        server = HTTPServer(configuration: .init(port: 0, threading: .eventLoops(threads: 1))) { router.respond(to: $0) }
+        try server.start()
+        base = "http://127.0.0.1:\(server.port)"
+    }
+
+    deinit {
+        server.stop()
+    }
+
+    fileprivate func get(_ target: String, method: String = "GET") async throws -> Reply {
+        try await send(base + target, method: method)
+    }
+
+    @Test("async handlers that block hold up workers, not the event loop")
+    func blockingHandlerDoesNotStallOthers() async throws {
+        let blocking = base + "/async/blocking?ms=2000"
+        async let first = send(blocking)
+        async let second = send(blocking)
+        async let third = send(blocking)
+        try await Task.sleep(for: .milliseconds(200))  // The three are blocking their threads now.
+        let clock = ContinuousClock()
+        let start = clock.now
+        let echo = try await get("/async/echo?text=hi")
+        let awaited = try await get("/async/awaiting?ms=10")
+        let elapsed = clock.now - start
+        #expect(echo.status == 200 && echo.body == "\"hi\"")
+        #expect(awaited.status == 200 && awaited.body == "10")
+        #expect(elapsed < .milliseconds(1000), "other requests waited \(elapsed) behind blocking handlers")
+        #expect(try await [first.status, second.status, third.status] == [200, 200, 200])
+    }
+
+    @Test("five hundred concurrent async requests all answer, each its own value")
+    func underLoad() async throws {
+        let base = base
+        let answers = try await withThrowingTaskGroup(of: (Int, Int, String).self) { group in
+            for index in 0..<500 {
+                group.addTask {
+                    let reply = try await send(base + "/async/awaiting?ms=\(index % 20)")
+                    return (index, reply.status, reply.body)
+                }
+            }
+            return try await group.reduce(into: []) { $0.append($1) }
+        }
+        #expect(answers.count == 500)
+        for (index, status, body) in answers {
+            #expect(status == 200 && body == "\(index % 20)")
+        }
+    }
+
+    @Test("an error thrown by an async handler is its problem document; Void is 204")
+    func errorsAndVoid() async throws {
+        let failed = try await get("/async/fails")
+        #expect(failed.status == 409)
+        #expect(failed.type == "application/problem+json")
+        #expect(failed.body.contains("Not now."))
+        #expect(try await get("/async/nothing", method: "POST").status == 204)
+        #expect(try await get("/async/awaiting?ms=x").status == 400)
+    }
+}
+
+private typealias Reply = (status: Int, body: String, type: String?)
+
+private func send(_ url: String, method: String = "GET") async throws -> Reply {
+    var request = URLRequest(url: URL(string: url)!)
+    request.httpMethod = method
+    request.timeoutInterval = 20
+    let (data, response) = try await URLSession.shared.data(for: request)
+    let http = try #require(response as? HTTPURLResponse)
+    return (http.statusCode, String(decoding: data, as: UTF8.self), http.value(forHTTPHeaderField: "Content-Type"))
+}
