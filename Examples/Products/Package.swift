@@ -4,13 +4,13 @@
 import PackageDescription
 
 let package = Package(
-    name: "HelloService",
+    name: "Products",
     dependencies: [
         .package(name: "swift-sql-rest", path: "../.."),
     ],
     targets: [
         .executableTarget(
-            name: "hello-service",
+            name: "products-server",
             dependencies: [
                 .product(name: "WebService", package: "swift-sql-rest"),
                 .product(name: "PostgreSQL", package: "swift-sql-rest"),
