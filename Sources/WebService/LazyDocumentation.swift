@@ -3,9 +3,9 @@ import Locking
 /// A service's `?api` documentation, built and rendered when first asked for.
 ///
 /// Building it introspects the parameter and result types of every route
-/// (runs of `Decodable` and protocol-conformance lookups). Done at start,
-/// that was about two thirds of the instructions from the process start to
-/// its first served request (callgrind), for pages most runs never serve.
+/// (runs of `Decodable` and protocol-conformance lookups), the larger part
+/// of a server's start-up work, for pages most runs never serve: so it is
+/// not done at start.
 // `@unchecked Sendable`: `built` is read and written only with `lock` held,
 // and `build` is a `@Sendable` closure.
 final class LazyDocumentation: @unchecked Sendable {

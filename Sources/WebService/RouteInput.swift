@@ -104,8 +104,7 @@ public struct Parameter<Value: ParameterValue>: RouteInput {
     ///
     /// Apart from `value(in:)`, which runs unspecialized: code that handles
     /// a `Value?` there looks up the metadata of `Optional<Value>` on every
-    /// call, even when the argument is present (some 450 instructions per
-    /// parameter and request).
+    /// call, even when the argument is present.
     @inline(never)
     private func valueWhenAbsent() throws -> Value {
         if let value = defaultValue ?? Value.valueWhenAbsent { return value }

@@ -6,8 +6,8 @@
 //
 // Connects with DATABASE_URL or the PG* variables. Creates the schema
 // `sql_benchmark` with synthetic employees (about 1.5 titles and 9 salaries
-// each) on first use. Target (issue 3): the adapter takes at most twice the
-// time of psql.
+// each) on first use. The target the benchmark checks: the adapter takes
+// at most twice the time of psql.
 
 import Foundation
 import PostgreSQL
