@@ -28,7 +28,7 @@ public struct EmployeesService: WebService {
             Parameter<Int?>("limit", description: "At most this many employees (0 or more)."),
             Parameter<Int>("offset", default: 0, description: "Skip this many employees first (0 or more).")
         ) { name, details, limit, offset in
-            try list(name: name, details: details, limit: limit, offset: offset)
+            list(name: name, details: details, limit: limit, offset: offset)
         }
 
         Route(.get, "/?:employeeNumber", description: "Returns one employee, with the details asked for.",
@@ -47,21 +47,16 @@ public struct EmployeesService: WebService {
 
     static let summaryColumns = #"emp_no AS "employeeNumber", first_name AS "firstName", last_name AS "lastName""#
 
-    private func list(name: String?, details: CommaList<EmployeeDetail>, limit: Int?, offset: Int) throws -> Query {
-        if let limit, limit < 0 {
-            throw HTTPError(.badRequest, detail: "The parameter \"limit\" must be 0 or more; received \(limit).", parameter: "limit")
-        }
-        guard offset >= 0 else {
-            throw HTTPError(.badRequest, detail: "The parameter \"offset\" must be 0 or more; received \(offset).", parameter: "offset")
-        }
-        var arguments: SQLArguments = ["limit": limit, "offset": offset]
+    private func list(name: String?, details: CommaList<EmployeeDetail>, limit: Int?, offset: Int) -> Query {
+        var arguments: SQLArguments = [:]
         var filter = ""
         if let name {
             arguments["pattern"] = Self.likePattern(name)
             filter = "WHERE lower(first_name) LIKE :pattern OR lower(last_name) LIKE :pattern"
         }
-        let sql = "SELECT \(Self.summaryColumns) FROM employees \(filter) ORDER BY emp_no LIMIT :limit OFFSET :offset"
-        return Query.list(sql, arguments).attaching(details.map { ($0.rawValue, $0.sql) })
+        return Query.list("SELECT \(Self.summaryColumns) FROM employees \(filter) ORDER BY emp_no", arguments)
+            .paged(limit: limit, offset: offset)
+            .attaching(details.map { ($0.rawValue, $0.sql) })
     }
 
     /// One employee by number. `CAST(:employeeNumber AS bigint)` makes the

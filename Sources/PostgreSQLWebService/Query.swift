@@ -43,6 +43,14 @@ public struct Query: Sendable {
     private(set) var attachments: [Attached] = []
     /// Lists streamed as members of the object, after its own columns.
     private(set) var members: [(key: String, query: Query)] = []
+    /// The page of a list, from the request's `limit` and `offset`.
+    private(set) var page: Page?
+
+    /// A page of a list: at most `limit` rows (all when `nil`) after the first `offset`.
+    struct Page: Sendable {
+        let limit: Int?
+        let offset: Int
+    }
 
     private init(_ sql: String, _ arguments: SQLArguments, shape: Shape) {
         self.sql = sql
@@ -96,6 +104,27 @@ public struct Query: Sendable {
     /// ```
     public static func execute(_ sql: String, _ arguments: SQLArguments = [:]) -> Query {
         Query(sql, arguments, shape: .execute)
+    }
+
+    /// One page of this list: at most `limit` rows (every row when `nil`)
+    /// after skipping `offset`, in the order of the SQL's `ORDER BY`, which
+    /// must not have a `LIMIT` or `OFFSET` of its own. The values come from
+    /// the request's `limit` and `offset` arguments: a negative one is a 400
+    /// naming it, and the response links the next and previous pages
+    /// (`Link: <…?limit=10&offset=20>; rel="next"`) by those names. With
+    /// `Prefer: count=exact`, the response also counts the rows of the
+    /// whole list (`Content-Range: 10-19/300024`).
+    ///
+    /// ```swift
+    /// Route(.get, "/", returns: [Product].self, Parameter<Int?>("limit"), Parameter<Int>("offset", default: 0)) { limit, offset in
+    ///     Query.list("SELECT id, name FROM products ORDER BY id").paged(limit: limit, offset: offset)
+    /// }
+    /// ```
+    public func paged(limit: Int?, offset: Int = 0) -> Query {
+        precondition(isList, "paged(limit:offset:) pages a Query.list")
+        var query = self
+        query.page = Page(limit: limit, offset: offset)
+        return query
     }
 
     // MARK: - Nesting

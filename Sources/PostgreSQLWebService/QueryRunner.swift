@@ -26,15 +26,19 @@ public final class QueryRunner: Sendable {
     public let pool: ConnectionPool
     /// How values are written (dates as ISO strings or epoch milliseconds).
     public let options: JSONRenderingOptions
+    /// At most this many rows in any list (a page's `limit` included); `nil`: no cap.
+    public let maxRows: Int?
 
     /// A runner for queries on `pool`, rendered with `options`.
     ///
     /// ```swift
-    /// QueryRunner(pool: pool, options: JSONRenderingOptions(dateFormat: .epochMilliseconds))
+    /// QueryRunner(pool: pool, options: JSONRenderingOptions(dateFormat: .epochMilliseconds), maxRows: 1000)
     /// ```
-    public init(pool: ConnectionPool, options: JSONRenderingOptions = JSONRenderingOptions()) {
+    public init(pool: ConnectionPool, options: JSONRenderingOptions = JSONRenderingOptions(), maxRows: Int? = nil) {
+        precondition(maxRows.map { $0 >= 0 } ?? true, "maxRows must be 0 or more")
         self.pool = pool
         self.options = options
+        self.maxRows = maxRows
     }
 }
 
@@ -45,7 +49,7 @@ extension Query: RunnableResult {
         }
         return HTTPResponse.blocking {
             do {
-                return try self.run(runner: runner)
+                return try self.run(runner: runner, request: request)
             } catch {
                 return request.response(for: error)
             }
@@ -76,15 +80,16 @@ extension Query: RunnableResult {
     /// On a worker thread, which may block: runs the query up to its first
     /// row, so that its errors (and a missing object) are known before the
     /// response starts.
-    private func run(runner: QueryRunner) throws -> HTTPResponse {
+    private func run(runner: QueryRunner, request: RunRequest) throws -> HTTPResponse {
         switch shape {
         case .execute:
             _ = try runner.pool.withConnection { try $0.execute(sql, arguments) }
             return HTTPResponse(status: .noContent)
         case .list:
-            let adapter = self.adapter(runner: runner)
+            let list = try listStatement(runner: runner, request: request)
+            let adapter = self.adapter(runner: runner, sql: list.sql, arguments: list.arguments)
             try adapter.start()
-            return HTTPResponse(status: .ok, headers: Self.jsonHeaders, body: .stream(adapter))
+            return HTTPResponse(status: .ok, headers: list.headers, body: .stream(adapter))
         case .object(let notFound):
             let adapter = self.adapter(runner: runner)
             guard try adapter.start() else {
@@ -101,10 +106,11 @@ extension Query: RunnableResult {
 
     private static let jsonHeaders: HTTPHeaders = ["Content-Type": "application/json"]
 
-    /// The adapter that runs this query and writes its rows.
-    private func adapter(runner: QueryRunner) -> ResultSetAdapter {
+    /// The adapter that runs this query (or the given form of its SQL) and writes its rows.
+    private func adapter(runner: QueryRunner, sql: String? = nil, arguments: SQLArguments? = nil) -> ResultSetAdapter {
         let adapter = ResultSetAdapter(
-            runner.pool, sql: sql, arguments: arguments, shape: isList ? .array : .object, options: runner.options)
+            runner.pool, sql: sql ?? self.sql, arguments: arguments ?? self.arguments, shape: isList ? .array : .object,
+            options: runner.options)
         for attachment in attachments { attach(attachment, to: adapter.attach(attachment.key, attachment.sql)) }
         return adapter
     }

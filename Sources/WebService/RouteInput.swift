@@ -45,7 +45,7 @@ public struct RouteContext: Sendable {
 
     /// What a ``RunnableResult`` reports its errors with.
     @usableFromInline var runRequest: RunRequest {
-        RunRequest(method: request.method, path: request.rawPath, logger: logger)
+        RunRequest(method: request.method, path: request.rawPath, query: request.rawQuery, headers: request.headers, logger: logger)
     }
 }
 

@@ -33,8 +33,25 @@ public struct RunRequest: Sendable {
     public let method: HTTPMethod
     /// The request's path, as sent.
     public let path: String
+    /// The request's query string, as sent, without `?`; `nil` without one.
+    public let query: String?
+    /// The request's header fields.
+    public let headers: HTTPHeaders
     /// The router's logger.
     public let logger: Logger
+
+    /// A request to run for; the router makes them.
+    ///
+    /// ```swift
+    /// RunRequest(method: .get, path: "/products", query: "limit=10", headers: [:], logger: logger)
+    /// ```
+    public init(method: HTTPMethod, path: String, query: String?, headers: HTTPHeaders, logger: Logger) {
+        self.method = method
+        self.path = path
+        self.query = query
+        self.headers = headers
+        self.logger = logger
+    }
 
     /// The problem response for `error`: its own status when it has one
     /// (``HTTPErrorConvertible``), else 500, logged with an error id.

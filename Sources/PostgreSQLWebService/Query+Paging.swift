@@ -1,0 +1,84 @@
+import HTTPServer
+import PostgreSQL
+import WebService
+
+// MARK: - Pages, counts and the row cap of lists
+
+extension Query {
+    /// A list's statement as run: its page and the runner's row cap applied,
+    /// with the response's header fields (`Link` to the next and previous
+    /// pages, and `Content-Range` when `Prefer: count=exact` asks for a count).
+    func listStatement(
+        runner: QueryRunner, request: RunRequest
+    ) throws -> (sql: String, arguments: SQLArguments, headers: HTTPHeaders) {
+        var headers: HTTPHeaders = ["Content-Type": "application/json"]
+        var limit = page?.limit
+        let offset = page?.offset ?? 0
+        if let limit, limit < 0 {
+            throw HTTPError(.badRequest, detail: "The parameter \"limit\" must be 0 or more; received \(limit).", parameter: "limit")
+        }
+        guard offset >= 0 else {
+            throw HTTPError(.badRequest, detail: "The parameter \"offset\" must be 0 or more; received \(offset).", parameter: "offset")
+        }
+        if let maxRows = runner.maxRows { limit = min(limit ?? maxRows, maxRows) }
+
+        let total = Self.asksForCount(request.headers) ? try count(runner: runner) : nil
+        if let total {
+            let shown = max(0, min(limit ?? Int.max, total - offset))
+            headers.add("Content-Range", shown == 0 ? "*/\(total)" : "\(offset)-\(offset + shown - 1)/\(total)")
+        }
+        guard limit != nil || offset > 0 else { return (sql, arguments, headers) }
+
+        var arguments = self.arguments
+        arguments.values["pageLimit"] = limit?.sqlValue ?? .null  // NULL: no limit
+        arguments["pageOffset"] = offset
+        guard page != nil else {
+            // The runner's cap on a list that does not page: the query as a subquery.
+            return ("SELECT * FROM (\(sql)) AS capped LIMIT :pageLimit", arguments, headers)
+        }
+        if let limit, let links = Self.links(request: request, limit: limit, offset: offset, total: total) {
+            headers.add("Link", links)
+        }
+        return (Self.withoutTrailingSemicolons(sql) + "\nLIMIT :pageLimit OFFSET :pageOffset", arguments, headers)
+    }
+
+    /// The number of rows of the whole list, on a connection of its own.
+    private func count(runner: QueryRunner) throws -> Int {
+        try runner.pool.withConnection { connection in
+            try connection.fetchOne(Int.self, "SELECT count(*) AS count FROM (\(Self.withoutTrailingSemicolons(sql))) AS counted", arguments) ?? 0
+        }
+    }
+
+    /// Whether `Prefer` asks for `count=exact` (RFC 7240 preferences, as PostgREST reads them).
+    static func asksForCount(_ headers: HTTPHeaders) -> Bool {
+        headers.values(for: "Prefer").contains { value in
+            value.split(separator: ",").contains { $0.filter { $0 != " " && $0 != "\t" }.lowercased() == "count=exact" }
+        }
+    }
+
+    /// `Link` to the next page, unless a count shows this is the last, and
+    /// to the previous one after the first: the request's own path and
+    /// query, with `limit` and `offset` set.
+    static func links(request: RunRequest, limit: Int, offset: Int, total: Int?) -> String? {
+        let kept = (request.query ?? "").split(separator: "&").filter { item in
+            let name = item.prefix { $0 != "=" }
+            return name != "limit" && name != "offset"
+        }
+        func link(offset: Int, rel: String) -> String {
+            let query = (kept + ["limit=\(limit)", "offset=\(offset)"]).joined(separator: "&")
+            return "<\(request.path)?\(query)>; rel=\"\(rel)\""
+        }
+        var links: [String] = []
+        if limit > 0, total.map({ offset + limit < $0 }) ?? true { links.append(link(offset: offset + limit, rel: "next")) }
+        if offset > 0 { links.append(link(offset: max(0, offset - limit), rel: "prev")) }
+        return links.isEmpty ? nil : links.joined(separator: ", ")
+    }
+
+    private static func withoutTrailingSemicolons(_ sql: String) -> String {
+        var end = sql.endIndex
+        while end > sql.startIndex, let last = sql[..<end].last, last == ";" || last.isWhitespace {
+            end = sql.index(before: end)
+        }
+        return String(sql[..<end])
+    }
+}
