@@ -100,7 +100,7 @@ let package = Package(
         // Fault tests: a private second cluster and the employees-server executable
         // (`swift test --filter ReliabilityTests` runs them alone).
         .testTarget(name: "ReliabilityTests", dependencies: ["EmployeesService", "PostgreSQL", "HTTPTestClient"]),
-        .testTarget(name: "HostileInputTests", dependencies: ["EmployeesService", "PostgreSQLWebService"]),
+        .testTarget(name: "HostileInputTests", dependencies: ["EmployeesService", "PostgreSQLWebService", "HTTPTestClient"]),
     ],
     swiftLanguageModes: [.v6]
 )
