@@ -99,12 +99,12 @@ let package = Package(
         .testTarget(name: "WebServiceTests", dependencies: ["WebService", "HTTPServer"]),
         .testTarget(name: "PostgreSQLTests", dependencies: ["PostgreSQL", "Locking"]),
         .testTarget(name: "PostgreSQLWebServiceTests", dependencies: ["PostgreSQLWebService"]),
-        .testTarget(name: "EmployeesServiceTests", dependencies: ["EmployeesService"]),
+        .testTarget(name: "EmployeesServiceTests", dependencies: ["EmployeesService", "HTTPTestClient"]),
         .testTarget(name: "EmployeesServerTests", dependencies: ["employees-server"]),
         // Fault tests: a private second cluster and the employees-server executable
         // (`swift test --filter ReliabilityTests` runs them alone).
         .testTarget(name: "ReliabilityTests", dependencies: ["EmployeesService", "PostgreSQL", "HTTPTestClient"]),
-        .testTarget(name: "HostileInputTests", dependencies: ["EmployeesService", "PostgreSQLWebService"]),
+        .testTarget(name: "HostileInputTests", dependencies: ["EmployeesService", "PostgreSQLWebService", "HTTPTestClient"]),
     ],
     swiftLanguageModes: [.v6]
 )

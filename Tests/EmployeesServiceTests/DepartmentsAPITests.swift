@@ -1,5 +1,6 @@
 import EmployeesService
 import Foundation
+import HTTPTestClient
 import PostgreSQL
 import Testing
 
@@ -100,11 +101,11 @@ struct DepartmentsAPITests {
             let server = TestServer.serve([HealthService(pool: pool)])
             try server.start()
             defer { server.stop() }
-            let ready = try HTTPClient.send("GET", "/health/ready", port: server.port)
+            let ready = try TestClient.request("GET", "/health/ready", port: server.port)
             #expect(ready.status == 503, "\(conninfo)")
             #expect(ready.header("Retry-After") != nil)
             #expect(ready.header("Content-Type") == "application/problem+json")
-            #expect(try HTTPClient.send("GET", "/health/live", port: server.port).status == 204)
+            #expect(try TestClient.request("GET", "/health/live", port: server.port).status == 204)
         }
     }
 }

@@ -12,7 +12,7 @@ struct DocumentationAPITests {
 
     @Test("/employees?api as JSON: operations, parameters, allowed details, structures")
     func employeesJSON() throws {
-        let reply = try server.get("/employees?api", headers: ["Accept": "application/json"])
+        let reply = try server.get("/employees?api", headers: [("Accept", "application/json")])
         #expect(reply.status == 200)
         #expect(reply.header("Content-Type")?.hasPrefix("application/json") == true)
         let api = reply.object
@@ -60,7 +60,7 @@ struct DocumentationAPITests {
 
     @Test("/departments?api documents the department operations")
     func departments() throws {
-        let api = try server.get("/departments?api", headers: ["Accept": "application/json"]).object
+        let api = try server.get("/departments?api", headers: [("Accept", "application/json")]).object
         let endpoints = api["endpoints"] as? [[String: Any]] ?? []
         #expect(endpoints.compactMap { $0["path"] as? String } == ["/departments", "/departments/?:departmentNumber"])
         let enumerations = api["enumerations"] as? [[String: Any]] ?? []
@@ -69,7 +69,7 @@ struct DocumentationAPITests {
 
     @Test("GET / lists the four services, as JSON and as HTML")
     func index() throws {
-        let json = try server.get("/", headers: ["Accept": "application/json"])
+        let json = try server.get("/", headers: [("Accept", "application/json")])
         #expect(json.status == 200)
         let services = json.objects
         #expect(services.compactMap { $0["path"] as? String } == ["/employees", "/departments", "/health", "/math"])

@@ -1,4 +1,5 @@
 import Foundation
+import HTTPTestClient
 import PostgreSQL
 import Testing
 
@@ -23,7 +24,7 @@ struct EmployeeSearchAPITests {
             """, ["pattern": likePattern, "limit": limit, "offset": offset])
     }
 
-    func search(_ query: String) throws -> HTTPReply {
+    func search(_ query: String) throws -> TestClient.Response {
         let reply = try server.get("/employees?\(query)")
         #expect(reply.status == 200, "\(query): \(reply)")
         #expect(reply.header("Content-Type") == "application/json")
@@ -147,9 +148,7 @@ struct EmployeeSearchAPITests {
 
     @Test("GET /employees streams exactly 300,024 valid JSON objects, 10001 to 310024")
     func fullListing() throws {
-        let client = try HTTPClient(port: server.port)
-        try client.sendRequest("GET", "/employees")
-        let reply = try HTTPClient.parse(try client.readToEnd())
+        let reply = try TestClient.request("GET", "/employees", port: server.port)
         #expect(reply.status == 200)
         #expect(reply.header("Transfer-Encoding")?.lowercased() == "chunked", "streamed, not buffered")
         var count = 0

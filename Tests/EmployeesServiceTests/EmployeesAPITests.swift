@@ -1,5 +1,6 @@
 import EmployeesService
 import Foundation
+import HTTPTestClient
 import PostgreSQL
 import PostgreSQLWebService
 import Testing
@@ -118,12 +119,12 @@ struct EmployeeAPITests {
     func methods() throws {
         for method in ["POST", "PUT", "PATCH", "DELETE"] {
             for target in ["/employees/10004", "/employees", "/departments/d005"] {
-                let reply = try HTTPClient.send(method, target, port: server.port, headers: ["Content-Length": "0"])
+                let reply = try TestClient.request(method, target, port: server.port, headers: [("Content-Length", "0")])
                 #expect(reply.status == 405, "\(method) \(target)")
                 #expect(reply.header("Allow") == "GET, HEAD, OPTIONS", "\(method) \(target)")
             }
         }
-        let head = try HTTPClient.send("HEAD", "/employees/10004?details=titles", port: server.port)
+        let head = try TestClient.request("HEAD", "/employees/10004?details=titles", port: server.port)
         #expect(head.status == 200)
         #expect(head.body.isEmpty)
         #expect(try TestEnvironment.integer("SELECT count(*) FROM employees WHERE emp_no = 10004") == 1)
@@ -138,7 +139,7 @@ struct EmployeeAPITests {
         try server.start()
         defer { server.stop(); pool.close() }
 
-        let reply = try HTTPClient.send("GET", "/employees/10004?details=titles", port: server.port)
+        let reply = try TestClient.request("GET", "/employees/10004?details=titles", port: server.port)
         #expect(reply.status == 200)
         let employee = reply.object
         let expected = try TestEnvironment.rows("""

@@ -1,4 +1,5 @@
 import Foundation
+import HTTPTestClient
 import Testing
 
 /// Hostile input in every parameter of every endpoint: the answer is a 4xx
@@ -47,7 +48,7 @@ struct InjectionAPITests {
         "/departments/d005?details=P",
     ]
 
-    func checkNeverServerError(_ target: String) throws -> HTTPReply {
+    func checkNeverServerError(_ target: String) throws -> TestClient.Response {
         let reply = try server.get(target)
         #expect((200..<500).contains(reply.status), "\(target): \(reply)")
         if reply.status >= 400 {

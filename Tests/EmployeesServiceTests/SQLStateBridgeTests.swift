@@ -1,5 +1,6 @@
 import EmployeesService
 import Foundation
+import HTTPTestClient
 import PostgreSQL
 import PostgreSQLWebService
 import Synchronization
@@ -62,7 +63,7 @@ struct SQLStateBridgeTests {
         return try body(pool, server.port)
     }
 
-    func expectProblem(_ reply: HTTPReply, status: Int, sqlState: String?, _ comment: Comment? = nil) {
+    func expectProblem(_ reply: TestClient.Response, status: Int, sqlState: String?, _ comment: Comment? = nil) {
         #expect(reply.status == status, comment)
         #expect(reply.header("Content-Type") == "application/problem+json", comment)
         #expect(reply.object["status"] as? Int == status, comment)
@@ -77,31 +78,31 @@ struct SQLStateBridgeTests {
     func mapping() throws {
         try withServer { _, port in
             let secret = FailingService.secret
-            expectProblem(try HTTPClient.send("GET", "/fail/invalid-text?value=\(secret)", port: port), status: 400, sqlState: "22P02")
-            expectProblem(try HTTPClient.send("GET", "/fail/stream?value=\(secret)", port: port), status: 400, sqlState: "22007")
-            expectProblem(try HTTPClient.send("GET", "/fail/unique?value=\(secret)", port: port), status: 409, sqlState: "23505")
-            expectProblem(try HTTPClient.send("GET", "/fail/write?value=\(secret)", port: port), status: 403, sqlState: "42501")
-            expectProblem(try HTTPClient.send("GET", "/fail/timeout", port: port), status: 504, sqlState: "57014")
+            expectProblem(try TestClient.request("GET", "/fail/invalid-text?value=\(secret)", port: port), status: 400, sqlState: "22P02")
+            expectProblem(try TestClient.request("GET", "/fail/stream?value=\(secret)", port: port), status: 400, sqlState: "22007")
+            expectProblem(try TestClient.request("GET", "/fail/unique?value=\(secret)", port: port), status: 409, sqlState: "23505")
+            expectProblem(try TestClient.request("GET", "/fail/write?value=\(secret)", port: port), status: 403, sqlState: "42501")
+            expectProblem(try TestClient.request("GET", "/fail/timeout", port: port), status: 504, sqlState: "57014")
 
-            let unmapped = try HTTPClient.send("GET", "/fail/divide?by=0", port: port)
+            let unmapped = try TestClient.request("GET", "/fail/divide?by=0", port: port)
             expectProblem(unmapped, status: 500, sqlState: nil)
             #expect(unmapped.object["sqlState"] == nil)
             #expect((unmapped.object["errorId"] as? String)?.count == 36, "\(unmapped)")
 
             // The pool recovered from every failure.
-            #expect(try HTTPClient.send("GET", "/fail/divide?by=1", port: port).text == "1")
-            #expect(try HTTPClient.send("GET", "/employees/10004", port: port).status == 200)
+            #expect(try TestClient.request("GET", "/fail/divide?by=1", port: port).text == "1")
+            #expect(try TestClient.request("GET", "/employees/10004", port: port).status == 200)
         }
     }
 
     @Test("a backend terminated under a query (57P01/08006) answers 503 with Retry-After; the pool replaces it")
     func terminatedBackend() throws {
         try withServer(poolSize: 1) { _, port in
-            let terminated = try HTTPClient.send("GET", "/fail/terminate", port: port)
+            let terminated = try TestClient.request("GET", "/fail/terminate", port: port)
             expectProblem(terminated, status: 503, sqlState: nil)
             #expect(["57P01", "08006", "08003", "08000"].contains(terminated.object["sqlState"] as? String ?? ""), "\(terminated)")
             #expect(terminated.header("Retry-After") == "1")
-            #expect(try HTTPClient.send("GET", "/employees/10004", port: port).status == 200)
+            #expect(try TestClient.request("GET", "/employees/10004", port: port).status == 200)
         }
     }
 
@@ -110,27 +111,27 @@ struct SQLStateBridgeTests {
         try withServer(poolSize: 1, acquireTimeout: .milliseconds(200)) { pool, port in
             let held = try pool.acquire()
             // A pooled route (`GET /employees/{n}` runs on the pipeline loop instead).
-            let busy = try HTTPClient.send("GET", "/employees?limit=1", port: port)
+            let busy = try TestClient.request("GET", "/employees?limit=1", port: port)
             #expect(busy.status == 503)
             #expect(busy.header("Retry-After") == "1")
             #expect(busy.header("Content-Type") == "application/problem+json")
             pool.release(held)
-            #expect(try HTTPClient.send("GET", "/employees/10004", port: port).status == 200)
+            #expect(try TestClient.request("GET", "/employees/10004", port: port).status == 200)
         }
     }
 
     @Test("a slow stream holds the only connection: other requests get 503 until it ends")
     func streamHoldsConnection() throws {
         try withServer(poolSize: 1, acquireTimeout: .milliseconds(200)) { _, port in
-            let slow = try HTTPClient(port: port)
-            try slow.sendRequest("GET", "/employees")
+            let slow = try TestClient(port: port, timeoutSeconds: 60)
+            try slow.sendRequest("GET", "/employees", headers: [("Connection", "close")])
             let start = try slow.read(maximum: 1024)
-            let busy = try HTTPClient.send("GET", "/employees?limit=1", port: port)
+            let busy = try TestClient.request("GET", "/employees?limit=1", port: port)
             #expect(busy.status == 503)
             #expect(busy.header("Retry-After") == "1")
-            let all = try HTTPClient.parse(start + slow.readToEnd())
+            let all = try TestClient.Response(parsing: start + slow.readToEnd())
             #expect(all.status == 200)
-            #expect(try HTTPClient.send("GET", "/employees?limit=1", port: port).status == 200)
+            #expect(try TestClient.request("GET", "/employees?limit=1", port: port).status == 200)
         }
     }
 
@@ -145,14 +146,14 @@ struct SQLStateBridgeTests {
                 "/departments",
             ]
             for target in targets + targets {
-                let reply = try HTTPClient.send("GET", target, port: port)
+                let reply = try TestClient.request("GET", target, port: port)
                 #expect(reply.status == 200, "\(target): \(reply)")
                 #expect((try? reply.json()) != nil, "\(target)")
             }
-            let head = try HTTPClient.send("HEAD", "/employees", port: port)
+            let head = try TestClient.request("HEAD", "/employees", port: port)
             #expect(head.status == 200)
             #expect(head.body.isEmpty)
-            #expect(try HTTPClient.send("GET", "/employees/10004", port: port).status == 200)
+            #expect(try TestClient.request("GET", "/employees/10004", port: port).status == 200)
             #expect(pool.openConnectionCount <= 1)
         }
     }
@@ -163,7 +164,7 @@ struct SQLStateBridgeTests {
             let statuses = Mutex<[Int]>([])
             DispatchQueue.concurrentPerform(iterations: 24) { index in
                 let target = index % 2 == 0 ? "/employees/\(10001 + index)?details=titles,salaries" : "/employees?name=*son&limit=50&details=titles"
-                let status = (try? HTTPClient.send("GET", target, port: port).status) ?? -1
+                let status = (try? TestClient.request("GET", target, port: port).status) ?? -1
                 statuses.withLock { $0.append(status) }
             }
             #expect(statuses.withLock { $0 } == Array(repeating: 200, count: 24))
@@ -175,11 +176,11 @@ struct SQLStateBridgeTests {
         try withServer(poolSize: 1, acquireTimeout: .seconds(3)) { pool, port in
             for target in ["/employees", "/employees?details=titles", "/departments/d005?details=managers,employees"] {
                 do {
-                    let client = try HTTPClient(port: port)
-                    try client.sendRequest("GET", target)
+                    let client = try TestClient(port: port, timeoutSeconds: 60)
+                    try client.sendRequest("GET", target, headers: [("Connection", "close")])
                     #expect(try !client.read(maximum: 2048).isEmpty)
                 }
-                let next = try HTTPClient.send("GET", "/employees/10004", port: port)
+                let next = try TestClient.request("GET", "/employees/10004", port: port)
                 #expect(next.status == 200, "after abandoning \(target): \(next)")
             }
             #expect(pool.openConnectionCount <= 1)

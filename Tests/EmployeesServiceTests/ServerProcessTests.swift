@@ -2,6 +2,7 @@ import Foundation
 #if canImport(Glibc)
 import Glibc
 #endif
+import HTTPTestClient
 import Synchronization
 import Testing
 
@@ -107,13 +108,13 @@ struct ServerProcessTests {
                                                    "--date-format", "epoch-milliseconds"])
         defer { server.kill() }
         let port = try server.servingPort()
-        #expect(try HTTPClient.send("GET", "/health/ready", port: port).status == 204)
-        let employee = try HTTPClient.send("GET", "/employees/10004?details=titles,salaries", port: port)
+        #expect(try TestClient.request("GET", "/health/ready", port: port).status == 204)
+        let employee = try TestClient.request("GET", "/employees/10004?details=titles,salaries", port: port)
         #expect(employee.status == 200)
         #expect(employee.object["birthDate"] is Int)
         #expect((employee.object["salaries"] as? [Any])?.isEmpty == false)
-        #expect(try HTTPClient.send("GET", "/departments", port: port).objects.count == 9)
-        #expect(try HTTPClient.send("GET", "/employees/abc", port: port).status == 400)
+        #expect(try TestClient.request("GET", "/departments", port: port).objects.count == 9)
+        #expect(try TestClient.request("GET", "/employees/abc", port: port).status == 400)
         server.process.terminate()
         #expect(server.exitStatus() == 0, "\(server.printed.suffix(2000))")
     }
@@ -124,9 +125,9 @@ struct ServerProcessTests {
                                                    "--acquire-timeout", "0.5"])
         defer { server.kill() }
         let port = try server.servingPort()
-        #expect(try HTTPClient.send("GET", "/health/live", port: port).status == 204)
+        #expect(try TestClient.request("GET", "/health/live", port: port).status == 204)
         for target in ["/health/ready", "/employees/10004", "/departments"] {
-            let reply = try HTTPClient.send("GET", target, port: port)
+            let reply = try TestClient.request("GET", target, port: port)
             #expect(reply.status == 503, "\(target): \(reply)")
             #expect(reply.header("Retry-After") == "1", "\(target)")
         }
@@ -139,11 +140,11 @@ struct ServerProcessTests {
         let server = try RunningServer(arguments: ["--port", "0", "--pool-size", "2"])
         defer { server.kill() }
         let port = try server.servingPort()
-        let client = try HTTPClient(port: port)
+        let client = try TestClient(port: port, timeoutSeconds: 60)
         // 100,000 employees (7 MB): far more than socket buffers hold, and
         // done well within the server's 10 s shutdown timeout even on a
         // loaded machine running a debug build.
-        try client.sendRequest("GET", "/employees?limit=100000")
+        try client.sendRequest("GET", "/employees?limit=100000", headers: [("Connection", "close")])
         var received = try client.read(maximum: 4096)
         #expect(!received.isEmpty)
 
@@ -154,7 +155,7 @@ struct ServerProcessTests {
             received += try client.read(maximum: 4096)
         }
         received += try client.readToEnd()
-        let reply = try HTTPClient.parse(received)
+        let reply = try TestClient.Response(parsing: received)
         #expect(reply.status == 200)
         var count = 0
         var last: Any?
@@ -166,6 +167,6 @@ struct ServerProcessTests {
         #expect(last as? Int == 110_000)
         #expect(server.exitStatus() == 0, "\(server.printed.suffix(2000))")
         #expect(server.printed.contains("SIGTERM"))
-        #expect(throws: (any Error).self) { try HTTPClient.send("GET", "/health/live", port: port) }
+        #expect(throws: (any Error).self) { try TestClient.request("GET", "/health/live", port: port) }
     }
 }

@@ -128,7 +128,7 @@ extension HTTPServerTests {
             body: Array("ok=1&name=%FF%FE".utf8)
         )
         #expect(badUTF8.status == 400)
-        #expect(badUTF8.bodyText.contains(#""parameter":"name""#))
+        #expect(badUTF8.text.contains(#""parameter":"name""#))
         #expect(calls.value == 0)
     }
 
@@ -167,7 +167,7 @@ extension HTTPServerTests {
         let declaredResponse = try declared.readResponse()
         #expect(declaredResponse.status == 413)
         #expect(declaredResponse.header("Content-Type") == "application/problem+json")
-        #expect(declaredResponse.bodyText.contains(#""status":413"#))
+        #expect(declaredResponse.text.contains(#""status":413"#))
 
         let chunked = try TestClient(port: server.port)
         let chunk = String(repeating: "x", count: 600)

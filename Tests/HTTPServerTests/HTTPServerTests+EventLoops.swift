@@ -24,11 +24,11 @@ extension HTTPServerTests {
         let started = ContinuousClock.now
         let quick = try TestClient(port: server.port).request("GET", "/quick")
         let elapsed = started.duration(to: .now)
-        #expect(quick.bodyText == "quick")
+        #expect(quick.text == "quick")
         #expect(elapsed < .milliseconds(500), "the quick request waited \(elapsed) behind the blocking one")
-        #expect(try slow.readResponse().bodyText == "slow")
+        #expect(try slow.readResponse().text == "slow")
         // The connection goes on after a deferred response.
-        #expect(try slow.request("GET", "/quick").bodyText == "quick")
+        #expect(try slow.request("GET", "/quick").text == "quick")
     }
 
     /// A response completed later by another thread, in both threading models.
@@ -50,7 +50,7 @@ extension HTTPServerTests {
         for index in 0..<3 {
             let response = try client.request("GET", "/item/\(index)")
             #expect(response.status == 201)
-            #expect(response.bodyText == "done /item/\(index)")
+            #expect(response.text == "done /item/\(index)")
         }
     }
 
@@ -61,8 +61,8 @@ extension HTTPServerTests {
         }
         defer { server.stop() }
         let client = try TestClient(port: server.port)
-        #expect(try client.request("GET", "/").bodyText == "now")
-        #expect(try client.request("GET", "/").bodyText == "now")
+        #expect(try client.request("GET", "/").text == "now")
+        #expect(try client.request("GET", "/").text == "now")
     }
 
     /// Many connections at once, each a mix of immediate, blocking, later and
@@ -98,7 +98,7 @@ extension HTTPServerTests {
                         failures.add(1, ordering: .relaxed)
                         return
                     }
-                    let expected = kind == "stream" ? response.body.count == 200_000 : response.bodyText == "\(kind) \(index)"
+                    let expected = kind == "stream" ? response.body.count == 200_000 : response.text == "\(kind) \(index)"
                     if !expected { failures.add(1, ordering: .relaxed) }
                 }
             }

@@ -16,9 +16,9 @@ extension HTTPServerTests {
         let second = try client.request("POST", "/two", body: Array("hello".utf8))
         let third = try client.request("GET", "/three")
 
-        #expect(first.bodyText == "GET /one 0")
-        #expect(second.bodyText == "POST /two 5")
-        #expect(third.bodyText == "GET /three 0")
+        #expect(first.text == "GET /one 0")
+        #expect(second.text == "POST /two 5")
+        #expect(third.text == "GET /three 0")
         #expect([first, second, third].allSatisfy { $0.header("Connection")?.lowercased() != "close" })
     }
 
@@ -73,8 +73,8 @@ extension HTTPServerTests {
 
         #expect(response.status == 400)
         #expect(response.header("Content-Type") == "application/problem+json")
-        #expect(response.bodyText.contains(#""status":400"#))
-        #expect(response.bodyText.contains(#""parameter":"\#(parameter)""#))
+        #expect(response.text.contains(#""status":400"#))
+        #expect(response.text.contains(#""parameter":"\#(parameter)""#))
         #expect(calls.value == 0)
         // The connection is still usable after the rejection.
         #expect(try client.request("GET", "/fine").status == 204)
@@ -94,8 +94,8 @@ extension HTTPServerTests {
 
         #expect(response.status == 400)
         #expect(response.header("Content-Type") == "application/problem+json")
-        #expect(response.bodyText.contains(#""title":"Bad Request""#))
-        #expect(!response.bodyText.contains(#""parameter""#))
+        #expect(response.text.contains(#""title":"Bad Request""#))
+        #expect(!response.text.contains(#""parameter""#))
         #expect(calls.value == 0)
     }
 

@@ -32,7 +32,7 @@ extension HTTPServerTests {
 
         let response = try client.readResponse()
         #expect(response.status == 200)
-        #expect(response.bodyText == "slow and done")
+        #expect(response.text == "slow and done")
         #expect(response.header("Connection") == "close")
         #expect(eventually { stopped.value })
         #expect(server.port == 0)
@@ -60,7 +60,7 @@ extension HTTPServerTests {
 
         let response = try client.readResponse()
         #expect(response.status == 200)
-        #expect(response.bodyText == "finished")
+        #expect(response.text == "finished")
         #expect(eventually { returned.value })
         #expect(server.port == 0)
         #expect(!terminationHandlerInstalled(), "the previous SIGTERM disposition is restored")

@@ -47,7 +47,7 @@ extension HTTPServerTests {
         #expect(growth < 30 << 20, "RSS grew by \(growth >> 20) MiB while streaming \(total >> 20) MiB")
         #expect(eventually { body.value?.closeCount.load(ordering: .relaxed) == 1 })
         // The connection is still usable: the chunked body ended properly.
-        #expect(try client.request("GET", "/again").bodyText == "small")
+        #expect(try client.request("GET", "/again").text == "small")
     }
 
     @Test(arguments: threadingModels)
@@ -124,7 +124,7 @@ extension HTTPServerTests {
 
         // Framing stayed right: the next response on the connection parses.
         let next = try client.request("GET", "/fixed")
-        #expect(next.bodyText == "twelve bytes")
+        #expect(next.text == "twelve bytes")
 
         // A streamed HEAD response ends its connection (libmicrohttpd would
         // otherwise leave a stray final chunk on it).

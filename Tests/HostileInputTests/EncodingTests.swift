@@ -32,13 +32,13 @@ struct EncodingTests {
 
     @Test("invalid UTF-8 in a form body and a JSON body")
     func invalidUTF8Bodies() throws {
-        let form = try server.send("/math/sum", headers: ["Content-Type: application/x-www-form-urlencoded"],
+        let form = try server.send("/math/sum", headers: [("Content-Type", "application/x-www-form-urlencoded")],
                                    body: Array("a=1&b=".utf8) + [0xFF])
         expectProblem(form, 400...400, "form")
-        let json = try server.send("/math/sum", headers: ["Content-Type: application/json"],
+        let json = try server.send("/math/sum", headers: [("Content-Type", "application/json")],
                                    body: Array(#"{"a":1,"b":""#.utf8) + [0xFF, 0x22, 0x7D])
         expectProblem(json, 400...400, "json")
-        let document = try server.send("/probe/document", method: "POST", headers: ["Content-Type: application/json"],
+        let document = try server.send("/probe/document", method: "POST", headers: [("Content-Type", "application/json")],
                                        body: [0x22, 0xC3, 0x28, 0x22])
         expectProblem(document, 400...400, "document")
         try server.expectAlive()
@@ -65,12 +65,12 @@ struct EncodingTests {
             #expect((400...499).contains(response.status) || response.status == 200, "\(response)")
             #expect(response.status < 500, "\(response)")
         }
-        let header = try RawClient.exchange(port: server.port, Array("GET /math/sum?a=1&b=2 HTTP/1.1\r\nHost: x\r\nX-A: a".utf8) + [0] + Array("b\r\nConnection: close\r\n\r\n".utf8))
+        let header = try server.exchange(Array("GET /math/sum?a=1&b=2 HTTP/1.1\r\nHost: x\r\nX-A: a".utf8) + [0] + Array("b\r\nConnection: close\r\n\r\n".utf8))
         #expect(header.status < 500, "\(header)")
-        let form = try server.send("/math/sum", headers: ["Content-Type: application/x-www-form-urlencoded"],
+        let form = try server.send("/math/sum", headers: [("Content-Type", "application/x-www-form-urlencoded")],
                                    body: Array("a=1&b=2".utf8) + [0])
         expectProblem(form, 400...400, "form NUL")
-        let json = try server.send("/probe/document", method: "POST", headers: ["Content-Type: application/json"],
+        let json = try server.send("/probe/document", method: "POST", headers: [("Content-Type", "application/json")],
                                    body: Array(#"{"a":"#.utf8) + [0] + Array("}".utf8))
         expectProblem(json, 400...400, "json NUL")
         try server.expectAlive()

@@ -1,4 +1,5 @@
 import Foundation
+import HTTPTestClient
 import PostgreSQL
 import PostgreSQLWebService
 import Testing
@@ -64,12 +65,12 @@ struct InjectionTests {
         for payload in Self.payloads {
             for (path, name) in Self.parameters {
                 let target = path.replacingOccurrences(of: "{}", with: Self.encoded(payload))
-                var responses: [(String, RawClient.Response)] = []
+                var responses: [(String, TestClient.Response)] = []
                 if let name {
                     responses.append(("query", try server.send("\(target)?\(name)=\(Self.encoded(payload))")))
-                    responses.append(("form", try server.send(target, headers: ["Content-Type: application/x-www-form-urlencoded"],
+                    responses.append(("form", try server.send(target, headers: [("Content-Type", "application/x-www-form-urlencoded")],
                                                              body: Array("\(name)=\(Self.encoded(payload))".utf8))))
-                    responses.append(("json", try server.send(target, headers: ["Content-Type: application/json"],
+                    responses.append(("json", try server.send(target, headers: [("Content-Type", "application/json")],
                                                              body: Self.jsonObject(name, payload))))
                 } else {
                     responses.append(("path", try server.send(target)))

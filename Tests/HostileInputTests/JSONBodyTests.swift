@@ -1,16 +1,17 @@
+import HTTPTestClient
 import Testing
 
 /// JSON bodies: huge, deeply nested, malformed or of the wrong types.
 @Suite("Hostile JSON bodies")
 struct JSONBodyTests {
     let server = HostileServer.shared
-    let json = ["Content-Type: application/json"]
+    let json = [("Content-Type", "application/json")]
 
-    func post(_ body: String, to path: String = "/probe/document") throws -> RawClient.Response {
+    func post(_ body: String, to path: String = "/probe/document") throws -> TestClient.Response {
         try server.send(path, method: "POST", headers: json, body: Array(body.utf8))
     }
 
-    func get(_ body: String, from path: String = "/math/sum") throws -> RawClient.Response {
+    func get(_ body: String, from path: String = "/math/sum") throws -> TestClient.Response {
         try server.send(path, headers: json, body: Array(body.utf8))
     }
 
@@ -30,7 +31,7 @@ struct JSONBodyTests {
         for depth in [40, 500] {
             let document = String(repeating: "[", count: depth) + "1e400" + String(repeating: "]", count: depth)
             let clock = ContinuousClock()
-            var response: RawClient.Response?
+            var response: TestClient.Response?
             let elapsed = try clock.measure { response = try post(document) }
             #expect(elapsed < .seconds(2), "depth \(depth): \(elapsed)")
             if let response, response.status != 200 { expectProblem(response, 400...400, "depth \(depth)") }
@@ -87,7 +88,7 @@ struct JSONBodyTests {
 
     @Test("a JSON body that is not JSON for the content type", arguments: ["application/json", "application/problem+json", "application/json; charset=utf-8"])
     func notJSON(contentType: String) throws {
-        let response = try server.send("/math/sum", headers: ["Content-Type: \(contentType)"], body: Array("a=1&b=2".utf8))
+        let response = try server.send("/math/sum", headers: [("Content-Type", contentType)], body: Array("a=1&b=2".utf8))
         expectProblem(response, 400...415, contentType)
     }
 }

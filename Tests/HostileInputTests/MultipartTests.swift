@@ -1,4 +1,5 @@
 import Foundation
+import HTTPTestClient
 import Testing
 
 /// Multipart bodies cut short or malformed: a 4xx problem, never a 5xx,
@@ -24,8 +25,8 @@ struct MultipartTests {
         """
     }
 
-    func upload(_ body: [UInt8], contentType: String = "multipart/form-data; boundary=XyZzY") throws -> RawClient.Response {
-        try server.send("/probe/upload", method: "POST", headers: ["Content-Type: \(contentType)"], body: body)
+    func upload(_ body: [UInt8], contentType: String = "multipart/form-data; boundary=XyZzY") throws -> TestClient.Response {
+        try server.send("/probe/upload", method: "POST", headers: [("Content-Type", contentType)], body: body)
     }
 
     static func uploadFiles() -> Set<String> {

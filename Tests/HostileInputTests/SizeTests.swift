@@ -14,15 +14,15 @@ struct SizeTests {
         let limit = HostileServer.maximumHeaderSize
         let url = try server.send("/employees?name=" + String(repeating: "a", count: limit + 1_000))
         expectProblem(url, 414...414, "URL")
-        let header = try server.send("/math/sum?a=1&b=2", headers: ["X-Long: " + String(repeating: "b", count: limit + 1_000)])
+        let header = try server.send("/math/sum?a=1&b=2", headers: [("X-Long", String(repeating: "b", count: limit + 1_000))])
         expectProblem(header, 431...431, "header")
         let filler = String(repeating: "v", count: 90)
-        let many = try server.send("/math/sum?a=1&b=2", headers: (0..<(limit / 90)).map { "X-\($0): \(filler)" })
+        let many = try server.send("/math/sum?a=1&b=2", headers: (0..<(limit / 90)).map { ("X-\($0)", filler) })
         expectProblem(many, 431...431, "many headers")
 
         let hugeURL = try server.send("/employees?name=" + String(repeating: "a", count: 4 * limit))
         #expect(hugeURL.status == 414, "\(hugeURL)")
-        let hugeHeader = try server.send("/math/sum?a=1&b=2", headers: ["X-Long: " + String(repeating: "b", count: 4 * limit)])
+        let hugeHeader = try server.send("/math/sum?a=1&b=2", headers: [("X-Long", String(repeating: "b", count: 4 * limit))])
         #expect(hugeHeader.status == 431, "\(hugeHeader)")
         try server.expectAlive()
     }
@@ -47,18 +47,18 @@ struct SizeTests {
     @Test("10,000 form fields in a body")
     func manyFormFields() throws {
         let body = (0..<10_000).map { "p\($0)=\($0)" }.joined(separator: "&")
-        let response = try server.send("/employees", headers: ["Content-Type: application/x-www-form-urlencoded"], body: Array(body.utf8))
+        let response = try server.send("/employees", headers: [("Content-Type", "application/x-www-form-urlencoded")], body: Array(body.utf8))
         expectProblem(response, 400...400, "form")
     }
 
     @Test("a body larger than the limit: 413 problem")
     func bodyTooLarge() throws {
         let body = [UInt8](repeating: UInt8(ascii: "a"), count: HostileServer.maximumBodySize + 1)
-        expectProblem(try server.send("/probe/document", method: "POST", headers: ["Content-Type: application/json"], body: body), 413...413, "body")
-        let declared = try RawClient.request(port: server.port, method: "POST", target: Array("/probe/document".utf8),
-                                             headers: ["Content-Type: application/json"], contentLength: 1 << 40)
+        expectProblem(try server.send("/probe/document", method: "POST", headers: [("Content-Type", "application/json")], body: body), 413...413, "body")
+        let declared = try server.send("/probe/document", method: "POST",
+                                       headers: [("Content-Type", "application/json"), ("Content-Length", "\(1 << 40)")])
         expectProblem(declared, 413...413, "declared length")
-        let form = try server.send("/math/sum", headers: ["Content-Type: application/x-www-form-urlencoded"],
+        let form = try server.send("/math/sum", headers: [("Content-Type", "application/x-www-form-urlencoded")],
                                    body: Array("a=1&b=".utf8) + body)
         expectProblem(form, 413...413, "form")
         try server.expectAlive()

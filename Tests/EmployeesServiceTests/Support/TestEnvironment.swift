@@ -1,5 +1,6 @@
 import EmployeesService
 import Foundation
+import HTTPTestClient
 import PostgreSQL
 import PostgreSQLWebService
 import WebService
@@ -113,7 +114,7 @@ final class TestServer: Sendable {
     }
 
     /// Sends a request to the shared server.
-    func get(_ target: String, headers: [String: String] = [:]) throws -> HTTPReply {
-        try HTTPClient.send("GET", target, port: port, headers: headers)
+    func get(_ target: String, headers: [(String, String)] = []) throws -> TestClient.Response {
+        try TestClient.request("GET", target, port: port, headers: headers)
     }
 }

@@ -74,7 +74,7 @@ func fetch(port: Int, _ path: String, timeout: Int = 15) -> Outcome {
         case 504:
             outcome.kind = .gatewayTimeout
         default:
-            outcome.kind = .failure("status \(response.status): \(response.bodyText.prefix(200))")
+            outcome.kind = .failure("status \(response.status): \(response.text.prefix(200))")
         }
     } catch TestClient.Failure.missingFinalChunk {
         outcome.kind = .abortedStream
