@@ -31,7 +31,6 @@ extension Query {
 
         var arguments = self.arguments
         arguments.values["pageLimit"] = limit?.sqlValue ?? .null  // NULL: no limit
-        arguments["pageOffset"] = offset
         guard page != nil else {
             // The runner's cap on a list that does not page: the query as a subquery.
             return ("SELECT * FROM (\(sql)) AS capped LIMIT :pageLimit", arguments, headers)
@@ -39,6 +38,7 @@ extension Query {
         if let limit, let links = Self.links(request: request, limit: limit, offset: offset, total: total) {
             headers.add("Link", links)
         }
+        arguments["pageOffset"] = offset
         return (Self.withoutTrailingSemicolons(sql) + "\nLIMIT :pageLimit OFFSET :pageOffset", arguments, headers)
     }
 
