@@ -34,6 +34,16 @@ final class StreamingRows: RowSource {
         pending = nil
         cursor.close()
     }
+
+    /// The columns, known once the query answered (also without rows).
+    var columns: [Column] { cursor.columns }
+
+    /// Writes the next row as a CSV line; only after `hasNext()` returned `true`.
+    func writeNextCSV(to output: inout [UInt8]) {
+        guard let row = pending else { return }
+        pending = nil
+        CSVWriter.appendRow(row, to: &output)
+    }
 }
 
 // MARK: - One row with its attachments

@@ -56,6 +56,23 @@ public final class ResultSetAdapter: StreamingBody {
     public let options: JSONRenderingOptions
     /// How many parent rows are fetched at once when subqueries are attached.
     public var blockSize = 256
+    /// How an ``Shape/array`` adapter without attachments writes its rows;
+    /// set before it starts.
+    public var format = Format.json
+
+    /// How rows are written.
+    ///
+    /// ```swift
+    /// adapter.format = .csv
+    /// ```
+    public enum Format: Sendable {
+        /// A JSON array of objects keyed by column label.
+        case json
+        /// RFC 4180 CSV: a header row of column labels, then a line per
+        /// row, each ended by CRLF; NULL is an empty field. For an
+        /// ``Shape/array`` adapter without attachments (CSV has no nesting).
+        case csv
+    }
     /// The subqueries attached to the rows, in order.
     public private(set) var attachments: [Attachment] = []
 
@@ -222,6 +239,21 @@ public final class ResultSetAdapter: StreamingBody {
         switch shape {
         case .object:
             if hasRow { try rows.writeNext(options: options, to: &output) } else { JSONWriter.appendNull(to: &output) }
+            rows.close()
+            return false
+        case .array where format == .csv:
+            guard let rows = rows as? StreamingRows else {
+                throw DatabaseError(code: .internalError, message: "CSV takes a list without attachments")
+            }
+            let limit = output.count + 16_384
+            if !hasWrittenOpening {
+                CSVWriter.appendHeader(rows.columns, to: &output)
+                hasWrittenOpening = true
+            }
+            while output.count < limit, try rows.hasNext() {
+                rows.writeNextCSV(to: &output)
+            }
+            if try rows.hasNext() { return true }
             rows.close()
             return false
         case .array:

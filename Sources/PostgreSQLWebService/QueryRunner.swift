@@ -86,8 +86,20 @@ extension Query: RunnableResult {
             _ = try runner.pool.withConnection { try $0.execute(sql, arguments) }
             return HTTPResponse(status: .noContent)
         case .list:
-            let list = try listStatement(runner: runner, request: request)
+            let csv = Self.asksForCSV(request.headers)
+            if csv, !attachments.isEmpty {
+                throw HTTPError(
+                    .notAcceptable,
+                    detail: "CSV cannot hold the nested \(attachments.map(\.key).joined(separator: ", ")): "
+                        + "ask for application/json, or leave out the details.",
+                    parameter: request.detailParameters.first)
+            }
+            var list = try listStatement(runner: runner, request: request)
             let adapter = self.adapter(runner: runner, sql: list.sql, arguments: list.arguments)
+            if csv {
+                adapter.format = .csv
+                list.headers["Content-Type"] = "text/csv; charset=utf-8; header=present"
+            }
             try adapter.start()
             return HTTPResponse(status: .ok, headers: list.headers, body: .stream(adapter))
         case .object(let notFound):
@@ -105,6 +117,19 @@ extension Query: RunnableResult {
     }
 
     private static let jsonHeaders: HTTPHeaders = ["Content-Type": "application/json"]
+
+    /// Whether `Accept` prefers CSV to JSON: `text/csv` is named, and
+    /// before any JSON type (a list is JSON otherwise, whatever `Accept` says).
+    static func asksForCSV(_ headers: HTTPHeaders) -> Bool {
+        for value in headers.values(for: "Accept") {
+            for range in value.split(separator: ",") {
+                let type = range.prefix { $0 != ";" }.filter { $0 != " " && $0 != "\t" }.lowercased()
+                if type == "text/csv" { return true }
+                if type == "application/json" { return false }
+            }
+        }
+        return false
+    }
 
     /// The adapter that runs this query (or the given form of its SQL) and writes its rows.
     private func adapter(runner: QueryRunner, sql: String? = nil, arguments: SQLArguments? = nil) -> ResultSetAdapter {

@@ -76,6 +76,8 @@ struct BoundRoute: Sendable {
     let takesBody: Bool
     /// The runner of the route's ``RunnableResult``, if it returns one.
     let runner: (any Sendable)?
+    /// Its parameters that take lists of enumeration values (`details`).
+    let detailParameters: [String]
 
     init(_ route: Route, servicePath: String, runners: [any Sendable]) {
         self.route = route
@@ -92,16 +94,20 @@ struct BoundRoute: Sendable {
         pattern = RoutePattern(route.path)
         let variables = pattern.variableNames
         var names: [String] = []
+        var details: [String] = []
         var takesBody = false
         for input in route.inputs {
             switch input.kind {
-            case .argument(let name, _, _, _) where !variables.contains(name): names.append(name)
+            case .argument(let name, let type, _, _) where !variables.contains(name):
+                names.append(name)
+                if case .array(.enumeration) = type.valueType { details.append(name) }
             case .body: takesBody = true
             default: break
             }
         }
         argumentNames = names
         acceptedNames = Set(names)
+        detailParameters = details
         self.takesBody = takesBody
     }
 }

@@ -41,11 +41,15 @@ public struct RouteContext: Sendable {
     let arguments: [String: [ArgumentInput]]
     /// The runner the route's ``RunnableResult`` needs, found when the route was mounted.
     @usableFromInline let runner: (any Sendable)?
+    /// The route's parameters that take lists of enumeration values.
+    let detailParameters: [String]
     let logger: Logger
 
     /// What a ``RunnableResult`` reports its errors with.
     @usableFromInline var runRequest: RunRequest {
-        RunRequest(method: request.method, path: request.rawPath, query: request.rawQuery, headers: request.headers, logger: logger)
+        RunRequest(
+            method: request.method, path: request.rawPath, query: request.rawQuery, headers: request.headers,
+            detailParameters: detailParameters, logger: logger)
     }
 }
 

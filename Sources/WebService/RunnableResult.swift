@@ -37,19 +37,26 @@ public struct RunRequest: Sendable {
     public let query: String?
     /// The request's header fields.
     public let headers: HTTPHeaders
+    /// The route's parameters that take a list of enumeration values (a
+    /// `CommaList` such as `details`): what asks for nested details.
+    public let detailParameters: [String]
     /// The router's logger.
     public let logger: Logger
 
     /// A request to run for; the router makes them.
     ///
     /// ```swift
-    /// RunRequest(method: .get, path: "/products", query: "limit=10", headers: [:], logger: logger)
+    /// RunRequest(method: .get, path: "/products", query: "limit=10", headers: [:], detailParameters: ["details"], logger: logger)
     /// ```
-    public init(method: HTTPMethod, path: String, query: String?, headers: HTTPHeaders, logger: Logger) {
+    public init(
+        method: HTTPMethod, path: String, query: String?, headers: HTTPHeaders, detailParameters: [String] = [],
+        logger: Logger
+    ) {
         self.method = method
         self.path = path
         self.query = query
         self.headers = headers
+        self.detailParameters = detailParameters
         self.logger = logger
     }
 

@@ -132,7 +132,7 @@ public final class WebServiceRouter: Sendable {
         let chosen = try Self.choose(among: candidates, for: arguments, request: request)
         let context = RouteContext(
             request: consume request, pattern: candidates[chosen].pattern, path: remainder, arguments: arguments.values,
-            runner: candidates[chosen].runner, logger: logger
+            runner: candidates[chosen].runner, detailParameters: candidates[chosen].detailParameters, logger: logger
         )
         return .route(candidates[chosen].route, context)
     }

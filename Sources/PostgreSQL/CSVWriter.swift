@@ -1,0 +1,40 @@
+/// Rows as RFC 4180 CSV: fields separated by commas, lines ended by CRLF,
+/// a field quoted (its quotes doubled) when it holds a comma, a quote, a
+/// line break or leading or trailing space. Values are PostgreSQL's text
+/// format, with booleans as `true` and `false`; NULL is an empty field.
+enum CSVWriter {
+    static func appendHeader(_ columns: [Column], to output: inout [UInt8]) {
+        for (index, column) in columns.enumerated() {
+            if index > 0 { output.append(UInt8(ascii: ",")) }
+            var label = column.label
+            label.withUTF8 { appendField(UnsafeRawBufferPointer($0), to: &output) }
+        }
+        output.append(contentsOf: [0x0D, 0x0A])
+    }
+
+    static func appendRow(_ row: Row, to output: inout [UInt8]) {
+        let columns = row.layout.columns
+        for index in columns.indices {
+            if index > 0 { output.append(UInt8(ascii: ",")) }
+            guard let bytes = row.bytes(index) else { continue }
+            if columns[index].type == .bool, bytes.count == 1 {
+                output.append(contentsOf: bytes[0] == UInt8(ascii: "t") ? Array("true".utf8) : Array("false".utf8))
+            } else {
+                appendField(bytes, to: &output)
+            }
+        }
+        output.append(contentsOf: [0x0D, 0x0A])
+    }
+
+    private static func appendField(_ bytes: UnsafeRawBufferPointer, to output: inout [UInt8]) {
+        let needsQuotes = bytes.contains { $0 == UInt8(ascii: ",") || $0 == UInt8(ascii: "\"") || $0 == 0x0A || $0 == 0x0D }
+            || bytes.first == UInt8(ascii: " ") || bytes.last == UInt8(ascii: " ")
+        guard needsQuotes else { return output.append(contentsOf: bytes) }
+        output.append(UInt8(ascii: "\""))
+        for byte in bytes {
+            if byte == UInt8(ascii: "\"") { output.append(byte) }
+            output.append(byte)
+        }
+        output.append(UInt8(ascii: "\""))
+    }
+}
