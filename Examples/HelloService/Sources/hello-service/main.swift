@@ -20,8 +20,8 @@ struct HelloService: WebService {
     }
 }
 
-// The database comes from DATABASE_URL or the PG* variables; the port from PORT.
-let pool = ConnectionPool()
+// The database comes from DATABASE_URL, else the PG* variables; the port from PORT.
+let pool = ConnectionPool(.init(conninfo: ProcessInfo.processInfo.environment["DATABASE_URL"] ?? ""))
 let router = WebServiceRouter(services: [HelloService(pool: pool)])
 let port = Int(ProcessInfo.processInfo.environment["PORT"] ?? "") ?? 8080
 let server = HTTPServer(configuration: .init(port: port)) { router.respond(to: $0) }
