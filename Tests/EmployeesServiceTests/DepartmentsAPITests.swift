@@ -1,6 +1,7 @@
 import EmployeesService
 import Foundation
 import PostgreSQL
+import SQLRestServer
 import Testing
 
 /// `GET /departments` and `/health` over a real socket.

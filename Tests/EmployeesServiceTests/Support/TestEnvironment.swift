@@ -2,6 +2,7 @@ import EmployeesService
 import Foundation
 import PostgreSQL
 import PostgreSQLWebService
+import SQLRestServer
 import WebService
 
 /// The database and the in-process server the API tests share.

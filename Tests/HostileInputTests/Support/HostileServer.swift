@@ -3,6 +3,7 @@ import Foundation
 import Logging
 import PostgreSQL
 import PostgreSQLWebService
+import SQLRestServer
 import Testing
 import WebService
 
