@@ -10,6 +10,7 @@ let package = Package(
         .library(name: "WebService", targets: ["WebService"]),
         .library(name: "PostgreSQL", targets: ["PostgreSQL"]),
         .library(name: "PostgreSQLWebService", targets: ["PostgreSQLWebService"]),
+        .library(name: "SQLRestServer", targets: ["SQLRestServer"]),
         .executable(name: "employees-server", targets: ["employees-server"]),
     ],
     dependencies: [
@@ -70,16 +71,19 @@ let package = Package(
             name: "EmployeesService",
             dependencies: ["WebService", "PostgreSQL", "PostgreSQLWebService"]
         ),
-        .executableTarget(name: "sql-benchmark", dependencies: ["PostgreSQL"]),
-        .executableTarget(
-            name: "employees-server",
+        .target(
+            name: "SQLRestServer",
             dependencies: [
-                "EmployeesService",
+                "HTTPServer",
+                "WebService",
+                "PostgreSQL",
                 "PostgreSQLWebService",
                 "Locking",
                 .product(name: "Logging", package: "swift-log"),
             ]
         ),
+        .executableTarget(name: "sql-benchmark", dependencies: ["PostgreSQL"]),
+        .executableTarget(name: "employees-server", dependencies: ["EmployeesService", "SQLRestServer"]),
 
         .executableTarget(
             name: "http-threading-bench",
@@ -99,12 +103,12 @@ let package = Package(
         .testTarget(name: "WebServiceTests", dependencies: ["WebService", "HTTPServer"]),
         .testTarget(name: "PostgreSQLTests", dependencies: ["PostgreSQL", "Locking"]),
         .testTarget(name: "PostgreSQLWebServiceTests", dependencies: ["PostgreSQLWebService"]),
-        .testTarget(name: "EmployeesServiceTests", dependencies: ["EmployeesService", "HTTPTestClient"]),
-        .testTarget(name: "EmployeesServerTests", dependencies: ["employees-server"]),
+        .testTarget(name: "EmployeesServiceTests", dependencies: ["EmployeesService", "HTTPTestClient", "SQLRestServer"]),
+        .testTarget(name: "SQLRestServerTests", dependencies: ["SQLRestServer"]),
         // Fault tests: a private second cluster and the employees-server executable
         // (`swift test --filter ReliabilityTests` runs them alone).
         .testTarget(name: "ReliabilityTests", dependencies: ["EmployeesService", "PostgreSQL", "HTTPTestClient"]),
-        .testTarget(name: "HostileInputTests", dependencies: ["EmployeesService", "PostgreSQLWebService", "HTTPTestClient"]),
+        .testTarget(name: "HostileInputTests", dependencies: ["EmployeesService", "PostgreSQLWebService", "HTTPTestClient", "SQLRestServer"]),
     ],
     swiftLanguageModes: [.v6]
 )

@@ -15,6 +15,7 @@ let package = Package(
                 .product(name: "WebService", package: "swift-sql-rest"),
                 .product(name: "PostgreSQL", package: "swift-sql-rest"),
                 .product(name: "PostgreSQLWebService", package: "swift-sql-rest"),
+                .product(name: "SQLRestServer", package: "swift-sql-rest"),
             ]
         ),
     ]

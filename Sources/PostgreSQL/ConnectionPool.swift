@@ -25,7 +25,9 @@ public final class ConnectionPool: Sendable {
     /// configuration.statementTimeout = .seconds(30)
     /// ```
     public struct Configuration: Sendable {
-        /// A libpq connection string or URL; empty means the `PG*` environment variables.
+        /// A libpq connection string or URL; empty means the `PG*` environment
+        /// variables. The pool reads no other variable: a program that
+        /// honours `DATABASE_URL` passes it here.
         public var conninfo: String
         /// The most connections open at once.
         public var size: Int
@@ -40,14 +42,14 @@ public final class ConnectionPool: Sendable {
 
         /// Creates a configuration; every parameter has a default.
         ///
-        /// - Parameter conninfo: defaults to the `DATABASE_URL` environment
-        ///   variable, else empty (libpq then reads `PGHOST`, `PGPORT`, ...).
+        /// - Parameter conninfo: defaults to empty: libpq then reads
+        ///   `PGHOST`, `PGPORT`, `PGDATABASE`, ...
         ///
         /// ```swift
         /// let configuration = ConnectionPool.Configuration(conninfo: "postgresql:///employees", size: 8)
         /// ```
         public init(
-            conninfo: String = ProcessInfo.processInfo.environment["DATABASE_URL"] ?? "",
+            conninfo: String = "",
             size: Int = 10,
             acquireTimeout: Duration = .seconds(5),
             statementTimeout: Duration? = nil,
@@ -70,7 +72,7 @@ public final class ConnectionPool: Sendable {
     /// Creates a pool; no connection is opened until one is needed.
     ///
     /// ```swift
-    /// let pool = ConnectionPool()  // DATABASE_URL or PG*, 10 connections, 5 s timeout
+    /// let pool = ConnectionPool()  // PG* variables, 10 connections, 5 s timeout
     /// ```
     public init(_ configuration: Configuration = Configuration()) {
         self.configuration = configuration

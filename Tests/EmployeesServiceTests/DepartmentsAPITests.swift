@@ -2,6 +2,7 @@ import EmployeesService
 import Foundation
 import HTTPTestClient
 import PostgreSQL
+import SQLRestServer
 import Testing
 
 /// `GET /departments` and `/health` over a real socket.

@@ -4,6 +4,7 @@ import HTTPTestClient
 import Logging
 import PostgreSQL
 import PostgreSQLWebService
+import SQLRestServer
 import Testing
 import WebService
 

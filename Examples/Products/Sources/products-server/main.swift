@@ -1,14 +1,6 @@
-import Foundation
-import PostgreSQL
-import PostgreSQLWebService
-import WebService
+import SQLRestServer
 
-// The database comes from DATABASE_URL or the PG* variables; the port from PORT.
-let environment = ProcessInfo.processInfo.environment
-let pool = ConnectionPool(.init(conninfo: environment["DATABASE_URL"] ?? ""))
-let router = WebServiceRouter(services: [ProductsService()], runners: [QueryRunner(pool: pool)])
-let port = Int(environment["PORT"] ?? "") ?? 8080
-let server = HTTPServer(configuration: .init(port: port, threading: .eventLoops(threads: 2))) { router.respond(to: $0) }
-try server.start()
-print("Serving http://127.0.0.1:\(server.port)/products")
-server.runUntilSignalled()
+// Options as employees-server's, under PRODUCTS_ (PRODUCTS_PORT, ...);
+// the database from DATABASE_URL or the PG* variables.
+SQLRestServer(name: "products-server", overview: "Products and their prices.",
+              environmentPrefix: "PRODUCTS_", services: [ProductsService()]).run()

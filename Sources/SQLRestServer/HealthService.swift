@@ -2,7 +2,8 @@ import PostgreSQL
 import PostgreSQLWebService
 import WebService
 
-/// Liveness and readiness for load balancers and orchestrators.
+/// Liveness and readiness for load balancers and orchestrators;
+/// ``SQLRestServer`` mounts it beside the program's services.
 ///
 /// ```
 /// GET /health/live    204 while the process serves requests

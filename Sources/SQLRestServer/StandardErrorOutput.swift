@@ -6,13 +6,10 @@ import Locking
 /// Standard error with a short-lived buffer, for the log.
 ///
 /// The server logs a line per request (the access log). Written with one
-/// `write` each, those lines cost about 2 µs of system time per request
-/// (an appending `write` of 120 bytes to a file on this machine's ext4),
-/// make the connection threads queue on the file's lock, and keep the
-/// file system's journal busy: in one side-by-side run at the default
-/// log level they cost about a fifth of `GET /employees/{n}`'s throughput
-/// (BENCHMARKS.md, finding 11). Here lines collect in
-/// memory and a thread of its own writes them in batches:
+/// `write` each, those lines would cost a system call per request, make
+/// the request threads queue on the file's lock, and keep the file
+/// system's journal busy (BENCHMARKS.md, finding 11). Here lines collect
+/// in memory and a thread of its own writes them in batches:
 ///
 /// - at most ``flushInterval`` after the first line of a batch was logged
 ///   (the thread sleeps while nothing waits);

@@ -1,0 +1,162 @@
+import PostgreSQL
+
+extension ServerOptions {
+    /// One command-line option: its name, its environment variable, what it
+    /// means, and how it sets its field (`false` for a value it cannot take).
+    /// The meaning is written once, in Markdown with backticks, capitalised:
+    /// `--help` prints it without the backticks, a README's table with a
+    /// lower-case first letter.
+    struct Option: Sendable {
+        /// The environment variable: the program's prefix and a name, or a
+        /// name that every program shares.
+        enum Variable: Sendable {
+            case prefixed(String)
+            case shared(String)
+        }
+
+        let name: String
+        let variable: Variable
+        let meaning: String
+        /// What an empty default means, when it means something.
+        let emptyDefault: String?
+        let apply: @Sendable (inout ServerOptions, String) -> Bool
+        let defaultValue: @Sendable (ServerOptions) -> String
+
+        init(
+            _ name: String, _ variable: Variable, _ meaning: String, emptyDefault: String? = nil,
+            apply: @escaping @Sendable (inout ServerOptions, String) -> Bool,
+            defaultValue: @escaping @Sendable (ServerOptions) -> String
+        ) {
+            self.name = name
+            self.variable = variable
+            self.meaning = meaning
+            self.emptyDefault = emptyDefault
+            self.apply = apply
+            self.defaultValue = defaultValue
+        }
+
+        var valueName: String { "<\(name)>" }
+
+        /// The variable's name for a program whose variables begin with `prefix`.
+        func variable(prefix: String) -> String {
+            switch variable {
+            case .prefixed(let name): prefix + name
+            case .shared(let name): name
+            }
+        }
+    }
+
+    // MARK: - The options
+
+    static let table: [Option] = [
+        Option("host", .prefixed("HOST"), "Address to listen on",
+               apply: { $0.host = $1; return true }, defaultValue: { $0.host }),
+        Option("port", .prefixed("PORT"), "Port to listen on",
+               apply: { set(&$0.port, Int($1)) }, defaultValue: { String($0.port) }),
+        Option("database-url", .shared("DATABASE_URL"), "libpq connection string or `postgresql://` URL",
+               emptyDefault: "libpq's `PG*` variables",
+               apply: { $0.databaseURL = $1; return true }, defaultValue: { $0.databaseURL }),
+        Option("pool-size", .prefixed("POOL_SIZE"), "Most database connections open at once",
+               apply: { set(&$0.poolSize, Int($1)) }, defaultValue: { String($0.poolSize) }),
+        Option("pipeline-connections", .prefixed("PIPELINE_CONNECTIONS"),
+               "Connections, besides the pool, that run the single-object queries of many requests together",
+               apply: { set(&$0.pipelineConnections, Int($1)) }, defaultValue: { String($0.pipelineConnections) }),
+        Option("event-loops", .prefixed("EVENT_LOOPS"),
+               "Threads that serve the client connections; handlers that block run on worker threads",
+               apply: { set(&$0.eventLoops, Int($1)) }, defaultValue: { String($0.eventLoops) }),
+        Option("acquire-timeout", .prefixed("ACQUIRE_TIMEOUT"),
+               "Seconds a request waits for a free database connection before 503",
+               apply: { set(&$0.acquireTimeout, Double($1)) }, defaultValue: { seconds($0.acquireTimeout) }),
+        Option("statement-timeout", .prefixed("STATEMENT_TIMEOUT"),
+               "Seconds a query may run before it is cancelled and answered 504; `0`: no limit",
+               apply: { set(&$0.statementTimeout, Double($1)) }, defaultValue: { seconds($0.statementTimeout) }),
+        Option("date-format", .prefixed("DATE_FORMAT"),
+               #"Dates as `iso8601` (`"1995-12-01"`) or `epoch-milliseconds`, as HTTP-RPC wrote them"#,
+               apply: { set(&$0.dateFormat, dateFormat(named: $1)) }, defaultValue: { name(of: $0.dateFormat) }),
+        Option("max-connections", .prefixed("MAX_CONNECTIONS"), "Most client connections at once; more are refused",
+               apply: { set(&$0.maxConnections, Int($1)) }, defaultValue: { String($0.maxConnections) }),
+        Option("connection-timeout", .prefixed("CONNECTION_TIMEOUT"),
+               "Seconds a client connection may stay idle, or take to send its request's header fields",
+               apply: { set(&$0.connectionTimeout, Int($1)) }, defaultValue: { String($0.connectionTimeout) }),
+        Option("shutdown-timeout", .prefixed("SHUTDOWN_TIMEOUT"), "Seconds SIGTERM or SIGINT lets requests in flight finish",
+               apply: { set(&$0.shutdownTimeout, Double($1)) }, defaultValue: { seconds($0.shutdownTimeout) }),
+        Option("log-level", .shared("LOG_LEVEL"),
+               "Log level: `trace`, `debug`, `info` (a line per request), `notice`, `warning`, `error` or `critical`; the log goes to standard error",
+               apply: { $0.logLevel = $1; return true }, defaultValue: { $0.logLevel }),
+    ]
+
+    private static func set<Value>(_ field: inout Value, _ value: Value?) -> Bool {
+        guard let value else { return false }
+        field = value
+        return true
+    }
+
+    private static func seconds(_ value: Double) -> String {
+        value == value.rounded() ? String(Int(value)) : String(value)
+    }
+
+    private static func dateFormat(named name: String) -> JSONRenderingOptions.DateFormat? {
+        switch name {
+        case "iso8601": .iso8601
+        case "epoch-milliseconds": .epochMilliseconds
+        default: nil
+        }
+    }
+
+    private static func name(of dateFormat: JSONRenderingOptions.DateFormat) -> String {
+        switch dateFormat {
+        case .iso8601: "iso8601"
+        case .epochMilliseconds: "epoch-milliseconds"
+        }
+    }
+
+    // MARK: - Help
+
+    /// The text `--help` prints: what the program does, then every option
+    /// with its variable and its default.
+    static func help(defaults: ServerOptions, program: String, overview: String, environmentPrefix: String) -> String {
+        var text = """
+            OVERVIEW: \(overview)
+
+            The database is reached through --database-url, else the DATABASE_URL environment
+            variable, else libpq's PG* variables (PGHOST, PGPORT, PGDATABASE, PGUSER, ...).
+            Every option can also be given in the environment (\(environmentPrefix)PORT, \(environmentPrefix)HOST, ...).
+
+            USAGE: \(program) [--<option> <value>] ...
+
+            OPTIONS:
+
+            """
+        for option in table {
+            let defaultValue = option.defaultValue(defaults)
+            var line = "        " + plain(option.meaning) + " (env " + option.variable(prefix: environmentPrefix)
+            if defaultValue.isEmpty, let emptyDefault = option.emptyDefault {
+                line += "; default: " + plain(emptyDefault)
+            }
+            line += ")."
+            if !defaultValue.isEmpty { line += " (default: \(defaultValue))" }
+            text += "  --\(option.name) \(option.valueName)\n" + line + "\n"
+        }
+        text += "  -h, --help\n        Show help information.\n"
+        return text
+    }
+
+    /// The options as a Markdown table, for a README: option, variable,
+    /// built-in default, meaning.
+    static func markdownTable(environmentPrefix: String) -> String {
+        let defaults = ServerOptions()
+        var text = "| Option | Environment | Default | Meaning |\n| --- | --- | --- | --- |\n"
+        for option in table {
+            let value = option.defaultValue(defaults)
+            let defaultText = value.isEmpty ? option.emptyDefault ?? "" : "`\(value)`"
+            let meaning = option.meaning.prefix(1).lowercased() + option.meaning.dropFirst()
+            text += "| `--\(option.name)` | `\(option.variable(prefix: environmentPrefix))` | \(defaultText) | \(meaning) |\n"
+        }
+        return text
+    }
+
+    /// Markdown without its backticks.
+    private static func plain(_ markdown: String) -> String {
+        markdown.filter { $0 != "`" }
+    }
+}

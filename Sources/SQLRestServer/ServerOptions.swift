@@ -1,0 +1,146 @@
+import HTTPServer
+import PostgreSQL
+
+/// A server's settings: each from its command-line option, else its
+/// environment variable, else the default. The options, their variables
+/// and their documentation are one table (``ServerOptions/table``), which
+/// `--help` prints.
+///
+/// A small parser over that table rather than swift-argument-parser, whose
+/// reflection-based parsing and linked code cost every start time and the
+/// idle server's resident memory (BENCHMARKS.md, scenario 6).
+///
+/// ``SQLRestServer`` reads them and hands them to the closure that makes
+/// the services:
+///
+/// ```swift
+/// SQLRestServer(name: "reports", overview: "Serves reports.", environmentPrefix: "REPORTS_") { options, pool in
+///     [StatusService(pool: pool, statementTimeout: options.statementTimeout)]
+/// }
+/// ```
+public struct ServerOptions: Equatable, Sendable {
+    /// `--host`: the address to listen on.
+    public internal(set) var host = "127.0.0.1"
+    /// `--port`: the port to listen on; 0 for any free one.
+    public internal(set) var port = 8080
+    /// `--database-url`: a libpq connection string or URL; empty for libpq's `PG*` variables.
+    public internal(set) var databaseURL = ""
+    /// `--pool-size`: the most database connections open at once.
+    public internal(set) var poolSize = 16
+    /// `--pipeline-connections`: the pool's pipeline connections.
+    public internal(set) var pipelineConnections = 2
+    /// `--event-loops`: threads that serve the client connections.
+    public internal(set) var eventLoops = 2
+    /// `--acquire-timeout`: seconds a request waits for a database connection.
+    public internal(set) var acquireTimeout = 5.0
+    /// `--statement-timeout`: seconds a query may run; 0 for no limit.
+    public internal(set) var statementTimeout = 30.0
+    /// `--date-format`: how dates are written.
+    public internal(set) var dateFormat = JSONRenderingOptions.DateFormat.iso8601
+    /// `--max-connections`: the most client connections at once.
+    public internal(set) var maxConnections = 512
+    /// `--connection-timeout`: seconds a client connection may stay idle.
+    public internal(set) var connectionTimeout = 30
+    /// `--shutdown-timeout`: seconds a stop lets requests in flight finish.
+    public internal(set) var shutdownTimeout = 10.0
+    /// `--log-level`: `trace` to `critical`.
+    public internal(set) var logLevel = "info"
+
+    /// What is wrong with the command line or the environment.
+    struct UsageError: Error, Equatable, CustomStringConvertible {
+        let description: String
+    }
+
+    /// The result of reading the command line: settings, or a request for
+    /// help (with the defaults the environment gives).
+    enum Command: Equatable {
+        case serve(ServerOptions)
+        case help(ServerOptions)
+    }
+
+    // MARK: - Parsing
+
+    /// Reads `arguments` (without the program name) over the environment
+    /// variables and the defaults. `--name value` and `--name=value` both
+    /// work; the variables are named with `environmentPrefix`
+    /// (`EMPLOYEES_PORT`), except `DATABASE_URL` and `LOG_LEVEL`.
+    static func parse(
+        _ arguments: [String], environmentPrefix: String, environment: (String) -> String?
+    ) throws(UsageError) -> Command {
+        var options = ServerOptions()
+        for option in table {
+            let variable = option.variable(prefix: environmentPrefix)
+            guard let value = environment(variable), !value.isEmpty else { continue }
+            guard option.apply(&options, value) else {
+                throw UsageError(description: "The value '\(value)' of \(variable) is invalid for --\(option.name) \(option.valueName).")
+            }
+        }
+        let defaults = options
+        var remaining = arguments[...]
+        while let argument = remaining.popFirst() {
+            if argument == "-h" || argument == "--help" { return .help(defaults) }
+            guard argument.hasPrefix("--") else { throw UsageError(description: "Unexpected argument '\(argument)'.") }
+            let nameAndValue = argument.dropFirst(2).split(separator: "=", maxSplits: 1, omittingEmptySubsequences: false)
+            guard let option = table.first(where: { $0.name == nameAndValue[0] }) else {
+                throw UsageError(description: "Unknown option '\(argument)'.")
+            }
+            let value: String
+            if nameAndValue.count == 2 {
+                value = String(nameAndValue[1])
+            } else if let next = remaining.popFirst() {
+                value = next
+            } else {
+                throw UsageError(description: "Missing value for '--\(option.name) \(option.valueName)'.")
+            }
+            guard option.apply(&options, value) else {
+                throw UsageError(description: "The value '\(value)' is invalid for '--\(option.name) \(option.valueName)'.")
+            }
+        }
+        try options.validate()
+        return .serve(options)
+    }
+
+    private func validate() throws(UsageError) {
+        func check(_ condition: Bool, _ message: String) throws(UsageError) {
+            if !condition { throw UsageError(description: message) }
+        }
+        try check((0...65535).contains(port), "--port must be 0 to 65535.")
+        try check(poolSize >= 1, "--pool-size must be at least 1.")
+        try check(pipelineConnections >= 1, "--pipeline-connections must be at least 1.")
+        try check(eventLoops >= 1, "--event-loops must be at least 1.")
+        try check(acquireTimeout > 0, "--acquire-timeout must be more than 0.")
+        try check(statementTimeout >= 0, "--statement-timeout must be 0 or more.")
+        try check(connectionTimeout >= 1, "--connection-timeout must be at least 1.")
+        try check(shutdownTimeout >= 0, "--shutdown-timeout must be 0 or more.")
+        try check(maxConnections >= 1, "--max-connections must be at least 1.")
+        try check(Self.logLevels.contains(logLevel), "--log-level \(logLevel) is not a log level.")
+    }
+
+    static let logLevels = ["trace", "debug", "info", "notice", "warning", "error", "critical"]
+
+    // MARK: - The parts' configurations
+
+    /// The database pool these options describe.
+    var poolConfiguration: ConnectionPool.Configuration {
+        ConnectionPool.Configuration(
+            conninfo: databaseURL,
+            size: poolSize,
+            acquireTimeout: .milliseconds(Int(acquireTimeout * 1000)),
+            statementTimeout: statementTimeout > 0 ? .milliseconds(Int(statementTimeout * 1000)) : nil,
+            pipelineConnections: pipelineConnections
+        )
+    }
+
+    /// The HTTP server these options describe: event loops, whose handlers
+    /// never block (the router sends blocking work to worker threads).
+    var serverConfiguration: HTTPServer.Configuration {
+        HTTPServer.Configuration(
+            host: host,
+            port: port,
+            maximumConnections: maxConnections,
+            connectionTimeout: connectionTimeout,
+            shutdownTimeout: shutdownTimeout,
+            threading: .eventLoops(threads: eventLoops)
+        )
+    }
+}

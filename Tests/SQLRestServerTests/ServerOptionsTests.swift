@@ -1,0 +1,114 @@
+import Foundation
+import Testing
+@testable import SQLRestServer
+
+/// Parses as employees-server does, with the `EMPLOYEES_` prefix.
+private func parse(
+    _ arguments: [String], _ environment: [String: String] = [:], prefix: String = "EMPLOYEES_"
+) throws(ServerOptions.UsageError) -> ServerOptions.Command {
+    try ServerOptions.parse(arguments, environmentPrefix: prefix, environment: { environment[$0] })
+}
+
+private func help(_ defaults: ServerOptions = ServerOptions(), prefix: String = "EMPLOYEES_") -> String {
+    ServerOptions.help(defaults: defaults, program: "employees-server",
+                       overview: "Serves the employees sample database as a REST API.", environmentPrefix: prefix)
+}
+
+@Test func defaultsWithoutArgumentsOrEnvironment() throws {
+    #expect(try parse([]) == .serve(ServerOptions()))
+    #expect(ServerOptions().port == 8080)
+    #expect(ServerOptions().host == "127.0.0.1")
+}
+
+@Test func optionsTakeSeparateOrAttachedValues() throws {
+    var expected = ServerOptions()
+    expected.port = 8081
+    expected.host = "0.0.0.0"
+    expected.acquireTimeout = 2.5
+    expected.dateFormat = .epochMilliseconds
+    expected.databaseURL = "postgresql:///employees?application_name=a=b"
+    #expect(try parse(["--port", "8081", "--host=0.0.0.0", "--acquire-timeout", "2.5",
+                       "--date-format=epoch-milliseconds",
+                       "--database-url=postgresql:///employees?application_name=a=b"]) == .serve(expected))
+}
+
+@Test func commandLineOverridesEnvironmentOverridesDefault() throws {
+    var expected = ServerOptions()
+    expected.port = 9000
+    expected.poolSize = 4
+    #expect(try parse(["--port", "9000"], ["EMPLOYEES_PORT": "9001", "EMPLOYEES_POOL_SIZE": "4"]) == .serve(expected))
+    #expect(try parse([], ["EMPLOYEES_PORT": ""]) == .serve(ServerOptions()))
+}
+
+@Test func helpShowsTheDefaultsTheEnvironmentGives() throws {
+    guard case .help(let defaults) = try parse(["--port", "1", "--help"], ["EMPLOYEES_PORT": "9001"]) else {
+        Issue.record("no help")
+        return
+    }
+    #expect(defaults.port == 9001)
+    let text = help(defaults)
+    #expect(text.contains("--port <port>"))
+    #expect(text.contains("(default: 9001)"))
+    #expect(text.contains("-h, --help"))
+    #expect(ServerOptions.table.count == 13)
+}
+
+@Test(arguments: [
+    (["--bogus"], "Unknown option '--bogus'."),
+    (["stray"], "Unexpected argument 'stray'."),
+    (["--port"], "Missing value for '--port <port>'."),
+    (["--port", "abc"], "The value 'abc' is invalid for '--port <port>'."),
+    (["--date-format", "rfc"], "The value 'rfc' is invalid for '--date-format <date-format>'."),
+    (["--port", "70000"], "--port must be 0 to 65535."),
+    (["--pool-size", "0"], "--pool-size must be at least 1."),
+    (["--log-level", "loud"], "--log-level loud is not a log level."),
+])
+func usageErrorsNameTheOption(arguments: [String], message: String) {
+    #expect(throws: ServerOptions.UsageError(description: message)) { try parse(arguments) }
+}
+
+@Test func invalidEnvironmentValueNamesTheVariable() {
+    #expect(throws: ServerOptions.UsageError(
+        description: "The value 'x' of EMPLOYEES_POOL_SIZE is invalid for --pool-size <pool-size>."
+    )) { try parse([], ["EMPLOYEES_POOL_SIZE": "x"]) }
+}
+
+@Test func theEnvironmentPrefixNamesTheVariables() throws {
+    var expected = ServerOptions()
+    expected.port = 9002
+    expected.eventLoops = 3
+    expected.databaseURL = "postgresql:///shop"
+    expected.logLevel = "debug"
+    let environment = ["SHOP_PORT": "9002", "SHOP_EVENT_LOOPS": "3", "EMPLOYEES_POOL_SIZE": "4",
+                       "DATABASE_URL": "postgresql:///shop", "LOG_LEVEL": "debug"]
+    #expect(try parse([], environment, prefix: "SHOP_") == .serve(expected), "DATABASE_URL and LOG_LEVEL take no prefix")
+    #expect(throws: ServerOptions.UsageError(
+        description: "The value 'x' of SHOP_POOL_SIZE is invalid for --pool-size <pool-size>."
+    )) { try parse([], ["SHOP_POOL_SIZE": "x"], prefix: "SHOP_") }
+}
+
+@Test func helpNamesTheProgramAndItsVariables() {
+    let text = ServerOptions.help(defaults: ServerOptions(), program: "shop-server",
+                                  overview: "Serves the shop.", environmentPrefix: "SHOP_")
+    #expect(text.hasPrefix("OVERVIEW: Serves the shop.\n"))
+    #expect(text.contains("USAGE: shop-server [--<option> <value>] ..."))
+    #expect(text.contains("""
+          --port <port>
+                Port to listen on (env SHOP_PORT). (default: 8080)
+        """))
+    #expect(text.contains("""
+          --database-url <database-url>
+                libpq connection string or postgresql:// URL (env DATABASE_URL; default: libpq's PG* variables).
+        """))
+    #expect(!text.contains("`"), "the table's Markdown is printed plain")
+}
+
+/// The README's configuration table is this table, printed: each option is
+/// documented once.
+@Test func theREADMEShowsTheOptionsTable() throws {
+    let readme = URL(filePath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+        .deletingLastPathComponent().appending(path: "README.md")
+    let text = try String(contentsOf: readme, encoding: .utf8)
+    let table = ServerOptions.markdownTable(environmentPrefix: "EMPLOYEES_")
+    #expect(text.contains(table), "README.md's table should read:\n\(table)")
+}
