@@ -37,6 +37,8 @@ public struct ServerOptions: Equatable, Sendable {
     public internal(set) var statementTimeout = 30.0
     /// `--date-format`: how dates are written.
     public internal(set) var dateFormat = JSONRenderingOptions.DateFormat.iso8601
+    /// `--max-rows`: the most rows in any list; `nil` for no cap.
+    public internal(set) var maxRows: Int?
     /// `--max-connections`: the most client connections at once.
     public internal(set) var maxConnections = 512
     /// `--connection-timeout`: seconds a client connection may stay idle.
@@ -113,6 +115,7 @@ public struct ServerOptions: Equatable, Sendable {
         try check(connectionTimeout >= 1, "--connection-timeout must be at least 1.")
         try check(shutdownTimeout >= 0, "--shutdown-timeout must be 0 or more.")
         try check(maxConnections >= 1, "--max-connections must be at least 1.")
+        try check(maxRows.map { $0 >= 1 } ?? true, "--max-rows must be at least 1.")
         try check(Self.logLevels.contains(logLevel), "--log-level \(logLevel) is not a log level.")
     }
 

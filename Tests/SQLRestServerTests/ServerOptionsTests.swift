@@ -50,7 +50,7 @@ private func help(_ defaults: ServerOptions = ServerOptions(), prefix: String = 
     #expect(text.contains("--port <port>"))
     #expect(text.contains("(default: 9001)"))
     #expect(text.contains("-h, --help"))
-    #expect(ServerOptions.table.count == 13)
+    #expect(ServerOptions.table.count == 14)
 }
 
 @Test(arguments: [
@@ -58,6 +58,7 @@ private func help(_ defaults: ServerOptions = ServerOptions(), prefix: String = 
     (["stray"], "Unexpected argument 'stray'."),
     (["--port"], "Missing value for '--port <port>'."),
     (["--port", "abc"], "The value 'abc' is invalid for '--port <port>'."),
+    (["--max-rows", "0"], "--max-rows must be at least 1."),
     (["--date-format", "rfc"], "The value 'rfc' is invalid for '--date-format <date-format>'."),
     (["--port", "70000"], "--port must be 0 to 65535."),
     (["--pool-size", "0"], "--pool-size must be at least 1."),
