@@ -19,7 +19,7 @@ public struct DepartmentsService: WebService {
             Query.list("""
                 SELECT dept_no AS "departmentNumber", dept_name AS "departmentName" FROM departments ORDER BY dept_no
                 """)
-        }
+        }.cacheControl("max-age=300")
 
         Route(.get, "/?:departmentNumber", description: """
             Returns one department. `managers` nests every manager it has had; `employees` streams \

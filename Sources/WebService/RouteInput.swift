@@ -43,13 +43,15 @@ public struct RouteContext: Sendable {
     @usableFromInline let runner: (any Sendable)?
     /// The route's parameters that take lists of enumeration values.
     let detailParameters: [String]
+    /// The route's `Cache-Control`.
+    let cacheControl: String?
     let logger: Logger
 
     /// What a ``RunnableResult`` reports its errors with.
     @usableFromInline var runRequest: RunRequest {
         RunRequest(
             method: request.method, path: request.rawPath, query: request.rawQuery, headers: request.headers,
-            detailParameters: detailParameters, logger: logger)
+            detailParameters: detailParameters, cacheControl: cacheControl, logger: logger)
     }
 }
 

@@ -67,7 +67,8 @@ public final class WebServiceRouter: Sendable {
 
     private func run(_ route: Route, _ context: RouteContext, method: HTTPMethod, rawPath: String) -> HTTPResponse {
         do {
-            var response = try route.handler(context)
+            var response = try route.handler(context).validated(
+                for: method, headers: context.request.headers, cacheControl: route.cacheControl)
             if method == .head, case .stream(let body) = response.body {
                 body.close()
                 response.body = .empty
@@ -132,7 +133,8 @@ public final class WebServiceRouter: Sendable {
         let chosen = try Self.choose(among: candidates, for: arguments, request: request)
         let context = RouteContext(
             request: consume request, pattern: candidates[chosen].pattern, path: remainder, arguments: arguments.values,
-            runner: candidates[chosen].runner, detailParameters: candidates[chosen].detailParameters, logger: logger
+            runner: candidates[chosen].runner, detailParameters: candidates[chosen].detailParameters,
+            cacheControl: candidates[chosen].route.cacheControl, logger: logger
         )
         return .route(candidates[chosen].route, context)
     }
