@@ -101,6 +101,11 @@ extension Query: RunnableResult {
                 list.headers["Content-Type"] = "text/csv; charset=utf-8; header=present"
             }
             try adapter.start()
+            guard request.method != .head else {
+                // The query ran (its errors are the GET's); no rows are read for a HEAD.
+                adapter.close()
+                return request.validated(HTTPResponse(status: .ok, headers: list.headers))
+            }
             return request.validated(HTTPResponse(status: .ok, headers: list.headers, body: .stream(adapter)))
         case .object(let notFound):
             let adapter = self.adapter(runner: runner)
