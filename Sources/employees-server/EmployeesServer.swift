@@ -53,7 +53,8 @@ enum EmployeesServer {
             DepartmentsService(),
             HealthService(pool: pool),
             MathService(),
-        ], runners: [QueryRunner(pool: pool, options: rendering)], logger: logger)
+        ], runners: [QueryRunner(pool: pool, options: rendering)], logger: logger,
+        openAPI: OpenAPIInfo(title: "Employees", description: "The employees sample database as a REST API."))
 
         var configuration = HTTPServer.Configuration()
         configuration.host = options.host
