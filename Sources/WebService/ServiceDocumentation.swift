@@ -145,15 +145,15 @@ extension OperationDocumentation {
         let declaredVariables = RoutePattern(route.path).variableNames
         method = route.method.rawValue
         self.operationId = operationId
-        var variableIndex = 0
-        pathVariableNames = bound.pattern.segments.compactMap { segment in
-            defer { if case .literal = segment {} else { variableIndex += 1 } }
+        var pathVariableNames: [String] = []
+        for segment in bound.pattern.segments {
             switch segment {
-            case .literal: return nil
-            case .named(let name): return name
-            case .positional: return String(variableIndex)
+            case .literal: continue
+            case .named(let name): pathVariableNames.append(name)
+            case .positional: pathVariableNames.append(String(pathVariableNames.count))
             }
         }
+        self.pathVariableNames = pathVariableNames
         if case .response = route.result { handlerBuildsResponse = true } else { handlerBuildsResponse = false }
         description = route.description
         parameters = route.inputs.compactMap { input in
