@@ -26,8 +26,9 @@ public struct DepartmentsService: WebService {
             its current employees, ordered by number.
             """,
             returns: Department.self,
-            Parameter<String>("departmentNumber", description: "The department's number, such as `d005`."),
-            Parameter<CommaList<DepartmentDetail>>("details", description: "What to nest; repeated or comma-separated.")
+            Parameter<String>("departmentNumber", example: "d005", description: "The department's number, such as `d005`."),
+            Parameter<CommaList<DepartmentDetail>>("details", example: CommaList([.managers]),
+                                                   description: "What to nest.")
         ) { departmentNumber, details in
             find(departmentNumber: departmentNumber, details: details)
         }

@@ -120,7 +120,9 @@ public struct SQLRestServer {
         let pool = ConnectionPool(options.poolConfiguration)
         let services = try makeServices(options, pool) + [HealthService(pool: pool)]
         let runner = QueryRunner(pool: pool, options: JSONRenderingOptions(dateFormat: options.dateFormat), maxRows: options.maxRows)
-        let router = WebServiceRouter(services: services, runners: [runner], logger: logger)
+        let router = WebServiceRouter(
+            services: services, runners: [runner], logger: logger,
+            openAPI: OpenAPIInfo(title: name, description: overview))
         let server = HTTPServer(configuration: options.serverConfiguration, logger: logger) { router.respond(to: $0) }
 
         try server.start()
