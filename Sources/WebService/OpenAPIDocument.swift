@@ -226,6 +226,7 @@ struct OpenAPIDocument {
     private func responses(_ overloads: [OperationDocumentation]) -> JSON {
         var results: [JSON] = []
         var streamed = false
+        var csv = false
         var noContent = false
         var handlerBuilt = false
         for overload in overloads {
@@ -241,6 +242,7 @@ struct OpenAPIDocument {
                 noContent = true
             }
             streamed = streamed || overload.streamed
+            csv = csv || overload.isRunnableList
             let schema = self.schema(result)
             if !results.contains(where: { $0.bytes == schema.bytes }) { results.append(schema) }
         }
@@ -249,7 +251,9 @@ struct OpenAPIDocument {
             let schema: JSON = results.count == 1 ? results[0] : ["oneOf": .array(results)]
             responses["200"] = [
                 "description": .string(streamed ? "The result, streamed as it is read." : "The result."),
-                "content": ["application/json": ["schema": schema]],
+                "content": csv
+                    ? ["application/json": ["schema": schema], "text/csv": ["schema": ["type": "string"]]]
+                    : ["application/json": ["schema": schema]],
             ]
         }
         if noContent { responses["204"] = ["description": "Done; nothing to return."] }

@@ -42,6 +42,9 @@ public struct OperationDocumentation: Sendable, Encodable {
     let pathVariableNames: [String]
     /// Whether the handler builds the whole response (any status).
     let handlerBuildsResponse: Bool
+    /// Whether a runner streams the result (a query's list): it then also
+    /// answers `Accept: text/csv`, and pages (`Link`, `Content-Range`).
+    let isRunnableList: Bool
 
     private enum CodingKeys: String, CodingKey {
         case method, operationId, description, parameters, result, streamed
@@ -155,6 +158,7 @@ extension OperationDocumentation {
         }
         self.pathVariableNames = pathVariableNames
         if case .response = route.result { handlerBuildsResponse = true } else { handlerBuildsResponse = false }
+        if case .runnable(let type?) = route.result, type is any Collection.Type { isRunnableList = true } else { isRunnableList = false }
         description = route.description
         parameters = route.inputs.compactMap { input in
             switch input.kind {
