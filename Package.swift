@@ -25,6 +25,11 @@ let package = Package(
             providers: [.apt(["libpq-dev"])]
         ),
         .systemLibrary(
+            name: "CZlib",
+            pkgConfig: "zlib",
+            providers: [.apt(["zlib1g-dev"])]
+        ),
+        .systemLibrary(
             name: "CMicroHTTPD",
             pkgConfig: "libmicrohttpd",
             providers: [.apt(["libmicrohttpd-dev"])]
@@ -38,6 +43,7 @@ let package = Package(
             name: "HTTPServer",
             dependencies: [
                 "CMicroHTTPD",
+                "CZlib",
                 "JSONStreaming",
                 "Locking",
                 .product(name: "Logging", package: "swift-log"),
@@ -100,7 +106,7 @@ let package = Package(
         .testTarget(name: "CivilCalendarTests", dependencies: ["CivilCalendar"]),
         .target(name: "HTTPTestClient", path: "Tests/HTTPTestClient"),
         .testTarget(name: "HTTPServerTests", dependencies: ["HTTPServer", "HTTPTestClient"]),
-        .testTarget(name: "WebServiceTests", dependencies: ["WebService", "HTTPServer"]),
+        .testTarget(name: "WebServiceTests", dependencies: ["WebService", "HTTPServer", "HTTPTestClient"]),
         .testTarget(name: "PostgreSQLTests", dependencies: ["PostgreSQL", "Locking"]),
         .testTarget(name: "PostgreSQLWebServiceTests", dependencies: ["PostgreSQLWebService"]),
         .testTarget(name: "EmployeesServiceTests", dependencies: ["EmployeesService", "HTTPTestClient", "SQLRestServer"]),

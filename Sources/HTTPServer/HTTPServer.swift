@@ -53,6 +53,8 @@ public final class HTTPServer: Sendable {
         /// How connections are mapped to threads. Keep the default unless
         /// measuring: handlers block, see docs/THREADING.md.
         public var threading: ThreadingModel
+        /// gzip for clients that accept it; `nil`: never.
+        public var compression: ResponseCompression?
 
         /// Every setting has a default; name only what differs.
         ///
@@ -67,8 +69,10 @@ public final class HTTPServer: Sendable {
             maximumBodySize: Int = 10 << 20,
             maximumHeaderSize: Int = 16 << 10,
             shutdownTimeout: Double = 10,
-            threading: ThreadingModel = .threadPerConnection
+            threading: ThreadingModel = .threadPerConnection,
+            compression: ResponseCompression? = ResponseCompression()
         ) {
+            self.compression = compression
             self.host = host
             self.port = port
             self.maximumConnections = maximumConnections

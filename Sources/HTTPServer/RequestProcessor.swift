@@ -141,6 +141,10 @@ final class RequestProcessor: Sendable {
         pump: StreamPump? = nil
     ) -> Bool {
         context.hasResponded = true
+        var response = response
+        if pump == nil, let compression = configuration.compression {
+            response = compression.apply(to: response, requestHeaders: context.headers)
+        }
         return connection.queue(response, for: context, closeConnection: closeConnection, pump: pump)
     }
 
