@@ -55,6 +55,8 @@ public final class HTTPServer: Sendable {
         public var threading: ThreadingModel
         /// gzip for clients that accept it; `nil`: never.
         public var compression: ResponseCompression?
+        /// Which other origins' web pages may call the server; `nil`: none (no CORS header is sent).
+        public var crossOrigin: CrossOriginPolicy?
 
         /// Every setting has a default; name only what differs.
         ///
@@ -70,9 +72,11 @@ public final class HTTPServer: Sendable {
             maximumHeaderSize: Int = 16 << 10,
             shutdownTimeout: Double = 10,
             threading: ThreadingModel = .threadPerConnection,
-            compression: ResponseCompression? = ResponseCompression()
+            compression: ResponseCompression? = ResponseCompression(),
+            crossOrigin: CrossOriginPolicy? = nil
         ) {
             self.compression = compression
+            self.crossOrigin = crossOrigin
             self.host = host
             self.port = port
             self.maximumConnections = maximumConnections

@@ -121,6 +121,10 @@ final class RequestProcessor: Sendable {
         if context.rejection == nil, let form = context.form, let problem = form.finish() {
             context.rejection = problem
         }
+        if context.rejection == nil, let preflight = configuration.crossOrigin?.preflightResponse(
+            method: context.method, headers: context.headers) {
+            return respond(with: preflight, to: context, on: connection, closeConnection: closesConnection(context))
+        }
         var response = context.rejection?.response ?? handler(context.makeRequest())
         if Self.needsWorker(response) {
             if let workers {
@@ -144,6 +148,9 @@ final class RequestProcessor: Sendable {
         var response = response
         if pump == nil, let compression = configuration.compression {
             response = compression.apply(to: response, requestHeaders: context.headers)
+        }
+        if let crossOrigin = configuration.crossOrigin {
+            response = crossOrigin.apply(to: response, requestHeaders: context.headers)
         }
         return connection.queue(response, for: context, closeConnection: closeConnection, pump: pump)
     }
