@@ -24,10 +24,10 @@ enum PipelinedObject {
         var statement: PreparedStatement?
         var children: [PreparedStatement] = []
         var guessed: [[String?]]?
-        let first = PipelineLoop.Job(statements: { loop in
-            let row = loop.statement(for: sql)
+        let first = PipelineLoop.Job(statements: { lookUp in
+            let row = lookUp(sql)
             statement = row
-            children = attachments.map { loop.statement(for: $0.sql) }
+            children = attachments.map { lookUp($0.sql) }
             let values = try row.parameters.textValues { arguments.values[$0] }
             var pipeline = [PipelinedStatement(row, values: values)]
             pipeline.reserveCapacity(1 + children.count)
@@ -57,9 +57,11 @@ enum PipelinedObject {
                         try write(row, attachments, children, results.dropFirst().map(succeeded), arguments, options)
                     })
                 }
-                // Bound from the row, as the blocking path does, in a second job.
-                let second = PipelineLoop.Job(statements: { _ in
-                    try children.map { child in
+                // Bound from the row, as the blocking path does, in a second
+                // job, with the statements of the connection that takes it.
+                let second = PipelineLoop.Job(statements: { lookUp in
+                    children = attachments.map { lookUp($0.sql) }
+                    return try children.map { child in
                         let values = try child.parameters.textValues { name in
                             if let column = row.layout.index(of: name) { return row[column].map(SQLValue.text) ?? .null }
                             return arguments.values[name]

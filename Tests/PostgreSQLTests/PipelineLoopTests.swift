@@ -55,8 +55,11 @@ import Testing
         failing.attach("tenfold", "SELECT 10 AS tenfold")
         #expect { try Self.run(failing).get() } throws: { ($0 as? DatabaseError)?.code == .divisionByZero }
 
-        let broken = ResultSetAdapter(pool, sql: "SELEC 1 AS id", shape: .object)
-        #expect { try Self.run(broken).get() } throws: { ($0 as? DatabaseError)?.code == .syntaxError }
+        // Twice: a statement whose preparation failed is prepared again, not run unprepared.
+        for _ in 1...2 {
+            let broken = ResultSetAdapter(pool, sql: "SELEC 1 AS id", shape: .object)
+            #expect { try Self.run(broken).get() } throws: { ($0 as? DatabaseError)?.code == .syntaxError }
+        }
 
         let missing = ResultSetAdapter(pool, sql: "SELECT :id::int AS id", shape: .object)
         #expect { try Self.run(missing).get() } throws: { ($0 as? ParameterError)?.name == "id" }
