@@ -100,6 +100,40 @@ import Testing
         #expect(wrong.load(ordering: .relaxed) == 0)
     }
 
+    /// Second rounds (guesses that fail) among many callers on the loop's
+    /// two connections: each round takes its statements from the connection
+    /// that runs it. Five SQL texts used in no set order give the same
+    /// statement different names on the two.
+    @Test func secondRoundsRunOnEitherConnection() throws {
+        let pool = TestDatabase.pool(size: 1)
+        defer { pool.close() }
+        let wrong = Atomic<Int>(0)
+        let done = Atomic<Int>(0)
+        let total = 1_000
+        for number in 0..<total {
+            let variant = number % 5
+            let guess = number % 2 == 0 ? number + variant : -1
+            let adapter = ResultSetAdapter(
+                pool, sql: "SELECT :wanted::int + \(variant) AS id", arguments: ["wanted": number, "id": guess],
+                shape: .object)
+            adapter.attach("more", "SELECT :id::int * 10 + \(variant) AS t")
+            adapter.start { outcome in
+                var output: [UInt8] = []
+                if (try? outcome.get()) == true { _ = try? adapter.write(into: &output) }
+                adapter.close()
+                let id = number + variant
+                if String(decoding: output, as: UTF8.self) != #"{"id":\#(id),"more":[{"t":\#(id * 10 + variant)}]}"# {
+                    wrong.add(1, ordering: .relaxed)
+                }
+                done.add(1, ordering: .relaxed)
+            }
+        }
+        let deadline = ContinuousClock.now + .seconds(30)
+        while done.load(ordering: .relaxed) < total, ContinuousClock.now < deadline { usleep(10_000) }
+        #expect(done.load(ordering: .relaxed) == total)
+        #expect(wrong.load(ordering: .relaxed) == 0)
+    }
+
     /// Closing the pool fails what is in flight; the next caller starts the loop again.
     @Test func theLoopStartsAgainAfterThePoolCloses() throws {
         let pool = TestDatabase.pool(size: 1)
