@@ -43,10 +43,10 @@ extension PreparedStatement: Sendable {}
 /// connections of a ``PipelineLoop`` cache it first and send its
 /// preparation in the pipeline of its first execution. A full cache is
 /// emptied, and its statements deallocated on the server, before another
-/// is added (on a loop's connection, once no job is in flight there): SQL
-/// built on the fly must grow neither without end. Names are not reused,
-/// so a name dropped with the cache never comes back meaning another
-/// statement.
+/// is added (on a loop's connection, once no job is in flight there), so
+/// that SQL built on the fly grows neither the cache nor the server's
+/// statements without end. Names are not reused, so a name dropped with
+/// the cache never comes back meaning another statement.
 struct PreparedStatementCache {
     /// How many statements make the cache full.
     static let limit = 1000
