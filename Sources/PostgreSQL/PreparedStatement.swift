@@ -105,8 +105,10 @@ struct PreparedStatementCache {
         remember(statement, for: sql)
     }
 
-    /// Forgets every statement (the connection deallocated them, or is closed).
+    /// Forgets every statement (the connection deallocated them, or is
+    /// closed); one still held elsewhere is no longer ``PreparedStatement/isPrepared``.
     mutating func removeAll() {
+        for statement in statementsBySQL.values { statement.isPrepared = false }
         statementsBySQL = [:]
         recentSQL = []
         recentStatements = []

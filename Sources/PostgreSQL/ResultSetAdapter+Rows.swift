@@ -49,7 +49,13 @@ final class FirstRowWithAttachments: RowSource {
     init(connection: Connection, sql: String, arguments: SQLArguments, attachments: [Attachment]) throws {
         var object = ObjectWithAttachments(sql: sql, arguments: arguments, attachments: attachments)
         while true {
-            let results = try connection.sendPipeline(object.nextRound { try connection.preparedStatement(for: $0) })
+            var statements = try object.nextRound { try connection.preparedStatement(for: $0) }
+            if statements.contains(where: { $0.prepared?.isPrepared == false }) {
+                // A look-up found the cache full and emptied it, deallocating
+                // the statements looked up before it: once more, with room.
+                statements = try object.nextRound { try connection.preparedStatement(for: $0) }
+            }
+            let results = try connection.sendPipeline(statements)
             let outcome = try object.receive({ index in
                 let result = results[index]
                 try connection.check(result)

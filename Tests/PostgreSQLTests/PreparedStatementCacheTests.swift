@@ -18,6 +18,20 @@ import Testing
         #expect(try connection.fetchOne(Int.self, "SELECT 0 AS value") == 0)
     }
 
+    /// An object's statements are looked up one after the other: the one
+    /// that fills the cache must not deallocate those looked up before it.
+    @Test func anObjectWhoseStatementsFillTheCache() throws {
+        let connection = try TestDatabase.connect()
+        for number in 0..<(Self.limit - 1) {
+            _ = try connection.fetchOne(Int.self, "SELECT \(number) AS value")
+        }
+        let adapter = ResultSetAdapter(connection, sql: "SELECT :id::int AS id", arguments: ["id": 5], shape: .object)
+        adapter.attach("tenfold", "SELECT :id::int * 10 AS tenfold")
+        var output: [UInt8] = []
+        while try adapter.write(into: &output) {}
+        #expect(String(decoding: output, as: UTF8.self) == #"{"id":5,"tenfold":[{"tenfold":50}]}"#)
+    }
+
     @Test func theLoopsConnectionDeallocatesAllPastTheLimit() throws {
         let pool = ConnectionPool(.init(conninfo: "", size: 1, pipelineConnections: 1))
         defer { pool.close() }
