@@ -65,8 +65,8 @@ struct ObjectWithAttachments {
     // MARK: - Rounds
 
     /// The statements of the next round, taken from `statement(sql)`, the
-    /// driver's connection's statement for `sql`. The row's is read for its
-    /// first row only (`firstRowOnly`): rows after it are dropped.
+    /// driver's connection's statement for `sql`. The row's asks for its
+    /// first row only (`firstRowOnly`).
     mutating func nextRound(_ statement: (String) throws -> PreparedStatement) throws -> [PipelinedStatement] {
         pipeline.removeAll(keepingCapacity: true)
         pipeline.reserveCapacity(1 + attachments.count)
