@@ -19,27 +19,10 @@ public final class Connection {
     /// The libpq handle; `nil` once closed.
     private(set) var handle: OpaquePointer?
 
-    /// SQL text as written → the statement prepared for it on this connection.
-    private var preparedStatements: [String: PreparedStatement] = [:]
-
-    /// The SQL texts of the statements used last (`recentStatements[i]` is
-    /// prepared for `recentSQL[i]`), looked through before hashing the SQL
-    /// text: a request's SQL is usually the same string object as the last
-    /// time, which `==` recognises without reading the text, and a text of
-    /// another length at once.
-    private var recentSQL: [String] = []
-    private var recentStatements: [PreparedStatement] = []
-    /// Where the next statement goes in `recentSQL` once it is full.
-    private var nextRecentSlot = 0
-
-    /// How many statements `recentSQL` holds.
-    static let recentStatementLimit = 8
-
-    /// How many statements were ever prepared here; names the next one.
-    private var statementCount = 0
-
-    /// The most statements kept prepared; past it, all are deallocated.
-    static let preparedStatementLimit = 1000
+    /// The statements prepared here, by SQL text. On a ``PipelineLoop``'s
+    /// connection, which runs nothing else, also those whose preparation is
+    /// still to be sent (see ``PreparedStatement/isPrepared``).
+    var statements = PreparedStatementCache()
 
     /// An attached subquery's SQL → the SQL that runs it for a block of parents.
     var batchSQLBySubquery: [String: BatchSQL] = [:]
@@ -191,45 +174,25 @@ public final class Connection {
     /// The statement prepared for `sql` (named or positional parameters),
     /// parsing and preparing it on first use.
     func preparedStatement(for sql: String) throws -> PreparedStatement {
-        if let index = recentSQL.firstIndex(of: sql) { return recentStatements[index] }
-        if let statement = preparedStatements[sql] {
-            remember(statement, for: sql)
-            return statement
-        }
+        if let statement = statements.statement(for: sql) { return statement }
         finishActiveCursor()
         let handle = try openHandle()
-        if preparedStatements.count >= Self.preparedStatementLimit {
-            // SQL built on the fly must not make the cache (and the server's) grow without end.
+        if statements.isFull {
             try runSimple("DEALLOCATE ALL")
             forgetPreparedStatements()
         }
-        statementCount += 1
-        let statement = PreparedStatement(name: "s\(statementCount)", sql: sql)
+        let statement = statements.makeStatement(for: sql)
         guard let raw = PQprepare(handle, statement.name, statement.parameters.sql, 0, nil) else { throw connectionError() }
         let result = QueryResult(taking: raw)
         try check(result)
-        preparedStatements[sql] = statement
-        remember(statement, for: sql)
+        statement.isPrepared = true
+        statements.add(statement, for: sql)
         return statement
     }
 
-    private func remember(_ statement: PreparedStatement, for sql: String) {
-        if recentSQL.count < Self.recentStatementLimit {
-            recentSQL.append(sql)
-            recentStatements.append(statement)
-        } else {
-            recentSQL[nextRecentSlot] = sql
-            recentStatements[nextRecentSlot] = statement
-            nextRecentSlot = (nextRecentSlot + 1) % Self.recentStatementLimit
-        }
-    }
-
     /// Forgets every prepared statement and what was derived from them.
-    private func forgetPreparedStatements() {
-        preparedStatements = [:]
-        recentSQL = []
-        recentStatements = []
-        nextRecentSlot = 0
+    func forgetPreparedStatements() {
+        statements.removeAll()
         batchSQLBySubquery = [:]
     }
 
@@ -239,7 +202,7 @@ public final class Connection {
     /// try connection.execute("SELECT 1"); try connection.execute("SELECT 1")
     /// connection.preparedStatementCount // 1
     /// ```
-    public var preparedStatementCount: Int { preparedStatements.count }
+    public var preparedStatementCount: Int { statements.count }
 
     /// The type OIDs of a prepared statement's parameters, as the server inferred them.
     func parameterTypes(of statement: PreparedStatement) throws -> [UInt32] {
@@ -354,39 +317,6 @@ public final class Connection {
 /// thread to thread under its lock.
 @available(*, unavailable)
 extension Connection: Sendable {}
-
-/// A statement prepared on one connection. A class: handed around on every
-/// run, it costs one retain where a struct of its fields costs five.
-final class PreparedStatement {
-    /// The server-side name (`s1`, `s2`, ...).
-    let name: String
-    /// The positional SQL and the parameter names in `$n` order.
-    let parameters: Parameters
-    /// Lower-cased `AS` aliases → their spelling in the SQL text.
-    let labelSpelling: [String: String]
-    /// The columns of its results, once one was read (see ``layout(of:)``).
-    private var layout: ColumnLayout?
-
-    /// The statement for `sql` (named or positional parameters), parsed.
-    init(name: String, sql: String) {
-        self.name = name
-        self.parameters = Parameters.parse(sql)
-        self.labelSpelling = SQLTokens.aliases(in: parameters.sql)
-    }
-
-    /// The column layout of `result`, a result of this statement, worked
-    /// out once: its result columns do not change between runs.
-    func layout(of result: QueryResult) -> ColumnLayout {
-        if let layout { return layout }
-        let layout = ColumnLayout(spelled(result.columns))
-        self.layout = layout
-        return layout
-    }
-}
-
-/// A statement is used by its connection's thread only.
-@available(*, unavailable)
-extension PreparedStatement: Sendable {}
 
 // MARK: - C strings
 
