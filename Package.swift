@@ -71,7 +71,7 @@ let package = Package(
         ),
         .target(
             name: "PostgreSQLWebService",
-            dependencies: ["WebService", "PostgreSQL"]
+            dependencies: ["CivilCalendar", "JSONStreaming", "PostgreSQL", "WebService"]
         ),
         .target(
             name: "EmployeesService",
@@ -88,7 +88,7 @@ let package = Package(
                 .product(name: "Logging", package: "swift-log"),
             ]
         ),
-        .executableTarget(name: "sql-benchmark", dependencies: ["PostgreSQL"]),
+        .executableTarget(name: "sql-benchmark", dependencies: ["PostgreSQL", "PostgreSQLWebService"]),
         .executableTarget(name: "employees-server", dependencies: ["EmployeesService", "SQLRestServer"]),
 
         .executableTarget(
@@ -107,7 +107,7 @@ let package = Package(
         .target(name: "HTTPTestClient", path: "Tests/HTTPTestClient"),
         .testTarget(name: "HTTPServerTests", dependencies: ["HTTPServer", "HTTPTestClient"]),
         .testTarget(name: "WebServiceTests", dependencies: ["WebService", "HTTPServer", "HTTPTestClient"]),
-        .testTarget(name: "PostgreSQLTests", dependencies: ["PostgreSQL", "Locking"]),
+        .testTarget(name: "PostgreSQLTests", dependencies: ["PostgreSQL", "PostgreSQLWebService", "Locking"]),
         .testTarget(name: "PostgreSQLWebServiceTests", dependencies: ["PostgreSQLWebService"]),
         .testTarget(name: "EmployeesServiceTests", dependencies: ["EmployeesService", "HTTPTestClient", "SQLRestServer"]),
         .testTarget(name: "SQLRestServerTests", dependencies: ["SQLRestServer"]),

@@ -24,11 +24,13 @@ public final class Connection {
     /// still to be sent (see ``PreparedStatement/isPrepared``).
     var statements = PreparedStatementCache()
 
-    /// An attached subquery's SQL → the SQL that runs it for a block of parents.
-    var batchSQLBySubquery: [String: BatchSQL] = [:]
+    /// What a layer above keeps for this connection (the SQL that runs an
+    /// attached subquery for a block of parents, say); emptied when the
+    /// connection is opened again, as its prepared statements are.
+    package var layerCache: AnyObject?
 
     /// Numbers the server-side cursors this connection declares.
-    var cursorCount = 0
+    package var cursorCount = 0
 
     /// The cursor streaming a result right now, if any. The connection can
     /// run nothing else until that result has been read to its end.
@@ -136,7 +138,7 @@ public final class Connection {
     /// Throws the result's error, if any, marking the connection broken when
     /// the error means it is lost. libpq's own errors carry no SQLSTATE; on a
     /// lost connection they become ``SQLState/connectionFailure``.
-    func check(_ result: QueryResult) throws {
+    package func check(_ result: QueryResult) throws {
         guard var error = result.error else { return }
         if !result.hasSQLState, handle.map({ PQstatus($0) == CONNECTION_BAD }) ?? true {
             error.code = .connectionFailure
@@ -173,7 +175,7 @@ public final class Connection {
 
     /// The statement prepared for `sql` (named or positional parameters),
     /// parsing and preparing it on first use.
-    func preparedStatement(for sql: String) throws -> PreparedStatement {
+    package func preparedStatement(for sql: String) throws -> PreparedStatement {
         if let statement = statements.statement(for: sql) { return statement }
         finishActiveCursor()
         let handle = try openHandle()
@@ -193,7 +195,7 @@ public final class Connection {
     /// Forgets every prepared statement and what was derived from them.
     func forgetPreparedStatements() {
         statements.removeAll()
-        batchSQLBySubquery = [:]
+        layerCache = nil
     }
 
     /// How many statements this connection has prepared (each SQL text once).
@@ -205,7 +207,7 @@ public final class Connection {
     public var preparedStatementCount: Int { statements.count }
 
     /// The type OIDs of a prepared statement's parameters, as the server inferred them.
-    func parameterTypes(of statement: PreparedStatement) throws -> [UInt32] {
+    package func parameterTypes(of statement: PreparedStatement) throws -> [UInt32] {
         finishActiveCursor()
         let handle = try openHandle()
         guard let raw = PQdescribePrepared(handle, statement.name) else { throw connectionError() }
@@ -218,7 +220,7 @@ public final class Connection {
 
     /// Runs a prepared statement with text-format parameter values and
     /// returns the complete result.
-    func run(_ statement: PreparedStatement, values: [String?]) throws -> QueryResult {
+    package func run(_ statement: PreparedStatement, values: [String?]) throws -> QueryResult {
         finishActiveCursor()
         let handle = try openHandle()
         let raw = withCStringArray(values) { pointers in
@@ -247,7 +249,7 @@ public final class Connection {
     /// Runs SQL text without parameters and without preparing it (`BEGIN`,
     /// `SET ...`, `FETCH ...`, scripts of several statements).
     @discardableResult
-    func runSimple(_ sql: String) throws -> QueryResult {
+    package func runSimple(_ sql: String) throws -> QueryResult {
         finishActiveCursor()
         let handle = try openHandle()
         guard let raw = PQexec(handle, sql) else { throw connectionError() }

@@ -24,12 +24,12 @@ import Locking
 /// For statements that answer quickly with few rows (a row by key and the
 /// rows attached to it): a job's results are read whole, and a slow
 /// statement holds up the jobs sent after it on the same connection.
-final class PipelineLoop: @unchecked Sendable {
+package final class PipelineLoop: @unchecked Sendable {
     // `@unchecked Sendable`: `submitted`, `isSleeping` and `isStopped` are
     // touched only with `lock` held; everything else only by the loop thread.
 
     /// What a job runs and what becomes of the results.
-    struct Job {
+    package struct Job {
         /// Builds the statements, on the loop thread, when a connection
         /// takes the job: `statement(sql)` is that connection's statement
         /// for `sql` (which the loop prepares there if it is new).
@@ -39,6 +39,14 @@ final class PipelineLoop: @unchecked Sendable {
         /// `QueryResult.error`; `nil` for one skipped after a failure), or
         /// the failure of a preparation or of the connection.
         var completion: (Result<[QueryResult?], any Error>) -> Void
+
+        package init(
+            statements: @escaping (_ statement: (String) -> PreparedStatement) throws -> [PipelinedStatement],
+            completion: @escaping (Result<[QueryResult?], any Error>) -> Void
+        ) {
+            self.statements = statements
+            self.completion = completion
+        }
     }
 
     private let openConnection: () throws -> Connection
@@ -68,7 +76,7 @@ final class PipelineLoop: @unchecked Sendable {
     ///   - connections: how many connections the loop keeps (opened on demand).
     ///   - waitTimeout: how long a job waits for a connection (then ``PoolTimeoutError``).
     ///   - openConnection: opens one, blocking (the pool's way, with its settings).
-    init(connections: Int, waitTimeout: Duration, openConnection: @escaping () throws -> Connection) {
+    package init(connections: Int, waitTimeout: Duration, openConnection: @escaping () throws -> Connection) {
         self.openConnection = openConnection
         self.waitTimeout = waitTimeout
         self.connections = Array(repeating: nil, count: max(1, connections))
@@ -90,7 +98,7 @@ final class PipelineLoop: @unchecked Sendable {
 
     /// Queues `job`; the loop thread starts on first use. After ``stop()``
     /// the job fails at once.
-    func submit(_ job: Job) {
+    package func submit(_ job: Job) {
         lock.lock()
         if isStopped {
             lock.unlock()
@@ -445,7 +453,7 @@ private struct InFlight {
     /// A preparation's failure, which fails the whole job.
     var failure: (any Error)?
 
-    init(job: PipelineLoop.Job, count: Int, submitted: ContinuousClock.Instant, sent: ContinuousClock.Instant) {
+    package init(job: PipelineLoop.Job, count: Int, submitted: ContinuousClock.Instant, sent: ContinuousClock.Instant) {
         self.job = job
         self.count = count
         self.submitted = submitted
@@ -470,7 +478,7 @@ private final class LoopConnection {
     var expectedStart = 0
     var needsFlush = false
 
-    init(_ connection: Connection, socket: Int32) {
+    package init(_ connection: Connection, socket: Int32) {
         self.connection = connection
         self.socket = socket
     }

@@ -1,21 +1,21 @@
 /// A statement prepared on one connection. A class: handed around on every
 /// run, it costs one retain where a struct of its fields costs five.
-final class PreparedStatement {
+package final class PreparedStatement {
     /// The server-side name (`s1`, `s2`, ...).
     let name: String
     /// The positional SQL and the parameter names in `$n` order.
-    let parameters: Parameters
+    package let parameters: Parameters
     /// Lower-cased `AS` aliases → their spelling in the SQL text.
-    let labelSpelling: [String: String]
+    package let labelSpelling: [String: String]
     /// Whether the server has it, or has it sent before its next execution:
     /// `false` until the connection prepares it, and again after a
     /// preparation sent in a pipeline failed.
-    var isPrepared = false
+    package var isPrepared = false
     /// The columns of its results, once one was read (see ``layout(of:)``).
     private var layout: ColumnLayout?
 
     /// The statement for `sql` (named or positional parameters), parsed.
-    init(name: String, sql: String) {
+    package init(name: String, sql: String) {
         self.name = name
         self.parameters = Parameters.parse(sql)
         self.labelSpelling = SQLTokens.aliases(in: parameters.sql)
@@ -23,7 +23,7 @@ final class PreparedStatement {
 
     /// The column layout of `result`, a result of this statement, worked
     /// out once: its result columns do not change between runs.
-    func layout(of result: QueryResult) -> ColumnLayout {
+    package func layout(of result: QueryResult) -> ColumnLayout {
         if let layout { return layout }
         let layout = ColumnLayout(spelled(result.columns))
         self.layout = layout

@@ -1,4 +1,5 @@
 import PostgreSQL
+import PostgreSQLWebService
 
 extension ServerOptions {
     /// One command-line option: its name, its environment variable, what it

@@ -1,5 +1,6 @@
 import HTTPServer
 import PostgreSQL
+import PostgreSQLWebService
 
 /// A server's settings: each from its command-line option, else its
 /// environment variable, else the default. The options, their variables

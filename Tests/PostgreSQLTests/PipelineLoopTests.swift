@@ -3,6 +3,7 @@ import Glibc
 #endif
 import Locking
 import PostgreSQL
+import PostgreSQLWebService
 import Synchronization
 import Testing
 

@@ -1,4 +1,5 @@
 @testable import PostgreSQL
+@testable import PostgreSQLWebService
 import Testing
 
 /// Each connection's statements (`PreparedStatementCache`), on a blocking

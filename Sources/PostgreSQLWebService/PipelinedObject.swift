@@ -1,4 +1,5 @@
 import JSONStreaming
+import PostgreSQL
 
 /// The first row of a query and its attachments, run on a pool's
 /// ``PipelineLoop`` and written as one JSON object there:

@@ -1,4 +1,5 @@
 import JSONStreaming
+import PostgreSQL
 
 /// Streams a query's rows into a response body as JSON objects keyed by
 /// column label, pulling rows from the database only as the client reads.

@@ -1,4 +1,5 @@
 import JSONStreaming
+import PostgreSQL
 
 /// The first row of a query and the rows of its attachments, for an
 /// object adapter (``ResultSetAdapter/Shape/object``): prepared statements,

@@ -1,3 +1,4 @@
+import PostgreSQL
 /// Where a ``ResultSetAdapter`` gets its rows, one JSON object at a time.
 protocol RowSource: AnyObject {
     /// Whether another row is available (reads ahead if needed).
