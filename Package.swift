@@ -25,6 +25,9 @@ let package = Package(
             pkgConfig: "libmicrohttpd",
             providers: [.apt(["libmicrohttpd-dev"])]
         ),
+        // Replaces the error responses libmicrohttpd sends on its own
+        // (Sources/CMicroHTTPDErrorHook/ErrorHook.c says how).
+        .target(name: "CMicroHTTPDErrorHook", dependencies: ["CMicroHTTPD"]),
 
         // MARK: - Layers
         .target(name: "JSONStreaming"),
@@ -34,6 +37,7 @@ let package = Package(
             name: "HTTPServer",
             dependencies: [
                 "CMicroHTTPD",
+                "CMicroHTTPDErrorHook",
                 "JSONStreaming",
                 "Locking",
                 .product(name: "Logging", package: "swift-log"),
