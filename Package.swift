@@ -34,6 +34,9 @@ let package = Package(
             pkgConfig: "libmicrohttpd",
             providers: [.apt(["libmicrohttpd-dev"])]
         ),
+        // Replaces the error responses libmicrohttpd sends on its own
+        // (Sources/CMicroHTTPDErrorHook/ErrorHook.c says how).
+        .target(name: "CMicroHTTPDErrorHook", dependencies: ["CMicroHTTPD"]),
 
         // MARK: - Layers
         .target(name: "JSONStreaming"),
@@ -44,6 +47,7 @@ let package = Package(
             dependencies: [
                 "CMicroHTTPD",
                 "CZlib",
+                "CMicroHTTPDErrorHook",
                 "JSONStreaming",
                 "Locking",
                 .product(name: "Logging", package: "swift-log"),

@@ -53,6 +53,7 @@ public struct HTTPStatus: Hashable, Sendable, CustomStringConvertible {
     public static let internalServerError = HTTPStatus(500)
     public static let serviceUnavailable = HTTPStatus(503)
     public static let gatewayTimeout = HTTPStatus(504)
+    public static let httpVersionNotSupported = HTTPStatus(505)
 
     static func standardReasonPhrase(_ code: Int) -> String {
         switch code {
@@ -83,6 +84,7 @@ public struct HTTPStatus: Hashable, Sendable, CustomStringConvertible {
         case 502: "Bad Gateway"
         case 503: "Service Unavailable"
         case 504: "Gateway Timeout"
+        case 505: "HTTP Version Not Supported"
         default: "Status \(code)"
         }
     }

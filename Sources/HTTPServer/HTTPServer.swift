@@ -36,11 +36,11 @@ public final class HTTPServer: Sendable {
         /// Largest request body in bytes; a larger one is answered 413.
         public var maximumBodySize: Int
         /// Largest request line plus header fields, in bytes; a larger
-        /// request is answered 414 or 431 with a problem document. Past
-        /// twice the limit (less for a section of many short fields)
-        /// libmicrohttpd refuses the request itself (414 or 431 with its
-        /// own short HTML body): its per-connection memory pool is sized
-        /// from this limit.
+        /// request is answered 414 or 431 with a problem document, whatever
+        /// its size. (Past twice the limit, less for a section of many
+        /// short fields, libmicrohttpd refuses the request itself, when its
+        /// per-connection memory pool, sized from this limit, is full; the
+        /// server replaces its answer with the same document.)
         ///
         /// The default, 16 KB, is Node.js's (Apache and nginx allow 8 KB
         /// per line). libmicrohttpd zeroes the whole pool
