@@ -32,10 +32,10 @@ setup: ## install the Debian packages that are missing (scripts/setup)
 
 # The release server links the Swift runtime and FoundationEssentials
 # statically, as a position-dependent executable that exports no symbols.
-# Each cuts pages touched at load (idle RSS, BENCHMARKS.md scenario 6): the
-# static runtime 20.2 -> 16.8 MB (when measured); no PIE, whose data the
-# loader must relocate, 15.5 -> 14.0 MB; no exported symbols (nothing loads
-# the executable as a library), 14.5 -> 14.0 MB. No PIE means no address
+# Each cuts the pages touched at load, and so the idle RSS (BENCHMARKS.md,
+# scenario 6, has the figures): the static runtime, which is not relocated
+# at load; no PIE, whose data the loader must relocate; no exported symbols
+# (nothing loads the executable as a library). No PIE means no address
 # randomisation of the executable itself; shared libraries, heap and stacks
 # are still randomised. The Dockerfile builds with the same flags.
 release_flags := --static-swift-stdlib -Xswiftc -Xclang-linker -Xswiftc -no-pie -Xlinker --no-export-dynamic

@@ -118,8 +118,7 @@ final class Daemon {
     /// whole pool after every request (`MHD_pool_reset`), and the unused
     /// half of it again when it trims the read buffer, so every keep-alive
     /// connection that has served a request keeps the whole pool resident,
-    /// mapped lazily or not. With the default limit, the former `2 × limit +
-    /// 16 KB` (48 KB) cost 72 KB of `memset` per request; 32 KB costs 48 KB.
+    /// mapped lazily or not, and the zeroing grows with the pool.
     static func memoryLimit(headerLimit: Int) -> Int {
         max(2 * headerLimit, headerLimit + (16 << 10))
     }

@@ -157,7 +157,7 @@ public struct HTTPHeaders: Sendable, Sequence, ExpressibleByDictionaryLiteral {
     /// Whether every byte is ASCII. All bytes are or-ed together, without
     /// a test per byte, a loop the compiler vectorizes: the header lookups
     /// of each request call this for most fields, and `contains` with a
-    /// closure cost about 100 instructions per call.
+    /// closure costs a call per byte.
     private static func isASCII(_ bytes: UnsafeBufferPointer<UInt8>) -> Bool {
         var union: UInt8 = 0
         for byte in bytes { union |= byte }

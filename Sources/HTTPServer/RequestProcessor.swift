@@ -220,8 +220,8 @@ final class RequestProcessor: Sendable {
     func complete(_ context: RequestContext, outcome: RequestContext.Outcome) {
         context.deferral?.suspension.end()
         context.removeTemporaryFiles()
-        // The line is built before `logger.info` decides to drop it: at a
-        // quieter log level, skip the 3,000 instructions it costs.
+        // The line would be built before `logger.info` decides to drop it:
+        // at a quieter log level, it is not built at all.
         guard logger.logLevel <= .info else { return }
         // Assembled as bytes: a chain of `String` appends costs several
         // times as much, once per request.
