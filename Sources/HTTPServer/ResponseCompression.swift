@@ -33,9 +33,14 @@ public struct ResponseCompression: Sendable {
 
     /// `response` as sent to a request with `requestHeaders`: compressed
     /// when it should be, with `Vary` when it could be. A response that
-    /// already names its encoding is left alone.
+    /// already names its encoding is left alone. Runs for every response,
+    /// so the header values are read as bytes, without building strings.
     func apply(to response: HTTPResponse, requestHeaders: HTTPHeaders) -> HTTPResponse {
-        guard response.headers["Content-Encoding"] == nil, Self.isCompressible(response.headers["Content-Type"]) else {
+        switch response.body {
+        case .bytes, .stream: break
+        case .empty, .deferred: return response
+        }
+        guard Self.isCompressible(response.headers["Content-Type"]), response.headers["Content-Encoding"] == nil else {
             return response
         }
         var response = response
@@ -57,27 +62,79 @@ public struct ResponseCompression: Sendable {
     /// Whether `Accept-Encoding` takes gzip (`gzip`, `x-gzip` or `*`, with a
     /// quality above 0).
     static func acceptsGzip(_ headers: HTTPHeaders) -> Bool {
-        for field in headers.values(for: "Accept-Encoding") {
-            for item in field.split(separator: ",") {
-                let parts = item.split(separator: ";")
-                let coding = parts.first.map { $0.filter { $0 != " " && $0 != "\t" }.lowercased() } ?? ""
-                guard coding == "gzip" || coding == "x-gzip" || coding == "*" else { continue }
-                let quality = parts.dropFirst().lazy
-                    .map { $0.filter { $0 != " " && $0 != "\t" }.lowercased() }
-                    .first { $0.hasPrefix("q=") }
-                    .flatMap { Double($0.dropFirst(2)) } ?? 1
-                if quality > 0 { return true }
+        for field in headers where HTTPHeaders.namesMatch(field.name, "Accept-Encoding") {
+            var value = field.value
+            let accepted = value.withUTF8 { bytes in
+                ASCIIText.items(of: bytes).contains { item in
+                    let coding = ASCIIText.trimmed(UnsafeBufferPointer(rebasing: item[..<(item.firstIndex(of: UInt8(ascii: ";")) ?? item.endIndex)]))
+                    guard ASCIIText.equalsIgnoringCase(coding, "gzip") || ASCIIText.equalsIgnoringCase(coding, "x-gzip")
+                        || ASCIIText.equalsIgnoringCase(coding, "*")
+                    else { return false }
+                    return ASCIIText.quality(of: item) > 0
+                }
             }
+            if accepted { return true }
         }
         return false
     }
 
     /// Text worth compressing: JSON (and `+json`), CSV, HTML, XML, plain text.
     static func isCompressible(_ contentType: String?) -> Bool {
-        guard let contentType else { return false }
-        let type = contentType.prefix { $0 != ";" }.filter { $0 != " " }.lowercased()
-        return type.hasPrefix("text/") || type == "application/json" || type.hasSuffix("+json")
-            || type == "application/xml" || type.hasSuffix("+xml")
+        guard var contentType else { return false }
+        return contentType.withUTF8 { bytes in
+            let type = ASCIIText.trimmed(UnsafeBufferPointer(rebasing: bytes[..<(bytes.firstIndex(of: UInt8(ascii: ";")) ?? bytes.endIndex)]))
+            return ASCIIText.equalsIgnoringCase(type, "application/json") || ASCIIText.hasPrefixIgnoringCase(type, "text/")
+                || ASCIIText.hasSuffixIgnoringCase(type, "+json") || ASCIIText.equalsIgnoringCase(type, "application/xml")
+                || ASCIIText.hasSuffixIgnoringCase(type, "+xml")
+        }
+    }
+}
+
+/// Header values read as ASCII bytes.
+enum ASCIIText {
+    /// The comma-separated items of a header value.
+    static func items(of bytes: UnsafeBufferPointer<UInt8>) -> [Slice<UnsafeBufferPointer<UInt8>>] {
+        bytes.split(separator: UInt8(ascii: ","), omittingEmptySubsequences: true)
+    }
+
+    static func trimmed(_ bytes: UnsafeBufferPointer<UInt8>) -> UnsafeBufferPointer<UInt8> {
+        var start = bytes.startIndex, end = bytes.endIndex
+        while start < end, bytes[start] == 0x20 || bytes[start] == 0x09 { start += 1 }
+        while end > start, bytes[end - 1] == 0x20 || bytes[end - 1] == 0x09 { end -= 1 }
+        return UnsafeBufferPointer(rebasing: bytes[start..<end])
+    }
+
+    private static func lower(_ byte: UInt8) -> UInt8 {
+        byte >= 0x41 && byte <= 0x5A ? byte | 0x20 : byte
+    }
+
+    /// Whether `bytes` spell `text` (lower-case ASCII) in any case.
+    static func equalsIgnoringCase(_ bytes: UnsafeBufferPointer<UInt8>, _ text: StaticString) -> Bool {
+        bytes.count == text.utf8CodeUnitCount && hasPrefixIgnoringCase(bytes, text)
+    }
+
+    static func hasPrefixIgnoringCase(_ bytes: UnsafeBufferPointer<UInt8>, _ text: StaticString) -> Bool {
+        let count = text.utf8CodeUnitCount
+        guard bytes.count >= count else { return false }
+        let start = text.utf8Start
+        for index in 0..<count where lower(bytes[bytes.startIndex + index]) != start[index] { return false }
+        return true
+    }
+
+    static func hasSuffixIgnoringCase(_ bytes: UnsafeBufferPointer<UInt8>, _ text: StaticString) -> Bool {
+        let count = text.utf8CodeUnitCount
+        guard bytes.count >= count else { return false }
+        return hasPrefixIgnoringCase(UnsafeBufferPointer(rebasing: bytes[(bytes.endIndex - count)...]), text)
+    }
+
+    /// The `q` parameter of an item (`gzip;q=0.5`), 1 without one.
+    static func quality(of item: Slice<UnsafeBufferPointer<UInt8>>) -> Double {
+        for parameter in item.split(separator: UInt8(ascii: ";")).dropFirst() {
+            let text = trimmed(UnsafeBufferPointer(rebasing: parameter))
+            guard hasPrefixIgnoringCase(text, "q=") else { continue }
+            return Double(String(decoding: text.dropFirst(2), as: UTF8.self)) ?? 0
+        }
+        return 1
     }
 }
 

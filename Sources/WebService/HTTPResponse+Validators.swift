@@ -21,9 +21,15 @@ extension HTTPResponse {
         var response = self
         if let cacheControl { response.headers["Cache-Control"] = cacheControl }
         guard case .bytes(let bytes) = body else { return response }
-        let tag = Self.entityTag(of: bytes)
-        response.headers["ETag"] = tag
-        guard Self.matches(tag, headers.values(for: "If-None-Match")) else { return response }
+        // A handler's own tag is kept.
+        let tag: String
+        if let own = response.headers["ETag"] {
+            tag = own
+        } else {
+            tag = Self.entityTag(of: bytes)
+            response.headers.add("ETag", tag)
+        }
+        guard headers["If-None-Match"] != nil, Self.matches(tag, headers.values(for: "If-None-Match")) else { return response }
         var notModified = HTTPResponse(status: HTTPStatus(304))
         notModified.headers["ETag"] = tag
         if let cacheControl { notModified.headers["Cache-Control"] = cacheControl }
@@ -38,8 +44,15 @@ extension HTTPResponse {
             hash ^= UInt64(byte)
             hash &*= 0x0000_0100_0000_01b3
         }
-        let hex = String(hash, radix: 16)
-        return "\"" + String(repeating: "0", count: 16 - hex.count) + hex + "\""
+        let digits: StaticString = "0123456789abcdef"
+        return String(unsafeUninitializedCapacity: 18) { buffer in
+            buffer[0] = UInt8(ascii: "\"")
+            for index in 0..<16 {
+                buffer[1 + index] = digits.utf8Start[Int(truncatingIfNeeded: hash >> UInt64(60 - 4 * index)) & 0xF]
+            }
+            buffer[17] = UInt8(ascii: "\"")
+            return 18
+        }
     }
 
     /// Whether an `If-None-Match` list names `tag`, by the weak comparison
