@@ -76,7 +76,7 @@ package final class PipelineLoop: @unchecked Sendable {
     ///   - connections: how many connections the loop keeps (opened on demand).
     ///   - waitTimeout: how long a job waits for a connection (then ``PoolTimeoutError``).
     ///   - openConnection: opens one, blocking (the pool's way, with its settings).
-    package init(connections: Int, waitTimeout: Duration, openConnection: @escaping () throws -> Connection) {
+    init(connections: Int, waitTimeout: Duration, openConnection: @escaping () throws -> Connection) {
         self.openConnection = openConnection
         self.waitTimeout = waitTimeout
         self.connections = Array(repeating: nil, count: max(1, connections))
@@ -453,7 +453,7 @@ private struct InFlight {
     /// A preparation's failure, which fails the whole job.
     var failure: (any Error)?
 
-    package init(job: PipelineLoop.Job, count: Int, submitted: ContinuousClock.Instant, sent: ContinuousClock.Instant) {
+    init(job: PipelineLoop.Job, count: Int, submitted: ContinuousClock.Instant, sent: ContinuousClock.Instant) {
         self.job = job
         self.count = count
         self.submitted = submitted
@@ -478,7 +478,7 @@ private final class LoopConnection {
     var expectedStart = 0
     var needsFlush = false
 
-    package init(_ connection: Connection, socket: Int32) {
+    init(_ connection: Connection, socket: Int32) {
         self.connection = connection
         self.socket = socket
     }

@@ -15,7 +15,7 @@ package final class PreparedStatement {
     private var layout: ColumnLayout?
 
     /// The statement for `sql` (named or positional parameters), parsed.
-    package init(name: String, sql: String) {
+    init(name: String, sql: String) {
         self.name = name
         self.parameters = Parameters.parse(sql)
         self.labelSpelling = SQLTokens.aliases(in: parameters.sql)

@@ -8,7 +8,7 @@ package final class QueryResult {
     private let handle: OpaquePointer
 
     /// Takes ownership of `handle`; it is cleared when this object goes away.
-    package init(taking handle: OpaquePointer) {
+    init(taking handle: OpaquePointer) {
         self.handle = handle
     }
 

@@ -20,7 +20,7 @@ public final class RowCursor {
     private let statement: PreparedStatement
     private var isFinished = false
 
-    package init(connection: Connection, statement: PreparedStatement) {
+    init(connection: Connection, statement: PreparedStatement) {
         self.connection = connection
         self.statement = statement
     }
