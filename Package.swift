@@ -13,6 +13,7 @@ let package = Package(
         .library(name: "SQLRestServer", targets: ["SQLRestServer"]),
         .library(name: "WebServiceClient", targets: ["WebServiceClient"]),
         .executable(name: "employees-server", targets: ["employees-server"]),
+        .executable(name: "employees-client", targets: ["employees-client"]),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-log", from: "1.16.2"),
@@ -92,6 +93,10 @@ let package = Package(
         // The client: Foundation's URLSession only, so that an app on any
         // platform can use it without the server's C libraries.
         .target(name: "WebServiceClient"),
+        .executableTarget(
+            name: "employees-client",
+            dependencies: ["WebServiceClient", .product(name: "ArgumentParser", package: "swift-argument-parser")]
+        ),
         .executableTarget(name: "sql-benchmark", dependencies: ["PostgreSQL"]),
         .executableTarget(name: "employees-server", dependencies: ["EmployeesService", "SQLRestServer"]),
 
