@@ -139,7 +139,7 @@ public final class ResponseCache: @unchecked Sendable {
             write(stored, key: key)
             return stored.response(isStale: false)
         }
-        if let stored, WebServiceError(status: response.status, headers: [:], body: Data()).isUnreachable {
+        if let stored, WebServiceError.unavailableStatuses.contains(response.status) {
             return stored.response(isStale: true)
         }
         let checked = try Self.checked(response)

@@ -117,8 +117,11 @@ public struct WebServiceError: Error, Sendable, CustomStringConvertible {
     var isUnreachable: Bool {
         switch code {
         case .transport, .timedOut: true
-        case .server: [502, 503, 504].contains(status ?? 0)
+        case .server: Self.unavailableStatuses.contains(status ?? 0)
         default: false
         }
     }
+
+    /// Statuses of a server that is there but cannot serve: a stored answer is better.
+    static let unavailableStatuses: Set<Int> = [502, 503, 504]
 }

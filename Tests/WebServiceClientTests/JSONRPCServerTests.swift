@@ -44,6 +44,18 @@ struct JSONRPCServerTests {
         #expect(list["result"] as? Double == 6)
     }
 
+    @Test func bodiesAndOtherVerbs() throws {
+        let item = try object(post(#"""
+            {"jsonrpc":"2.0","method":"echo.postItems","params":{"body":{"id":7,"name":"Tea","tags":["a"]}},"id":1}
+            """#))
+        #expect((item["result"] as? [String: Any])?["name"] as? String == "Tea")
+        let put = try object(post(#"{"jsonrpc":"2.0","method":"echo.putItemsById","params":{"id":3,"name":"x y"},"id":2}"#))
+        #expect((put["result"] as? [String: Any])?["method"] as? String == "PUT")
+        #expect((put["result"] as? [String: Any])?["id"] as? Int == 3)
+        let text = try object(post(#"{"jsonrpc":"2.0","method":"echo.postForm","params":{"name":"n","values":[1,2]},"id":3}"#))
+        #expect(text["result"] as? String == "n: 3")
+    }
+
     @Test func aBatchOfThreeAnswersTwoInOrder() throws {
         let response = try post(#"""
             [{"jsonrpc":"2.0","method":"math.getSum","params":{"a":1,"b":2},"id":1},
@@ -134,6 +146,18 @@ struct JSONRPCServerTests {
             == "#/components/schemas/Employee")
         let schemas = (document["components"] as? [String: Any])?["schemas"] as? [String: Any]
         #expect(schemas?["Employee"] != nil)
+
+        // One method per operation of the OpenAPI document, by the same name.
+        let server = try ClientTestEnvironment.shared.get()
+        let openAPI = try #require(try TestClient.request("GET", "/openapi.json", port: server.port).json() as? [String: Any])
+        var operationIDs: Set<String> = []
+        for case let pathItem as [String: Any] in (openAPI["paths"] as? [String: Any] ?? [:]).values {
+            for case let operation as [String: Any] in pathItem.values {
+                if let id = operation["operationId"] as? String { operationIDs.insert(id) }
+            }
+        }
+        #expect(!operationIDs.isEmpty)
+        #expect(Set(names) == operationIDs)
     }
 
     @Test func onlyPostIsAllowed() throws {
