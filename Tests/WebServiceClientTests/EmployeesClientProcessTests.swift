@@ -20,8 +20,9 @@ struct EmployeesClientProcessTests {
         var errors: String
     }
 
-    /// Runs the client to its end (60 s at most) with `arguments`.
-    static func run(_ arguments: [String]) throws -> Outcome {
+    /// Runs the client to its end (60 s at most) with `arguments`, awaiting
+    /// it without holding a thread of the test run.
+    static func run(_ arguments: [String]) async throws -> Outcome {
         guard FileManager.default.isExecutableFile(atPath: executable.path) else {
             throw ClientTestEnvironment.SetupError(description: "\(executable.path) is missing: build it with `swift build`")
         }
@@ -37,7 +38,7 @@ struct EmployeesClientProcessTests {
         process.standardError = try FileHandle(forWritingTo: errorFile)
         try process.run()
         let deadline = Date(timeIntervalSinceNow: 60)
-        while process.isRunning, Date() < deadline { Thread.sleep(forTimeInterval: 0.02) }
+        while process.isRunning, Date() < deadline { try await Task.sleep(for: .milliseconds(20)) }
         if process.isRunning {
             process.terminate()
             throw ClientTestEnvironment.SetupError(description: "employees-client \(arguments) did not end within 60 s")
@@ -52,8 +53,8 @@ struct EmployeesClientProcessTests {
         get throws { ClientTestEnvironment.baseURL(of: try ClientTestEnvironment.shared.get()).absoluteString }
     }
 
-    @Test func getPrintsTheEmployeeAsJSON() throws {
-        let outcome = try Self.run(["--base-url", try baseURL, "get", "10004", "--details", "titles,salaries"])
+    @Test func getPrintsTheEmployeeAsJSON() async throws {
+        let outcome = try await Self.run(["--base-url", try baseURL, "get", "10004", "--details", "titles,salaries"])
         #expect(outcome.status == 0, "\(outcome.errors)")
         let employee = try JSONSerialization.jsonObject(with: Data(outcome.output.utf8)) as? [String: Any]
         #expect(employee?["employeeNumber"] as? Int == 10004)
@@ -62,8 +63,8 @@ struct EmployeesClientProcessTests {
         #expect((employee?["titles"] as? [Any]) != nil)
     }
 
-    @Test func searchPrintsALinePerMatch() throws {
-        let outcome = try Self.run(["--base-url", try baseURL, "search", "bal*"])
+    @Test func searchPrintsALinePerMatch() async throws {
+        let outcome = try await Self.run(["--base-url", try baseURL, "search", "bal*"])
         #expect(outcome.status == 0, "\(outcome.errors)")
         let lines = outcome.output.split(separator: "\n")
         let expected = try ClientTestEnvironment.integer(
@@ -74,54 +75,54 @@ struct EmployeesClientProcessTests {
         #expect(Int(first[0]) != nil)
     }
 
-    @Test func rpcCallsAnyOperation() throws {
-        let sum = try Self.run(["--base-url", try baseURL, "rpc", "math.getSum", "a=2", "b=4"])
+    @Test func rpcCallsAnyOperation() async throws {
+        let sum = try await Self.run(["--base-url", try baseURL, "rpc", "math.getSum", "a=2", "b=4"])
         #expect(sum.status == 0, "\(sum.errors)")
         #expect(sum.output == "6\n")
-        let list = try Self.run(["--base-url", try baseURL, "rpc", "math.getSum", "values=1", "values=2", "values=3.5"])
+        let list = try await Self.run(["--base-url", try baseURL, "rpc", "math.getSum", "values=1", "values=2", "values=3.5"])
         #expect(list.output == "6.5\n")
-        let employee = try Self.run([
+        let employee = try await Self.run([
             "--base-url", try baseURL, "rpc", "employees.getByEmployeeNumber", "employeeNumber=10004", #"details=["titles"]"#,
         ])
         let object = try JSONSerialization.jsonObject(with: Data(employee.output.utf8)) as? [String: Any]
         #expect(object?["employeeNumber"] as? Int == 10004)
-        let unknown = try Self.run(["--base-url", try baseURL, "rpc", "math.nothing"])
+        let unknown = try await Self.run(["--base-url", try baseURL, "rpc", "math.nothing"])
         #expect(unknown.status != 0)
         #expect(unknown.errors.contains("-32601"))
     }
 
-    @Test func withACacheAnUnreachableServerGivesTheStaleAnswer() throws {
+    @Test func withACacheAnUnreachableServerGivesTheStaleAnswer() async throws {
         let cache = try ClientTestEnvironment.temporaryFolder()
         defer { try? FileManager.default.removeItem(at: cache) }
         let server = try ClientTestEnvironment.startServer(poolSize: 1)
         let url = ClientTestEnvironment.baseURL(of: server).absoluteString
-        let online = try Self.run(["--base-url", url, "--cache", cache.path, "get", "10010", "--details", "titles"])
+        let online = try await Self.run(["--base-url", url, "--cache", cache.path, "get", "10010", "--details", "titles"])
         #expect(online.status == 0, "\(online.errors)")
         #expect(!online.errors.contains("stale"))
         server.stop()
 
-        let offline = try Self.run(["--base-url", url, "--cache", cache.path, "get", "10010", "--details", "titles"])
+        let offline = try await Self.run(["--base-url", url, "--cache", cache.path, "get", "10010", "--details", "titles"])
         #expect(offline.status == 0, "\(offline.errors)")
         #expect(offline.output == online.output)
         #expect(offline.errors.contains("stale"))
 
-        let notStored = try Self.run(["--base-url", url, "--cache", cache.path, "get", "10011"])
+        let notStored = try await Self.run(["--base-url", url, "--cache", cache.path, "get", "10011"])
         #expect(notStored.status != 0)
         #expect(notStored.errors.contains("cannot reach"))
         #expect(notStored.output.isEmpty)
 
-        let noCache = try Self.run(["--base-url", url, "get", "10010", "--details", "titles"])
+        let noCache = try await Self.run(["--base-url", url, "get", "10010", "--details", "titles"])
         #expect(noCache.status != 0)
         #expect(noCache.errors.contains("cannot reach \(url)"))
         #expect(noCache.output.isEmpty)
     }
 
-    @Test func aServerErrorIsAClearMessage() throws {
-        let outcome = try Self.run(["--base-url", try baseURL, "get", "1"])
+    @Test func aServerErrorIsAClearMessage() async throws {
+        let outcome = try await Self.run(["--base-url", try baseURL, "get", "1"])
         #expect(outcome.status != 0)
         #expect(outcome.errors.contains("404"))
         #expect(outcome.errors.contains("no employee number 1"))
-        let bad = try Self.run(["--base-url", "ftp://nowhere", "get", "1"])
+        let bad = try await Self.run(["--base-url", "ftp://nowhere", "get", "1"])
         #expect(bad.status != 0)
         #expect(bad.errors.contains("--base-url"))
     }
