@@ -44,7 +44,12 @@ public final class JSONRPCClient: Sendable {
         }
         if let error = envelope.error { throw error }
         if let result = envelope.result { return result }
-        return try WebServiceDecoding.decoder().decode(T.self, from: Data("null".utf8))
+        do {
+            return try WebServiceDecoding.decoder().decode(T.self, from: Data("null".utf8))
+        } catch {
+            throw WebServiceError(.decoding, detail: "The result of \(method) is null, not a \(T.self).", body: response.data,
+                                  underlying: error)
+        }
     }
 
     /// Sends `method` as a notification: it runs, and nothing comes back.
