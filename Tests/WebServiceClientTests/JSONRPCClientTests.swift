@@ -1,4 +1,5 @@
 import Foundation
+import HTTPServer
 import Testing
 import WebServiceClient
 
@@ -53,6 +54,31 @@ struct JSONRPCClientTests {
         if case .failure(let error as JSONRPCError) = unknown { #expect(error.code == .methodNotFound) }
         #expect((try? notified.get()) != nil)
         #expect(try average.get() == 3)
+    }
+
+    @Test func batchResultsAreMatchedByIdWhateverTheOrder() async throws {
+        // A server that answers the two calls in reverse order.
+        let server = HTTPServer(configuration: .init(port: 0)) { _ in
+            HTTPResponse(json: Array(#"""
+                [{"jsonrpc":"2.0","id":2,"result":"second"},
+                 {"jsonrpc":"2.0","id":1,"error":{"code":-32000,"message":"Not Found","data":{"status":404,"detail":"gone"}}}]
+                """#.utf8))
+        }
+        try server.start()
+        defer { server.stop() }
+        let rpc = JSONRPCClient(baseURL: URL(string: "http://127.0.0.1:\(server.port)")!)
+        let (first, second) = try await rpc.batch {
+            JSONRPCCall("a", as: Int.self)
+            JSONRPCCall("b", as: String.self)
+        }
+        #expect(try second.get() == "second")
+        guard case .failure(let error as JSONRPCError) = first else {
+            Issue.record("the first call should have failed")
+            return
+        }
+        #expect(error.code == .serverError)
+        #expect(error.status == 404)
+        #expect(error.detail == "gone")
     }
 
     @Test func notificationsAndTransportErrors() async throws {
