@@ -11,7 +11,9 @@ let package = Package(
         .library(name: "PostgreSQL", targets: ["PostgreSQL"]),
         .library(name: "PostgreSQLWebService", targets: ["PostgreSQLWebService"]),
         .library(name: "SQLRestServer", targets: ["SQLRestServer"]),
+        .library(name: "WebServiceClient", targets: ["WebServiceClient"]),
         .executable(name: "employees-server", targets: ["employees-server"]),
+        .executable(name: "employees-client", targets: ["employees-client"]),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-log", from: "1.16.2"),
@@ -92,6 +94,13 @@ let package = Package(
                 .product(name: "Logging", package: "swift-log"),
             ]
         ),
+        // The client: Foundation's URLSession only, so that an app on any
+        // platform can use it without the server's C libraries.
+        .target(name: "WebServiceClient"),
+        .executableTarget(
+            name: "employees-client",
+            dependencies: ["WebServiceClient", .product(name: "ArgumentParser", package: "swift-argument-parser")]
+        ),
         .executableTarget(name: "sql-benchmark", dependencies: ["PostgreSQL", "PostgreSQLWebService"]),
         .executableTarget(name: "employees-server", dependencies: ["EmployeesService", "SQLRestServer"]),
 
@@ -115,6 +124,13 @@ let package = Package(
         .testTarget(name: "PostgreSQLWebServiceTests", dependencies: ["PostgreSQLWebService"]),
         .testTarget(name: "EmployeesServiceTests", dependencies: ["EmployeesService", "HTTPTestClient", "SQLRestServer"]),
         .testTarget(name: "SQLRestServerTests", dependencies: ["SQLRestServer"]),
+        .testTarget(
+            name: "WebServiceClientTests",
+            dependencies: [
+                "WebServiceClient", "EmployeesService", "SQLRestServer", "WebService", "HTTPServer", "PostgreSQL",
+                "PostgreSQLWebService", "HTTPTestClient",
+            ]
+        ),
         // Fault tests: a private second cluster and the employees-server executable
         // (`swift test --filter ReliabilityTests` runs them alone).
         .testTarget(name: "ReliabilityTests", dependencies: ["EmployeesService", "PostgreSQL", "HTTPTestClient"]),

@@ -26,7 +26,7 @@ extension ServiceDocumentation {
             if segment == "?" || segment.hasPrefix("?:") {
                 let name = segment == "?" ? String(variableIndex) : String(segment.dropFirst(2))
                 let parameter = operation.parameters.first { $0.location == .path && $0.name == name }
-                segments.append(percentEncoded(parameter.map { exampleTexts($0)[0] } ?? "1"))
+                segments.append(Self.percentEncoded(parameter.map { exampleTexts($0)[0] } ?? "1"))
                 variableIndex += 1
             } else {
                 segments.append(String(segment))
@@ -48,7 +48,7 @@ extension ServiceDocumentation {
         let method = operation.method
         let inQuery = method == "GET" || method == "DELETE" || body != nil
         let query = inQuery && !arguments.isEmpty
-            ? "?" + arguments.map { percentEncoded($0.name) + "=" + percentEncoded($0.value) }.joined(separator: "&") : ""
+            ? "?" + arguments.map { Self.percentEncoded($0.name) + "=" + Self.percentEncoded($0.value) }.joined(separator: "&") : ""
 
         var words = ["curl"]
         let sendsData = body != nil || (!inQuery && !arguments.isEmpty)
@@ -64,7 +64,7 @@ extension ServiceDocumentation {
                 words += ["-F", shellQuoted(argument.name + "=" + (isFile ? "@" + argument.value : argument.value))]
             }
         } else if !inQuery, !arguments.isEmpty {
-            words += ["-d", shellQuoted(arguments.map { percentEncoded($0.name) + "=" + percentEncoded($0.value) }.joined(separator: "&"))]
+            words += ["-d", shellQuoted(arguments.map { Self.percentEncoded($0.name) + "=" + Self.percentEncoded($0.value) }.joined(separator: "&"))]
         }
         return words.joined(separator: " ")
     }
@@ -121,7 +121,7 @@ extension ServiceDocumentation {
 
     /// `text` percent-encoded for a path segment or a query value, leaving
     /// letters, digits and `-._~*,:@!$` as they are.
-    private func percentEncoded(_ text: String) -> String {
+    static func percentEncoded(_ text: String) -> String {
         let hex = Array("0123456789ABCDEF".utf8)
         var encoded: [UInt8] = []
         for byte in text.utf8 {

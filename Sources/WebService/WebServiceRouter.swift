@@ -7,7 +7,9 @@ import Logging
 /// `GET /<service>?api` describes one (HTML, or JSON on
 /// `Accept: application/json`) and `GET /openapi.json` describes them all
 /// in one OpenAPI 3.1.0 document (``OpenAPIInfo`` gives its title and
-/// version). Each page is built when first asked for, then kept.
+/// version), and `POST /jsonrpc` calls every operation by JSON-RPC 2.0
+/// (`WebServiceRouter+JSONRPC.swift`). Each page is built when first
+/// asked for, then kept.
 ///
 /// `respond(to:)` never throws and never blocks: every error becomes a
 /// problem-details response, and a handler that may block runs later, off
@@ -21,6 +23,8 @@ public final class WebServiceRouter: Sendable {
     let services: [MountedService]
     let logger: Logger
     private let openAPIDocument: Lazy<[UInt8]>
+    /// The operations as JSON-RPC methods, and their OpenRPC document.
+    let jsonRPCMethods: Lazy<JSONRPCMethods>
 
     /// The path of the OpenAPI document.
     static let openAPIPath = ["openapi.json"]
@@ -38,10 +42,12 @@ public final class WebServiceRouter: Sendable {
         self.services = mounted
         self.logger = logger
         openAPIDocument = Lazy { OpenAPIDocument(services: mounted.map(\.documentation), info: openAPI).json }
+        jsonRPCMethods = Lazy { JSONRPCMethods(services: mounted.map(\.documentation), info: openAPI) }
         var seen: Set<[String]> = []
         for service in mounted {
             precondition(!service.segments.isEmpty, "A service cannot be mounted at /, which lists the services")
             precondition(service.segments != Self.openAPIPath, "A service cannot be mounted at /openapi.json, the OpenAPI document")
+            precondition(service.segments != Self.jsonRPCPath, "A service cannot be mounted at /jsonrpc, the JSON-RPC endpoint")
             precondition(seen.insert(service.segments).inserted, "Two services are mounted at \(service.path)")
         }
     }
@@ -111,6 +117,9 @@ public final class WebServiceRouter: Sendable {
         }
         if segments == Self.openAPIPath {
             return .response(try respondWithOpenAPIDocument(to: request))
+        }
+        if segments == Self.jsonRPCPath {
+            return .response(try respondWithJSONRPC(to: request))
         }
         // The service mounted at the longest prefix of the path.
         var longest: Int?

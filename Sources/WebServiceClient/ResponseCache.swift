@@ -1,0 +1,215 @@
+import Foundation
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
+/// How a call uses the client's ``ResponseCache``. Only GET answers are
+/// kept, and only with status 200 and without `Cache-Control: no-store`.
+///
+/// ```swift
+/// try await client.send(WebServiceRequest(.get, "/departments", cachePolicy: .cacheFirst(maxAge: 3600)))
+/// ```
+public enum CachePolicy: Sendable, Hashable {
+    /// Asks the server unless the stored answer is still fresh by its
+    /// `Cache-Control: max-age`; a stored answer with an `ETag` is
+    /// revalidated with `If-None-Match` (a 304 costs no body). When the
+    /// server cannot be reached (or answers 502, 503, 504), the stored
+    /// answer is returned with `isStale` set. The default with a cache.
+    case networkFirst
+    /// A stored answer younger than `maxAge` seconds is returned without
+    /// asking the server (`isStale` when past its own `max-age`); an older
+    /// one is handled as `.networkFirst` handles it.
+    case cacheFirst(maxAge: TimeInterval)
+    /// The server alone: nothing is read from the cache or stored in it.
+    case networkOnly
+}
+
+/// Answers kept on disk, in a folder the app chooses, so that an app keeps
+/// working offline with the answers it last had (after the seeds'
+/// "Caching Web Service Response Data").
+///
+/// - One file per answer, named by a hash of its method and URL; the file
+///   also records the request's values of the header fields the answer
+///   varies on (`Vary`), and is used only for a request with the same
+///   values (a new answer replaces it).
+/// - Each file is written whole to a temporary name, then renamed: a crash
+///   leaves the previous entry or the new one, never half of one.
+/// - Past `sizeLimit` bytes, the least recently used entries are removed.
+/// - Safe to share between clients and tasks; several processes may share
+///   the folder (each keeps its own usage order).
+///
+/// ```swift
+/// let cache = try ResponseCache(directory: URL(filePath: "/var/cache/myapp"), sizeLimit: 20 << 20)
+/// let client = WebServiceClient(baseURL: url, configuration: .init(cache: cache))
+/// ```
+public final class ResponseCache: @unchecked Sendable {
+    // `@unchecked Sendable`: `index` and `totalSize` are touched only with
+    // `lock` held; files are replaced by rename, never written in place.
+    private let lock = NSLock()
+    private var index: [String: (size: Int, lastUsed: Date)] = [:]
+    private var totalSize = 0
+
+    public let directory: URL
+    /// The most bytes the entries may take together.
+    public let sizeLimit: Int
+
+    static let entryExtension = "entry"
+
+    /// Opens (creating it if need be) the cache in `directory`.
+    public init(directory: URL, sizeLimit: Int = 50 << 20) throws {
+        self.directory = directory
+        self.sizeLimit = sizeLimit
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        let keys: [URLResourceKey] = [.fileSizeKey, .contentModificationDateKey]
+        for file in try FileManager.default.contentsOfDirectory(at: directory, includingPropertiesForKeys: keys) {
+            if file.lastPathComponent.hasPrefix(".tmp-") {
+                try? FileManager.default.removeItem(at: file)  // a write that never finished
+                continue
+            }
+            guard file.pathExtension == Self.entryExtension, let values = try? file.resourceValues(forKeys: Set(keys)) else { continue }
+            let size = values.fileSize ?? 0
+            index[file.lastPathComponent] = (size, values.contentModificationDate ?? .distantPast)
+            totalSize += size
+        }
+    }
+
+    /// The bytes the entries take together.
+    public var size: Int {
+        lock.withLock { totalSize }
+    }
+
+    /// The number of entries.
+    public var count: Int {
+        lock.withLock { index.count }
+    }
+
+    /// Removes every entry.
+    public func removeAll() {
+        let names = lock.withLock {
+            defer { index = [:]; totalSize = 0 }
+            return Array(index.keys)
+        }
+        for name in names { try? FileManager.default.removeItem(at: directory.appending(path: name)) }
+    }
+
+    // MARK: - Answering
+
+    /// The answer to `request` under `policy`; `fetch` asks the server
+    /// (any status; it throws for a failed transfer).
+    func answer(
+        _ request: URLRequest, policy: CachePolicy, fetch: (URLRequest) async throws -> WebServiceResponse
+    ) async throws -> WebServiceResponse {
+        if policy == .networkOnly {
+            return try Self.checked(try await fetch(request))
+        }
+        let key = Self.key(of: request)
+        let stored = read(key, matching: request)
+        let now = Date()
+        if let stored {
+            let age = now.timeIntervalSince(stored.storedAt)
+            if case .cacheFirst(let maxAge) = policy, age <= maxAge {
+                return stored.response(isStale: age > stored.freshness)
+            }
+            if age < stored.freshness {
+                return stored.response(isStale: false)
+            }
+        }
+        var conditional = request
+        if let etag = stored?.header("ETag") {
+            conditional.setValue(etag, forHTTPHeaderField: "If-None-Match")
+        }
+        let response: WebServiceResponse
+        do {
+            response = try await fetch(conditional)
+        } catch let error as WebServiceError where error.isUnreachable {
+            guard let stored else { throw error }
+            return stored.response(isStale: true)
+        }
+        if response.status == 304, var stored {
+            // Confirmed: the stored body with the new validators and date.
+            for name in ["ETag", "Cache-Control", "Expires", "Vary", "Date"] {
+                if let value = response.header(name) { stored.setHeader(name, value) }
+            }
+            stored.storedAt = now
+            write(stored, key: key)
+            return stored.response(isStale: false)
+        }
+        if let stored, WebServiceError.unavailableStatuses.contains(response.status) {
+            return stored.response(isStale: true)
+        }
+        let checked = try Self.checked(response)
+        if checked.status == 200, let entry = Entry(request: request, response: checked, storedAt: now) {
+            write(entry, key: key)
+        }
+        return checked
+    }
+
+    private static func checked(_ response: WebServiceResponse) throws -> WebServiceResponse {
+        guard (200..<300).contains(response.status) else {
+            throw WebServiceError(status: response.status, headers: response.headers, body: response.data)
+        }
+        return response
+    }
+
+    /// The file name of a request's entry: FNV-1a (64 bits) of its method
+    /// and URL; the entry repeats the key, so a collision is a miss.
+    static func key(of request: URLRequest) -> String {
+        (request.httpMethod ?? "GET") + " " + (request.url?.absoluteString ?? "")
+    }
+
+    private func fileName(_ key: String) -> String {
+        var hash: UInt64 = 0xcbf2_9ce4_8422_2325
+        for byte in key.utf8 {
+            hash ^= UInt64(byte)
+            hash = hash &* 0x0000_0100_0000_01b3
+        }
+        return String(hash, radix: 16) + "." + Self.entryExtension
+    }
+
+    // MARK: - Files
+
+    private func read(_ key: String, matching request: URLRequest) -> Entry? {
+        let name = fileName(key)
+        let file = directory.appending(path: name)
+        guard let data = try? Data(contentsOf: file), let entry = Entry(file: data), entry.key == key,
+              entry.matches(request)
+        else { return nil }
+        let now = Date()
+        lock.withLock { if index[name] != nil { index[name]!.lastUsed = now } }
+        try? FileManager.default.setAttributes([.modificationDate: now], ofItemAtPath: file.path)
+        return entry
+    }
+
+    private func write(_ entry: Entry, key: String) {
+        let name = fileName(key)
+        let data = entry.fileData
+        guard data.count <= sizeLimit else { return }
+        let temporary = directory.appending(path: ".tmp-" + UUID().uuidString)
+        guard (try? data.write(to: temporary)) != nil else { return }
+        guard rename(temporary.path, directory.appending(path: name).path) == 0 else {
+            try? FileManager.default.removeItem(at: temporary)
+            return
+        }
+        let evicted: [String] = lock.withLock {
+            totalSize -= index[name]?.size ?? 0
+            index[name] = (data.count, Date())
+            totalSize += data.count
+            var evicted: [String] = []
+            if totalSize > sizeLimit {
+                for (candidate, usage) in index.sorted(by: { $0.value.lastUsed < $1.value.lastUsed }) where candidate != name {
+                    guard totalSize > sizeLimit else { break }
+                    index[candidate] = nil
+                    totalSize -= usage.size
+                    evicted.append(candidate)
+                }
+            }
+            return evicted
+        }
+        for candidate in evicted { try? FileManager.default.removeItem(at: directory.appending(path: candidate)) }
+    }
+}

@@ -1,0 +1,151 @@
+import Foundation
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
+
+/// The URLSession under a client, and its delegate: each task's events go
+/// to the ``TransferHandler`` registered for it.
+///
+/// A delegate rather than `data(for:)` and `bytes(for:)`: on Linux,
+/// FoundationNetworking's `bytes(for:)` hands over the body only once it
+/// is complete, so a streamed list would sit whole in memory. The data
+/// delegate receives each block as it arrives, and suspending the task
+/// (which pauses libcurl's transfer) stops the reading while the consumer
+/// catches up: the socket's buffers, then TCP, hold the server back.
+final class SessionTransport: NSObject, URLSessionDataDelegate, @unchecked Sendable {
+    // `@unchecked Sendable`: `handlers` is touched only with `lock` held;
+    // `session` is set once in `init`.
+    private let lock = NSLock()
+    private var handlers: [Int: any TransferHandler] = [:]
+    private(set) var session: URLSession!
+
+    init(configuration: URLSessionConfiguration) {
+        super.init()
+        let queue = OperationQueue()
+        queue.maxConcurrentOperationCount = 1
+        queue.name = "WebServiceClient.SessionTransport"
+        session = URLSession(configuration: configuration, delegate: self, delegateQueue: queue)
+    }
+
+    /// Ends the session: tasks under way finish, and the session releases its delegate.
+    func invalidate() {
+        session.finishTasksAndInvalidate()
+    }
+
+    /// Starts `task` with `handler` receiving its events.
+    func start(_ task: URLSessionTask, handler: any TransferHandler) {
+        lock.withLock { handlers[task.taskIdentifier] = handler }
+        task.resume()
+    }
+
+    private func handler(for task: URLSessionTask) -> (any TransferHandler)? {
+        lock.withLock { handlers[task.taskIdentifier] }
+    }
+
+    // MARK: - URLSessionDataDelegate
+
+    func urlSession(
+        _ session: URLSession, dataTask: URLSessionDataTask, didReceive response: URLResponse,
+        completionHandler: @escaping (URLSession.ResponseDisposition) -> Void
+    ) {
+        handler(for: dataTask)?.received(response as? HTTPURLResponse)
+        completionHandler(.allow)
+    }
+
+    func urlSession(_ session: URLSession, dataTask: URLSessionDataTask, didReceive data: Data) {
+        handler(for: dataTask)?.received(data)
+    }
+
+    func urlSession(_ session: URLSession, task: URLSessionTask, didCompleteWithError error: (any Error)?) {
+        let handler = lock.withLock { handlers.removeValue(forKey: task.taskIdentifier) }
+        if let response = task.response as? HTTPURLResponse { handler?.received(response) }
+        handler?.completed(error)
+    }
+
+    /// Redirects are followed as URLSession does, keeping the request's header fields.
+    func urlSession(
+        _ session: URLSession, task: URLSessionTask, willPerformHTTPRedirection response: HTTPURLResponse,
+        newRequest request: URLRequest, completionHandler: @escaping (URLRequest?) -> Void
+    ) {
+        completionHandler(request)
+    }
+}
+
+/// Receives one task's events, on the session's delegate queue.
+protocol TransferHandler: AnyObject, Sendable {
+    /// The response head (may come again at completion: only the first counts).
+    func received(_ response: HTTPURLResponse?)
+    func received(_ data: Data)
+    func completed(_ error: (any Error)?)
+}
+
+extension HTTPURLResponse {
+    /// The header fields as strings.
+    var headerFields: [String: String] {
+        var fields: [String: String] = [:]
+        for (name, value) in allHeaderFields {
+            fields["\(name)"] = "\(value)"
+        }
+        return fields
+    }
+}
+
+// MARK: - A whole body
+
+/// Collects a body whole, for the answers that are one value.
+final class BufferingHandler: TransferHandler, @unchecked Sendable {
+    // `@unchecked Sendable`: the fields are touched only with `lock` held.
+    private let lock = NSLock()
+    private var response: HTTPURLResponse?
+    private var data = Data()
+    private var continuation: CheckedContinuation<(HTTPURLResponse, Data), any Error>?
+
+    init(_ continuation: CheckedContinuation<(HTTPURLResponse, Data), any Error>) {
+        self.continuation = continuation
+    }
+
+    func received(_ response: HTTPURLResponse?) {
+        lock.withLock { if self.response == nil { self.response = response } }
+    }
+
+    func received(_ data: Data) {
+        lock.withLock { self.data.append(data) }
+    }
+
+    func completed(_ error: (any Error)?) {
+        let (continuation, response, data) = lock.withLock {
+            defer { self.continuation = nil }
+            return (self.continuation, self.response, self.data)
+        }
+        if let error {
+            continuation?.resume(throwing: error)
+        } else if let response {
+            continuation?.resume(returning: (response, data))
+        } else {
+            continuation?.resume(throwing: URLError(.badServerResponse))
+        }
+    }
+}
+
+extension SessionTransport {
+    /// Runs `prepared` to its end; the response head and the whole body.
+    /// Cancelling the calling task cancels the transfer.
+    func data(for prepared: PreparedRequest) async throws -> (HTTPURLResponse, Data) {
+        defer { prepared.removeBodyFile() }
+        let task: URLSessionTask
+        if let bodyFile = prepared.bodyFile {
+            task = session.uploadTask(with: prepared.urlRequest, fromFile: bodyFile)
+        } else {
+            task = session.dataTask(with: prepared.urlRequest)
+        }
+        return try await withTaskCancellationHandler {
+            try await withCheckedThrowingContinuation { continuation in
+                start(task, handler: BufferingHandler(continuation))
+                // Cancelled before the handler was registered: `onCancel` came too early.
+                if Task.isCancelled { task.cancel() }
+            }
+        } onCancel: {
+            task.cancel()
+        }
+    }
+}

@@ -1,0 +1,233 @@
+import ArgumentParser
+import Foundation
+import WebServiceClient
+
+/// A command-line client of `employees-server`, made with `WebServiceClient`
+/// and `JSONRPCClient`.
+///
+/// ```
+/// employees-client --base-url http://localhost:8080 --cache ~/.cache/employees get 10004 --details titles,salaries
+/// employees-client --base-url http://localhost:8080 search 'bal*'
+/// employees-client --base-url http://localhost:8080 rpc math.getSum a=2 b=4
+/// ```
+@main
+struct EmployeesClient: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "employees-client",
+        abstract: "Calls employees-server: one employee, a search, or any operation by JSON-RPC.",
+        subcommands: [Get.self, Search.self, RPC.self])
+
+    @OptionGroup var options: ClientOptions
+}
+
+struct ClientOptions: ParsableArguments {
+    @Option(help: "Where employees-server answers (http://localhost:8080).")
+    var baseURL: String
+
+    @Option(help: "A folder to keep answers in; when the server cannot be reached, the stored answer is printed.")
+    var cache: String?
+
+    @Option(help: "Seconds to wait for the server.")
+    var timeout: Double = 30
+
+    func client() throws -> WebServiceClient {
+        guard let url = URL(string: baseURL), url.scheme == "http" || url.scheme == "https" else {
+            throw ValidationError("--base-url must be an http or https URL, not \(baseURL).")
+        }
+        let cache = try self.cache.map { try ResponseCache(directory: URL(filePath: ($0 as NSString).expandingTildeInPath)) }
+        return WebServiceClient(baseURL: url, configuration: .init(timeout: timeout, cache: cache))
+    }
+}
+
+// MARK: - get
+
+struct Get: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(abstract: "Prints one employee as JSON.")
+
+    @OptionGroup var options: ClientOptions
+
+    @Argument(help: "The employee's number (10001 and up).")
+    var number: Int
+
+    @Option(help: "What to nest: titles, salaries, departments, comma-separated.")
+    var details: String?
+
+    func run() async throws {
+        let client = try options.client()
+        var arguments: RequestArguments = ["employeeNumber": number]
+        if let details { arguments["details"] = .string(details) }
+        let response = try await reporting(client) {
+            try await client.send(WebServiceRequest(.get, "/employees/{employeeNumber}", arguments: arguments))
+        }
+        if response.isStale {
+            let stored = response.storedAt.map { $0.formatted(.iso8601) } ?? "earlier"
+            standardError("employees-client: \(client.baseURL.absoluteString) could not be reached; printing the stale answer stored at \(stored).")
+        }
+        FileHandle.standardOutput.write(response.data)
+        FileHandle.standardOutput.write(Data("\n".utf8))
+    }
+}
+
+// MARK: - search
+
+struct Search: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        abstract: "Prints the employees whose first or last name matches, one per line (number, first name, last name), as they arrive.")
+
+    @OptionGroup var options: ClientOptions
+
+    @Argument(help: "A name pattern: `*` matches any run of characters (bal*, *son).")
+    var pattern: String
+
+    struct Match: Decodable {
+        var employeeNumber: Int
+        var firstName: String
+        var lastName: String
+    }
+
+    func run() async throws {
+        let client = try options.client()
+        var output = Data()
+        try await reporting(client) {
+            for try await match in client.stream("/employees", arguments: ["name": pattern], of: Match.self) {
+                output.append(contentsOf: "\(match.employeeNumber)\t\(match.firstName)\t\(match.lastName)\n".utf8)
+                if output.count >= 16 << 10 {
+                    FileHandle.standardOutput.write(output)
+                    output.removeAll(keepingCapacity: true)
+                }
+            }
+        }
+        FileHandle.standardOutput.write(output)
+    }
+}
+
+// MARK: - rpc
+
+struct RPC: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "rpc",
+        abstract: "Calls an operation by JSON-RPC (rpc.discover lists them) and prints its result as JSON.",
+        discussion: """
+            Each param is name=value; a value that reads as JSON (2, true, [1,2], "text") is sent as that value, any \
+            other as a string. A name given more than once is a list: details=titles details=salaries.
+            """)
+
+    @OptionGroup var options: ClientOptions
+
+    @Argument(help: "The method: an operationId such as employees.getByEmployeeNumber or math.getSum.")
+    var method: String
+
+    @Argument(help: "The params, as name=value.")
+    var params: [String] = []
+
+    func run() async throws {
+        var names: [String] = []
+        var values: [String: [RequestArgumentValue]] = [:]
+        for param in params {
+            guard let equals = param.firstIndex(of: "="), equals != param.startIndex else {
+                throw ValidationError("A param is name=value, not \(param).")
+            }
+            let name = String(param[..<equals])
+            if values[name] == nil { names.append(name) }
+            values[name, default: []].append(Self.value(String(param[param.index(after: equals)...])))
+        }
+        let arguments = RequestArguments(names.map { name in
+            (name, values[name]!.count == 1 ? values[name]![0] : .list(values[name]!))
+        })
+        let client = try options.client()
+        let rpc = JSONRPCClient(client: client)
+        let result = try await reporting(client) { try await rpc.call(method, params: arguments, as: JSONAny.self) }
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
+        FileHandle.standardOutput.write(try encoder.encode(result))
+        FileHandle.standardOutput.write(Data("\n".utf8))
+    }
+
+    /// `text` as the JSON value it reads as, else as a string.
+    static func value(_ text: String) -> RequestArgumentValue {
+        guard let value = try? JSONDecoder().decode(JSONAny.self, from: Data(text.utf8)) else { return .string(text) }
+        return value.argumentValue
+    }
+}
+
+// MARK: - Errors and output
+
+/// Runs `call`; a failure becomes a message on standard error and exit status 1.
+func reporting<T>(_ client: WebServiceClient, _ call: () async throws -> T) async throws -> T {
+    do {
+        return try await call()
+    } catch let error as WebServiceError {
+        switch error.code {
+        case .transport, .timedOut:
+            standardError("employees-client: cannot reach \(client.baseURL.absoluteString): \(error.detail ?? "\(error)")"
+                          + (client.configuration.cache == nil ? "" : " (and nothing is stored for this request)"))
+        case .server:
+            standardError("employees-client: \(error.status ?? 0) \(error.title ?? ""): \(error.detail ?? "no detail")")
+        default:
+            standardError("employees-client: \(error)")
+        }
+        throw ExitCode(1)
+    } catch let error as JSONRPCError {
+        standardError("employees-client: \(error)")
+        throw ExitCode(1)
+    }
+}
+
+func standardError(_ line: String) {
+    FileHandle.standardError.write(Data((line + "\n").utf8))
+}
+
+/// Any JSON value, to print a result whatever its shape.
+enum JSONAny: Codable {
+    case null
+    case bool(Bool)
+    case number(Double)
+    case integer(Int)
+    case string(String)
+    case array([JSONAny])
+    case object([String: JSONAny])
+
+    init(from decoder: any Decoder) throws {
+        let container = try decoder.singleValueContainer()
+        if container.decodeNil() {
+            self = .null
+        } else if let value = try? container.decode(Bool.self) {
+            self = .bool(value)
+        } else if let value = try? container.decode(Int.self) {
+            self = .integer(value)
+        } else if let value = try? container.decode(Double.self) {
+            self = .number(value)
+        } else if let value = try? container.decode(String.self) {
+            self = .string(value)
+        } else if let value = try? container.decode([JSONAny].self) {
+            self = .array(value)
+        } else {
+            self = .object(try container.decode([String: JSONAny].self))
+        }
+    }
+
+    func encode(to encoder: any Encoder) throws {
+        var container = encoder.singleValueContainer()
+        switch self {
+        case .null: try container.encodeNil()
+        case .bool(let value): try container.encode(value)
+        case .number(let value): try container.encode(value)
+        case .integer(let value): try container.encode(value)
+        case .string(let value): try container.encode(value)
+        case .array(let value): try container.encode(value)
+        case .object(let value): try container.encode(value)
+        }
+    }
+
+    var argumentValue: RequestArgumentValue {
+        switch self {
+        case .null: .string("")
+        case .bool(let value): value.argumentValue
+        case .number(let value): value.argumentValue
+        case .integer(let value): value.argumentValue
+        case .string(let value): .string(value)
+        case .array(let values): .list(values.map(\.argumentValue))
+        case .object: .string((try? JSONEncoder().encode(self)).map { String(decoding: $0, as: UTF8.self) } ?? "{}")
+        }
+    }
+}

@@ -1,0 +1,129 @@
+import Foundation
+import Testing
+
+/// The built `employees-client` executable, run as a separate process
+/// against an in-process server.
+@Suite("employees-client executable")
+struct EmployeesClientProcessTests {
+    /// Beside the test bundle, else in the package's `.build/debug`.
+    static let executable: URL = {
+        let besideTests = Bundle.main.executableURL?.deletingLastPathComponent().appending(path: "employees-client")
+        if let besideTests, FileManager.default.isExecutableFile(atPath: besideTests.path) { return besideTests }
+        return URL(filePath: #filePath)
+            .deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+            .appending(path: ".build/debug/employees-client")
+    }()
+
+    struct Outcome {
+        var status: Int32
+        var output: String
+        var errors: String
+    }
+
+    /// Runs the client to its end (60 s at most) with `arguments`, awaiting
+    /// it without holding a thread of the test run.
+    static func run(_ arguments: [String]) async throws -> Outcome {
+        guard FileManager.default.isExecutableFile(atPath: executable.path) else {
+            throw ClientTestEnvironment.SetupError(description: "\(executable.path) is missing: build it with `swift build`")
+        }
+        let folder = try ClientTestEnvironment.temporaryFolder()
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let outputFile = folder.appending(path: "out"), errorFile = folder.appending(path: "err")
+        _ = FileManager.default.createFile(atPath: outputFile.path, contents: nil)
+        _ = FileManager.default.createFile(atPath: errorFile.path, contents: nil)
+        let process = Process()
+        process.executableURL = executable
+        process.arguments = arguments
+        process.standardOutput = try FileHandle(forWritingTo: outputFile)
+        process.standardError = try FileHandle(forWritingTo: errorFile)
+        try process.run()
+        let deadline = Date(timeIntervalSinceNow: 60)
+        while process.isRunning, Date() < deadline { try await Task.sleep(for: .milliseconds(20)) }
+        if process.isRunning {
+            process.terminate()
+            throw ClientTestEnvironment.SetupError(description: "employees-client \(arguments) did not end within 60 s")
+        }
+        return Outcome(
+            status: process.terminationStatus,
+            output: try String(contentsOf: outputFile, encoding: .utf8),
+            errors: try String(contentsOf: errorFile, encoding: .utf8))
+    }
+
+    private var baseURL: String {
+        get throws { ClientTestEnvironment.baseURL(of: try ClientTestEnvironment.shared.get()).absoluteString }
+    }
+
+    @Test func getPrintsTheEmployeeAsJSON() async throws {
+        let outcome = try await Self.run(["--base-url", try baseURL, "get", "10004", "--details", "titles,salaries"])
+        #expect(outcome.status == 0, "\(outcome.errors)")
+        let employee = try JSONSerialization.jsonObject(with: Data(outcome.output.utf8)) as? [String: Any]
+        #expect(employee?["employeeNumber"] as? Int == 10004)
+        let salaries = try ClientTestEnvironment.integer("SELECT count(*)::int FROM salaries WHERE emp_no = 10004")
+        #expect((employee?["salaries"] as? [Any])?.count == salaries)
+        #expect((employee?["titles"] as? [Any]) != nil)
+    }
+
+    @Test func searchPrintsALinePerMatch() async throws {
+        let outcome = try await Self.run(["--base-url", try baseURL, "search", "bal*"])
+        #expect(outcome.status == 0, "\(outcome.errors)")
+        let lines = outcome.output.split(separator: "\n")
+        let expected = try ClientTestEnvironment.integer(
+            "SELECT count(*)::int FROM employees WHERE lower(first_name) LIKE 'bal%' OR lower(last_name) LIKE 'bal%'")
+        #expect(lines.count == expected)
+        let first = try #require(lines.first).split(separator: "\t")
+        #expect(first.count == 3)
+        #expect(Int(first[0]) != nil)
+    }
+
+    @Test func rpcCallsAnyOperation() async throws {
+        let sum = try await Self.run(["--base-url", try baseURL, "rpc", "math.getSum", "a=2", "b=4"])
+        #expect(sum.status == 0, "\(sum.errors)")
+        #expect(sum.output == "6\n")
+        let list = try await Self.run(["--base-url", try baseURL, "rpc", "math.getSum", "values=1", "values=2", "values=3.5"])
+        #expect(list.output == "6.5\n")
+        let employee = try await Self.run([
+            "--base-url", try baseURL, "rpc", "employees.getByEmployeeNumber", "employeeNumber=10004", #"details=["titles"]"#,
+        ])
+        let object = try JSONSerialization.jsonObject(with: Data(employee.output.utf8)) as? [String: Any]
+        #expect(object?["employeeNumber"] as? Int == 10004)
+        let unknown = try await Self.run(["--base-url", try baseURL, "rpc", "math.nothing"])
+        #expect(unknown.status != 0)
+        #expect(unknown.errors.contains("-32601"))
+    }
+
+    @Test func withACacheAnUnreachableServerGivesTheStaleAnswer() async throws {
+        let cache = try ClientTestEnvironment.temporaryFolder()
+        defer { try? FileManager.default.removeItem(at: cache) }
+        let server = try ClientTestEnvironment.startServer(poolSize: 1)
+        let url = ClientTestEnvironment.baseURL(of: server).absoluteString
+        let online = try await Self.run(["--base-url", url, "--cache", cache.path, "get", "10010", "--details", "titles"])
+        #expect(online.status == 0, "\(online.errors)")
+        #expect(!online.errors.contains("stale"))
+        server.stop()
+
+        let offline = try await Self.run(["--base-url", url, "--cache", cache.path, "get", "10010", "--details", "titles"])
+        #expect(offline.status == 0, "\(offline.errors)")
+        #expect(offline.output == online.output)
+        #expect(offline.errors.contains("stale"))
+
+        let notStored = try await Self.run(["--base-url", url, "--cache", cache.path, "get", "10011"])
+        #expect(notStored.status != 0)
+        #expect(notStored.errors.contains("cannot reach"))
+        #expect(notStored.output.isEmpty)
+
+        let noCache = try await Self.run(["--base-url", url, "get", "10010", "--details", "titles"])
+        #expect(noCache.status != 0)
+        #expect(noCache.errors.contains("cannot reach \(url)"))
+        #expect(noCache.output.isEmpty)
+    }
+
+    @Test func aServerErrorIsAClearMessage() async throws {
+        let outcome = try await Self.run(["--base-url", try baseURL, "get", "1"])
+        #expect(outcome.status != 0)
+        #expect(outcome.errors.contains("404"))
+        #expect(outcome.errors.contains("no employee number 1"))
+        let bad = try await Self.run(["--base-url", "ftp://nowhere", "get", "1"])
+        #expect(bad.status != 0)
+        #expect(bad.errors.contains("--base-url"))
+    }
+}
