@@ -129,6 +129,12 @@ extension OperationDocumentation {
                 )
             case .request:
                 return nil
+            case .runtimeArgument(let name, let type, let defaultText, let required):
+                introspector.register(type)
+                return ParameterDocumentation(
+                    name: name, location: variables.contains(name) ? .path : .argument, type: type,
+                    required: required, defaultValue: defaultText, description: input.description
+                )
             }
         }
         switch route.result {
@@ -148,6 +154,11 @@ extension OperationDocumentation {
             // A runnable result streams its lists (a query's rows) and sends an object whole.
             result = type.map(introspector.describe) ?? .any
             streamed = type.map { $0 is any Collection.Type } ?? false
+        case .described(let description):
+            for structure in description?.structures ?? [] { introspector.register(structure) }
+            for enumeration in description?.enumerations ?? [] { introspector.register(enumeration) }
+            result = description.map(\.type) ?? .any
+            streamed = description?.streamed ?? false
         }
     }
 }

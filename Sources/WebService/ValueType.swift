@@ -12,8 +12,11 @@ public indirect enum ValueType: Sendable, Hashable, CustomStringConvertible {
     case long
     case double
     case boolean
-    /// An ISO 8601 date (`2024-05-01`) or date-time with offset.
+    /// A calendar day, `2024-05-01` (``CalendarDate``).
     case date
+    /// An instant, an ISO 8601 date-time with an offset, `2024-05-01T12:30:00Z`
+    /// (`Date`; as an argument, a calendar date alone means its midnight UTC).
+    case dateTime
     case uuid
     case url
     /// An uploaded file (a part of a multipart form).
@@ -37,6 +40,7 @@ public indirect enum ValueType: Sendable, Hashable, CustomStringConvertible {
         case .double: "double"
         case .boolean: "boolean"
         case .date: "date"
+        case .dateTime: "date-time"
         case .uuid: "uuid"
         case .url: "url"
         case .file: "file"
@@ -53,7 +57,8 @@ public indirect enum ValueType: Sendable, Hashable, CustomStringConvertible {
     /// The name with an indefinite article, for messages ("an integer").
     var nameWithArticle: String {
         switch self {
-        case .integer, .any: "an \(name)"
+        case .integer: "an \(name)"
+        case .any: "a JSON value"
         case .enumeration(let name, let values): "one of \(values.joined(separator: ", ")) (\(name))"
         case .array(let element): "a list of \(element.name)"
         default: "a \(name)"
