@@ -43,9 +43,15 @@ extension Query {
     }
 
     /// The number of rows of the whole list, on a connection of its own.
+    /// It binds the list's own parameters only: the arguments may also hold
+    /// values for attached subqueries.
     private func count(runner: QueryRunner) throws -> Int {
-        try runner.pool.withConnection { connection in
-            try connection.fetchOne(Int.self, "SELECT count(*) AS count FROM (\(Self.withoutTrailingSemicolons(sql))) AS counted", arguments) ?? 0
+        var counted = SQLArguments()
+        for name in Parameters.parse(sql).names {
+            if let value = arguments.values[name] { counted.values[name] = value }
+        }
+        return try runner.pool.withConnection { connection in
+            try connection.fetchOne(Int.self, "SELECT count(*) AS count FROM (\(Self.withoutTrailingSemicolons(sql))) AS counted", counted) ?? 0
         }
     }
 

@@ -85,6 +85,10 @@ extension Query: RunnableResult {
         case .execute:
             _ = try runner.pool.withConnection { try $0.execute(sql, arguments) }
             return HTTPResponse(status: .noContent)
+        case .write(let earlier, let returning, let location):
+            return try runner.pool.withConnection { connection in
+                try write(earlier: earlier, returning: returning, location: location, on: connection, runner: runner, request: request)
+            }
         case .list:
             let csv = Self.asksForCSV(request.headers)
             if csv, !attachments.isEmpty {
