@@ -10,8 +10,8 @@ public enum ArgumentInput: Sendable {
     case file(UploadedFile)
     case json(JSONValue)
 
-    /// The value as shown in an error message.
-    var received: String {
+    /// The value as shown in an error message: a text quoted, a JSON value as written.
+    public var received: String {
         switch self {
         case .text(let text): "\"\(text)\""
         case .file(let file): "a file" + (file.filename.map { " (\($0))" } ?? "")
@@ -20,7 +20,7 @@ public enum ArgumentInput: Sendable {
     }
 
     /// The text of a scalar input; JSON numbers and booleans as written.
-    var scalarText: String? {
+    public var scalarText: String? {
         switch self {
         case .text(let text): text
         case .file: nil

@@ -48,8 +48,8 @@ extension Route {
 /// ResultDescription(.array(.structure("Product")), structures: [product], streamed: true)
 /// ```
 public struct ResultDescription: Sendable {
-    /// The result's type (`Product`, `[Product]`).
-    public var type: ValueType
+    /// The result's type (`Product`, `[Product]`); `nil` when there is no body (204).
+    public var type: ValueType?
     /// The structures the type refers to, nested ones included.
     public var structures: [StructureDocumentation]
     /// The enumerations the structures refer to.
@@ -57,9 +57,9 @@ public struct ResultDescription: Sendable {
     /// Whether the result is streamed (a list of rows).
     public var streamed: Bool
 
-    /// A description of a result of `type`.
+    /// A description of a result of `type` (`nil`: none, 204).
     public init(
-        _ type: ValueType, structures: [StructureDocumentation] = [], enumerations: [EnumerationDocumentation] = [],
+        _ type: ValueType?, structures: [StructureDocumentation] = [], enumerations: [EnumerationDocumentation] = [],
         streamed: Bool = false
     ) {
         self.type = type

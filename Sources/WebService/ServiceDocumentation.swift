@@ -157,7 +157,7 @@ extension OperationDocumentation {
         case .described(let description):
             for structure in description?.structures ?? [] { introspector.register(structure) }
             for enumeration in description?.enumerations ?? [] { introspector.register(enumeration) }
-            result = description.map(\.type) ?? .any
+            result = description == nil ? .any : description!.type
             streamed = description?.streamed ?? false
         }
     }
