@@ -11,7 +11,9 @@ let package = Package(
         .library(name: "PostgreSQL", targets: ["PostgreSQL"]),
         .library(name: "PostgreSQLWebService", targets: ["PostgreSQLWebService"]),
         .library(name: "SQLRestServer", targets: ["SQLRestServer"]),
+        .library(name: "SQLServices", targets: ["SQLServices"]),
         .executable(name: "employees-server", targets: ["employees-server"]),
+        .executable(name: "sql-rest", targets: ["sql-rest"]),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-log", from: "1.16.2"),
@@ -82,7 +84,12 @@ let package = Package(
                 .product(name: "Logging", package: "swift-log"),
             ]
         ),
+        .target(
+            name: "SQLServices",
+            dependencies: ["CivilCalendar", "HTTPServer", "WebService", "PostgreSQL", "PostgreSQLWebService"]
+        ),
         .executableTarget(name: "sql-benchmark", dependencies: ["PostgreSQL"]),
+        .executableTarget(name: "sql-rest", dependencies: ["SQLServices", "SQLRestServer", "PostgreSQL"]),
         .executableTarget(name: "employees-server", dependencies: ["EmployeesService", "SQLRestServer"]),
 
         .executableTarget(
