@@ -112,6 +112,13 @@ let package = Package(
         .testTarget(name: "PostgreSQLWebServiceTests", dependencies: ["PostgreSQLWebService"]),
         .testTarget(name: "EmployeesServiceTests", dependencies: ["EmployeesService", "HTTPTestClient", "SQLRestServer"]),
         .testTarget(name: "SQLRestServerTests", dependencies: ["SQLRestServer"]),
+        .testTarget(
+            name: "SQLServicesTests",
+            dependencies: [
+                "SQLServices", "EmployeesService", "PostgreSQLWebService", "HTTPTestClient",
+                .product(name: "Logging", package: "swift-log"),
+            ]
+        ),
         // Fault tests: a private second cluster and the employees-server executable
         // (`swift test --filter ReliabilityTests` runs them alone).
         .testTarget(name: "ReliabilityTests", dependencies: ["EmployeesService", "PostgreSQL", "HTTPTestClient"]),
