@@ -110,7 +110,10 @@ extension Connection {
     /// Whether running `sql` would write: its plan (`EXPLAIN` of the
     /// prepared statement with every parameter NULL) modifies a table, in
     /// the statement itself or in a `WITH` query, or locks rows (`FOR
-    /// UPDATE`). A function that writes on its own is not seen: run such
+    /// UPDATE`). A role that may not run the statement may not `EXPLAIN`
+    /// it either: then its words tell (`INSERT`, `UPDATE`, `DELETE` or
+    /// `MERGE` outside strings and comments, `FOR UPDATE` and `FOR SHARE`
+    /// included). A function that writes on its own is not seen: run such
     /// statements as a role that may not write.
     ///
     /// ```swift
@@ -120,7 +123,12 @@ extension Connection {
         let statement = try preparedStatement(for: sql)
         let nulls = Array(repeating: "NULL", count: statement.parameters.names.count).joined(separator: ", ")
         let arguments = nulls.isEmpty ? "" : "(\(nulls))"
-        let result = try runSimple("EXPLAIN (FORMAT JSON) EXECUTE \(statement.name)\(arguments)")
+        let result: QueryResult
+        do {
+            result = try runSimple("EXPLAIN (FORMAT JSON) EXECUTE \(statement.name)\(arguments)")
+        } catch let error as DatabaseError where error.code == .insufficientPrivilege {
+            return SQLTokens.hasWritingWord(statement.parameters.sql)
+        }
         var plan = ""
         for row in 0..<result.rowCount { plan += result.string(row: row, column: 0) ?? "" }
         return plan.contains(#""Node Type": "ModifyTable""#) || plan.contains(#""Node Type": "LockRows""#)

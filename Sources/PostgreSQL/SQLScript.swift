@@ -50,6 +50,18 @@ public enum SQLScript {
         return statements
     }
 
+    /// Calls `body` with the number and UTF-8 offset of each `$n`
+    /// placeholder of `sql` outside strings, identifiers and comments.
+    ///
+    /// ```swift
+    /// SQLScript.placeholders(in: "SELECT '$1', $2") { number, offset in print(number, offset) }   // 2 13
+    /// ```
+    public static func placeholders(in sql: String, _ body: (Int, Int) -> Void) {
+        SQLTokens.scan(sql) { token, text in
+            if case .positionalParameter(let number) = token { body(number, text.startIndex) }
+        }
+    }
+
     /// The `--` comments of `sql` outside strings, identifiers and block
     /// comments, each from its `--` to the end of its line (without the line break).
     ///
@@ -65,5 +77,28 @@ public enum SQLScript {
             comments.append(Piece(text: String(decoding: line, as: UTF8.self), utf8Offset: text.startIndex))
         }
         return comments
+    }
+}
+
+extension SQLTokens {
+    /// Whether `sql` has a word that writes or locks rows (`INSERT`,
+    /// `UPDATE`, `DELETE`, `MERGE`; `FOR UPDATE` and `FOR SHARE`) outside
+    /// strings, quoted identifiers and comments.
+    static func hasWritingWord(_ sql: String) -> Bool {
+        var found = false
+        var previousWasFor = false
+        scan(sql) { token, text in
+            switch token {
+            case .word:
+                let word = String(decoding: text, as: UTF8.self).lowercased()
+                if ["insert", "update", "delete", "merge"].contains(word) || (previousWasFor && word == "share") { found = true }
+                previousWasFor = word == "for"
+            case .space, .comment:
+                break
+            default:
+                previousWasFor = false
+            }
+        }
+        return found
     }
 }

@@ -85,7 +85,7 @@ struct OperationDraft {
                     let value = try argumentType.convert([.text(defaultText)])
                     parameters.append(Self.parameter(name, argumentType, directive?.description ?? "", absent: value, defaultText: defaultText))
                 } catch {
-                    problem(directive!.line, "the default of @param \(name) is not \(error.expected.name) (\(error.received))")
+                    problem(directive!.line, "the default of @param \(name), \(error.received), is not a valid \(error.expected.name)")
                 }
             } else {
                 let absent: SQLValue? = file.variables.contains(name) ? nil : .null

@@ -83,6 +83,19 @@ public struct ServiceFile: Sendable {
             let sent = Parameters.parse(text).sql
             return line + sent.prefix(max(0, position - 1)).count { $0 == "\n" }
         }
+
+        /// The file's line where the statement first uses its `number`th
+        /// parameter (`$number` as PostgreSQL received it), if it does.
+        public func line(ofParameter number: Int) -> Int? {
+            let sent = Parameters.parse(text).sql
+            var found: Int?
+            SQLScript.placeholders(in: sent) { placeholder, offset in
+                if found == nil, placeholder == number {
+                    found = line + sent.utf8.prefix(offset).count { $0 == UInt8(ascii: "\n") }
+                }
+            }
+            return found
+        }
     }
 
     /// A `@detail NAME` or `@stream NAME` section: a query nested in the answer.

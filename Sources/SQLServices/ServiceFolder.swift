@@ -146,7 +146,10 @@ struct DescribedFile {
             do {
                 return try connection.describe(statement.text)
             } catch let error as DatabaseError where !error.isConnectionFailure {
-                let line = error.position.map(statement.line(atPosition:)) ?? statement.codeLine
+                // Where the error is; an untyped parameter has no position, but its first use is where to add a cast.
+                let parameter = error.code == .indeterminateDatatype
+                    ? error.message.firstMatch(of: /\$([0-9]+)/).flatMap { Int($0.1) }.flatMap(statement.line(ofParameter:)) : nil
+                let line = error.position.map(statement.line(atPosition:)) ?? parameter ?? statement.codeLine
                 problems.append(ServiceProblem(file: file.file, line: line, message: Self.message(error, statement: statement)))
                 return nil
             }
@@ -160,7 +163,14 @@ struct DescribedFile {
 
         if file.method == .get {
             for (statement, line) in zip(file.statements + file.sections.map(\.statement), [nil] + file.sections.map(\.line)) {
-                if try connection.planWrites(statement.text) {
+                let writes: Bool
+                do {
+                    writes = try connection.planWrites(statement.text)
+                } catch let error as DatabaseError where !error.isConnectionFailure {
+                    problems.append(ServiceProblem(file: file.file, line: statement.codeLine, message: Self.message(error, statement: statement)))
+                    continue
+                }
+                if writes {
                     let what = line == nil ? "a GET statement" : "a detail of a GET"
                     problems.append(ServiceProblem(
                         file: file.file, line: statement.codeLine,

@@ -37,7 +37,7 @@ public struct ServiceProblems: Error, Sendable, CustomStringConvertible {
 
     public init(folder: String, problems: [ServiceProblem]) {
         self.folder = folder
-        self.problems = problems.sorted { ($0.file, $0.line) < ($1.file, $1.line) }
+        self.problems = problems.sorted { ($0.file, $0.line, $0.message) < ($1.file, $1.line, $1.message) }
     }
 
     public var description: String {

@@ -67,7 +67,7 @@ enum Environment {
             _ = try ServiceFolder(folder).load(on: connection)
             return []
         } catch let error as ServiceProblems {
-            return error.problems.map { String($0.description.dropFirst(folder.count + 1)) }
+            return error.problems.map { $0.description.replacing(folder + "/", with: "") }
         }
     }
 
