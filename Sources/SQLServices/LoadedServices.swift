@@ -28,16 +28,31 @@ public struct LoadedServices: Sendable {
                 (first.file.path, methods.firstIndex(of: first.file.method)!) < (second.file.path, methods.firstIndex(of: second.file.method)!)
             }
             var structures = ResultStructures(catalog: catalog)
-            var serviceOperations: [Operation] = []
-            for draft in group {
-                let result = Self.result(of: draft, structures: &structures)
-                serviceOperations.append(Operation(draft, result: result, location: Self.location(of: draft, among: group)))
+            // Objects name their structures first: a list whose rows differ takes the numbered name.
+            var results: [Int: ResultDescription] = [:]
+            for index in group.indices.sorted(by: { (group[$0].kind == .object ? 0 : 1, $0) < (group[$1].kind == .object ? 0 : 1, $1) }) {
+                results[index] = Self.result(of: group[index], structures: &structures)
+            }
+            // Details enumerations of one name and other values are told apart by a number.
+            var enumerations: [String: [String]] = [:]
+            let serviceOperations = group.indices.map { index in
+                var enumeration = group[index].detailsEnumeration?.name ?? ""
+                if let (name, values) = group[index].detailsEnumeration {
+                    var number = 1
+                    while let taken = enumerations[enumeration], taken != values {
+                        number += 1
+                        enumeration = name + String(number)
+                    }
+                    enumerations[enumeration] = values
+                }
+                return Operation(group[index], parameters: group[index].parameters(detailsEnumeration: enumeration),
+                                 result: results[index]!, location: Self.location(of: group[index], among: group))
             }
             // Every operation documents the structures and enumerations of the whole service.
-            serviceOperations = serviceOperations.map { $0.documenting(structures) }
+            let documented = serviceOperations.map { $0.documenting(structures) }
             let description = group.compactMap(\.file.serviceDescription).first?.text ?? "Operations on /\(name)."
-            services.append(SQLService(path: "/" + name, description: description, routes: serviceOperations.map(\.route)))
-            operations += serviceOperations
+            services.append(SQLService(path: "/" + name, description: description, routes: documented.map(\.route)))
+            operations += documented
         }
         self.operations = operations
         self.services = services
@@ -65,8 +80,11 @@ public struct LoadedServices: Sendable {
     // MARK: - What depends on the whole service
 
     /// The documented result: the row's structure, a list of them, or nothing (204).
+    /// The structure is named after the path's last name (`/employees/{n}`:
+    /// `Employee`; `/titles/{title}/holders`: `Holder`), its details after it
+    /// and theirs (`EmployeeTitle`), unless `@returns` names it.
     private static func result(of draft: OperationDraft, structures: inout ResultStructures) -> ResultDescription {
-        let singular = Inflection.typeName(draft.singular)
+        let singular = Inflection.typeName(Inflection.singular(draft.file.lastName))
         let columns = draft.described.statements.last?.columns ?? []
         if case .write = draft.kind, columns.isEmpty { return ResultDescription(nil) }
         let sections = Array(zip(draft.file.sections, draft.described.sections))
@@ -117,7 +135,7 @@ struct SQLService: WebService {
 // MARK: - Operations from drafts
 
 extension Operation {
-    init(_ draft: OperationDraft, result: ResultDescription, location: String?) {
+    init(_ draft: OperationDraft, parameters: [Operation.Parameter], result: ResultDescription, location: String?) {
         file = draft.file.file
         method = draft.file.method
         path = draft.file.path
@@ -125,7 +143,7 @@ extension Operation {
         description = draft.file.description
         kind = draft.kind
         detailNames = draft.detailNames
-        parameters = draft.parameters
+        self.parameters = parameters
         statements = draft.file.statements.map(\.text)
         details = draft.details
         bindings = draft.bindings

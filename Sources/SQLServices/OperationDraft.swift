@@ -18,6 +18,24 @@ struct OperationDraft {
     /// The name of the service's singular (`employee`), for messages and type names.
     var singular: String { Inflection.singular(file.serviceName) }
 
+    /// The parameters, the enumeration of the details named `enumeration`
+    /// (another operation of the service may have named theirs first).
+    func parameters(detailsEnumeration enumeration: String) -> [Operation.Parameter] {
+        parameters.map { parameter in
+            guard case .details = parameter.role, case .array(.enumeration(_, let values)) = parameter.runtime.type else { return parameter }
+            return Operation.Parameter(role: .details, runtime: .names(
+                "details", enumeration: enumeration, values: values, description: parameter.runtime.description) { .names($0) })
+        }
+    }
+
+    /// The enumeration of the details, if the operation has details.
+    var detailsEnumeration: (name: String, values: [String])? {
+        for parameter in parameters {
+            if case .details = parameter.role, case .array(.enumeration(let name, let values)) = parameter.runtime.type { return (name, values) }
+        }
+        return nil
+    }
+
     /// Checks what `described` says against the file's directives; `nil`
     /// (with the problems noted) when anything is wrong.
     init?(_ described: DescribedFile, catalog: [PostgresType: PostgresTypeDescription], problems: inout [ServiceProblem]) {
@@ -124,7 +142,7 @@ struct OperationDraft {
                     "the parameter \"\(reserved)\" is the operation's own (\(reserved == "details" ? "the details asked for" : "the page")): rename :\(reserved)")
         }
         if !detailNames.isEmpty {
-            let enumeration = Inflection.typeName(singular) + "Detail"
+            let enumeration = Inflection.typeName(Inflection.singular(file.lastName)) + "Detail"
             let described = file.sections.filter { $0.path.count == 1 && !$0.description.isEmpty }.map { section in
                 "`\(section.name)`: " + section.description + (section.description.hasSuffix(".") ? "" : ".")
             }

@@ -146,6 +146,15 @@ public struct ServiceFile: Sendable {
         return ""
     }
 
+    /// The path's last segment that is not a variable: what the operation
+    /// answers about (`/titles/{title}/holders`: `holders`).
+    public var lastName: String {
+        for segment in segments.reversed() {
+            if case .literal(let name) = segment { return name }
+        }
+        return serviceName
+    }
+
     /// The path below the service as the router writes it: `/?:departmentNumber`.
     public var routePath: String {
         "/" + segments.dropFirst().map { segment in

@@ -116,6 +116,19 @@ struct ProcessTests {
         #expect(run.printed.contains("object → Employee; details: titles, salaries, departments"))
     }
 
+    @Test("check on the example of Examples/sql-services: a summary, exit 0")
+    func checkExample() throws {
+        let run = try Run(["check", "--services", Environment.root.appending(path: "Examples/sql-services").path])
+        #expect(run.exitStatus() == 0)
+        #expect(run.printed == """
+            3 operations in 1 service:
+              GET /titles                   list → [TitleSummary]
+              GET /titles/{title}           object → Title; details: pay, departments
+              GET /titles/{title}/holders   list, paged → [Holder]; details: salaries
+
+            """)
+    }
+
     @Test("check on broken files: every problem as FILE:LINE: message on standard error, exit 1")
     func checkFails() throws {
         let folder = try Environment.folder(Self.brokenFiles)
