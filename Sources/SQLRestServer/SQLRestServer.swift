@@ -208,22 +208,31 @@ public struct SQLRestServer {
             }
             return WebServiceRouter(services: services, runners: [runner], logger: logger)
         }
-        let router = SwappableRouter(try makeRouter())
-        let server = HTTPServer(configuration: options.serverConfiguration, logger: logger) { router.respond(to: $0) }
+        // A router that another replaces on SIGHUP, or the one router for good.
+        let router = try makeRouter()
+        let swappable = reloadsOnHangup ? SwappableRouter(router) : nil
+        let server = if let swappable {
+            HTTPServer(configuration: options.serverConfiguration, logger: logger) { swappable.respond(to: $0) }
+        } else {
+            HTTPServer(configuration: options.serverConfiguration, logger: logger) { router.respond(to: $0) }
+        }
 
         try server.start()
         logger.info("Serving http://\(options.host):\(server.port)/ (pool of \(options.poolSize) connections)")
         StandardErrorOutput.shared.flush()  // Scripts wait for this line; the access log may wait.
-        // Stops accepting, and lets the requests in flight finish.
-        server.runUntilSignalled(onHangup: !reloadsOnHangup ? nil : {
-            do {
-                router.swap(to: try makeRouter())
-                logger.notice("Reloaded the services")
-            } catch {
-                logger.error("The services were not reloaded; the previous ones still serve")
-                for line in "\(error)".split(separator: "\n") { logger.error("\(line)") }
+        var reload: (() -> Void)?
+        if let swappable {
+            reload = {
+                do {
+                    swappable.swap(to: try makeRouter())
+                    logger.notice("Reloaded the services")
+                } catch {
+                    logger.error("The services were not reloaded; the previous ones still serve")
+                    for line in "\(error)".split(separator: "\n") { logger.error("\(line)") }
+                }
             }
-        })
+        }
+        server.runUntilSignalled(onHangup: reload)  // Stops accepting, and lets the requests in flight finish.
         pool.close()
         logger.info("Stopped")
         StandardErrorOutput.shared.flush()
