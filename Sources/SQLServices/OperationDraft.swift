@@ -15,9 +15,6 @@ struct OperationDraft {
     let detailNames: [String]
     let notFound: (template: String, parameter: String?)?
 
-    /// The name of the service's singular (`employee`), for messages and type names.
-    var singular: String { Inflection.singular(file.serviceName) }
-
     /// The parameters, the enumeration of the details named `enumeration`
     /// (another operation of the service may have named theirs first).
     func parameters(detailsEnumeration enumeration: String) -> [Operation.Parameter] {
@@ -46,7 +43,6 @@ struct OperationDraft {
         }
         self.file = file
         self.described = described
-        let singular = Inflection.singular(file.serviceName)
 
         // The shape, and the directives that only fit some shapes.
         let isWrite = file.method != .get
@@ -119,6 +115,9 @@ struct OperationDraft {
             let path = section.path
             if path.count == 1 {
                 detailNames.append(section.name)
+            } else if let parent = file.sections.first(where: { $0.name == path.dropLast().joined(separator: ".") }), parent.isStreamed {
+                problem(section.line, "the detail \"\(section.name)\" is nested in \"\(parent.name)\", a streamed member, which takes no detail")
+                continue
             } else if columnsByDetail[path.dropLast().joined(separator: ".")] == nil {
                 problem(section.line, "the detail \"\(section.name)\" is nested in \"\(path.dropLast().joined(separator: "."))\", which the file does not declare before it")
                 continue
@@ -159,7 +158,7 @@ struct OperationDraft {
         // The 404 of an object, whose placeholders name parameters.
         if kind == .object {
             let variable = file.variables.last
-            let template = file.notFound?.text ?? "There is no \(singular)" + (variable.map { " {\($0)}" } ?? "") + "."
+            let template = file.notFound?.text ?? "There is no \(Inflection.singular(file.lastName))" + (variable.map { " {\($0)}" } ?? "") + "."
             var rest = Substring(template)
             while let open = rest.firstIndex(of: "{"), let close = rest[open...].firstIndex(of: "}") {
                 let name = String(rest[rest.index(after: open)..<close])

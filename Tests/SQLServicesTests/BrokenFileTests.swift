@@ -50,7 +50,7 @@ struct BrokenFileTests {
                 -- @detail titles
                 SELECT title FROM titles WHERE emp_no = :employee AND title <> :title
                 """,
-            "nested.sql": "-- GET /c/{id}\nSELECT emp_no AS n FROM employees WHERE emp_no = :id;\n-- @detail a.b\nSELECT 1 AS one",
+            "nested.sql": "-- GET /c/{id}\nSELECT emp_no AS n FROM employees WHERE emp_no = :id;\n-- @detail a.b\nSELECT 1 AS one;\n-- @stream s\nSELECT 2 AS two;\n-- @detail s.t\nSELECT 3 AS three",
             "shapes.sql": "-- GET /d/{id}\n-- @paged\nSELECT emp_no FROM employees WHERE emp_no = :id",
             "stream.sql": "-- GET /e\n-- @notfound Gone.\nSELECT emp_no FROM employees;\n-- @stream all\nSELECT 1 AS one",
             "notfound.sql": "-- GET /f/{id}\n-- @notfound No {id} {nope}.\nSELECT emp_no FROM employees WHERE emp_no = :id",
@@ -66,6 +66,7 @@ struct BrokenFileTests {
             "detail.sql:4: the detail \"titles\" uses :title, which neither its parent's columns (employeeNumber) nor the request provide; label a column \"title\", or declare @param title",
             "health.sql:1: /health is where the server answers its health checks; name the service otherwise",
             "nested.sql:3: the detail \"a.b\" is nested in \"a\", which the file does not declare before it",
+            "nested.sql:7: the detail \"s.t\" is nested in \"s\", a streamed member, which takes no detail",
             "notfound.sql:2: @notfound names {nope}, which is not a parameter of the operation",
             "path.sql:2: @param id is a path variable, which a request always gives: it takes no default",
             "reserved.sql:1: the parameter \"details\" is the operation's own (the details asked for): rename :details",
