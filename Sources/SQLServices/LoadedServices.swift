@@ -21,38 +21,24 @@ public struct LoadedServices: Sendable {
         var operations: [Operation] = []
         var services: [any WebService] = []
         let methods: [HTTPMethod] = [.get, .post, .put, .patch, .delete]
-        let names = Set(drafts.map(\.file.serviceName)).sorted()
-        for name in names {
+        for name in Set(drafts.map(\.file.serviceName)).sorted() {
             // By path (a list before its objects), then method.
             let group = drafts.filter { $0.file.serviceName == name }.sorted { first, second in
                 (first.file.path, methods.firstIndex(of: first.file.method)!) < (second.file.path, methods.firstIndex(of: second.file.method)!)
             }
-            var structures = ResultStructures(catalog: catalog)
-            // Objects name their structures first: a list whose rows differ takes the numbered name.
-            var results: [Int: ResultDescription] = [:]
-            for index in group.indices.sorted(by: { (group[$0].kind == .object ? 0 : 1, $0) < (group[$1].kind == .object ? 0 : 1, $1) }) {
-                results[index] = Self.result(of: group[index], structures: &structures)
-            }
-            // Details enumerations of one name and other values are told apart by a number.
-            var enumerations: [String: [String]] = [:]
+            let (results, structures) = Self.results(of: group, catalog: catalog)
+            let enumerations = Self.detailsEnumerations(of: group)
             let serviceOperations = group.indices.map { index in
-                var enumeration = group[index].detailsEnumeration?.name ?? ""
-                if let (name, values) = group[index].detailsEnumeration {
-                    var number = 1
-                    while let taken = enumerations[enumeration], taken != values {
-                        number += 1
-                        enumeration = name + String(number)
-                    }
-                    enumerations[enumeration] = values
-                }
-                return Operation(group[index], parameters: group[index].parameters(detailsEnumeration: enumeration),
-                                 result: results[index]!, location: Self.location(of: group[index], among: group))
+                var result = results[index]
+                // Every operation documents the structures and enumerations of the whole service.
+                result.structures = structures.structures
+                result.enumerations = structures.enumerations
+                return Operation(group[index], parameters: group[index].parameters(detailsEnumeration: enumerations[index]),
+                                 result: result, location: Self.location(of: group[index], among: group))
             }
-            // Every operation documents the structures and enumerations of the whole service.
-            let documented = serviceOperations.map { $0.documenting(structures) }
             let description = group.compactMap(\.file.serviceDescription).first?.text ?? "Operations on /\(name)."
-            services.append(SQLService(path: "/" + name, description: description, routes: documented.map(\.route)))
-            operations += documented
+            services.append(SQLService(path: "/" + name, description: description, routes: serviceOperations.map(\.route)))
+            operations += serviceOperations
         }
         self.operations = operations
         self.services = services
@@ -78,6 +64,36 @@ public struct LoadedServices: Sendable {
     }
 
     // MARK: - What depends on the whole service
+
+    /// The documented results of a service's operations, in order, and the
+    /// structures they name. Objects name their structures first: a list
+    /// whose rows differ takes the numbered name.
+    private static func results(
+        of group: [OperationDraft], catalog: [PostgresType: PostgresTypeDescription]
+    ) -> ([ResultDescription], ResultStructures) {
+        var structures = ResultStructures(catalog: catalog)
+        var results = Array(repeating: ResultDescription(nil), count: group.count)
+        let objectsFirst = group.indices.sorted { (group[$0].kind == .object ? 0 : 1, $0) < (group[$1].kind == .object ? 0 : 1, $1) }
+        for index in objectsFirst { results[index] = result(of: group[index], structures: &structures) }
+        return (results, structures)
+    }
+
+    /// The name of each operation's details enumeration (empty without
+    /// details): two of one name and other values are told apart by a number.
+    private static func detailsEnumerations(of group: [OperationDraft]) -> [String] {
+        var taken: [String: [String]] = [:]
+        return group.map { draft in
+            guard let (name, values) = draft.detailsEnumeration else { return "" }
+            var enumeration = name
+            var number = 1
+            while let other = taken[enumeration], other != values {
+                number += 1
+                enumeration = name + String(number)
+            }
+            taken[enumeration] = values
+            return enumeration
+        }
+    }
 
     /// The documented result: the row's structure, a list of them, or nothing (204).
     /// The structure is named after the path's last name (`/employees/{n}`:
@@ -150,14 +166,6 @@ extension Operation {
         notFound = draft.notFound
         self.location = location
         self.result = result
-    }
-
-    /// The same operation, its result documented with every structure and enumeration of its service.
-    func documenting(_ structures: ResultStructures) -> Operation {
-        var operation = self
-        operation.result.structures = structures.structures
-        operation.result.enumerations = structures.enumerations
-        return operation
     }
 
     /// One line on what the operation answers with.

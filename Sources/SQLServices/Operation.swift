@@ -33,7 +33,7 @@ public struct Operation: Sendable {
     /// For a POST: where the returned row is read again (`/employees/{employeeNumber}`).
     let location: String?
     /// The documented result.
-    var result: ResultDescription
+    let result: ResultDescription
 
     /// What an operation answers with.
     public enum Kind: Sendable, Equatable {
