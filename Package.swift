@@ -27,10 +27,18 @@ let package = Package(
             providers: [.apt(["libpq-dev"])]
         ),
         .systemLibrary(
+            name: "CZlib",
+            pkgConfig: "zlib",
+            providers: [.apt(["zlib1g-dev"])]
+        ),
+        .systemLibrary(
             name: "CMicroHTTPD",
             pkgConfig: "libmicrohttpd",
             providers: [.apt(["libmicrohttpd-dev"])]
         ),
+        // Replaces the error responses libmicrohttpd sends on its own
+        // (Sources/CMicroHTTPDErrorHook/ErrorHook.c says how).
+        .target(name: "CMicroHTTPDErrorHook", dependencies: ["CMicroHTTPD"]),
 
         // MARK: - Layers
         .target(name: "JSONStreaming"),
@@ -40,6 +48,8 @@ let package = Package(
             name: "HTTPServer",
             dependencies: [
                 "CMicroHTTPD",
+                "CZlib",
+                "CMicroHTTPDErrorHook",
                 "JSONStreaming",
                 "Locking",
                 .product(name: "Logging", package: "swift-log"),
@@ -67,7 +77,7 @@ let package = Package(
         ),
         .target(
             name: "PostgreSQLWebService",
-            dependencies: ["WebService", "PostgreSQL"]
+            dependencies: ["CivilCalendar", "JSONStreaming", "PostgreSQL", "WebService"]
         ),
         .target(
             name: "EmployeesService",
@@ -88,7 +98,7 @@ let package = Package(
             name: "SQLServices",
             dependencies: ["CivilCalendar", "HTTPServer", "WebService", "PostgreSQL", "PostgreSQLWebService"]
         ),
-        .executableTarget(name: "sql-benchmark", dependencies: ["PostgreSQL"]),
+        .executableTarget(name: "sql-benchmark", dependencies: ["PostgreSQL", "PostgreSQLWebService"]),
         .executableTarget(name: "sql-rest", dependencies: ["SQLServices", "SQLRestServer", "PostgreSQL"]),
         .executableTarget(name: "employees-server", dependencies: ["EmployeesService", "SQLRestServer"]),
 
@@ -107,8 +117,8 @@ let package = Package(
         .testTarget(name: "CivilCalendarTests", dependencies: ["CivilCalendar"]),
         .target(name: "HTTPTestClient", path: "Tests/HTTPTestClient"),
         .testTarget(name: "HTTPServerTests", dependencies: ["HTTPServer", "HTTPTestClient"]),
-        .testTarget(name: "WebServiceTests", dependencies: ["WebService", "HTTPServer"]),
-        .testTarget(name: "PostgreSQLTests", dependencies: ["PostgreSQL", "Locking"]),
+        .testTarget(name: "WebServiceTests", dependencies: ["WebService", "HTTPServer", "HTTPTestClient"]),
+        .testTarget(name: "PostgreSQLTests", dependencies: ["PostgreSQL", "PostgreSQLWebService", "Locking"]),
         .testTarget(name: "PostgreSQLWebServiceTests", dependencies: ["PostgreSQLWebService"]),
         .testTarget(name: "EmployeesServiceTests", dependencies: ["EmployeesService", "HTTPTestClient", "SQLRestServer"]),
         .testTarget(name: "SQLRestServerTests", dependencies: ["SQLRestServer"]),

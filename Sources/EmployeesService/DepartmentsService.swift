@@ -19,15 +19,16 @@ public struct DepartmentsService: WebService {
             Query.list("""
                 SELECT dept_no AS "departmentNumber", dept_name AS "departmentName" FROM departments ORDER BY dept_no
                 """)
-        }
+        }.cacheControl("max-age=300")
 
         Route(.get, "/?:departmentNumber", description: """
             Returns one department. `managers` nests every manager it has had; `employees` streams \
             its current employees, ordered by number.
             """,
             returns: Department.self,
-            Parameter<String>("departmentNumber", description: "The department's number, such as `d005`."),
-            Parameter<CommaList<DepartmentDetail>>("details", description: "What to nest; repeated or comma-separated.")
+            Parameter<String>("departmentNumber", example: "d005", description: "The department's number, such as `d005`."),
+            Parameter<CommaList<DepartmentDetail>>("details", example: CommaList([.managers]),
+                                                   description: "What to nest.")
         ) { departmentNumber, details in
             find(departmentNumber: departmentNumber, details: details)
         }

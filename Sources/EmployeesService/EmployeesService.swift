@@ -23,9 +23,9 @@ public struct EmployeesService: WebService {
             characters match themselves).
             """,
             returns: [EmployeeSummary].self,
-            Parameter<String?>("name", description: "A name pattern such as `bal*` or `*son`."),
-            Parameter<CommaList<EmployeeDetail>>("details", description: "What to nest in each employee; repeated or comma-separated."),
-            Parameter<Int?>("limit", description: "At most this many employees (0 or more)."),
+            Parameter<String?>("name", example: "bal*", description: "A name pattern such as `bal*` or `*son`."),
+            Parameter<CommaList<EmployeeDetail>>("details", description: "What to nest in each employee."),
+            Parameter<Int?>("limit", example: 10, description: "At most this many employees (0 or more)."),
             Parameter<Int>("offset", default: 0, description: "Skip this many employees first (0 or more).")
         ) { name, details, limit, offset in
             list(name: name, details: details, limit: limit, offset: offset)
@@ -33,8 +33,9 @@ public struct EmployeesService: WebService {
 
         Route(.get, "/?:employeeNumber", description: "Returns one employee, with the details asked for.",
               returns: Employee.self,
-              Parameter<Int>("employeeNumber", description: "The employee's number (10001 and up)."),
-              Parameter<CommaList<EmployeeDetail>>("details", description: "What to nest; repeated or comma-separated.")
+              Parameter<Int>("employeeNumber", example: 10004, description: "The employee's number (10001 and up)."),
+              Parameter<CommaList<EmployeeDetail>>("details", example: CommaList([.titles, .salaries]),
+                                                   description: "What to nest.")
         ) { employeeNumber, details in
             Query.object(Self.employeeQuery, ["employeeNumber": employeeNumber],
                          notFound: HTTPError(.notFound, detail: "There is no employee number \(employeeNumber).",

@@ -1,4 +1,3 @@
-import FoundationEssentials
 import WebService
 
 // The shapes of the JSON the employees and departments services write.
@@ -20,9 +19,9 @@ public struct Employee: Codable, Sendable {
     public var employeeNumber: Int
     public var firstName: String
     public var lastName: String
-    public var birthDate: Date
+    public var birthDate: CalendarDate
     public var gender: Gender
-    public var hireDate: Date
+    public var hireDate: CalendarDate
     public var titles: [Title]?
     public var salaries: [Salary]?
     public var departments: [DepartmentAssignment]?
@@ -37,23 +36,23 @@ public enum Gender: String, Codable, Sendable, CaseIterable {
 /// A job title held from `fromDate` to `toDate` (9999-01-01 while current).
 public struct Title: Codable, Sendable {
     public var title: String
-    public var fromDate: Date
-    public var toDate: Date?
+    public var fromDate: CalendarDate
+    public var toDate: CalendarDate?
 }
 
 /// A salary paid from `fromDate` to `toDate` (9999-01-01 while current).
 public struct Salary: Codable, Sendable {
     public var salary: Int
-    public var fromDate: Date
-    public var toDate: Date
+    public var fromDate: CalendarDate
+    public var toDate: CalendarDate
 }
 
 /// A department an employee belonged to, and when.
 public struct DepartmentAssignment: Codable, Sendable {
     public var departmentNumber: String
     public var departmentName: String
-    public var fromDate: Date
-    public var toDate: Date
+    public var fromDate: CalendarDate
+    public var toDate: CalendarDate
 }
 
 /// A department.
@@ -69,8 +68,8 @@ public struct Manager: Codable, Sendable {
     public var employeeNumber: Int
     public var firstName: String
     public var lastName: String
-    public var fromDate: Date
-    public var toDate: Date
+    public var fromDate: CalendarDate
+    public var toDate: CalendarDate
 }
 
 /// A current member of a department, since `fromDate`.
@@ -78,7 +77,7 @@ public struct DepartmentMember: Codable, Sendable {
     public var employeeNumber: Int
     public var firstName: String
     public var lastName: String
-    public var fromDate: Date
+    public var fromDate: CalendarDate
 }
 
 /// What `GET /departments/{d}` can nest in the department.

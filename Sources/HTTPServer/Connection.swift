@@ -70,14 +70,7 @@ struct Connection {
         }
         defer { MHD_destroy_response(created) }
 
-        // `withCString` rather than passing the strings to C directly: the
-        // implicit conversion copies each string into a new array (two
-        // allocations per request for `Content-Type` alone).
-        for (name, value) in response.headers where !Connection.isFramingHeader(name) {
-            _ = name.withCString { name in
-                value.withCString { value in MHD_add_response_header(created, name, value) }
-            }
-        }
+        Connection.add(response.headers, to: created)
         // libmicrohttpd 0.9.75 sends the terminating chunk even for HEAD,
         // which a client would take for the start of the next response.
         var closeConnection = closeConnection
@@ -100,6 +93,29 @@ struct Connection {
             MHD_create_response_from_buffer(
                 buffer.count, UnsafeMutableRawPointer(mutating: buffer.baseAddress), .RESPMEM_PERSISTENT
             )
+        }
+    }
+
+    /// A response for `error` that owns a copy of its body: for an answer
+    /// sent outside any request's context (Daemon+LibraryErrors.swift).
+    static func makeResponse(_ error: HTTPError) -> OpaquePointer? {
+        let response = error.response
+        guard case .bytes(let body) = response.body else { return nil }
+        let created = body.withUnsafeBytes { buffer in
+            MHD_create_response_from_buffer(buffer.count, UnsafeMutableRawPointer(mutating: buffer.baseAddress), .RESPMEM_MUST_COPY)
+        }
+        if let created { add(response.headers, to: created) }
+        return created
+    }
+
+    private static func add(_ headers: HTTPHeaders, to response: OpaquePointer) {
+        // `withCString` rather than passing the strings to C directly: the
+        // implicit conversion copies each string into a new array (two
+        // allocations per request for `Content-Type` alone).
+        for (name, value) in headers where !isFramingHeader(name) {
+            _ = name.withCString { name in
+                value.withCString { value in MHD_add_response_header(response, name, value) }
+            }
         }
     }
 

@@ -16,6 +16,11 @@ final class Daemon {
 
     init(configuration: HTTPServer.Configuration, processor: RequestProcessor) throws {
         self.processor = processor
+        if !Daemon.replacesLibraryErrors {
+            processor.logger.warning(
+                "libmicrohttpd's own error responses (malformed or oversized requests) are sent as its HTML pages: its MHD_queue_response is not interposed in this build"
+            )
+        }
         let address = try SocketAddress(host: configuration.host, port: configuration.port)
         let context = Unmanaged.passRetained(processor)
 
@@ -41,8 +46,9 @@ final class Daemon {
                 ptr_value: nil),
             MHD_OptionItem(option: .CONNECTION_TIMEOUT, value: configuration.connectionTimeout, ptr_value: nil),
             // Larger than the limit, so that a request somewhat over it
-            // still reaches `RequestProcessor.begin`, which answers it with
-            // a problem document; libmicrohttpd answers a larger one itself.
+            // still reaches `RequestProcessor.begin`, which answers it; a
+            // larger one libmicrohttpd refuses itself, with the same problem
+            // document (Daemon+LibraryErrors.swift).
             MHD_OptionItem(
                 option: .CONNECTION_MEMORY_LIMIT,
                 value: Daemon.memoryLimit(headerLimit: configuration.maximumHeaderSize),
@@ -103,12 +109,16 @@ final class Daemon {
     /// pool, and later the response's header lines. Twice the limit lets
     /// a request line or a header field of up to about twice the limit, or
     /// a section of 90-byte fields up to about 1.2 times the limit (both
-    /// measured), reach `RequestProcessor.begin` and get a problem document.
+    /// measured), reach `RequestProcessor.begin`, which answers them
+    /// exactly at the limit. A larger request libmicrohttpd refuses itself
+    /// (414 or 431), and its answer is replaced by the same problem
+    /// document (Daemon+LibraryErrors.swift).
     ///
-    /// No larger, for speed: libmicrohttpd 0.9.75 zeroes the whole pool
-    /// after every request, and the unused half of it again when it trims
-    /// the read buffer. With the default limit, the former `2 × limit +
-    /// 16 KB` (48 KB) cost 72 KB of `memset` per request; 32 KB costs 48 KB.
+    /// No larger, for speed and memory: libmicrohttpd 0.9.75 zeroes the
+    /// whole pool after every request (`MHD_pool_reset`), and the unused
+    /// half of it again when it trims the read buffer, so every keep-alive
+    /// connection that has served a request keeps the whole pool resident,
+    /// mapped lazily or not, and the zeroing grows with the pool.
     static func memoryLimit(headerLimit: Int) -> Int {
         max(2 * headerLimit, headerLimit + (16 << 10))
     }
@@ -192,23 +202,40 @@ final class Daemon {
         switch code {
         case .CONNECTION_NOTIFY_STARTED:
             processor.openConnections.add(1, ordering: .relaxed)
-            // The connection's socket context holds one retain on its watch
-            // until the connection closes.
-            if let watch = processor.headerDeadline.opened(socket: shim_MHD_get_connection_fd(connection)) {
-                socketContext.pointee = Unmanaged.passRetained(watch).toOpaque()
-            }
+            // The connection's socket context holds one retain on its
+            // record until the connection closes.
+            let watch = processor.headerDeadline.opened(socket: shim_MHD_get_connection_fd(connection))
+            socketContext.pointee = Unmanaged.passRetained(OpenConnection(processor: processor, watch: watch)).toOpaque()
         default:
             processor.openConnections.subtract(1, ordering: .relaxed)
             if let opaque = socketContext.pointee {
                 socketContext.pointee = nil
-                processor.headerDeadline.closed(Unmanaged<HeaderDeadline.Watch>.fromOpaque(opaque).takeRetainedValue())
+                let open = Unmanaged<OpenConnection>.fromOpaque(opaque).takeRetainedValue()
+                if let watch = open.watch { processor.headerDeadline.closed(watch) }
             }
         }
     }
 
+    /// What the server keeps for one open connection, as its socket context.
+    final class OpenConnection {
+        let processor: RequestProcessor
+        /// The header deadline's watch of the connection, if it has one.
+        let watch: HeaderDeadline.Watch?
+
+        init(processor: RequestProcessor, watch: HeaderDeadline.Watch?) {
+            self.processor = processor
+            self.watch = watch
+        }
+    }
+
+    /// The record of a connection (set when it opened).
+    static func openConnection(_ connection: OpaquePointer) -> OpenConnection? {
+        shim_MHD_get_socket_context(connection).map { Unmanaged<OpenConnection>.fromOpaque($0).takeUnretainedValue() }
+    }
+
     /// The header deadline's watch of a connection, if it has one.
     private static func watch(_ connection: OpaquePointer) -> HeaderDeadline.Watch? {
-        shim_MHD_get_socket_context(connection).map { Unmanaged<HeaderDeadline.Watch>.fromOpaque($0).takeUnretainedValue() }
+        openConnection(connection)?.watch
     }
 
     /// MHD_OPTION_NOTIFY_COMPLETED: the request is over, whatever happened.

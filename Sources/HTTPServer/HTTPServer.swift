@@ -36,23 +36,29 @@ public final class HTTPServer: Sendable {
         /// Largest request body in bytes; a larger one is answered 413.
         public var maximumBodySize: Int
         /// Largest request line plus header fields, in bytes; a larger
-        /// request is answered 414 or 431 with a problem document. Past
-        /// twice the limit (less for a section of many short fields)
-        /// libmicrohttpd refuses the request itself (414 or 431 with its
-        /// own short HTML body): its per-connection memory pool is sized
-        /// from this limit.
+        /// request is answered 414 or 431 with a problem document, whatever
+        /// its size. (Past twice the limit, less for a section of many
+        /// short fields, libmicrohttpd refuses the request itself, when its
+        /// per-connection memory pool, sized from this limit, is full; the
+        /// server replaces its answer with the same document.)
         ///
         /// The default, 16 KB, is Node.js's (Apache and nginx allow 8 KB
-        /// per line). libmicrohttpd zeroes the whole pool
-        /// (`2 × maximumHeaderSize`, at least 16 KB over the limit) after
-        /// every request, so a larger limit costs CPU on every request,
-        /// not only on large ones.
+        /// per line). libmicrohttpd zeroes its whole per-connection pool
+        /// (sized from this limit) after every request, so a larger limit
+        /// costs CPU on every request, not only on large ones.
         public var maximumHeaderSize: Int
         /// Seconds `stop()` lets in-flight requests finish.
         public var shutdownTimeout: Double
-        /// How connections are mapped to threads. Keep the default unless
-        /// measuring: handlers block, see docs/THREADING.md.
+        /// How connections are mapped to threads. `SQLRestServer` (and so
+        /// `employees-server`) runs event loops, whose handler is a
+        /// `WebServiceRouter`, which never blocks; a thread per connection,
+        /// the default, suits a handler of one's own that blocks
+        /// (docs/THREADING.md).
         public var threading: ThreadingModel
+        /// gzip for clients that accept it; `nil`: never.
+        public var compression: ResponseCompression?
+        /// Which other origins' web pages may call the server; `nil`: none (no CORS header is sent).
+        public var crossOrigin: CrossOriginPolicy?
 
         /// Every setting has a default; name only what differs.
         ///
@@ -67,8 +73,12 @@ public final class HTTPServer: Sendable {
             maximumBodySize: Int = 10 << 20,
             maximumHeaderSize: Int = 16 << 10,
             shutdownTimeout: Double = 10,
-            threading: ThreadingModel = .threadPerConnection
+            threading: ThreadingModel = .threadPerConnection,
+            compression: ResponseCompression? = ResponseCompression(),
+            crossOrigin: CrossOriginPolicy? = nil
         ) {
+            self.compression = compression
+            self.crossOrigin = crossOrigin
             self.host = host
             self.port = port
             self.maximumConnections = maximumConnections
@@ -87,7 +97,8 @@ public final class HTTPServer: Sendable {
     /// ```
     public enum ThreadingModel: Sendable, Hashable {
         /// One thread per connection: the handler runs on it and may
-        /// block, holding up only its own connection. The default.
+        /// block, holding up only its own connection; a streamed body is
+        /// pulled on that thread too (`StreamReader`). The default.
         case threadPerConnection
         /// A few event-loop threads, each serving many connections: fewer
         /// threads asleep and woken per request, so less CPU per request
@@ -95,7 +106,9 @@ public final class HTTPServer: Sendable {
         /// block: it returns ``HTTPResponse/blocking(_:)`` for work that
         /// may, which then runs on a worker thread, or
         /// ``HTTPResponse/later(_:)`` for work another thread completes.
-        /// Streaming bodies are pulled on worker threads.
+        /// Streaming bodies are pulled on worker threads (`StreamPump`):
+        /// each model has its pump because a loop must never wait for a
+        /// body, while a connection's own thread may and is simplest so.
         case eventLoops(threads: Int)
     }
 

@@ -11,8 +11,7 @@ import Logging
 ///
 /// The properties that hold buffers are `@exclusivity(unchecked)`: each
 /// access to them otherwise goes through the runtime's exclusivity check
-/// (`swift_beginAccess`, about 65 instructions), some ten times per
-/// request. One thread uses a context, and none of its accesses overlap
+/// (`swift_beginAccess`), some ten times per request. One thread uses a context, and none of its accesses overlap
 /// (no access calls back into code touching the same property).
 final class RequestContext {
     enum Outcome {
@@ -67,8 +66,7 @@ final class RequestContext {
     /// The request as handed to the handler.
     func makeRequest() -> HTTPRequest {
         // Built with its peer address at once: setting `peerAddress` after
-        // the public initializer copied the whole request, twice (about
-        // 570 instructions per request).
+        // the public initializer would copy the whole request, twice.
         HTTPRequest(
             method: method,
             rawPath: target?.rawPath ?? "/",

@@ -103,6 +103,10 @@ extension RequestProcessor {
         _ response: HTTPResponse, method: HTTPMethod, context: RequestContext, deferral: Deferral
     ) -> PreparedResponse {
         var response = Self.resolve(response)
+        // Compressed here, on the worker, before the first block is pulled.
+        if let compression = configuration.compression {
+            response = compression.apply(to: response, requestHeaders: context.headers)
+        }
         guard case .stream(let body) = response.body, let workers else { return PreparedResponse(response: response) }
         let pump = { (first: [UInt8], failure: (any Error)?) in
             StreamPump(

@@ -121,6 +121,10 @@ final class RequestProcessor: Sendable {
         if context.rejection == nil, let form = context.form, let problem = form.finish() {
             context.rejection = problem
         }
+        if context.rejection == nil, let preflight = configuration.crossOrigin?.preflightResponse(
+            method: context.method, headers: context.headers) {
+            return respond(with: preflight, to: context, on: connection, closeConnection: closesConnection(context))
+        }
         var response = context.rejection?.response ?? handler(context.makeRequest())
         if Self.needsWorker(response) {
             if let workers {
@@ -141,25 +145,37 @@ final class RequestProcessor: Sendable {
         pump: StreamPump? = nil
     ) -> Bool {
         context.hasResponded = true
+        var response = response
+        if pump == nil, let compression = configuration.compression {
+            response = compression.apply(to: response, requestHeaders: context.headers)
+        }
+        if let crossOrigin = configuration.crossOrigin {
+            response = crossOrigin.apply(to: response, requestHeaders: context.headers)
+        }
         return connection.queue(response, for: context, closeConnection: closeConnection, pump: pump)
     }
 
     /// A request line or header section over `maximumHeaderSize`: 414 or
     /// 431. (libmicrohttpd's pool is larger, see `Daemon.memoryLimit`, so
-    /// that these reach the server and get a problem document.)
+    /// that these reach the server; larger ones get the same documents
+    /// through `libraryRefusal(status:)`.)
     private func headerProblem(_ context: RequestContext) -> HTTPError? {
-        let limit = configuration.maximumHeaderSize
-        if context.rawTarget.count > limit {
-            return HTTPError(.uriTooLong, detail: "The request target is longer than the limit of \(limit) bytes.")
+        if context.rawTarget.count > configuration.maximumHeaderSize {
+            return targetTooLong()
         }
         let size = context.headers.reduce(context.rawTarget.count) { $0 + $1.name.utf8.count + $1.value.utf8.count + 4 }
-        if size > limit {
-            return HTTPError(
-                .requestHeaderFieldsTooLarge,
-                detail: "The request line and header fields are larger than the limit of \(limit) bytes."
-            )
-        }
-        return nil
+        return size > configuration.maximumHeaderSize ? headerTooLarge() : nil
+    }
+
+    private func targetTooLong() -> HTTPError {
+        HTTPError(.uriTooLong, detail: "The request target is longer than the limit of \(configuration.maximumHeaderSize) bytes.")
+    }
+
+    private func headerTooLarge() -> HTTPError {
+        HTTPError(
+            .requestHeaderFieldsTooLarge,
+            detail: "The request line and header fields are larger than the limit of \(configuration.maximumHeaderSize) bytes."
+        )
     }
 
     private func tooLarge() -> HTTPError {
@@ -169,14 +185,43 @@ final class RequestProcessor: Sendable {
         )
     }
 
+    /// The problem document for a request that libmicrohttpd refused on
+    /// its own, with `status`, before the server could answer it
+    /// (Daemon+LibraryErrors.swift). libmicrohttpd tells only the status;
+    /// the document says what each status of its means.
+    func libraryRefusal(status: Int) -> HTTPError {
+        switch status {
+        case 414:
+            // A request line larger than the connection's memory pool.
+            return targetTooLong()
+        case 431:
+            // A header section larger than the pool, or with more fields
+            // than the pool has room to record.
+            return headerTooLarge()
+        case 413:
+            // A Content-Length or a chunk size beyond 64 bits.
+            return tooLarge()
+        case 400:
+            return HTTPError(
+                .badRequest,
+                detail: "The request is not valid HTTP/1.1: its HTTP version, a header field line, its Content-Length or its chunked body is malformed."
+            )
+        case 505:
+            return HTTPError(.httpVersionNotSupported, detail: "The server speaks HTTP/1.1 and HTTP/1.0 only.")
+        default:
+            // 500: a body libmicrohttpd could not hand over.
+            return HTTPError(HTTPStatus(status), detail: "The server could not process the request.")
+        }
+    }
+
     // MARK: - Completion
 
     /// The request is over: clean up and write the access-log line.
     func complete(_ context: RequestContext, outcome: RequestContext.Outcome) {
         context.deferral?.suspension.end()
         context.removeTemporaryFiles()
-        // The line is built before `logger.info` decides to drop it: at a
-        // quieter log level, skip the 3,000 instructions it costs.
+        // The line would be built before `logger.info` decides to drop it:
+        // at a quieter log level, it is not built at all.
         guard logger.logLevel <= .info else { return }
         // Assembled as bytes: a chain of `String` appends costs several
         // times as much, once per request.

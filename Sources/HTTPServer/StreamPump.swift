@@ -6,6 +6,11 @@ import Logging
 /// loop, with the body's pulls (which may block: a database cursor) made
 /// on worker threads.
 ///
+/// One of two pumps, one per threading model: with a thread per
+/// connection, `StreamReader` pulls on the connection's own thread, which
+/// may wait for the body; a loop never may, so this one hands each pull to
+/// a worker and suspends the connection meanwhile.
+///
 /// The reader hands out what the last pull brought and asks for the next
 /// block as soon as less than one is left, so one pull runs while the
 /// socket drains the block before; when nothing is there yet, the

@@ -4,25 +4,27 @@ internal import CLibPQ
 
 /// One statement sent in a pipeline, with text-format values: SQL text run
 /// without preparing it, or an execution of a prepared statement.
-struct PipelinedStatement {
+package struct PipelinedStatement {
+    /// The SQL text run without preparing it; empty with `prepared`.
     var sql: String
-    var values: [String?] = []
+    package var values: [String?] = []
     /// The prepared statement to execute instead of parsing `sql`.
-    var preparedName: String?
-    /// Whether only the first row is wanted: the statement is read in
-    /// single-row mode (when it is the first of the pipeline) and the rows
-    /// after the first are dropped as they arrive.
+    package var prepared: PreparedStatement?
+    /// Whether only the first row is wanted: ``Connection/sendPipeline(_:)``
+    /// reads the statement in single-row mode (when it is the first of the
+    /// pipeline) and drops the rows after the first as they arrive. A
+    /// ``PipelineLoop`` reads every result whole.
     var firstRowOnly = false
 
-    init(sql: String, values: [String?] = []) {
+    package init(sql: String, values: [String?] = []) {
         self.sql = sql
         self.values = values
     }
 
-    init(_ statement: PreparedStatement, values: [String?], firstRowOnly: Bool = false) {
-        self.sql = statement.parameters.sql
+    package init(_ statement: PreparedStatement, values: [String?], firstRowOnly: Bool = false) {
+        self.sql = ""
         self.values = values
-        self.preparedName = statement.name
+        self.prepared = statement
         self.firstRowOnly = firstRowOnly
     }
 }
@@ -43,7 +45,7 @@ extension Connection {
     ///     PipelinedStatement(sql: "FETCH 10 FROM c"),
     /// ])
     /// ```
-    func runPipeline(_ statements: [PipelinedStatement]) throws -> [QueryResult] {
+    package func runPipeline(_ statements: [PipelinedStatement]) throws -> [QueryResult] {
         let results = try sendPipeline(statements)
         for result in results { try check(result) }
         return results
@@ -52,7 +54,7 @@ extension Connection {
     /// Like ``runPipeline(_:)``, but a statement's failure comes back as its
     /// result (see `QueryResult.error`, and `check(_:)` to throw it); only a
     /// failure of the connection is thrown.
-    func sendPipeline(_ statements: [PipelinedStatement]) throws -> [QueryResult] {
+    package func sendPipeline(_ statements: [PipelinedStatement]) throws -> [QueryResult] {
         finishActiveCursor()
         let handle = try openHandle()
         guard PQenterPipelineMode(handle) == 1 else { throw connectionError() }
@@ -62,9 +64,9 @@ extension Connection {
         for index in statements.indices {
             let count = Int32(statements[index].values.count)
             let accepted = withCStringArray(statements[index].values) { pointers in
-                if let name = statements[index].preparedName {
+                if let statement = statements[index].prepared {
                     // Not the implicit conversion, which copies the name into a new array here.
-                    name.withCString { PQsendQueryPrepared(handle, $0, count, pointers, nil, nil, 0) }
+                    statement.name.withCString { PQsendQueryPrepared(handle, $0, count, pointers, nil, nil, 0) }
                 } else {
                     statements[index].sql.withCString { PQsendQueryParams(handle, $0, count, nil, pointers, nil, nil, 0) }
                 }

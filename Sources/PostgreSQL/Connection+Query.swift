@@ -107,7 +107,7 @@ extension Connection {
     }
 
     /// Rolls back the open transaction, if any, when the connection still works.
-    func rollBackQuietly() {
+    package func rollBackQuietly() {
         guard !isBroken, isInTransaction else { return }
         _ = try? runSimple("ROLLBACK")
     }
@@ -127,7 +127,7 @@ extension SQLArguments {
     ///
     /// Throws what `parameters.bind(self)` throws, with one look-up per
     /// name when all is well (an unknown name is looked for only after a failure).
-    func textValues(for parameters: Parameters) throws -> [String?] {
+    package func textValues(for parameters: Parameters) throws -> [String?] {
         if values.count > parameters.names.count, let unknown = parameters.unknownName(in: self) {
             throw ParameterError(.unknown, name: unknown)
         }
@@ -145,7 +145,7 @@ extension SQLArguments {
 extension Parameters {
     /// What `bind(_:)` with `lookup` gives, as text-format values (`nil`
     /// for NULL), without the intermediate array.
-    func textValues(_ lookup: (String) throws(ParameterError) -> SQLValue?) throws(ParameterError) -> [String?] {
+    package func textValues(_ lookup: (String) throws(ParameterError) -> SQLValue?) throws(ParameterError) -> [String?] {
         try boundValues(lookup) { $0.text }
     }
 }

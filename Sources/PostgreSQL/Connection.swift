@@ -19,33 +19,18 @@ public final class Connection {
     /// The libpq handle; `nil` once closed.
     private(set) var handle: OpaquePointer?
 
-    /// SQL text as written → the statement prepared for it on this connection.
-    private var preparedStatements: [String: PreparedStatement] = [:]
+    /// The statements prepared here, by SQL text. On a ``PipelineLoop``'s
+    /// connection, which runs nothing else, also those whose preparation is
+    /// still to be sent (see ``PreparedStatement/isPrepared``).
+    var statements = PreparedStatementCache()
 
-    /// The SQL texts of the statements used last (`recentStatements[i]` is
-    /// prepared for `recentSQL[i]`), looked through before hashing the SQL
-    /// text: a request's SQL is usually the same string object as the last
-    /// time, which `==` recognises without reading the text, and a text of
-    /// another length at once.
-    private var recentSQL: [String] = []
-    private var recentStatements: [PreparedStatement] = []
-    /// Where the next statement goes in `recentSQL` once it is full.
-    private var nextRecentSlot = 0
-
-    /// How many statements `recentSQL` holds.
-    static let recentStatementLimit = 8
-
-    /// How many statements were ever prepared here; names the next one.
-    private var statementCount = 0
-
-    /// The most statements kept prepared; past it, all are deallocated.
-    static let preparedStatementLimit = 1000
-
-    /// An attached subquery's SQL → the SQL that runs it for a block of parents.
-    var batchSQLBySubquery: [String: BatchSQL] = [:]
+    /// What a layer above keeps for this connection (the SQL that runs an
+    /// attached subquery for a block of parents, say); emptied when the
+    /// connection is opened again, as its prepared statements are.
+    package var layerCache: AnyObject?
 
     /// Numbers the server-side cursors this connection declares.
-    var cursorCount = 0
+    package var cursorCount = 0
 
     /// The cursor streaming a result right now, if any. The connection can
     /// run nothing else until that result has been read to its end.
@@ -153,7 +138,7 @@ public final class Connection {
     /// Throws the result's error, if any, marking the connection broken when
     /// the error means it is lost. libpq's own errors carry no SQLSTATE; on a
     /// lost connection they become ``SQLState/connectionFailure``.
-    func check(_ result: QueryResult) throws {
+    package func check(_ result: QueryResult) throws {
         guard var error = result.error else { return }
         if !result.hasSQLState, handle.map({ PQstatus($0) == CONNECTION_BAD }) ?? true {
             error.code = .connectionFailure
@@ -190,47 +175,27 @@ public final class Connection {
 
     /// The statement prepared for `sql` (named or positional parameters),
     /// parsing and preparing it on first use.
-    func preparedStatement(for sql: String) throws -> PreparedStatement {
-        if let index = recentSQL.firstIndex(of: sql) { return recentStatements[index] }
-        if let statement = preparedStatements[sql] {
-            remember(statement, for: sql)
-            return statement
-        }
+    package func preparedStatement(for sql: String) throws -> PreparedStatement {
+        if let statement = statements.statement(for: sql) { return statement }
         finishActiveCursor()
         let handle = try openHandle()
-        if preparedStatements.count >= Self.preparedStatementLimit {
-            // SQL built on the fly must not make the cache (and the server's) grow without end.
+        if statements.isFull {
             try runSimple("DEALLOCATE ALL")
             forgetPreparedStatements()
         }
-        statementCount += 1
-        let statement = PreparedStatement(name: "s\(statementCount)", sql: sql)
+        let statement = statements.makeStatement(for: sql)
         guard let raw = PQprepare(handle, statement.name, statement.parameters.sql, 0, nil) else { throw connectionError() }
         let result = QueryResult(taking: raw)
         try check(result)
-        preparedStatements[sql] = statement
-        remember(statement, for: sql)
+        statement.isPrepared = true
+        statements.add(statement, for: sql)
         return statement
     }
 
-    private func remember(_ statement: PreparedStatement, for sql: String) {
-        if recentSQL.count < Self.recentStatementLimit {
-            recentSQL.append(sql)
-            recentStatements.append(statement)
-        } else {
-            recentSQL[nextRecentSlot] = sql
-            recentStatements[nextRecentSlot] = statement
-            nextRecentSlot = (nextRecentSlot + 1) % Self.recentStatementLimit
-        }
-    }
-
     /// Forgets every prepared statement and what was derived from them.
-    private func forgetPreparedStatements() {
-        preparedStatements = [:]
-        recentSQL = []
-        recentStatements = []
-        nextRecentSlot = 0
-        batchSQLBySubquery = [:]
+    func forgetPreparedStatements() {
+        statements.removeAll()
+        layerCache = nil
     }
 
     /// How many statements this connection has prepared (each SQL text once).
@@ -239,10 +204,10 @@ public final class Connection {
     /// try connection.execute("SELECT 1"); try connection.execute("SELECT 1")
     /// connection.preparedStatementCount // 1
     /// ```
-    public var preparedStatementCount: Int { preparedStatements.count }
+    public var preparedStatementCount: Int { statements.count }
 
     /// The type OIDs of a prepared statement's parameters, as the server inferred them.
-    func parameterTypes(of statement: PreparedStatement) throws -> [UInt32] {
+    package func parameterTypes(of statement: PreparedStatement) throws -> [UInt32] {
         finishActiveCursor()
         let handle = try openHandle()
         guard let raw = PQdescribePrepared(handle, statement.name) else { throw connectionError() }
@@ -255,7 +220,7 @@ public final class Connection {
 
     /// Runs a prepared statement with text-format parameter values and
     /// returns the complete result.
-    func run(_ statement: PreparedStatement, values: [String?]) throws -> QueryResult {
+    package func run(_ statement: PreparedStatement, values: [String?]) throws -> QueryResult {
         finishActiveCursor()
         let handle = try openHandle()
         let raw = withCStringArray(values) { pointers in
@@ -284,7 +249,7 @@ public final class Connection {
     /// Runs SQL text without parameters and without preparing it (`BEGIN`,
     /// `SET ...`, `FETCH ...`, scripts of several statements).
     @discardableResult
-    func runSimple(_ sql: String) throws -> QueryResult {
+    package func runSimple(_ sql: String) throws -> QueryResult {
         finishActiveCursor()
         let handle = try openHandle()
         guard let raw = PQexec(handle, sql) else { throw connectionError() }
@@ -354,39 +319,6 @@ public final class Connection {
 /// thread to thread under its lock.
 @available(*, unavailable)
 extension Connection: Sendable {}
-
-/// A statement prepared on one connection. A class: handed around on every
-/// run, it costs one retain where a struct of its fields costs five.
-final class PreparedStatement {
-    /// The server-side name (`s1`, `s2`, ...).
-    let name: String
-    /// The positional SQL and the parameter names in `$n` order.
-    let parameters: Parameters
-    /// Lower-cased `AS` aliases → their spelling in the SQL text.
-    let labelSpelling: [String: String]
-    /// The columns of its results, once one was read (see ``layout(of:)``).
-    private var layout: ColumnLayout?
-
-    /// The statement for `sql` (named or positional parameters), parsed.
-    init(name: String, sql: String) {
-        self.name = name
-        self.parameters = Parameters.parse(sql)
-        self.labelSpelling = SQLTokens.aliases(in: parameters.sql)
-    }
-
-    /// The column layout of `result`, a result of this statement, worked
-    /// out once: its result columns do not change between runs.
-    func layout(of result: QueryResult) -> ColumnLayout {
-        if let layout { return layout }
-        let layout = ColumnLayout(spelled(result.columns))
-        self.layout = layout
-        return layout
-    }
-}
-
-/// A statement is used by its connection's thread only.
-@available(*, unavailable)
-extension PreparedStatement: Sendable {}
 
 // MARK: - C strings
 

@@ -67,7 +67,7 @@ public final class ConnectionPool: Sendable {
     public let configuration: Configuration
     private let state: PoolState
     /// Runs the statements of non-blocking callers; its thread starts on first use.
-    let pipelineLoop: PipelineLoop
+    package let pipelineLoop: PipelineLoop
 
     /// Creates a pool; no connection is opened until one is needed.
     ///

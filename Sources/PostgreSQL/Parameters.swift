@@ -59,12 +59,12 @@ private struct ParameterScanner {
     /// operand: decides whether a colon inside brackets is a slice separator.
     var followsOperand = false
 
-    init(input: [UInt8]) {
+    package init(input: [UInt8]) {
         self.input = input
         output.reserveCapacity(input.count + 8)
     }
 
-    mutating func scan() {
+    package mutating func scan() {
         while position < input.count {
             let byte = input[position]
             switch byte {
@@ -240,7 +240,7 @@ private struct ParameterScanner {
         position + offset < input.count ? input[position + offset] : nil
     }
 
-    static func isDigit(_ byte: UInt8) -> Bool {
+    package static func isDigit(_ byte: UInt8) -> Bool {
         byte >= UInt8(ascii: "0") && byte <= UInt8(ascii: "9")
     }
 

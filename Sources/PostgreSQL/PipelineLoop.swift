@@ -16,25 +16,37 @@ import Locking
 /// one that fails makes the server skip the rest of that job (not of the
 /// others). Completions run on the loop thread and must not block.
 ///
-/// Statements are prepared on each connection at first use (the
-/// preparation goes in the same pipeline as the first execution).
+/// Each connection keeps its statements in its own cache
+/// (``Connection/statements``), as a blocking connection does; a statement
+/// new to a connection is prepared in the pipeline of its first execution
+/// there, not in a round trip of its own.
 ///
 /// For statements that answer quickly with few rows (a row by key and the
 /// rows attached to it): a job's results are read whole, and a slow
 /// statement holds up the jobs sent after it on the same connection.
-final class PipelineLoop: @unchecked Sendable {
+package final class PipelineLoop: @unchecked Sendable {
     // `@unchecked Sendable`: `submitted`, `isSleeping` and `isStopped` are
     // touched only with `lock` held; everything else only by the loop thread.
 
     /// What a job runs and what becomes of the results.
-    struct Job {
-        /// Builds the statements, on the loop thread (statements come from ``PipelineLoop/statement(for:)``).
-        var statements: (PipelineLoop) throws -> [PipelinedStatement]
+    package struct Job {
+        /// Builds the statements, on the loop thread, when a connection
+        /// takes the job: `statement(sql)` is that connection's statement
+        /// for `sql` (which the loop prepares there if it is new).
+        var statements: (_ statement: (String) -> PreparedStatement) throws -> [PipelinedStatement]
         /// Called once on the loop thread with a result per statement, in
         /// order (a statement's failure is its result, see
         /// `QueryResult.error`; `nil` for one skipped after a failure), or
         /// the failure of a preparation or of the connection.
         var completion: (Result<[QueryResult?], any Error>) -> Void
+
+        package init(
+            statements: @escaping (_ statement: (String) -> PreparedStatement) throws -> [PipelinedStatement],
+            completion: @escaping (Result<[QueryResult?], any Error>) -> Void
+        ) {
+            self.statements = statements
+            self.completion = completion
+        }
     }
 
     private let openConnection: () throws -> Connection
@@ -59,14 +71,12 @@ final class PipelineLoop: @unchecked Sendable {
     private var connections: [LoopConnection?]
     /// Jobs taken from `submitted` and not yet sent, oldest first.
     private var waiting: [(job: Job, time: ContinuousClock.Instant)] = []
-    private var statementsBySQL: [String: PreparedStatement] = [:]
-    private var statementCount = 0
 
     /// - Parameters:
     ///   - connections: how many connections the loop keeps (opened on demand).
     ///   - waitTimeout: how long a job waits for a connection (then ``PoolTimeoutError``).
     ///   - openConnection: opens one, blocking (the pool's way, with its settings).
-    init(connections: Int, waitTimeout: Duration, openConnection: @escaping () throws -> Connection) {
+    package init(connections: Int, waitTimeout: Duration, openConnection: @escaping () throws -> Connection) {
         self.openConnection = openConnection
         self.waitTimeout = waitTimeout
         self.connections = Array(repeating: nil, count: max(1, connections))
@@ -88,7 +98,7 @@ final class PipelineLoop: @unchecked Sendable {
 
     /// Queues `job`; the loop thread starts on first use. After ``stop()``
     /// the job fails at once.
-    func submit(_ job: Job) {
+    package func submit(_ job: Job) {
         lock.lock()
         if isStopped {
             lock.unlock()
@@ -127,21 +137,6 @@ final class PipelineLoop: @unchecked Sendable {
         }
         guard running else { return }
         wake()
-    }
-
-    /// The statement for `sql`, parsed once for all the loop's connections.
-    func statement(for sql: String) -> PreparedStatement {
-        if let statement = statementsBySQL[sql] { return statement }
-        statementCount += 1
-        let statement = PreparedStatement(name: "p\(statementCount)", sql: sql)
-        // SQL built on the fly must not grow the cache without end; the
-        // connections forget their statements with it.
-        if statementsBySQL.count >= Connection.preparedStatementLimit {
-            statementsBySQL = [:]
-            for connection in connections { connection?.forgetsStatements = true }
-        }
-        statementsBySQL[sql] = statement
-        return statement
     }
 
     // MARK: - The loop
@@ -271,39 +266,40 @@ final class PipelineLoop: @unchecked Sendable {
     // MARK: - Sending
 
     private func send(_ job: Job, submitted: ContinuousClock.Instant, on connection: LoopConnection, slot: Int) {
-        let statements: [PipelinedStatement]
-        do {
-            statements = try job.statements(self)
-        } catch {
-            return job.completion(.failure(error))
-        }
         guard let handle = connection.connection.handle else {
             return fail(connection, slot: slot, with: connection.connection.connectionError(), andAlso: job)
         }
-        if connection.forgetsStatements, connection.inFlight.isEmpty {
-            // Between jobs only: a statement of a job in flight must stay.
+        if connection.connection.statements.isFull, connection.inFlight.isEmpty {
+            // Between jobs only (a failed DEALLOCATE fails the oldest job in
+            // flight, which must be the next one sent here), and before this
+            // job takes its statements, so that it drops none of them.
             if PQsendQueryParams(handle, "DEALLOCATE ALL", 0, nil, nil, nil, nil, 0) == 1 {
                 connection.expected.append(.prepare(nil))
-                connection.prepared = []
-                connection.forgetsStatements = false
+                connection.connection.forgetPreparedStatements()
             }
+        }
+        let statements: [PipelinedStatement]
+        do {
+            statements = try job.statements { connection.connection.statements.statementPreparedLater(for: $0) }
+        } catch {
+            return job.completion(.failure(error))
         }
         var sent = InFlight(job: job, count: statements.count, submitted: submitted, sent: .now)
         for index in statements.indices {
-            guard let name = statements[index].preparedName else { continue }
-            if !connection.prepared.contains(name) {
-                let accepted = name.withCString { name in
-                    statements[index].sql.withCString { PQsendPrepare(handle, name, $0, 0, nil) }
+            guard let statement = statements[index].prepared else { continue }
+            if !statement.isPrepared {
+                let accepted = statement.name.withCString { name in
+                    statement.parameters.sql.withCString { PQsendPrepare(handle, name, $0, 0, nil) }
                 }
                 guard accepted == 1 else {
                     return fail(connection, slot: slot, with: connection.connection.connectionError(), andAlso: job)
                 }
-                connection.prepared.insert(name)
-                connection.expected.append(.prepare(name))
+                statement.isPrepared = true
+                connection.expected.append(.prepare(statement))
             }
             let count = Int32(statements[index].values.count)
             let accepted = withCStringArray(statements[index].values) { pointers in
-                name.withCString { PQsendQueryPrepared(handle, $0, count, pointers, nil, nil, 0) }
+                statement.name.withCString { PQsendQueryPrepared(handle, $0, count, pointers, nil, nil, 0) }
             }
             guard accepted == 1 else {
                 return fail(connection, slot: slot, with: connection.connection.connectionError(), andAlso: job)
@@ -376,7 +372,7 @@ final class PipelineLoop: @unchecked Sendable {
         while !connection.expected.isEmpty, PQisBusy(handle) == 0 {
             let raw = PQgetResult(handle)
             switch connection.expected[connection.expectedStart] {
-            case .prepare(let name):
+            case .prepare(let statement):
                 guard let raw else {
                     connection.advance()
                     continue
@@ -384,7 +380,7 @@ final class PipelineLoop: @unchecked Sendable {
                 let result = QueryResult(taking: raw)
                 guard let error = result.error else { continue }
                 // Not prepared after all: the next job that needs it prepares it again.
-                if let name { connection.prepared.remove(name) }
+                statement?.isPrepared = false
                 // Skipped after an earlier statement's failure, which tells what happened.
                 if result.status == PGRES_PIPELINE_ABORTED { continue }
                 // The job's statements fail too; the preparation's error is the one that tells.
@@ -457,7 +453,7 @@ private struct InFlight {
     /// A preparation's failure, which fails the whole job.
     var failure: (any Error)?
 
-    init(job: PipelineLoop.Job, count: Int, submitted: ContinuousClock.Instant, sent: ContinuousClock.Instant) {
+    package init(job: PipelineLoop.Job, count: Int, submitted: ContinuousClock.Instant, sent: ContinuousClock.Instant) {
         self.job = job
         self.count = count
         self.submitted = submitted
@@ -468,25 +464,21 @@ private struct InFlight {
 /// One connection of the loop, in pipeline mode, and what it waits for.
 private final class LoopConnection {
     enum Expected {
-        /// A preparation (of the statement so named), or `DEALLOCATE ALL`.
-        case prepare(String?)
+        /// A preparation (of the statement), or `DEALLOCATE ALL`.
+        case prepare(PreparedStatement?)
         case statement
         case sync
     }
 
     let connection: Connection
     let socket: Int32
-    /// Names of the statements prepared (or being prepared) on it.
-    var prepared: Set<String> = []
-    /// Set when the loop's statement cache was emptied: deallocate all before the next job.
-    var forgetsStatements = false
     var inFlight: [InFlight] = []
     /// The results still to come, in order, from `expectedStart` on.
     var expected: [Expected] = []
     var expectedStart = 0
     var needsFlush = false
 
-    init(_ connection: Connection, socket: Int32) {
+    package init(_ connection: Connection, socket: Int32) {
         self.connection = connection
         self.socket = socket
     }

@@ -2,7 +2,7 @@ import CivilCalendar
 
 /// PostgreSQL's ISO date/time text (`DateStyle` ISO), shared by parameter
 /// binding and JSON rendering; the calendar arithmetic is `CivilCalendar`'s.
-enum PostgresDateTime {
+package enum PostgresDateTime {
     // MARK: - Text
 
     /// UTC `timestamptz` input text with microseconds:
@@ -30,7 +30,7 @@ enum PostgresDateTime {
     /// Sub-millisecond digits are dropped towards the past. `nil` for
     /// `infinity`, `-infinity`, any other text, or a value out of `Int64`'s
     /// range.
-    static func epochMilliseconds(_ text: UnsafeRawBufferPointer) -> Int64? {
+    package static func epochMilliseconds(_ text: UnsafeRawBufferPointer) -> Int64? {
         var reader = DigitReader(bytes: text)
         guard let year = reader.number(minDigits: 4, maxDigits: 9), reader.skip("-"),
               let month = reader.number(minDigits: 2, maxDigits: 2), reader.skip("-"),
@@ -85,9 +85,9 @@ enum PostgresDateTime {
 
 // MARK: - Reading digits
 
-struct DigitReader {
-    let bytes: UnsafeRawBufferPointer
-    var index = 0
+package struct DigitReader {
+    package let bytes: UnsafeRawBufferPointer
+    package var index = 0
 
     var isAtEnd: Bool { index == bytes.count }
     var peek: UInt8? { peek(0) }
@@ -96,7 +96,7 @@ struct DigitReader {
         index + offset < bytes.count ? bytes[index + offset] : nil
     }
 
-    static func isDigit(_ byte: UInt8) -> Bool {
+    package static func isDigit(_ byte: UInt8) -> Bool {
         byte >= UInt8(ascii: "0") && byte <= UInt8(ascii: "9")
     }
 

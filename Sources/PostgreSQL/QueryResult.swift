@@ -4,11 +4,11 @@ internal import CLibPQ
 ///
 /// Values are read in PostgreSQL's text format straight from libpq's buffer,
 /// without copying them into Swift strings first.
-final class QueryResult {
+package final class QueryResult {
     let handle: OpaquePointer
 
     /// Takes ownership of `handle`; it is cleared when this object goes away.
-    init(taking handle: OpaquePointer) {
+    package init(taking handle: OpaquePointer) {
         self.handle = handle
     }
 
@@ -51,7 +51,7 @@ final class QueryResult {
     }
 
     /// The server's error as a ``DatabaseError``, or `nil` for a successful result.
-    var error: DatabaseError? {
+    package var error: DatabaseError? {
         guard !isSuccess else { return nil }
         func field(_ code: Character) -> String? {
             guard let text = PQresultErrorField(handle, Int32(code.asciiValue!)) else { return nil }
@@ -76,33 +76,33 @@ final class QueryResult {
 
     // MARK: - Rows and columns
 
-    var rowCount: Int32 { PQntuples(handle) }
+    package var rowCount: Int32 { PQntuples(handle) }
 
     var columnCount: Int32 { PQnfields(handle) }
 
-    var columns: [Column] {
+    package var columns: [Column] {
         (0..<columnCount).map { index in
             Column(label: String(cString: PQfname(handle, index)), type: PostgresType(oid: PQftype(handle, index)))
         }
     }
 
     /// The parameter types of a described prepared statement.
-    var parameterTypes: [UInt32] {
+    package var parameterTypes: [UInt32] {
         (0..<PQnparams(handle)).map { PQparamtype(handle, $0) }
     }
 
-    func isNull(row: Int32, column: Int32) -> Bool {
+    package func isNull(row: Int32, column: Int32) -> Bool {
         PQgetisnull(handle, row, column) != 0
     }
 
     /// The value's text bytes (valid while this result lives), or `nil` for NULL.
-    func bytes(row: Int32, column: Int32) -> UnsafeRawBufferPointer? {
+    package func bytes(row: Int32, column: Int32) -> UnsafeRawBufferPointer? {
         guard PQgetisnull(handle, row, column) == 0 else { return nil }
         let length = Int(PQgetlength(handle, row, column))
         return UnsafeRawBufferPointer(start: PQgetvalue(handle, row, column), count: length)
     }
 
-    func string(row: Int32, column: Int32) -> String? {
+    package func string(row: Int32, column: Int32) -> String? {
         bytes(row: row, column: column).map { String(decoding: $0, as: UTF8.self) }
     }
 }
@@ -131,7 +131,7 @@ public struct Column: Sendable, Hashable {
     }
 
     /// The column with its label spelled as in `spelling` (lower-cased alias → alias).
-    func respelled(_ spelling: [String: String]) -> Column {
+    package func respelled(_ spelling: [String: String]) -> Column {
         Column(label: spelling[label] ?? label, type: type)
     }
 }

@@ -175,7 +175,7 @@ private enum ScalarText {
 
 extension Double {
     /// Parses PostgreSQL's float text, including `NaN`, `Infinity`, `-Infinity`.
-    init?(postgres text: String) {
+    package init?(postgres text: String) {
         switch text {
         case "NaN": self = .nan
         case "Infinity": self = .infinity

@@ -20,7 +20,7 @@ public final class RowCursor {
     private let statement: PreparedStatement
     private var isFinished = false
 
-    init(connection: Connection, statement: PreparedStatement) {
+    package init(connection: Connection, statement: PreparedStatement) {
         self.connection = connection
         self.statement = statement
     }
@@ -99,15 +99,15 @@ public final class RowCursor {
 extension RowCursor: Sendable {}
 
 /// The columns of a result, shared by all its rows, with a label index.
-final class ColumnLayout {
-    let columns: [Column]
+package final class ColumnLayout {
+    package let columns: [Column]
     let indexByLabel: [String: Int]
-    /// How a row is written as a JSON object, built on first use.
-    private(set) lazy var objectTemplate = ObjectTemplate(columns: columns)
-    /// Templates with attachments, by attachment keys, built on first use.
-    private var templatesByAttachmentKeys: [[String]: ObjectTemplate] = [:]
+    /// What a layer above keeps for these columns (how a row is written
+    /// as JSON, say): kept with the layout, which a prepared statement
+    /// keeps, so that it is built once per statement rather than per query.
+    package var layerCache: AnyObject?
 
-    init(_ columns: [Column]) {
+    package init(_ columns: [Column]) {
         self.columns = columns
         var indexByLabel: [String: Int] = [:]
         for (index, column) in columns.enumerated() where indexByLabel[column.label] == nil {
@@ -116,33 +116,8 @@ final class ColumnLayout {
         self.indexByLabel = indexByLabel
     }
 
-    /// The template `objectTemplate(attachments:)` returned last, and its keys.
-    private var lastTemplate: (keys: [String], template: ObjectTemplate)?
-
-    /// How a row is written with the arrays of attachments `keys` after its columns.
-    func objectTemplate(attachmentKeys keys: [String]) -> ObjectTemplate {
-        if keys.isEmpty { return objectTemplate }
-        if let template = templatesByAttachmentKeys[keys] { return template }
-        let template = ObjectTemplate(columns: columns, attachmentKeys: keys)
-        templatesByAttachmentKeys[keys] = template
-        return template
-    }
-
-    /// How a row is written with the arrays of `attachments` after its
-    /// columns. The same attachments as last time (each request of a route
-    /// attaches the same) are recognised without hashing their keys.
-    func objectTemplate(attachments: [Attachment]) -> ObjectTemplate {
-        if let lastTemplate, lastTemplate.keys.elementsEqual(attachments, by: { $0 == $1.key }) {
-            return lastTemplate.template
-        }
-        let keys = attachments.map(\.key)
-        let template = objectTemplate(attachmentKeys: keys)
-        lastTemplate = (keys, template)
-        return template
-    }
-
     /// The index of the column labelled `label`, ignoring case if no label matches exactly.
-    func index(of label: String) -> Int? {
+    package func index(of label: String) -> Int? {
         if let index = indexByLabel[label] { return index }
         let lowered = label.lowercased()
         return columns.firstIndex { $0.label.lowercased() == lowered }
@@ -157,9 +132,15 @@ final class ColumnLayout {
 /// row["nothing"] // nil
 /// ```
 public struct Row {
-    let result: QueryResult
-    let index: Int32
-    let layout: ColumnLayout
+    package let result: QueryResult
+    package let index: Int32
+    package let layout: ColumnLayout
+
+    package init(result: QueryResult, index: Int32, layout: ColumnLayout) {
+        self.result = result
+        self.index = index
+        self.layout = layout
+    }
 
     /// The row's columns.
     ///
@@ -187,7 +168,7 @@ public struct Row {
     }
 
     /// The raw text bytes of a value (valid while the row lives), `nil` for NULL.
-    func bytes(_ column: Int) -> UnsafeRawBufferPointer? {
+    package func bytes(_ column: Int) -> UnsafeRawBufferPointer? {
         result.bytes(row: index, column: Int32(column))
     }
 }

@@ -13,7 +13,7 @@
 /// ```
 extension SQLTokens {
     /// Lower-cased aliases → their spelling in the SQL text.
-    static func aliases(in sql: String) -> [String: String] {
+    package static func aliases(in sql: String) -> [String: String] {
         var aliases: [String: String] = [:]
         var previousWordWasAS = false
         SQLTokens.scan(sql) { token, text in
@@ -36,8 +36,8 @@ extension SQLTokens {
 /// A minimal pass over SQL text that tells words, whitespace and `$n`
 /// placeholders apart from what must be left alone: quoted strings and
 /// identifiers, dollar-quoted strings and comments (all reported as `.other`).
-enum SQLTokens {
-    enum Token {
+package enum SQLTokens {
+    package enum Token {
         case word
         case space
         case positionalParameter(Int)
@@ -47,7 +47,7 @@ enum SQLTokens {
 
     /// Calls `body` for each token with its bytes, in order; the bytes of
     /// all tokens together are the whole input.
-    static func scan(_ sql: String, _ body: (Token, ArraySlice<UInt8>) -> Void) {
+    package static func scan(_ sql: String, _ body: (Token, ArraySlice<UInt8>) -> Void) {
         let bytes = Array(sql.utf8)
         var index = 0
 

@@ -21,7 +21,7 @@ public enum SQLValue: Sendable, Hashable {
     case text(String)
 
     /// The text to send for the value, `nil` for `NULL`.
-    var text: String? {
+    package var text: String? {
         switch self {
         case .null: nil
         case .text(let text): text

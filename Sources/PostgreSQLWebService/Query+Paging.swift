@@ -76,7 +76,9 @@ extension Query {
             return "<\(request.path)?\(query)>; rel=\"\(rel)\""
         }
         var links: [String] = []
-        if limit > 0, total.map({ offset + limit < $0 }) ?? true { links.append(link(offset: offset + limit, rel: "next")) }
+        // No next page past the largest offset there can be (or past the count).
+        let (next, overflows) = offset.addingReportingOverflow(limit)
+        if limit > 0, !overflows, total.map({ next < $0 }) ?? true { links.append(link(offset: next, rel: "next")) }
         if offset > 0 { links.append(link(offset: max(0, offset - limit), rel: "prev")) }
         return links.isEmpty ? nil : links.joined(separator: ", ")
     }

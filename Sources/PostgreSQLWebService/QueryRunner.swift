@@ -69,7 +69,7 @@ extension Query: RunnableResult {
                     guard try outcome.get() else { return promise.succeed(notFound().response) }
                     var object: [UInt8] = []
                     _ = try adapter.write(into: &object)
-                    promise.succeed(HTTPResponse(json: object))
+                    promise.succeed(request.validated(HTTPResponse(json: object)))
                 } catch {
                     promise.succeed(request.response(for: error))
                 }
@@ -105,7 +105,12 @@ extension Query: RunnableResult {
                 list.headers["Content-Type"] = "text/csv; charset=utf-8; header=present"
             }
             try adapter.start()
-            return HTTPResponse(status: .ok, headers: list.headers, body: .stream(adapter))
+            guard request.method != .head else {
+                // The query ran (its errors are the GET's); no rows are read for a HEAD.
+                adapter.close()
+                return request.validated(HTTPResponse(status: .ok, headers: list.headers))
+            }
+            return request.validated(HTTPResponse(status: .ok, headers: list.headers, body: .stream(adapter)))
         case .object(let notFound):
             let adapter = self.adapter(runner: runner)
             guard try adapter.start() else {
@@ -113,7 +118,12 @@ extension Query: RunnableResult {
                 throw notFound()
             }
             guard !members.isEmpty else {
-                return HTTPResponse(status: .ok, headers: Self.jsonHeaders, body: .stream(adapter))
+                // An object is written whole (its nested arrays hold one row's
+                // children), so that it carries an ETag as the pipelined ones do.
+                defer { adapter.close() }
+                var object: [UInt8] = []
+                while try adapter.write(into: &object) {}
+                return request.validated(HTTPResponse(json: object))
             }
             let members = members.map { ($0.key, $0.query.adapter(runner: runner)) }
             return HTTPResponse(status: .ok, headers: Self.jsonHeaders, body: .stream(ObjectWithMembers(adapter, members)))

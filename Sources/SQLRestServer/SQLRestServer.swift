@@ -204,9 +204,11 @@ public struct SQLRestServer {
             var paths: Set<String> = []
             for service in services {
                 let path = "/" + service.path.split(separator: "/").joined(separator: "/")
-                guard path != "/", paths.insert(path).inserted else { throw MountError(path: path) }
+                guard path != "/", path != "/openapi.json", paths.insert(path).inserted else { throw MountError(path: path) }
             }
-            return WebServiceRouter(services: services, runners: [runner], logger: logger)
+            return WebServiceRouter(
+                services: services, runners: [runner], logger: logger,
+                openAPI: OpenAPIInfo(title: name, description: overview))
         }
         // A router that another replaces on SIGHUP, or the one router for good.
         let router = try makeRouter()
@@ -239,13 +241,17 @@ public struct SQLRestServer {
     }
 }
 
-/// Two services at one path, or one at `/`, which lists the services.
+/// Two services at one path, or one at `/` (the list of services) or `/openapi.json`.
 private struct MountError: Error, CustomStringConvertible {
     let path: String
 
     var description: String {
-        path == "/" ? "A service cannot be mounted at /, which lists the services."
-            : "Two services are mounted at \(path)" + (path == "/health" ? " (the server's health routes are there)." : ".")
+        switch path {
+        case "/": "A service cannot be mounted at /, which lists the services."
+        case "/openapi.json": "A service cannot be mounted at /openapi.json, the OpenAPI document."
+        case "/health": "Two services are mounted at /health (the server's health routes are there)."
+        default: "Two services are mounted at \(path)."
+        }
     }
 }
 

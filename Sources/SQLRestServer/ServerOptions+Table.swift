@@ -1,4 +1,5 @@
 import PostgreSQL
+import PostgreSQLWebService
 
 extension ServerOptions {
     /// One command-line option: its name, its environment variable, what it
@@ -90,6 +91,15 @@ extension ServerOptions {
         Option("max-rows", .prefixed("MAX_ROWS"), "Most rows in any list, a page's `limit` included",
                emptyDefault: "no cap",
                apply: { set(&$0.maxRows, Int($1).map(Optional.some)) }, defaultValue: { $0.maxRows.map(String.init) ?? "" }),
+        Option("cors-origin", .prefixed("CORS_ORIGINS"),
+               "An origin whose web pages may call the server (CORS), such as `https://app.example.com`, or `*` for any; repeatable, and the variable takes a comma-separated list",
+               emptyDefault: "none",
+               apply: { options, value in
+                   let origins = value.split(separator: ",").map { String($0.filter { $0 != " " }) }.filter { !$0.isEmpty }
+                   options.corsOrigins += origins
+                   return !origins.isEmpty
+               },
+               defaultValue: { $0.corsOrigins.joined(separator: ",") }),
         Option("max-connections", .prefixed("MAX_CONNECTIONS"), "Most client connections at once; more are refused",
                apply: { set(&$0.maxConnections, Int($1)) }, defaultValue: { String($0.maxConnections) }),
         Option("connection-timeout", .prefixed("CONNECTION_TIMEOUT"),

@@ -1,5 +1,6 @@
 import HTTPServer
 import PostgreSQL
+import PostgreSQLWebService
 
 /// A server's settings: each from its command-line option, else its
 /// environment variable, else the default. The options, their variables
@@ -39,6 +40,8 @@ public struct ServerOptions: Equatable, Sendable {
     public internal(set) var dateFormat = JSONRenderingOptions.DateFormat.iso8601
     /// `--max-rows`: the most rows in any list; `nil` for no cap.
     public internal(set) var maxRows: Int?
+    /// `--cors-origin`: the origins whose web pages may call the server; `*` for any, none by default.
+    public internal(set) var corsOrigins: [String] = []
     /// `--max-connections`: the most client connections at once.
     public internal(set) var maxConnections = 512
     /// `--connection-timeout`: seconds a client connection may stay idle.
@@ -160,7 +163,8 @@ public struct ServerOptions: Equatable, Sendable {
             maximumConnections: maxConnections,
             connectionTimeout: connectionTimeout,
             shutdownTimeout: shutdownTimeout,
-            threading: .eventLoops(threads: eventLoops)
+            threading: .eventLoops(threads: eventLoops),
+            crossOrigin: corsOrigins.isEmpty ? nil : CrossOriginPolicy(allowedOrigins: corsOrigins)
         )
     }
 }

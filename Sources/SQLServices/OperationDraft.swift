@@ -65,6 +65,8 @@ struct OperationDraft {
         }
         if file.serviceName == "health" {
             problem(file.headerLine, "/health is where the server answers its health checks; name the service otherwise")
+        } else if file.serviceName == "openapi.json" {
+            problem(file.headerLine, "/openapi.json is the server's OpenAPI document; name the service otherwise")
         }
 
         // The parameters: the path's variables, then `@param`s, then the

@@ -68,10 +68,14 @@ public protocol ParameterValue: Sendable {
     static var valueWhenAbsent: Self? { get }
     /// Converts every value the request supplied for the name (at least one).
     static func convert(_ inputs: [ArgumentInput]) throws(ArgumentConversionError) -> Self
+    /// The value as a request would supply it, one text per repetition of
+    /// the name: what `convert` reads back (`[]` for `nil`, `["1", "2"]`
+    /// for `[1, 2]`). The documentation shows defaults and examples with it.
+    var argumentTexts: [String] { get }
 }
 
 /// A single value convertible from an argument's text: `String`, `Int`,
-/// `Int64`, `Double`, `Bool`, `Date`, `UUID`, `URL`, `UploadedFile`, and any
+/// `Int64`, `Double`, `Bool`, `Date`, ``CalendarDate``, `UUID`, `URL`, `UploadedFile`, and any
 /// string-backed enumeration that declares the conformance.
 ///
 /// ```swift
@@ -82,10 +86,14 @@ public protocol ParameterValue: Sendable {
 public protocol ArgumentValue: ParameterValue {
     /// Parses an argument's text; `nil` when it is not a valid value.
     init?(argumentText: String)
+    /// The text that `init?(argumentText:)` reads back as this value.
+    var argumentText: String { get }
 }
 
 extension ArgumentValue {
     public static var valueWhenAbsent: Self? { nil }
+    public var argumentText: String { "\(self)" }
+    public var argumentTexts: [String] { [argumentText] }
 
     public static func convert(_ inputs: [ArgumentInput]) throws(ArgumentConversionError) -> Self {
         guard inputs.count == 1, let text = inputs[0].scalarText, let value = Self(argumentText: text) else {
@@ -104,6 +112,8 @@ extension ArgumentValue where Self: RawRepresentable & CaseIterable, RawValue ==
     public init?(argumentText: String) {
         self.init(rawValue: argumentText)
     }
+
+    public var argumentText: String { rawValue }
 }
 
 extension Array: ParameterValue where Element: ArgumentValue {
@@ -121,6 +131,8 @@ extension Array: ParameterValue where Element: ArgumentValue {
         }
         return values
     }
+
+    public var argumentTexts: [String] { map(\.argumentText) }
 }
 
 extension Optional: ParameterValue where Wrapped: ParameterValue {
@@ -131,6 +143,8 @@ extension Optional: ParameterValue where Wrapped: ParameterValue {
         if inputs.count == 1, case .json(.null) = inputs[0] { return nil }
         return try Wrapped.convert(inputs)
     }
+
+    public var argumentTexts: [String] { self?.argumentTexts ?? [] }
 }
 
 // MARK: - Scalars
@@ -161,6 +175,11 @@ extension Double: ArgumentValue {
         else { return nil }
         self = value
     }
+    /// Integral values without a fraction (`2`, not `2.0`), as JSON writes them.
+    public var argumentText: String {
+        if self == rounded(), let integral = Int64(exactly: self) { return String(integral) }
+        return description
+    }
 }
 
 extension Bool: ArgumentValue {
@@ -175,16 +194,19 @@ extension Bool: ArgumentValue {
 }
 
 extension Date: ArgumentValue {
-    public static var valueType: ValueType { .date }
+    public static var valueType: ValueType { .dateTime }
     public init?(argumentText: String) {
         guard let date = ISO8601.parse(argumentText) else { return nil }
         self = date
     }
+
+    public var argumentText: String { ISO8601.format(self) }
 }
 
 extension UUID: ArgumentValue {
     public static var valueType: ValueType { .uuid }
     public init?(argumentText: String) { self.init(uuidString: argumentText) }
+    public var argumentText: String { uuidString }
 }
 
 extension URL: ArgumentValue {
@@ -193,11 +215,15 @@ extension URL: ArgumentValue {
         guard let url = URL(string: argumentText), url.scheme != nil else { return nil }
         self = url
     }
+
+    public var argumentText: String { absoluteString }
 }
 
 extension UploadedFile: ArgumentValue {
     public static var valueType: ValueType { .file }
     public init?(argumentText: String) { nil }
+    /// A file has no text; its name stands for it in the documentation.
+    public var argumentText: String { filename ?? "" }
 
     public static func convert(_ inputs: [ArgumentInput]) throws(ArgumentConversionError) -> UploadedFile {
         guard inputs.count == 1, case .file(let file) = inputs[0] else {

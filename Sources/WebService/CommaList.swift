@@ -11,7 +11,7 @@
 ///     details.contains(.prices) ? … : …
 /// }
 /// ```
-public struct CommaList<Element>: ParameterValue, RandomAccessCollection
+public struct CommaList<Element>: ParameterValue, CommaSeparatedValues, RandomAccessCollection
 where Element: ArgumentValue & RawRepresentable & CaseIterable & Sendable, Element.RawValue == String {
     /// The values, in the order they were first given.
     public var elements: [Element]
@@ -31,6 +31,7 @@ where Element: ArgumentValue & RawRepresentable & CaseIterable & Sendable, Eleme
 
     public static var valueType: ValueType { .array(Element.valueType) }
     public static var valueWhenAbsent: CommaList? { CommaList([]) }
+    public var argumentTexts: [String] { elements.map(\.rawValue) }
 
     /// Reads every input. The names are matched as strings against the
     /// cases' raw values, read once per call: this runs unspecialised
@@ -43,6 +44,9 @@ where Element: ArgumentValue & RawRepresentable & CaseIterable & Sendable, Eleme
         return CommaList(chosen.map { cases[$0] })
     }
 }
+
+/// A parameter type whose texts may each hold several comma-separated values.
+protocol CommaSeparatedValues {}
 
 /// Indices of chosen cases in order of first insertion, without duplicates.
 /// A bit per case for the first 64 (enumerations of details are small), so

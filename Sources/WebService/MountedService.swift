@@ -6,14 +6,19 @@ struct MountedService: Sendable {
     let path: String
     let segments: [String]
     let resources: [Resource]
-    private let lazyDocumentation: LazyDocumentation
+    private let pages: Lazy<DocumentationPages>
 
-    var documentation: ServiceDocumentation { lazyDocumentation.pages.documentation }
+    var documentation: ServiceDocumentation { pages.value.documentation }
 
     init(_ service: any WebService, runners: [any Sendable]) {
         segments = service.path.split(separator: "/").map(String.init)
         path = "/" + segments.joined(separator: "/")
-        let routes = service.routes.map { BoundRoute($0, servicePath: service.path, runners: runners) }
+        var routes: [BoundRoute] = []
+        for route in service.routes {
+            let bound = BoundRoute(route, servicePath: service.path, runners: runners)
+            routes.append(bound)
+            if let shortened = bound.withoutOptionalLastVariable { routes.append(shortened) }
+        }
         var resources: [Resource] = []
         for route in routes {
             if let index = resources.firstIndex(where: { $0.shape == route.pattern.shape }) {
@@ -24,8 +29,8 @@ struct MountedService: Sendable {
         }
         self.resources = resources
         let description = service.description
-        lazyDocumentation = LazyDocumentation { [path, resources] in
-            ServiceDocumentation(path: path, description: description, resources: resources)
+        pages = Lazy { [path, resources] in
+            DocumentationPages(ServiceDocumentation(path: path, description: description, resources: resources))
         }
     }
 
@@ -39,10 +44,11 @@ struct MountedService: Sendable {
         return best
     }
 
-    func documentationResponse(json: Bool) -> HTTPResponse {
-        let pages = lazyDocumentation.pages
+    /// `?api` as JSON, or as HTML whose example requests name `host`.
+    func documentationResponse(json: Bool, host: String) -> HTTPResponse {
+        let pages = pages.value
         return json ? HTTPResponse(json: pages.json)
-            : HTTPResponse(status: .ok, headers: ["Content-Type": "text/html; charset=utf-8"], body: .bytes(pages.html))
+            : HTTPResponse(status: .ok, headers: ["Content-Type": "text/html; charset=utf-8"], body: .bytes(pages.html(host: host)))
     }
 }
 
@@ -111,6 +117,37 @@ struct BoundRoute: Sendable {
         argumentNames = names
         acceptedNames = Set(names)
         detailParameters = details
+        self.takesBody = takesBody
+    }
+
+    /// The same route on its path without the last segment, when that
+    /// segment is a named variable whose parameter can be absent (optional
+    /// or with a default): `/?:id` with `Parameter<Int?>("id")` also
+    /// answers `/`, where the parameter takes its value when absent.
+    var withoutOptionalLastVariable: BoundRoute? {
+        guard case .named(let name) = pattern.segments.last,
+              route.inputs.contains(where: { input in
+                  guard case .argument(name, let type, let defaultTexts, _) = input.kind else { return false }
+                  return defaultTexts != nil || type.valueWhenAbsent != nil
+              })
+        else { return nil }
+        // The variable left out is not an argument either: `?id=` on the
+        // shorter path is an unknown argument.
+        return BoundRoute(
+            route, pattern: pattern.droppingLast(), runner: runner, argumentNames: argumentNames,
+            detailParameters: detailParameters, takesBody: takesBody)
+    }
+
+    private init(
+        _ route: Route, pattern: RoutePattern, runner: (any Sendable)?, argumentNames: [String], detailParameters: [String],
+        takesBody: Bool
+    ) {
+        self.route = route
+        self.pattern = pattern
+        self.runner = runner
+        self.argumentNames = argumentNames
+        self.detailParameters = detailParameters
+        self.acceptedNames = Set(argumentNames)
         self.takesBody = takesBody
     }
 }

@@ -22,7 +22,7 @@ extension Route {
             HTTPResponse.async {
                 do {
                     let result = try await handler(repeat (each inputs).value(in: context))
-                    return HTTPResponse(json: try OrderedJSONEncoder.encode(result))
+                    return context.runRequest.validated(HTTPResponse(json: try OrderedJSONEncoder.encode(result)))
                 } catch {
                     return context.runRequest.response(for: error)
                 }
@@ -61,7 +61,7 @@ extension Route {
                   result: .response(returns), execution: .task) { context in
             HTTPResponse.async {
                 do {
-                    return try await handler(repeat (each inputs).value(in: context))
+                    return context.runRequest.validated(try await handler(repeat (each inputs).value(in: context)))
                 } catch {
                     return context.runRequest.response(for: error)
                 }

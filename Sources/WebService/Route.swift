@@ -41,6 +41,8 @@ public struct Route: Sendable {
     let execution: Execution
     /// The runner type a ``RunnableResult`` handler needs from the router.
     let runnerType: Any.Type?
+    /// The `Cache-Control` of the route's successful `GET` responses.
+    private(set) var cacheControl: String?
 
     /// Where a handler runs.
     @usableFromInline
@@ -68,6 +70,19 @@ public struct Route: Sendable {
         self.execution = execution
         self.runnerType = runnerType
         self.handler = handler
+    }
+
+    /// The same route, whose successful `GET` responses carry
+    /// `Cache-Control: value` (and, with it, their `ETag`), so that clients
+    /// and caches may keep them.
+    ///
+    /// ```swift
+    /// Route(.get, "/", returns: [Department].self) { Query.list(departmentsSQL) }.cacheControl("max-age=300")
+    /// ```
+    public func cacheControl(_ value: String) -> Route {
+        var route = self
+        route.cacheControl = value
+        return route
     }
 
     /// The header fields of a streamed response, built once.

@@ -16,8 +16,9 @@ public protocol RouteInput<Value>: Sendable {
 /// How a ``RouteInput`` presents itself to the router and the documentation.
 public struct InputDeclaration: Sendable {
     enum Kind: Sendable {
-        /// A named argument, or a named path variable of the same name.
-        case argument(name: String, type: any ParameterValue.Type, defaultValue: String?, hasDefault: Bool)
+        /// A named argument, or a named path variable of the same name, with
+        /// its default and example as a request would send them.
+        case argument(name: String, type: any ParameterValue.Type, defaultTexts: [String]?, exampleTexts: [String]?)
         /// A positional path variable (`?`).
         case pathVariable(index: Int, type: any ParameterValue.Type)
         /// The whole request body as JSON.
@@ -46,13 +47,15 @@ public struct RouteContext: Sendable {
     @usableFromInline let runner: (any Sendable)?
     /// The route's parameters that take lists of enumeration values.
     let detailParameters: [String]
+    /// The route's `Cache-Control`.
+    let cacheControl: String?
     let logger: Logger
 
     /// What a ``RunnableResult`` reports its errors with.
     @usableFromInline var runRequest: RunRequest {
         RunRequest(
             method: request.method, path: request.rawPath, query: request.rawQuery, headers: request.headers,
-            detailParameters: detailParameters, logger: logger)
+            detailParameters: detailParameters, cacheControl: cacheControl, logger: logger)
     }
 }
 
@@ -66,32 +69,39 @@ public struct RouteContext: Sendable {
 /// Parameter<Int>("limit", default: 100)
 /// Parameter<[Detail]>("details")            // repeated names or a JSON array
 /// Parameter<UploadedFile>("file")           // a multipart file part
+/// Parameter<Int>("id", example: 10004)      // shown by ?api's example request and in OpenAPI
 /// ```
+///
+/// The path variable `?:name` that ends a route's path may be left out when
+/// its parameter is optional or has a default: `/?:id` with
+/// `Parameter<Int?>("id")` also answers the path without it, where the
+/// handler gets `nil`; the documentation shows both paths.
 public struct Parameter<Value: ParameterValue>: RouteInput {
     public let name: String
     public let description: String
     private let defaultValue: Value?
+    private let example: Value?
 
     /// A parameter that is required unless `Value` is an optional or array.
-    public init(_ name: String, description: String = "") {
+    /// `example` is a typical value, for the documentation.
+    public init(_ name: String, example: Value? = nil, description: String = "") {
         self.name = name
         self.description = description
         self.defaultValue = nil
+        self.example = example
     }
 
     /// An optional parameter that takes `default` when absent.
-    public init(_ name: String, default: Value, description: String = "") {
+    public init(_ name: String, default: Value, example: Value? = nil, description: String = "") {
         self.name = name
         self.description = description
         self.defaultValue = `default`
+        self.example = example
     }
 
     public var declaration: InputDeclaration {
-        let defaultText = defaultValue.map { value in
-            (value as? any RawRepresentable).map { "\($0.rawValue)" } ?? "\(value)"
-        }
-        return InputDeclaration(
-            kind: .argument(name: name, type: Value.self, defaultValue: defaultText, hasDefault: defaultValue != nil),
+        InputDeclaration(
+            kind: .argument(name: name, type: Value.self, defaultTexts: defaultValue?.argumentTexts, exampleTexts: example?.argumentTexts),
             description: description
         )
     }

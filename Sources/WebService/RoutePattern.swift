@@ -15,11 +15,14 @@ struct RoutePattern: Sendable {
 
     /// Parses `/sum`, `/?:employeeNumber/titles`, `/?`, or `/` (no segments).
     init(_ path: String) {
-        let segments: [Segment] = path.split(separator: "/").map { part in
+        self.init(segments: path.split(separator: "/").map { part in
             if part == "?" { return .positional }
             if part.hasPrefix("?:") { return .named(String(part.dropFirst(2))) }
             return .literal(String(part))
-        }
+        })
+    }
+
+    private init(segments: [Segment]) {
         self.segments = segments
         variables = segments.indices.compactMap { index in
             switch segments[index] {
@@ -28,6 +31,23 @@ struct RoutePattern: Sendable {
             case .positional: (nil, index)
             }
         }
+    }
+
+    /// The pattern without its last segment (`/items` for `/items/?:id`).
+    func droppingLast() -> RoutePattern {
+        RoutePattern(segments: Array(segments.dropLast()))
+    }
+
+    /// The pattern as routes write it, below the service: `items/?:id`, or
+    /// the empty string for the service's own path.
+    var text: String {
+        segments.map { segment in
+            switch segment {
+            case .literal(let text): text
+            case .named(let name): "?:" + name
+            case .positional: "?"
+            }
+        }.joined(separator: "/")
     }
 
     /// The shape routes are grouped by: literals and variable positions.

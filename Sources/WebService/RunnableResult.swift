@@ -40,6 +40,8 @@ public struct RunRequest: Sendable {
     /// The route's parameters that take a list of enumeration values (a
     /// `CommaList` such as `details`): what asks for nested details.
     public let detailParameters: [String]
+    /// The `Cache-Control` the route declares for its successful `GET` responses.
+    public let cacheControl: String?
     /// The router's logger.
     public let logger: Logger
 
@@ -50,8 +52,9 @@ public struct RunRequest: Sendable {
     /// ```
     public init(
         method: HTTPMethod, path: String, query: String?, headers: HTTPHeaders, detailParameters: [String] = [],
-        logger: Logger
+        cacheControl: String? = nil, logger: Logger
     ) {
+        self.cacheControl = cacheControl
         self.method = method
         self.path = path
         self.query = query
@@ -68,5 +71,16 @@ public struct RunRequest: Sendable {
     /// ```
     public func response(for error: any Error) -> HTTPResponse {
         HTTPError.response(for: error, method: method, path: path, logger: logger)
+    }
+
+    /// `response` with the route's `Cache-Control` and, when its body is
+    /// whole, its `ETag`; `304` when the request already holds it (see
+    /// `HTTPResponse.validated(for:headers:cacheControl:)`).
+    ///
+    /// ```swift
+    /// promise.succeed(request.validated(HTTPResponse(json: object)))
+    /// ```
+    public func validated(_ response: HTTPResponse) -> HTTPResponse {
+        response.validated(for: method, headers: headers, cacheControl: cacheControl)
     }
 }

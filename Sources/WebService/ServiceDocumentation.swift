@@ -27,12 +27,28 @@ public struct EndpointDocumentation: Sendable, Encodable {
 /// One route: verb, parameters and result.
 public struct OperationDocumentation: Sendable, Encodable {
     public let method: String
+    /// The operation's name in the OpenAPI document (`employees.getByEmployeeNumber`),
+    /// shared by the overloads of one verb on one path; see ``OperationID``.
+    public let operationId: String
     public let description: String
     public let parameters: [ParameterDocumentation]
     /// The result type, or `nil` when the operation returns nothing (204).
     public let result: ValueType?
     /// Whether the result is streamed.
     public let streamed: Bool
+    /// The names of the route's own path variables by position (a
+    /// positional one by its index), which an overload may name otherwise
+    /// than the endpoint's path does.
+    let pathVariableNames: [String]
+    /// Whether the handler builds the whole response (any status).
+    let handlerBuildsResponse: Bool
+    /// Whether a runner streams the result (a query's list): it then also
+    /// answers `Accept: text/csv`, and pages (`Link`, `Content-Range`).
+    let isRunnableList: Bool
+
+    private enum CodingKeys: String, CodingKey {
+        case method, operationId, description, parameters, result, streamed
+    }
 }
 
 /// One input of a route.
@@ -53,7 +69,26 @@ public struct ParameterDocumentation: Sendable, Encodable {
     public let required: Bool
     /// The value taken when the argument is absent, as text.
     public let defaultValue: String?
+    /// A typical value, as text.
+    public let example: String?
     public let description: String
+    /// The default and the example as a request sends them, one text per
+    /// repetition of the name.
+    let defaultTexts: [String]?
+    let exampleTexts: [String]?
+    /// Whether one text may hold several values separated by commas (``CommaList``).
+    let commaSeparated: Bool
+
+    private enum CodingKeys: String, CodingKey {
+        case name, location, type, required, defaultValue, example, description
+    }
+
+    /// The description, with how to give several values when a text may hold them.
+    var fullDescription: String {
+        guard commaSeparated else { return description }
+        let note = "Repeat the name for each value, or separate values by commas (`a,b`)."
+        return description.isEmpty ? note : description + " " + note
+    }
 }
 
 /// A structure's fields, in declaration order.
@@ -86,13 +121,19 @@ extension ValueType: Encodable {
 extension ServiceDocumentation {
     init(path: String, description: String, resources: [Resource]) {
         let introspector = TypeIntrospector()
+        var operationIDs = OperationID.Assigner(servicePath: path)
         self.path = path
         self.description = description
         endpoints = resources.map { resource in
-            let routePath = resource.routes[0].route.path.split(separator: "/").joined(separator: "/")
+            let routePath = resource.pattern.text
             return EndpointDocumentation(
                 path: routePath.isEmpty ? path : path + "/" + routePath,
-                operations: resource.routes.map { OperationDocumentation($0, introspector: introspector) }
+                operations: resource.routes.map { bound in
+                    OperationDocumentation(
+                        bound, operationId: operationIDs.id(method: bound.route.method, pattern: resource.pattern),
+                        introspector: introspector
+                    )
+                }
             )
         }
         structures = introspector.structures
@@ -101,39 +142,66 @@ extension ServiceDocumentation {
 }
 
 extension OperationDocumentation {
-    init(_ bound: BoundRoute, introspector: TypeIntrospector) {
+    init(_ bound: BoundRoute, operationId: String, introspector: TypeIntrospector) {
         let route = bound.route
         let variables = bound.pattern.variableNames
+        let declaredVariables = RoutePattern(route.path).variableNames
         method = route.method.rawValue
+        self.operationId = operationId
+        var pathVariableNames: [String] = []
+        for segment in bound.pattern.segments {
+            switch segment {
+            case .literal: continue
+            case .named(let name): pathVariableNames.append(name)
+            case .positional: pathVariableNames.append(String(pathVariableNames.count))
+            }
+        }
+        self.pathVariableNames = pathVariableNames
+        if case .response = route.result { handlerBuildsResponse = true } else { handlerBuildsResponse = false }
+        switch route.result {
+        case .runnable(let type?) where type is any Collection.Type: isRunnableList = true
+        case .described(let description?) where description.streamed: isRunnableList = true
+        default: isRunnableList = false
+        }
         description = route.description
         parameters = route.inputs.compactMap { input in
             switch input.kind {
-            case .argument(let name, let type, let defaultValue, let hasDefault):
+            case .argument(let name, let type, let defaultTexts, let exampleTexts):
+                // A variable this path leaves out (an optional last one) is not an input here.
+                if declaredVariables.contains(name), !variables.contains(name) { return nil }
                 return ParameterDocumentation(
                     name: name,
                     location: variables.contains(name) ? .path : .argument,
                     type: introspector.describe(type),
-                    required: !hasDefault && type.valueWhenAbsent == nil,
-                    defaultValue: defaultValue,
-                    description: input.description
+                    required: defaultTexts == nil && type.valueWhenAbsent == nil,
+                    defaultValue: defaultTexts.map { $0.joined(separator: ",") },
+                    example: exampleTexts.map { $0.joined(separator: ",") },
+                    description: input.description,
+                    defaultTexts: defaultTexts, exampleTexts: exampleTexts,
+                    commaSeparated: type is any CommaSeparatedValues.Type
                 )
             case .pathVariable(let index, let type):
                 return ParameterDocumentation(
-                    name: String(index), location: .path, type: introspector.describe(type),
-                    required: true, defaultValue: nil, description: input.description
+                    name: String(index), location: .path, type: introspector.describe(type), required: true,
+                    defaultValue: nil, example: nil, description: input.description,
+                    defaultTexts: nil, exampleTexts: nil, commaSeparated: false
                 )
             case .body(let type):
                 return ParameterDocumentation(
-                    name: "body", location: .body, type: introspector.describe(type),
-                    required: true, defaultValue: nil, description: input.description
+                    name: "body", location: .body, type: introspector.describe(type), required: true,
+                    defaultValue: nil, example: nil, description: input.description,
+                    defaultTexts: nil, exampleTexts: nil, commaSeparated: false
                 )
             case .request:
                 return nil
             case .runtimeArgument(let name, let type, let defaultText, let required):
                 introspector.register(type)
+                var isNameList = false
+                if case .array(.enumeration) = type { isNameList = true }
                 return ParameterDocumentation(
                     name: name, location: variables.contains(name) ? .path : .argument, type: type,
-                    required: required, defaultValue: defaultText, description: input.description
+                    required: required, defaultValue: defaultText, example: nil, description: input.description,
+                    defaultTexts: defaultText.map { [$0] }, exampleTexts: nil, commaSeparated: isNameList
                 )
             }
         }

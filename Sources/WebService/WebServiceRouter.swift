@@ -3,9 +3,11 @@ import HTTPServer
 import Logging
 
 /// Dispatches requests to the routes of the mounted ``WebService``s and
-/// serves their documentation: `GET /` lists the services and
+/// serves their documentation: `GET /` lists the services,
 /// `GET /<service>?api` describes one (HTML, or JSON on
-/// `Accept: application/json`).
+/// `Accept: application/json`) and `GET /openapi.json` describes them all
+/// in one OpenAPI 3.1.0 document (``OpenAPIInfo`` gives its title and
+/// version). Each page is built when first asked for, then kept.
 ///
 /// `respond(to:)` never throws and never blocks: every error becomes a
 /// problem-details response, and a handler that may block runs later, off
@@ -18,17 +20,28 @@ import Logging
 public final class WebServiceRouter: Sendable {
     let services: [MountedService]
     let logger: Logger
+    private let openAPIDocument: Lazy<[UInt8]>
+
+    /// The path of the OpenAPI document.
+    static let openAPIPath = ["openapi.json"]
 
     /// Mounts `services`, each at its own path. `runners` run what the
     /// routes return as ``RunnableResult``s (a `QueryRunner` for query
     /// values, say); a route whose result has no runner here stops the
-    /// program at once, not at its first request.
-    public init(services: [any WebService], runners: [any Sendable] = [], logger: Logger = Logger(label: "web")) {
-        self.services = services.map { MountedService($0, runners: runners) }
+    /// program at once, not at its first request. `openAPI` titles the
+    /// OpenAPI document.
+    public init(
+        services: [any WebService], runners: [any Sendable] = [], logger: Logger = Logger(label: "web"),
+        openAPI: OpenAPIInfo = OpenAPIInfo()
+    ) {
+        let mounted = services.map { MountedService($0, runners: runners) }
+        self.services = mounted
         self.logger = logger
+        openAPIDocument = Lazy { OpenAPIDocument(services: mounted.map(\.documentation), info: openAPI).json }
         var seen: Set<[String]> = []
-        for service in self.services {
+        for service in mounted {
             precondition(!service.segments.isEmpty, "A service cannot be mounted at /, which lists the services")
+            precondition(service.segments != Self.openAPIPath, "A service cannot be mounted at /openapi.json, the OpenAPI document")
             precondition(seen.insert(service.segments).inserted, "Two services are mounted at \(service.path)")
         }
     }
@@ -67,7 +80,8 @@ public final class WebServiceRouter: Sendable {
 
     private func run(_ route: Route, _ context: RouteContext, method: HTTPMethod, rawPath: String) -> HTTPResponse {
         do {
-            var response = try route.handler(context)
+            var response = try route.handler(context).validated(
+                for: method, headers: context.request.headers, cacheControl: route.cacheControl)
             if method == .head, case .stream(let body) = response.body {
                 body.close()
                 response.body = .empty
@@ -95,6 +109,9 @@ public final class WebServiceRouter: Sendable {
         if segments.isEmpty {
             return .response(try respondWithIndex(to: request))
         }
+        if segments == Self.openAPIPath {
+            return .response(try respondWithOpenAPIDocument(to: request))
+        }
         // The service mounted at the longest prefix of the path.
         var longest: Int?
         for index in services.indices where segments.starts(with: services[index].segments) {
@@ -108,7 +125,7 @@ public final class WebServiceRouter: Sendable {
         let service = services[longest]
         let remainder = segments.dropFirst(service.segments.count)
         if remainder.isEmpty, request.rawQuery == "api", request.method == .get || request.method == .head {
-            return .response(service.documentationResponse(json: Self.acceptsJSON(request)))
+            return .response(service.documentationResponse(json: Self.acceptsJSON(request), host: DocumentationPages.host(of: request)))
         }
         guard let resource = service.resource(matching: remainder) else {
             throw notFound(request)
@@ -132,7 +149,8 @@ public final class WebServiceRouter: Sendable {
         let chosen = try Self.choose(among: candidates, for: arguments, request: request)
         let context = RouteContext(
             request: consume request, pattern: candidates[chosen].pattern, path: remainder, arguments: arguments.values,
-            runner: candidates[chosen].runner, detailParameters: candidates[chosen].detailParameters, logger: logger
+            runner: candidates[chosen].runner, detailParameters: candidates[chosen].detailParameters,
+            cacheControl: candidates[chosen].route.cacheControl, logger: logger
         )
         return .route(candidates[chosen].route, context)
     }
@@ -153,6 +171,21 @@ public final class WebServiceRouter: Sendable {
             throw HTTPError(
                 .methodNotAllowed,
                 detail: "\(request.method) is not allowed on /; use GET, HEAD, OPTIONS.",
+                headers: ["Allow": "GET, HEAD, OPTIONS"]
+            )
+        }
+    }
+
+    private func respondWithOpenAPIDocument(to request: HTTPRequest) throws -> HTTPResponse {
+        switch request.method {
+        case .get, .head:
+            return HTTPResponse(json: openAPIDocument.value)
+        case .options:
+            return HTTPResponse(status: .noContent, headers: ["Allow": "GET, HEAD, OPTIONS"])
+        default:
+            throw HTTPError(
+                .methodNotAllowed,
+                detail: "\(request.method) is not allowed on /openapi.json; use GET, HEAD, OPTIONS.",
                 headers: ["Allow": "GET, HEAD, OPTIONS"]
             )
         }

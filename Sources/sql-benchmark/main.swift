@@ -11,6 +11,7 @@
 
 import Foundation
 import PostgreSQL
+import PostgreSQLWebService
 
 let arguments = CommandLine.arguments
 let employeeCount = arguments.count > 1 ? Int(arguments[1]) ?? 10_000 : 10_000

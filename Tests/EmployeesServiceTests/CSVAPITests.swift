@@ -39,3 +39,19 @@ struct CSVAPITests {
         #expect((reply.object["detail"] as? String)?.contains("titles") == true)
     }
 }
+
+extension CSVAPITests {
+    @Test("the OpenAPI document offers text/csv for query lists, and for them only")
+    func documented() throws {
+        let document = try server.get("/openapi.json").object
+        let paths = try #require(document["paths"] as? [String: [String: Any]])
+        func content(_ path: String) throws -> [String: Any] {
+            let get = try #require(paths[path]?["get"] as? [String: Any])
+            let ok = try #require((get["responses"] as? [String: Any])?["200"] as? [String: Any])
+            return try #require(ok["content"] as? [String: Any])
+        }
+        #expect(Set(try content("/employees").keys) == ["application/json", "text/csv"])
+        #expect(Set(try content("/departments").keys) == ["application/json", "text/csv"])
+        #expect(Set(try content("/employees/{employeeNumber}").keys) == ["application/json"])
+    }
+}

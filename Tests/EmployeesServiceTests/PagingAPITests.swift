@@ -26,6 +26,10 @@ struct PagingAPITests {
         let first = try server.get("/employees?limit=2")
         #expect(first.header("Link") == #"</employees?limit=2&offset=2>; rel="next""#)
         #expect(try server.get("/employees?offset=300020").header("Link") == nil, "no limit, no pages")
+        let edge = try server.get("/employees?limit=9223372036854775807&offset=9223372036854775807", headers: [("Prefer", "count=exact")])
+        #expect(edge.status == 200 && edge.text == "[]")
+        #expect(edge.header("Link") == #"</employees?limit=9223372036854775807&offset=0>; rel="prev""#, "no next page past Int.max")
+        #expect(edge.header("Content-Range") == "*/300024")
     }
 
     @Test("Prefer: count=exact gives Content-Range, and ends the links at the last page")

@@ -27,6 +27,8 @@ struct ServerProcessTests {
     final class RunningServer: Sendable {
         let process: Process
         private let output = Mutex("")
+        /// Set when the output pipe reached its end (the process and its copies of it closed).
+        private let outputEnded = Mutex(false)
 
         init(arguments: [String]) throws {
             guard FileManager.default.isExecutableFile(atPath: ServerProcessTests.executable.path) else {
@@ -50,6 +52,7 @@ struct ServerProcessTests {
                 let data = handle.availableData
                 if data.isEmpty {
                     handle.readabilityHandler = nil
+                    self?.outputEnded.withLock { $0 = true }
                 } else {
                     self?.output.withLock { $0 += String(decoding: data, as: UTF8.self) }
                 }
@@ -77,6 +80,8 @@ struct ServerProcessTests {
             let deadline = Date(timeIntervalSinceNow: timeout)
             while process.isRunning, Date() < deadline { Thread.sleep(forTimeInterval: 0.02) }
             guard !process.isRunning else { return nil }
+            // What it printed last may still be on its way through the pipe's handler.
+            while !outputEnded.withLock({ $0 }), Date() < deadline { Thread.sleep(forTimeInterval: 0.02) }
             return process.terminationStatus
         }
 

@@ -1,5 +1,6 @@
 import Foundation
 import PostgreSQL
+import PostgreSQLWebService
 import Testing
 
 /// Parent values reach the attached subqueries unchanged, whatever their text or type.

@@ -1,5 +1,6 @@
 import Foundation
 import PostgreSQL
+import PostgreSQLWebService
 import Testing
 
 /// `ResultSetAdapter.Format.csv`: RFC 4180 text from real query results.

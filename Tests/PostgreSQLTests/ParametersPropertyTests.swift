@@ -1,5 +1,6 @@
 import Testing
 @testable import PostgreSQL
+@testable import PostgreSQLWebService
 
 /// Randomised tests of `Parameters.parse` with a seeded generator, so that
 /// every failure can be replayed from the seed in its message.

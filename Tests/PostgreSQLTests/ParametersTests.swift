@@ -1,5 +1,6 @@
 import Testing
 @testable import PostgreSQL
+@testable import PostgreSQLWebService
 
 @Suite("Parameters.parse")
 struct ParametersTests {

@@ -3,6 +3,7 @@ import Glibc
 #endif
 import Locking
 import PostgreSQL
+import PostgreSQLWebService
 import Synchronization
 import Testing
 
@@ -55,8 +56,11 @@ import Testing
         failing.attach("tenfold", "SELECT 10 AS tenfold")
         #expect { try Self.run(failing).get() } throws: { ($0 as? DatabaseError)?.code == .divisionByZero }
 
-        let broken = ResultSetAdapter(pool, sql: "SELEC 1 AS id", shape: .object)
-        #expect { try Self.run(broken).get() } throws: { ($0 as? DatabaseError)?.code == .syntaxError }
+        // Twice: a statement whose preparation failed is prepared again, not run unprepared.
+        for _ in 1...2 {
+            let broken = ResultSetAdapter(pool, sql: "SELEC 1 AS id", shape: .object)
+            #expect { try Self.run(broken).get() } throws: { ($0 as? DatabaseError)?.code == .syntaxError }
+        }
 
         let missing = ResultSetAdapter(pool, sql: "SELECT :id::int AS id", shape: .object)
         #expect { try Self.run(missing).get() } throws: { ($0 as? ParameterError)?.name == "id" }
@@ -86,6 +90,40 @@ import Testing
                 let pad = String(repeating: "x", count: number % 50)
                 let doubles = Array(repeating: #"{"d":\#(number * 2)}"#, count: number % 3).joined(separator: ",")
                 if String(decoding: output, as: UTF8.self) != #"{"n":\#(number),"pad":"\#(pad)","double":[\#(doubles)]}"# {
+                    wrong.add(1, ordering: .relaxed)
+                }
+                done.add(1, ordering: .relaxed)
+            }
+        }
+        let deadline = ContinuousClock.now + .seconds(30)
+        while done.load(ordering: .relaxed) < total, ContinuousClock.now < deadline { usleep(10_000) }
+        #expect(done.load(ordering: .relaxed) == total)
+        #expect(wrong.load(ordering: .relaxed) == 0)
+    }
+
+    /// Second rounds (guesses that fail) among many callers on the loop's
+    /// two connections: each round takes its statements from the connection
+    /// that runs it. Five SQL texts used in no set order give the same
+    /// statement different names on the two.
+    @Test func secondRoundsRunOnEitherConnection() throws {
+        let pool = TestDatabase.pool(size: 1)
+        defer { pool.close() }
+        let wrong = Atomic<Int>(0)
+        let done = Atomic<Int>(0)
+        let total = 1_000
+        for number in 0..<total {
+            let variant = number % 5
+            let guess = number % 2 == 0 ? number + variant : -1
+            let adapter = ResultSetAdapter(
+                pool, sql: "SELECT :wanted::int + \(variant) AS id", arguments: ["wanted": number, "id": guess],
+                shape: .object)
+            adapter.attach("more", "SELECT :id::int * 10 + \(variant) AS t")
+            adapter.start { outcome in
+                var output: [UInt8] = []
+                if (try? outcome.get()) == true { _ = try? adapter.write(into: &output) }
+                adapter.close()
+                let id = number + variant
+                if String(decoding: output, as: UTF8.self) != #"{"id":\#(id),"more":[{"t":\#(id * 10 + variant)}]}"# {
                     wrong.add(1, ordering: .relaxed)
                 }
                 done.add(1, ordering: .relaxed)

@@ -1,4 +1,5 @@
 @testable import PostgreSQL
+@testable import PostgreSQLWebService
 import Testing
 
 /// Several statements in one round trip (`Connection.runPipeline`).

@@ -1,6 +1,7 @@
 import Foundation
 import Testing
 @testable import PostgreSQL
+@testable import PostgreSQLWebService
 
 /// Renders PostgreSQL's own text output of many values of every type and
 /// compares the JSON with `to_json(v)`, or, where this project differs on

@@ -1,5 +1,6 @@
 import Foundation
 import PostgreSQL
+import PostgreSQLWebService
 import Testing
 
 @Suite struct ResultSetAdapterTests {

@@ -1,6 +1,7 @@
 import Foundation
 import Testing
 @testable import PostgreSQL
+@testable import PostgreSQLWebService
 
 @Suite("SQLArguments and binding")
 struct SQLArgumentsTests {

@@ -1,5 +1,6 @@
 import Foundation
 import PostgreSQL
+import PostgreSQLWebService
 
 /// Helpers for the integration tests: they use the PostgreSQL cluster named
 /// by the standard `PG*` environment variables (`scripts/pg-cluster env`).

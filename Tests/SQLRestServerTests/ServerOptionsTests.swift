@@ -50,7 +50,7 @@ private func help(_ defaults: ServerOptions = ServerOptions(), prefix: String = 
     #expect(text.contains("--port <port>"))
     #expect(text.contains("(default: 9001)"))
     #expect(text.contains("-h, --help"))
-    #expect(ServerOptions.table.count == 14)
+    #expect(ServerOptions.table.count == 15)
 }
 
 @Test(arguments: [
@@ -112,6 +112,17 @@ func usageErrorsNameTheOption(arguments: [String], message: String) {
     let text = try String(contentsOf: readme, encoding: .utf8)
     let table = ServerOptions.markdownTable(environmentPrefix: "EMPLOYEES_")
     #expect(text.contains(table), "README.md's table should read:\n\(table)")
+}
+
+@Test func corsOriginsRepeatAndListInTheEnvironment() throws {
+    guard case .serve(let options) = try ServerOptions.parse(
+        ["--cors-origin", "https://a.example", "--cors-origin=https://b.example"], environmentPrefix: "EMPLOYEES_",
+        environment: { $0 == "EMPLOYEES_CORS_ORIGINS" ? "https://c.example, https://d.example" : nil })
+    else {
+        Issue.record("not serving")
+        return
+    }
+    #expect(options.corsOrigins == ["https://c.example", "https://d.example", "https://a.example", "https://b.example"])
 }
 
 /// A program's own option, as sql-rest declares `--services`.

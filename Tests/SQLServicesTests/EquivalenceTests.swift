@@ -13,7 +13,7 @@ import Testing
 @Suite("services/ answers as the Swift services do")
 struct EquivalenceTests {
     /// The header fields compared, besides the status and the body.
-    static let comparedFields = ["Content-Type", "Link", "Content-Range", "Allow", "Location", "Retry-After"]
+    static let comparedFields = ["Content-Type", "Link", "Content-Range", "Allow", "Location", "Retry-After", "ETag", "Vary"]
 
     /// Every request sent to both: objects, every order of every set of
     /// details, searches, pages, counts, CSV, and every error case.

@@ -2,8 +2,51 @@ import Foundation
 #if canImport(FoundationNetworking)
 import FoundationNetworking
 #endif
+import HTTPTestClient
+import Synchronization
 import Testing
 import WebService
+
+/// Holds the threads that pass it until it is opened.
+private final class Gate: @unchecked Sendable {
+    // `@unchecked Sendable`: every stored property is touched with `condition` locked.
+    private let condition = NSCondition()
+    private var isOpen = false
+    private var waiters = 0
+
+    var waiting: Int {
+        condition.lock()
+        defer { condition.unlock() }
+        return waiters
+    }
+
+    /// Blocks until the gate opens; returns how many waited with this one.
+    func pass() -> Int {
+        condition.lock()
+        defer { condition.unlock() }
+        waiters += 1
+        condition.broadcast()
+        while !isOpen { condition.wait() }
+        return waiters
+    }
+
+    func waitForWaiters(_ count: Int, seconds: Double) -> Bool {
+        condition.lock()
+        defer { condition.unlock() }
+        let deadline = Date(timeIntervalSinceNow: seconds)
+        while waiters < count { if !condition.wait(until: deadline) { return false } }
+        return true
+    }
+
+    func open() {
+        condition.lock()
+        isOpen = true
+        condition.broadcast()
+        condition.unlock()
+    }
+}
+
+private let gate = Gate()
 
 /// `async` handlers, next to synchronous ones.
 private struct AsyncService: WebService {
@@ -11,9 +54,8 @@ private struct AsyncService: WebService {
     let description = "Async handlers."
 
     var routes: [Route] {
-        Route(.get, "/blocking", Parameter<Int>("ms")) { (ms: Int) async -> Int in
-            usleep(UInt32(ms) * 1000)  // Blocks its thread, as a careless async library might.
-            return ms
+        Route(.get, "/blocking") { () async -> Int in
+            gate.pass()  // Blocks its thread until the test opens the gate, as a careless async library might.
         }
         Route(.get, "/awaiting", Parameter<Int>("ms")) { (ms: Int) async throws -> Int in
             try await Task.sleep(for: .milliseconds(ms))
@@ -51,20 +93,26 @@ final class AsyncHandlerTests {
 
     @Test("async handlers that block hold up workers, not the event loop")
     func blockingHandlerDoesNotStallOthers() async throws {
-        let blocking = base + "/async/blocking?ms=2000"
-        async let first = send(blocking)
-        async let second = send(blocking)
-        async let third = send(blocking)
-        try await Task.sleep(for: .milliseconds(200))  // The three are blocking their threads now.
-        let clock = ContinuousClock()
-        let start = clock.now
+        // Three requests on threads and sockets of their own, not URLSession's.
+        let port = server.port
+        let statuses = Mutex<[Int]>([])
+        let threads = (0..<3).map { _ in
+            Thread {
+                let status = (try? TestClient.request("GET", "/async/blocking", port: port).status) ?? -1
+                statuses.withLock { $0.append(status) }
+            }
+        }
+        threads.forEach { $0.start() }
+        #expect(gate.waitForWaiters(3, seconds: 60), "the three handlers are blocking their threads")
+        // With the three blocked, other requests are served, async or not.
         let echo = try await get("/async/echo?text=hi")
         let awaited = try await get("/async/awaiting?ms=10")
-        let elapsed = clock.now - start
         #expect(echo.status == 200 && echo.body == "\"hi\"")
         #expect(awaited.status == 200 && awaited.body == "10")
-        #expect(elapsed < .milliseconds(1000), "other requests waited \(elapsed) behind blocking handlers")
-        #expect(try await [first.status, second.status, third.status] == [200, 200, 200])
+        #expect(gate.waiting == 3, "answered while the blocking handlers still block")
+        gate.open()
+        for _ in 0..<6000 where statuses.withLock({ $0.count }) < 3 { try await Task.sleep(for: .milliseconds(10)) }
+        #expect(statuses.withLock { $0 } == [200, 200, 200])
     }
 
     @Test("five hundred concurrent async requests all answer, each its own value")
@@ -101,7 +149,7 @@ private typealias Reply = (status: Int, body: String, type: String?)
 private func send(_ url: String, method: String = "GET") async throws -> Reply {
     var request = URLRequest(url: URL(string: url)!)
     request.httpMethod = method
-    request.timeoutInterval = 20
+    request.timeoutInterval = 30
     let (data, response) = try await URLSession.shared.data(for: request)
     let http = try #require(response as? HTTPURLResponse)
     return (http.statusCode, String(decoding: data, as: UTF8.self), http.value(forHTTPHeaderField: "Content-Type"))

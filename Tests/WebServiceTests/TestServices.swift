@@ -141,3 +141,23 @@ struct CatalogService: WebService {
         Route(.get, "/fail/internal") { () throws -> String in throw SecretFailure() }
     }
 }
+
+/// An optional last path variable, a calendar date, a comma list and examples.
+struct ArchiveService: WebService {
+    let path = "/archive"
+    let description = "Entries by year; `year` may be left out."
+
+    var routes: [Route] {
+        Route(.get, "/?:year", description: "The entries of one `year`, or of every year.",
+              Parameter<Int?>("year", example: 2024, description: "The year.")) { year in
+            year.map { "year \($0)" } ?? "every year"
+        }
+        Route(.post, "/entries", description: "Adds an entry.",
+              Parameter<String>("title", example: "Lamp's day"),
+              Parameter<CalendarDate>("day", example: CalendarDate(year: 2024, month: 5, day: 1)),
+              Parameter<CommaList<Detail>>("details", example: CommaList([.titles, .salaries]), description: "What to keep."),
+              Parameter<Bool>("draft", default: false)) { title, day, details, draft in
+            "\(title) on \(day): \(details.map(\.rawValue).joined(separator: "+"))\(draft ? " (draft)" : "")"
+        }
+    }
+}

@@ -50,5 +50,5 @@ struct Product: Codable {
 
 struct Price: Codable {
     var amount: Double
-    var since: Date
+    var since: CalendarDate
 }

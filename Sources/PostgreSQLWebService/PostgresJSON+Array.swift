@@ -1,4 +1,5 @@
 import JSONStreaming
+import PostgreSQL
 
 // MARK: - Arrays
 

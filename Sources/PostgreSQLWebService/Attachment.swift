@@ -1,3 +1,4 @@
+import PostgreSQL
 /// A subquery whose rows are nested, as an array, in each row of its parent.
 ///
 /// The subquery's `:name` parameters are bound from the parent row's
@@ -73,10 +74,23 @@ struct BatchSQL {
     var labelSpelling: [String: String]
 }
 
+/// The batch forms of a connection's attached subqueries, in its `layerCache`.
+private final class BatchSQLCache {
+    var bySubquery: [String: BatchSQL] = [:]
+}
+
 extension Connection {
+    private var batchSQLCache: BatchSQLCache {
+        if let cache = layerCache as? BatchSQLCache { return cache }
+        let cache = BatchSQLCache()
+        layerCache = cache
+        return cache
+    }
+
     /// The batch form of an attached subquery, built once per connection.
     func batchSQL(for subquery: String) throws -> BatchSQL {
-        if let batch = batchSQLBySubquery[subquery] { return batch }
+        let cache = batchSQLCache
+        if let batch = cache.bySubquery[subquery] { return batch }
         let statement = try preparedStatement(for: subquery)
         let typeNames = try typeNames(of: parameterTypes(of: statement))
 
@@ -107,7 +121,7 @@ extension Connection {
             ) AS c0) AS c ORDER BY p."__ord", c."__rn"
             """
         let batch = BatchSQL(sql: sql, names: statement.parameters.names, labelSpelling: statement.labelSpelling)
-        batchSQLBySubquery[subquery] = batch
+        cache.bySubquery[subquery] = batch
         return batch
     }
 

@@ -1,4 +1,5 @@
 import JSONStreaming
+import PostgreSQL
 
 /// How one row becomes a JSON object, worked out once per result.
 ///
@@ -154,5 +155,56 @@ struct ObjectTemplate {
                 }
             }
         }
+    }
+}
+
+// MARK: - Templates kept with a result's columns
+
+/// The templates of one column layout, kept in its `layerCache`.
+private final class ObjectTemplates {
+    let plain: ObjectTemplate
+    /// Templates with attachments, by attachment keys.
+    var byAttachmentKeys: [[String]: ObjectTemplate] = [:]
+    /// The template `objectTemplate(attachments:)` returned last, and its keys.
+    var last: (keys: [String], template: ObjectTemplate)?
+
+    init(columns: [Column]) {
+        plain = ObjectTemplate(columns: columns)
+    }
+}
+
+extension ColumnLayout {
+    private var templates: ObjectTemplates {
+        if let templates = layerCache as? ObjectTemplates { return templates }
+        let templates = ObjectTemplates(columns: columns)
+        layerCache = templates
+        return templates
+    }
+
+    /// How a row is written as a JSON object, built on first use.
+    var objectTemplate: ObjectTemplate { templates.plain }
+
+    /// How a row is written with the arrays of attachments `keys` after its columns.
+    func objectTemplate(attachmentKeys keys: [String]) -> ObjectTemplate {
+        let templates = self.templates
+        if keys.isEmpty { return templates.plain }
+        if let template = templates.byAttachmentKeys[keys] { return template }
+        let template = ObjectTemplate(columns: columns, attachmentKeys: keys)
+        templates.byAttachmentKeys[keys] = template
+        return template
+    }
+
+    /// How a row is written with the arrays of `attachments` after its
+    /// columns. The same attachments as last time (each request of a route
+    /// attaches the same) are recognised without hashing their keys.
+    func objectTemplate(attachments: [Attachment]) -> ObjectTemplate {
+        let templates = self.templates
+        if let last = templates.last, last.keys.elementsEqual(attachments, by: { $0 == $1.key }) {
+            return last.template
+        }
+        let keys = attachments.map(\.key)
+        let template = objectTemplate(attachmentKeys: keys)
+        templates.last = (keys, template)
+        return template
     }
 }

@@ -1,4 +1,5 @@
 import JSONStreaming
+import PostgreSQL
 
 /// Streams a query's rows into a response body as JSON objects keyed by
 /// column label, pulling rows from the database only as the client reads.
@@ -10,7 +11,7 @@ import JSONStreaming
 ///
 /// Without attachments the query runs in single-row mode. With attachments
 /// and ``Shape/object``, the row and its attachments take one or two round
-/// trips of prepared statements (see `FirstRowWithAttachments`). With attachments and
+/// trips of prepared statements (see `ObjectWithAttachments`). With attachments and
 /// ``Shape/array``, the parent query runs as a server-side cursor, fetched in blocks of
 /// ``blockSize`` rows; each attachment then runs once per block for all its
 /// parent rows (never once per row), and its own attachments once per block

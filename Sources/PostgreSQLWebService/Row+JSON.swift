@@ -1,3 +1,5 @@
+import PostgreSQL
+
 extension Row {
     /// Appends the row as a JSON object keyed by column label, its values
     /// written by type exactly as a ``ResultSetAdapter`` writes rows.

@@ -1,4 +1,5 @@
 import JSONStreaming
+import PostgreSQL
 
 /// How PostgreSQL values are written as JSON.
 ///

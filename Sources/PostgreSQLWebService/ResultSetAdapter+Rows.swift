@@ -1,3 +1,4 @@
+import PostgreSQL
 /// Where a ``ResultSetAdapter`` gets its rows, one JSON object at a time.
 protocol RowSource: AnyObject {
     /// Whether another row is available (reads ahead if needed).
@@ -49,128 +50,50 @@ final class StreamingRows: RowSource {
 // MARK: - One row with its attachments
 
 /// The first row of a query with attachments, for
-/// ``ResultSetAdapter/Shape/object``, read with prepared statements and no
-/// cursor or transaction of its own: each statement sees what was committed
-/// when it started (run the adapter on a connection in a repeatable read
-/// transaction for one snapshot). Nested attachments run as batches.
-///
-/// When the adapter's arguments hold a value for every parameter of the
-/// attachments (as `GET /employees/{n}` binds `:employeeNumber` from its
-/// path), the row and all the attachments go in one pipeline, one round
-/// trip, the attachments bound from the arguments; they are kept if the
-/// row's columns of the same names hold the same values, which is what
-/// binding from the row would have given, and run again, bound from the
-/// row, otherwise. Without such values: the row, then the attachments in
-/// one pipeline, two round trips. Rows after the first are dropped as they
-/// arrive.
+/// ``ResultSetAdapter/Shape/object``: ``ObjectWithAttachments`` run on a
+/// connection, each round one pipeline (run the adapter on a connection in
+/// a repeatable read transaction for one snapshot). Nested attachments run
+/// as batches. Rows after the first are dropped as they arrive.
 final class FirstRowWithAttachments: RowSource {
-    private var row: Row?
-    private var template: ObjectTemplate?
-    private var children: [ChildBlock] = []
+    private var rows: ObjectWithAttachments.Rows?
 
     init(connection: Connection, sql: String, arguments: SQLArguments, attachments: [Attachment]) throws {
-        let statement = try connection.preparedStatement(for: sql)
-        var childStatements: [PreparedStatement] = []
-        childStatements.reserveCapacity(attachments.count)
-        for attachment in attachments { try childStatements.append(connection.preparedStatement(for: attachment.sql)) }
-
-        // The row first, with the attachments bound from the arguments when
-        // they can be (the arguments may hold values for their parameters).
-        var pipeline: [PipelinedStatement] = []
-        pipeline.reserveCapacity(1 + attachments.count)
-        let values = try statement.parameters.textValues { arguments.values[$0] }
-        pipeline.append(PipelinedStatement(statement, values: values, firstRowOnly: true))
-        for child in childStatements {
-            // The same names as the row's (all `:employeeNumber`, say): the same values, no look-ups.
-            if child.parameters.names == statement.parameters.names {
-                pipeline.append(PipelinedStatement(child, values: values))
-                continue
+        var object = ObjectWithAttachments(sql: sql, arguments: arguments, attachments: attachments)
+        while true {
+            var statements = try object.nextRound { try connection.preparedStatement(for: $0) }
+            if statements.contains(where: { $0.prepared?.isPrepared == false }) {
+                // A look-up found the cache full and emptied it, deallocating
+                // the statements looked up before it: once more, with room.
+                statements = try object.nextRound { try connection.preparedStatement(for: $0) }
             }
-            guard let values = try? child.parameters.textValues({ arguments.values[$0] }) else {
-                pipeline.removeSubrange(1...)
-                break
-            }
-            pipeline.append(PipelinedStatement(child, values: values))
-        }
-        let hasGuesses = pipeline.count == 1 + attachments.count
-        var results = try connection.sendPipeline(pipeline)
-        try connection.check(results[0])
-        guard results[0].rowCount > 0 else { return }
-        let row = Row(result: results[0], index: 0, layout: statement.layout(of: results[0]))
-        var isGuessed = hasGuesses
-        if hasGuesses {
-            // Names already found to agree (with the same values) need no second look.
-            var agreeingNames: [String]?
-            for index in childStatements.indices {
-                let parameters = childStatements[index].parameters
-                if parameters.names == agreeingNames { continue }
-                guard Self.row(row, agreesWith: pipeline[index + 1].values, for: parameters) else {
-                    isGuessed = false
-                    break
-                }
-                if parameters.names == statement.parameters.names { agreeingNames = parameters.names }
+            let results = try connection.sendPipeline(statements)
+            let outcome = try object.receive({ index in
+                let result = results[index]
+                try connection.check(result)
+                return result
+            }, connection: connection)
+            switch outcome {
+            case .noRow: return
+            case .secondRound: continue
+            case .object(let rows):
+                self.rows = rows
+                return
             }
         }
-
-        let layout = row.layout
-        if isGuessed {
-            for result in results.dropFirst() { try connection.check(result) }
-        } else {
-            pipeline.removeAll(keepingCapacity: true)
-            for child in childStatements {
-                let values = try child.parameters.textValues { name in
-                    if let column = layout.index(of: name) { return row[column].map(SQLValue.text) ?? .null }
-                    return arguments.values[name]
-                }
-                pipeline.append(PipelinedStatement(child, values: values))
-            }
-            results = [results[0]]
-            results += try connection.runPipeline(pipeline)
-        }
-        var children: [ChildBlock] = []
-        children.reserveCapacity(attachments.count)
-        for (index, attachment) in attachments.enumerated() {
-            let child = childStatements[index]
-            let result = results[index + 1]
-            try children.append(
-                ChildBlock(
-                    attachment, rowsOfOneParent: result, layout: child.layout(of: result),
-                    arguments: arguments, connection: connection))
-        }
-        self.children = children
-        self.template = layout.objectTemplate(attachments: attachments)
-        self.row = row
-    }
-
-    /// Whether binding `parameters` from the row gives `values`: the row's
-    /// column of each name, where there is one, holds the same text.
-    static func row(_ row: Row, agreesWith values: [String?], for parameters: Parameters) -> Bool {
-        for (index, name) in parameters.names.enumerated() {
-            guard let column = row.layout.index(of: name) else { continue }
-            guard let value = values[index] else {
-                if row.result.isNull(row: row.index, column: Int32(column)) { continue }
-                return false
-            }
-            guard let bytes = row.bytes(column), bytes.elementsEqual(value.utf8) else { return false }
-        }
-        return true
     }
 
     func hasNext() throws -> Bool {
-        row != nil
+        rows != nil
     }
 
     func writeNext(options: JSONRenderingOptions, to output: inout [UInt8]) throws {
-        guard let row, let template else { return }
-        self.row = nil
-        template.write(row: row.index, of: row.result, options: options, to: &output) { index, output in
-            children[index].writeArray(forParent: 0, options: options, to: &output)
-        }
+        guard let rows else { return }
+        self.rows = nil
+        rows.write(options: options, to: &output)
     }
 
     func close() {
-        row = nil
-        children = []
+        rows = nil
     }
 }
 

@@ -1,3 +1,4 @@
+import PostgreSQL
 /// Rows as RFC 4180 CSV: fields separated by commas, lines ended by CRLF,
 /// a field quoted (its quotes doubled) when it holds a comma, a quote, a
 /// line break or leading or trailing space. Values are PostgreSQL's text

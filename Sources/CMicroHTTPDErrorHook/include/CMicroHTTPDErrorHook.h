@@ -1,0 +1,28 @@
+#ifndef CMICROHTTPD_ERROR_HOOK_H
+#define CMICROHTTPD_ERROR_HOOK_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <sys/types.h>
+#include <sys/select.h>
+#include <sys/socket.h>
+#include <microhttpd.h>
+
+/// Builds the response to send instead of an error response that
+/// libmicrohttpd queued on its own, for `status_code`; returns NULL to let
+/// libmicrohttpd's own go out. The hook queues the returned response and
+/// then destroys it (releases the caller's reference).
+typedef struct MHD_Response *(*MHDErrorResponseReplacement)(struct MHD_Connection *connection,
+                                                           unsigned int status_code);
+
+/// Routes every error response (status 400 or more) that libmicrohttpd
+/// queues by itself — for requests it cannot parse or hold, refused
+/// without asking the application — through `replacement`. Process-wide;
+/// installing again replaces the function.
+///
+/// Returns whether the hook is in effect: false where this platform or
+/// this link leaves libmicrohttpd's own `MHD_queue_response` in place
+/// (then libmicrohttpd's short HTML pages go out unchanged).
+bool mhd_error_hook_install(MHDErrorResponseReplacement replacement);
+
+#endif

@@ -1,0 +1,28 @@
+internal import CMicroHTTPD
+internal import CMicroHTTPDErrorHook
+
+// MARK: - libmicrohttpd's own error responses
+
+extension Daemon {
+    /// Whether the error responses libmicrohttpd sends on its own become
+    /// problem documents: set up once, by the first daemon to start.
+    ///
+    /// libmicrohttpd refuses some requests on its own, without asking the
+    /// server, with a short HTML page and no option to change it: a request
+    /// line or header section larger than the connection's memory pool
+    /// (414, 431), whatever its size, since the pool must stay small
+    /// (`Daemon.memoryLimit`); a malformed HTTP version, header line,
+    /// Content-Length or chunked body (400); a Content-Length or chunk size
+    /// beyond 64 bits (413); an HTTP version other than 1.x (505).
+    /// `CMicroHTTPDErrorHook` interposes `MHD_queue_response`, through which
+    /// each of these goes out, and sends `libraryErrorReplacement` instead.
+    static let replacesLibraryErrors: Bool = mhd_error_hook_install(Daemon.libraryErrorReplacement)
+
+    /// The problem document for a refusal of libmicrohttpd's, built from
+    /// the settings of the server the connection belongs to. It runs on the
+    /// connection's thread, inside libmicrohttpd's processing of it.
+    private static let libraryErrorReplacement: MHDErrorResponseReplacement = { connection, status in
+        guard let connection, let open = openConnection(connection) else { return nil }
+        return Connection.makeResponse(open.processor.libraryRefusal(status: Int(status)))
+    }
+}

@@ -1,0 +1,54 @@
+import JSONStreaming
+import PostgreSQL
+
+/// The first row of a query and its attachments, run on a pool's
+/// ``PipelineLoop`` and written as one JSON object there:
+/// ``ObjectWithAttachments`` without a thread that waits for it, each round
+/// one job. A job's statements come from the connection that takes it,
+/// which need not be the one of the round before. The row's result is read
+/// whole: this is for a row by key. Attachments must not have attachments
+/// of their own.
+enum PipelinedObject {
+    /// Runs the query; `completion` gets the object's JSON, `nil` when
+    /// there is no row, or the failure. Everything after `run` returns
+    /// happens on the loop thread.
+    static func run(
+        on loop: PipelineLoop, sql: String, arguments: SQLArguments, attachments: [Attachment],
+        options: JSONRenderingOptions, completion: @escaping (Result<[UInt8]?, any Error>) -> Void
+    ) {
+        // Touched by the jobs on the loop thread only.
+        var object = ObjectWithAttachments(sql: sql, arguments: arguments, attachments: attachments)
+        func round() -> PipelineLoop.Job {
+            PipelineLoop.Job(statements: { statement in
+                try object.nextRound(statement)
+            }, completion: { outcome in
+                do {
+                    let results = try outcome.get()
+                    switch try object.receive({ try succeeded(results[$0]) }, connection: nil) {
+                    case .noRow:
+                        completion(.success(nil))
+                    case .secondRound:
+                        loop.submit(round())
+                    case .object(let rows):
+                        var output: [UInt8] = []
+                        output.reserveCapacity(1024)
+                        rows.write(options: options, to: &output)
+                        completion(.success(output))
+                    }
+                } catch {
+                    completion(.failure(error))
+                }
+            })
+        }
+        loop.submit(round())
+    }
+
+    /// The result of a statement that succeeded, else its failure.
+    private static func succeeded(_ result: QueryResult?) throws -> QueryResult {
+        guard let result else {
+            throw DatabaseError(code: .internalError, message: "a pipelined statement was skipped")
+        }
+        if let error = result.error { throw error }
+        return result
+    }
+}

@@ -1,0 +1,128 @@
+// MARK: - Schemas of value types
+
+extension OpenAPIDocument {
+    /// The JSON Schema of a documented type. Structures and enumerations
+    /// are references to `components/schemas`; a structure the document
+    /// does not describe is any value.
+    func schema(_ type: ValueType) -> JSON {
+        switch type {
+        case .string: ["type": "string"]
+        case .integer, .long: ["type": "integer", "format": "int64"]
+        case .double: ["type": "number", "format": "double"]
+        case .boolean: ["type": "boolean"]
+        case .date: ["type": "string", "format": "date"]
+        case .dateTime: ["type": "string", "format": "date-time"]
+        case .uuid: ["type": "string", "format": "uuid"]
+        case .url: ["type": "string", "format": "uri"]
+        case .file: ["type": "string", "contentMediaType": "application/octet-stream"]
+        case .enumeration(let name, _): ["$ref": .string(Self.reference(name))]
+        case .array(let element): ["type": "array", "items": schema(element)]
+        case .map(let value): ["type": "object", "additionalProperties": schema(value)]
+        case .structure(let name) where schemaNames.contains(name): ["$ref": .string(Self.reference(name))]
+        case .structure, .any: [:]
+        }
+    }
+
+    /// `schema` that also allows `null`, as an optional field may be.
+    static func nullable(_ schema: JSON) -> JSON {
+        if schema.isEmptyObject { return schema }
+        var nullable = schema
+        switch schema["type"] {
+        case .string(let type)?:
+            nullable["type"] = [.string(type), "null"]
+            return nullable
+        default:
+            return ["anyOf": [schema, ["type": "null"]]]
+        }
+    }
+
+    static func reference(_ name: String) -> String {
+        "#/components/schemas/" + name
+    }
+
+    /// An argument's texts (a default, an example) as the JSON value of
+    /// its type: `["10"]` of an integer is `10`, `["a", "b"]` of a list is
+    /// `["a", "b"]`; `nil` for a value the type cannot show.
+    static func value(_ texts: [String], of type: ValueType) -> JSON? {
+        if case .array(let element) = type {
+            let elements = texts.compactMap { value([$0], of: element) }
+            return elements.count == texts.count ? .array(elements) : nil
+        }
+        guard texts.count == 1 else { return nil }
+        let text = texts[0]
+        switch type {
+        case .integer, .long: return Int64(text).map(JSON.integer)
+        case .double: return Double(argumentText: text).map(JSON.number)
+        case .boolean: return Bool(argumentText: text).map(JSON.bool)
+        case .string, .date, .dateTime, .uuid, .url, .enumeration: return .string(text)
+        case .file, .array, .map, .structure, .any: return nil
+        }
+    }
+
+    // MARK: - Components
+
+    /// Every structure and enumeration of the services (the first of a
+    /// name, should two services use the same name), then `Problem`.
+    func componentSchemas() -> JSON {
+        var schemas: JSON = [:]
+        for service in services {
+            for enumeration in service.enumerations where schemas[enumeration.name] == nil {
+                schemas[enumeration.name] = ["type": "string", "enum": .array(enumeration.values.map(JSON.string))]
+            }
+            for structure in service.structures where schemas[structure.name] == nil {
+                var properties: JSON = [:]
+                for field in structure.fields {
+                    properties[field.name] = field.required ? schema(field.type) : Self.nullable(schema(field.type))
+                }
+                var object: JSON = ["type": "object", "properties": properties]
+                let required = structure.fields.filter(\.required).map { JSON.string($0.name) }
+                if !required.isEmpty { object["required"] = .array(required) }
+                schemas[structure.name] = object
+            }
+        }
+        schemas[Self.problemSchemaName] = Self.problemSchema
+        return schemas
+    }
+
+    static let problemSchemaName = "Problem"
+
+    /// RFC 9457 problem details, as `HTTPError` writes them.
+    static let problemSchema: JSON = [
+        "type": "object",
+        "description": "An RFC 9457 problem document. Further members may follow the ones listed.",
+        "properties": [
+            "type": ["type": "string", "description": "A URI reference that identifies the problem type (`about:blank`)."],
+            "title": ["type": "string", "description": "The status's reason phrase."],
+            "status": ["type": "integer", "description": "The HTTP status code.", "minimum": 100, "maximum": 599],
+            "detail": ["type": "string", "description": "What went wrong in this occurrence."],
+            "parameter": ["type": "string", "description": "The argument at fault, when one is."],
+            "allowedValues": ["type": "array", "items": ["type": "string"], "description": "The values the parameter allows."],
+            "errorId": ["type": "string", "description": "The id of an unexpected error, as the server's log gives it."],
+        ],
+        "required": ["type", "title", "status", "detail"],
+    ]
+
+    /// The problem responses every operation may give, by status.
+    static let problemResponses: [(status: String, name: String, description: String, retryAfter: Bool)] = [
+        ("400", "BadRequest", "An argument is missing, unknown or not of its type (`parameter` names it).", false),
+        ("404", "NotFound", "There is no such resource or record.", false),
+        ("406", "NotAcceptable", "None of the media types the request accepts can be given.", false),
+        ("503", "ServiceUnavailable", "The database is unreachable or busy; try again after `Retry-After` seconds.", true),
+        ("504", "GatewayTimeout", "The database did not answer within the statement timeout.", false),
+    ]
+
+    static func componentResponses() -> JSON {
+        var responses: JSON = [:]
+        for problem in problemResponses {
+            var response: JSON = [
+                "description": .string(problem.description),
+                "content": ["application/problem+json": ["schema": ["$ref": .string(reference(problemSchemaName))]]],
+            ]
+            if problem.retryAfter {
+                response["headers"] = ["Retry-After": ["description": "Seconds to wait.", "schema": ["type": "integer"]]]
+            }
+            responses[problem.name] = response
+        }
+        return responses
+    }
+}

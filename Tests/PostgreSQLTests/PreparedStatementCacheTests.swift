@@ -1,0 +1,51 @@
+@testable import PostgreSQL
+@testable import PostgreSQLWebService
+import Testing
+
+/// Each connection's statements (`PreparedStatementCache`), on a blocking
+/// connection and on the pipeline loop's: past the limit they are all
+/// deallocated on the server, and statements go on working.
+@Suite struct PreparedStatementCacheTests {
+    static let limit = PreparedStatementCache.limit
+
+    @Test func aConnectionDeallocatesAllPastTheLimit() throws {
+        let connection = try TestDatabase.connect()
+        for number in 0...Self.limit {
+            #expect(try connection.fetchOne(Int.self, "SELECT \(number) AS value") == number)
+        }
+        #expect(connection.preparedStatementCount == 1)
+        let count = try connection.fetchOne(Int.self, "SELECT count(*)::int AS value FROM pg_prepared_statements")
+        #expect(count == 2)  // the last statement and this one
+        #expect(try connection.fetchOne(Int.self, "SELECT 0 AS value") == 0)
+    }
+
+    /// An object's statements are looked up one after the other: the one
+    /// that fills the cache must not deallocate those looked up before it.
+    @Test func anObjectWhoseStatementsFillTheCache() throws {
+        let connection = try TestDatabase.connect()
+        for number in 0..<(Self.limit - 1) {
+            _ = try connection.fetchOne(Int.self, "SELECT \(number) AS value")
+        }
+        let adapter = ResultSetAdapter(connection, sql: "SELECT :id::int AS id", arguments: ["id": 5], shape: .object)
+        adapter.attach("tenfold", "SELECT :id::int * 10 AS tenfold")
+        var output: [UInt8] = []
+        while try adapter.write(into: &output) {}
+        #expect(String(decoding: output, as: UTF8.self) == #"{"id":5,"tenfold":[{"tenfold":50}]}"#)
+    }
+
+    @Test func theLoopsConnectionDeallocatesAllPastTheLimit() throws {
+        let pool = ConnectionPool(.init(conninfo: "", size: 1, pipelineConnections: 1))
+        defer { pool.close() }
+        func object(_ sql: String, attaching attachment: String? = nil) throws -> String {
+            let adapter = ResultSetAdapter(pool, sql: sql, shape: .object)
+            if let attachment { adapter.attach("more", attachment) }
+            return try PipelineLoopTests.run(adapter).get().body
+        }
+        for number in 0...Self.limit {
+            #expect(try object("SELECT \(number) AS n") == #"{"n":\#(number)}"#)
+        }
+        // On the loop's one connection: the last statement and this one.
+        #expect(try object("SELECT count(*) AS n FROM pg_prepared_statements") == #"{"n":2}"#)
+        #expect(try object("SELECT 0 AS n", attaching: "SELECT 1 AS one") == #"{"n":0,"more":[{"one":1}]}"#)
+    }
+}
