@@ -125,6 +125,11 @@ extension Query: RunnableResult {
                 while try adapter.write(into: &object) {}
                 return request.validated(HTTPResponse(json: object))
             }
+            guard request.method != .head else {
+                // The object's row was found; its members are not run for a HEAD.
+                adapter.close()
+                return HTTPResponse(status: .ok, headers: Self.jsonHeaders)
+            }
             let members = members.map { ($0.key, $0.query.adapter(runner: runner)) }
             return HTTPResponse(status: .ok, headers: Self.jsonHeaders, body: .stream(ObjectWithMembers(adapter, members)))
         }

@@ -91,6 +91,7 @@ struct EquivalenceTests {
         for (method, target) in [("POST", "/employees"), ("DELETE", "/employees/10004"), ("PUT", "/departments"),
                                  ("PATCH", "/departments/d005"), ("OPTIONS", "/employees"), ("OPTIONS", "/employees/10004"),
                                  ("HEAD", "/employees/10004"), ("HEAD", "/employees/9999"), ("HEAD", "/departments/d999"),
+                                 ("HEAD", "/employees?limit=2"), ("HEAD", "/departments/d005?details=managers,employees"),
                                  ("POST", "/departments/d005")] {
             requests.append((method, target, []))
         }
