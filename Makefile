@@ -40,8 +40,9 @@ setup: ## install the Debian packages that are missing (scripts/setup)
 # are still randomised. The Dockerfile builds with the same flags.
 release_flags := --static-swift-stdlib -Xswiftc -Xclang-linker -Xswiftc -no-pie -Xlinker --no-export-dynamic
 
-build: setup ## build employees-server in release mode
+build: setup ## build employees-server and sql-rest in release mode
 	swift build -c release $(release_flags) --product employees-server
+	swift build -c release $(release_flags) --product sql-rest
 
 db: setup ## start the private PostgreSQL cluster and load the sample database
 	@$(cluster) start

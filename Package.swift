@@ -12,8 +12,10 @@ let package = Package(
         .library(name: "PostgreSQLWebService", targets: ["PostgreSQLWebService"]),
         .library(name: "SQLRestServer", targets: ["SQLRestServer"]),
         .library(name: "WebServiceClient", targets: ["WebServiceClient"]),
+        .library(name: "SQLServices", targets: ["SQLServices"]),
         .executable(name: "employees-server", targets: ["employees-server"]),
         .executable(name: "employees-client", targets: ["employees-client"]),
+        .executable(name: "sql-rest", targets: ["sql-rest"]),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-log", from: "1.16.2"),
@@ -101,7 +103,12 @@ let package = Package(
             name: "employees-client",
             dependencies: ["WebServiceClient", .product(name: "ArgumentParser", package: "swift-argument-parser")]
         ),
+        .target(
+            name: "SQLServices",
+            dependencies: ["CivilCalendar", "HTTPServer", "WebService", "PostgreSQL", "PostgreSQLWebService"]
+        ),
         .executableTarget(name: "sql-benchmark", dependencies: ["PostgreSQL", "PostgreSQLWebService"]),
+        .executableTarget(name: "sql-rest", dependencies: ["SQLServices", "SQLRestServer", "PostgreSQL"]),
         .executableTarget(name: "employees-server", dependencies: ["EmployeesService", "SQLRestServer"]),
 
         .executableTarget(
@@ -129,6 +136,13 @@ let package = Package(
             dependencies: [
                 "WebServiceClient", "EmployeesService", "SQLRestServer", "WebService", "HTTPServer", "PostgreSQL",
                 "PostgreSQLWebService", "HTTPTestClient",
+            ]
+        ),
+        .testTarget(
+            name: "SQLServicesTests",
+            dependencies: [
+                "SQLServices", "EmployeesService", "PostgreSQLWebService", "HTTPTestClient",
+                .product(name: "Logging", package: "swift-log"),
             ]
         ),
         // Fault tests: a private second cluster and the employees-server executable

@@ -198,16 +198,24 @@ public final class HTTPServer: Sendable {
     }
 
     /// Blocks until the process receives SIGINT or SIGTERM, then stops
-    /// gracefully and returns (the caller then exits with status 0).
+    /// gracefully and returns (the caller then exits with status 0). With
+    /// `onHangup`, each SIGHUP meanwhile calls it (on this thread; the
+    /// server keeps serving) instead of ending the process.
     ///
     /// ```swift
     /// try server.start()
-    /// server.runUntilSignalled()
+    /// server.runUntilSignalled(onHangup: { reloadConfiguration() })
     /// ```
-    public func runUntilSignalled() {
-        SignalWaiter.wait(for: [SIGINT, SIGTERM]) { signal in
+    public func runUntilSignalled(onHangup: (() -> Void)? = nil) {
+        SignalWaiter.wait(for: onHangup == nil ? [SIGINT, SIGTERM] : [SIGINT, SIGTERM, SIGHUP]) { signal in
+            if signal == SIGHUP, let onHangup {
+                logger.info("received SIGHUP")
+                onHangup()
+                return true
+            }
             logger.info("received \(SignalWaiter.name(of: signal)), stopping")
             stop()
+            return false
         }
         logger.info("stopped")
     }

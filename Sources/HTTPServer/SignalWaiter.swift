@@ -20,8 +20,9 @@ nonisolated(unsafe) private var signalPipeWriteEnd: Int32 = -1
 enum SignalWaiter {
     /// Blocks until one of `signals` arrives, runs `then` with it while the
     /// handlers are still installed (a second signal does not kill the
-    /// process during a graceful stop), then restores the previous handlers.
-    static func wait(for signals: [Int32], then: (Int32) -> Void) {
+    /// process during a graceful stop), then restores the previous handlers;
+    /// waits for the next signal instead while `then` returns `true`.
+    static func wait(for signals: [Int32], then: (Int32) -> Bool) {
         var ends: [Int32] = [-1, -1]
         guard pipe(&ends) == 0 else {
             fatalError("cannot create the signal pipe: errno \(errno)")
@@ -49,8 +50,9 @@ enum SignalWaiter {
         pthread_sigmask(SIG_UNBLOCK, &waited, &previousMask)
 
         var byte: UInt8 = 0
-        while read(ends[0], &byte, 1) != 1 {}
-        then(Int32(byte))
+        repeat {
+            while read(ends[0], &byte, 1) != 1 {}
+        } while then(Int32(byte))
 
         pthread_sigmask(SIG_SETMASK, &previousMask, nil)
         for (index, signal) in signals.enumerated() {
@@ -65,6 +67,7 @@ enum SignalWaiter {
         switch signal {
         case SIGINT: "SIGINT"
         case SIGTERM: "SIGTERM"
+        case SIGHUP: "SIGHUP"
         default: "signal \(signal)"
         }
     }

@@ -21,17 +21,34 @@ public struct DatabaseError: Error, Sendable, CustomStringConvertible {
     public var detail: String?
     /// An optional suggestion of what to do about the problem.
     public var hint: String?
+    /// Where in the statement's text the error is, in characters from 1
+    /// (a syntax error, an unknown column), as the server counts them in the
+    /// text it was sent (`$1` placeholders in place of `:name` parameters).
+    public var position: Int?
+    /// The constraint a violation is about (`employees_pkey`); never a value.
+    public var constraint: String?
+    /// The table and column an error is about (a not-null violation names its column).
+    public var table: String?
+    public var column: String?
 
     /// Creates an error value.
     ///
     /// ```swift
     /// let error = DatabaseError(code: .queryCanceled, message: "canceling statement due to statement timeout")
+    /// let violation = DatabaseError(code: .uniqueViolation, message: "duplicate key", constraint: "items_name_key")
     /// ```
-    public init(code: SQLState, message: String, detail: String? = nil, hint: String? = nil) {
+    public init(
+        code: SQLState, message: String, detail: String? = nil, hint: String? = nil,
+        position: Int? = nil, constraint: String? = nil, table: String? = nil, column: String? = nil
+    ) {
         self.code = code
         self.message = message
         self.detail = detail
         self.hint = hint
+        self.position = position
+        self.constraint = constraint
+        self.table = table
+        self.column = column
     }
 
     /// `true` when the error means the connection can no longer be used
@@ -124,6 +141,8 @@ public struct SQLState: RawRepresentable, Hashable, Sendable, CustomStringConver
     public static let datetimeFieldOverflow = SQLState(rawValue: "22008")
     /// `22012` division by zero.
     public static let divisionByZero = SQLState(rawValue: "22012")
+    /// `22001` string data right truncation (a value too long for `varchar(n)`).
+    public static let stringDataRightTruncation = SQLState(rawValue: "22001")
 
     // MARK: - Class 23: integrity constraint violation
 
@@ -135,6 +154,8 @@ public struct SQLState: RawRepresentable, Hashable, Sendable, CustomStringConver
     public static let uniqueViolation = SQLState(rawValue: "23505")
     /// `23514` check violation.
     public static let checkViolation = SQLState(rawValue: "23514")
+    /// `23P01` exclusion violation.
+    public static let exclusionViolation = SQLState(rawValue: "23P01")
 
     // MARK: - Class 25: invalid transaction state
 
@@ -157,6 +178,8 @@ public struct SQLState: RawRepresentable, Hashable, Sendable, CustomStringConver
     public static let undefinedColumn = SQLState(rawValue: "42703")
     /// `42P01` undefined table.
     public static let undefinedTable = SQLState(rawValue: "42P01")
+    /// `42P18` indeterminate datatype (a parameter whose type the server cannot infer).
+    public static let indeterminateDatatype = SQLState(rawValue: "42P18")
 
     // MARK: - Class 57: operator intervention
 

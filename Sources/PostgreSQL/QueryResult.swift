@@ -5,7 +5,7 @@ internal import CLibPQ
 /// Values are read in PostgreSQL's text format straight from libpq's buffer,
 /// without copying them into Swift strings first.
 package final class QueryResult {
-    private let handle: OpaquePointer
+    let handle: OpaquePointer
 
     /// Takes ownership of `handle`; it is cleared when this object goes away.
     init(taking handle: OpaquePointer) {
@@ -59,7 +59,9 @@ package final class QueryResult {
         }
         let message = field("M") ?? String(cString: PQresultErrorMessage(handle)).trimmed
         let code = field("C").map(SQLState.init(rawValue:)) ?? .internalError
-        return DatabaseError(code: code, message: message, detail: field("D"), hint: field("H"))
+        return DatabaseError(
+            code: code, message: message, detail: field("D"), hint: field("H"), position: field("P").flatMap { Int($0) },
+            constraint: field("n"), table: field("t"), column: field("c"))
     }
 
     /// Whether the error came from the server (with a SQLSTATE) rather than from libpq.

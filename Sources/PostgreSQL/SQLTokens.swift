@@ -66,7 +66,11 @@ package enum SQLTokens {
             var token = Token.other
             switch byte {
             case UInt8(ascii: "'"), UInt8(ascii: "\""):
-                index = skipQuoted(bytes, from: index + 1, quote: byte)
+                // Backslashes escape only in `E'...'` strings: in a standard
+                // string (`'\'`) a backslash is itself.
+                let escapes = byte == UInt8(ascii: "'") && index >= 1 && bytes[index - 1] | 0x20 == UInt8(ascii: "e")
+                    && (index == 1 || !isWordByte(bytes[index - 2]))
+                index = skipQuoted(bytes, from: index + 1, quote: byte, backslashEscapes: escapes)
             case UInt8(ascii: "-") where index + 1 < bytes.count && bytes[index + 1] == UInt8(ascii: "-"):
                 token = .comment
                 index = skip(until: [UInt8(ascii: "\n")], from: index + 2)
@@ -108,7 +112,7 @@ package enum SQLTokens {
 
     // MARK: - Bytes
 
-    private static func skipQuoted(_ bytes: [UInt8], from start: Int, quote: UInt8) -> Int {
+    private static func skipQuoted(_ bytes: [UInt8], from start: Int, quote: UInt8, backslashEscapes: Bool) -> Int {
         var position = start
         while position < bytes.count {
             if bytes[position] == quote {
@@ -118,7 +122,7 @@ package enum SQLTokens {
                 }
                 return position + 1
             }
-            if quote == UInt8(ascii: "'"), bytes[position] == UInt8(ascii: "\\") {
+            if backslashEscapes, bytes[position] == UInt8(ascii: "\\") {
                 position += 2
                 continue
             }

@@ -8,15 +8,18 @@ import WebService
 ///
 /// | SQLSTATE | status |
 /// | --- | --- |
-/// | `22P02`, `22003`, `22007`, `22008` (invalid input) | 400 |
+/// | `22P02`, `22003`, `22007`, `22008`, `22001` (invalid input) | 400 |
 /// | `42501` (insufficient privilege) | 403 |
-/// | `23505`, `23503` (unique, foreign key) | 409 |
+/// | `23505`, `23503`, `23P01` (unique, foreign key, exclusion) | 409, naming the `constraint` |
+/// | `23502`, `23514` (not null, check) | 422, naming the `column` or the `constraint` |
 /// | `08*`, `57P01`, `57P02`, `57P03` (connection lost) | 503 with `Retry-After` |
 /// | `57014` (statement timeout) | 504 |
 /// | anything else | 500 with an error id, logged by the router |
 ///
 /// The detail sent to the client is a fixed sentence per case plus the
-/// SQLSTATE in a `sqlState` member, never the server's message: PostgreSQL
+/// SQLSTATE in a `sqlState` member (and the constraint's or the column's
+/// name, which are the schema's, in `constraint` or `column`), never the
+/// server's message or detail: PostgreSQL
 /// messages can quote the offending input (`invalid input syntax for type
 /// integer: "abc"`), and bound values must not be echoed.
 ///
@@ -30,18 +33,32 @@ extension DatabaseError: HTTPErrorConvertible {
         let status: HTTPStatus
         let detail: String
         var headers = HTTPHeaders()
+        var extensions: [(name: String, value: ProblemValue)] = [("sqlState", .string(code.rawValue))]
+        let constraintNote = constraint.map { " (constraint \"\($0)\")" } ?? ""
         switch code {
         case .invalidTextRepresentation, .numericValueOutOfRange, .invalidDatetimeFormat, .datetimeFieldOverflow:
             status = .badRequest
             detail = "A value in the request is not valid for the database."
+        case .stringDataRightTruncation:
+            status = .badRequest
+            detail = "A value in the request is too long for the database."
         case .insufficientPrivilege:
             status = .forbidden
             detail = "The service is not allowed to perform this operation."
-        case .uniqueViolation, .foreignKeyViolation:
+        case .uniqueViolation, .foreignKeyViolation, .exclusionViolation:
             status = .conflict
-            detail = code == .uniqueViolation
-                ? "The request conflicts with an existing record."
-                : "The request refers to a record that does not exist or is still referenced."
+            detail = (code == .foreignKeyViolation
+                ? "The request refers to a record that does not exist or is still referenced"
+                : "The request conflicts with an existing record") + constraintNote + "."
+            if let constraint { extensions.append(("constraint", .string(constraint))) }
+        case .notNullViolation:
+            status = .unprocessableContent
+            detail = "A required value is missing" + (column.map { " (column \"\($0)\")" } ?? "") + "."
+            if let column { extensions.append(("column", .string(column))) }
+        case .checkViolation:
+            status = .unprocessableContent
+            detail = "A value in the request breaks a rule of the database" + constraintNote + "."
+            if let constraint { extensions.append(("constraint", .string(constraint))) }
         case .queryCanceled:
             status = .gatewayTimeout
             detail = "The database did not answer in time."
@@ -52,7 +69,7 @@ extension DatabaseError: HTTPErrorConvertible {
         default:
             return nil
         }
-        return HTTPError(status, detail: detail, headers: headers, extensions: [("sqlState", .string(code.rawValue))])
+        return HTTPError(status, detail: detail, headers: headers, extensions: extensions)
     }
 }
 

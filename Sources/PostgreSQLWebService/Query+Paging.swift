@@ -33,7 +33,8 @@ extension Query {
         arguments.values["pageLimit"] = limit?.sqlValue ?? .null  // NULL: no limit
         guard page != nil else {
             // The runner's cap on a list that does not page: the query as a subquery.
-            return ("SELECT * FROM (\(sql)) AS capped LIMIT :pageLimit", arguments, headers)
+            // The closing parenthesis on a line of its own: the SQL may end with a `--` comment.
+            return ("SELECT * FROM (\(Self.withoutTrailingSemicolons(sql))\n) AS capped LIMIT :pageLimit", arguments, headers)
         }
         if let limit, let links = Self.links(request: request, limit: limit, offset: offset, total: total) {
             headers.add("Link", links)
@@ -43,9 +44,15 @@ extension Query {
     }
 
     /// The number of rows of the whole list, on a connection of its own.
+    /// It binds the list's own parameters only: the arguments may also hold
+    /// values for attached subqueries.
     private func count(runner: QueryRunner) throws -> Int {
-        try runner.pool.withConnection { connection in
-            try connection.fetchOne(Int.self, "SELECT count(*) AS count FROM (\(Self.withoutTrailingSemicolons(sql))) AS counted", arguments) ?? 0
+        var counted = SQLArguments()
+        for name in Parameters.parse(sql).names {
+            if let value = arguments.values[name] { counted.values[name] = value }
+        }
+        return try runner.pool.withConnection { connection in
+            try connection.fetchOne(Int.self, "SELECT count(*) AS count FROM (\(Self.withoutTrailingSemicolons(sql))\n) AS counted", counted) ?? 0
         }
     }
 

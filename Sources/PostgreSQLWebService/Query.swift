@@ -28,6 +28,8 @@ public struct Query: Sendable {
         case object(notFound: @Sendable () -> HTTPError)
         /// No rows: `204 No Content` once the statement ran.
         case execute
+        /// Statements run in one transaction before `sql`, whose rows answer.
+        case write(earlier: [String], returning: Returning, location: String?)
     }
 
     /// A subquery nested in each row under `key`, with its own nested subqueries.
@@ -104,6 +106,56 @@ public struct Query: Sendable {
     /// ```
     public static func execute(_ sql: String, _ arguments: SQLArguments = [:]) -> Query {
         Query(sql, arguments, shape: .execute)
+    }
+
+    /// Statements that write, run in order in one transaction: committed
+    /// when all succeeded, rolled back at the first error (which answers
+    /// through the SQLSTATE mapping: a constraint violated is a 409 or 422
+    /// naming the constraint). Each statement binds the arguments its
+    /// `:name` parameters name. The rows of the last one (`RETURNING ...`)
+    /// answer:
+    ///
+    /// - none: `204 No Content`;
+    /// - ``Returning/object``: the first row as a JSON object, `201
+    ///   Created` for a `POST` (with `Location` when ``created(at:)`` says
+    ///   where the row is found), `200 OK` otherwise;
+    /// - ``Returning/list``: every row as a JSON array, `201` for a `POST`, `200` otherwise.
+    ///
+    /// ```swift
+    /// Query.transaction([
+    ///     "INSERT INTO products (name) VALUES (:name)",
+    ///     "INSERT INTO prices (product_id, amount) VALUES (currval('products_id_seq'), :price) RETURNING product_id AS id",
+    /// ], ["name": name, "price": price]).created(at: "/products/{id}")
+    /// ```
+    public static func transaction(_ statements: [String], _ arguments: SQLArguments = [:], returning: Returning = .object) -> Query {
+        precondition(!statements.isEmpty, "transaction(_:_:returning:) runs at least one statement")
+        return Query(statements.last!, arguments, shape: .write(earlier: statements.dropLast(), returning: returning, location: nil))
+    }
+
+    /// How the rows of a ``transaction(_:_:returning:)`` answer.
+    public enum Returning: Sendable {
+        /// The first row, as a JSON object.
+        case object
+        /// Every row, as a JSON array.
+        case list
+    }
+
+    /// Where the row a `POST` transaction returns can be read again: a path
+    /// whose `{label}` placeholders are filled, percent-encoded, from the
+    /// row's columns of those labels, sent as `Location` with the `201`.
+    /// No `Location` when a placeholder's column is missing or NULL.
+    ///
+    /// ```swift
+    /// Query.transaction(["INSERT INTO products (name) VALUES (:name) RETURNING id, name"], ["name": name])
+    ///     .created(at: "/products/{id}")
+    /// ```
+    public func created(at template: String) -> Query {
+        guard case .write(let earlier, let returning, _) = shape else {
+            preconditionFailure("created(at:) locates the row of a Query.transaction")
+        }
+        var query = Query(sql, arguments, shape: .write(earlier: earlier, returning: returning, location: template))
+        query.attachments = attachments
+        return query
     }
 
     /// One page of this list: at most `limit` rows (every row when `nil`)

@@ -85,6 +85,10 @@ extension Query: RunnableResult {
         case .execute:
             _ = try runner.pool.withConnection { try $0.execute(sql, arguments) }
             return HTTPResponse(status: .noContent)
+        case .write(let earlier, let returning, let location):
+            return try runner.pool.withConnection { connection in
+                try write(earlier: earlier, returning: returning, location: location, on: connection, runner: runner, request: request)
+            }
         case .list:
             let csv = Self.asksForCSV(request.headers)
             if csv, !attachments.isEmpty {
@@ -120,6 +124,11 @@ extension Query: RunnableResult {
                 var object: [UInt8] = []
                 while try adapter.write(into: &object) {}
                 return request.validated(HTTPResponse(json: object))
+            }
+            guard request.method != .head else {
+                // The object's row was found; its members are not run for a HEAD.
+                adapter.close()
+                return HTTPResponse(status: .ok, headers: Self.jsonHeaders)
             }
             let members = members.map { ($0.key, $0.query.adapter(runner: runner)) }
             return HTTPResponse(status: .ok, headers: Self.jsonHeaders, body: .stream(ObjectWithMembers(adapter, members)))

@@ -40,6 +40,16 @@ public struct SQLRestServer {
     /// `EMPLOYEES_PORT`. `DATABASE_URL` and `LOG_LEVEL` have none.
     public let environmentPrefix: String
     private let makeServices: (ServerOptions, ConnectionPool) throws -> [any WebService]
+    private var programOptions: [ServerOptions.Option] = []
+    private var commands: [Command] = []
+    private var reloadsOnHangup = false
+
+    /// A command of a program that has several (`sql-rest check`), besides `serve`.
+    private struct Command {
+        let name: String
+        let summary: String
+        let run: (ServerOptions) -> Int32
+    }
 
     /// A server for `services`.
     ///
@@ -84,21 +94,41 @@ public struct SQLRestServer {
     /// server.run(arguments: ["--port", "0"], environment: [:])  // no variables at all
     /// ```
     public func run(arguments: [String] = Array(CommandLine.arguments.dropFirst()), environment: [String: String]? = nil) -> Never {
+        var arguments = arguments[...]
+        var commandName = "serve"
+        let usage = commands.isEmpty ? "\(name) [--<option> <value>] ..." : "\(name) <command> [--<option> <value>] ..."
+        if !commands.isEmpty, let first = arguments.first, !first.hasPrefix("-") {
+            guard first == "serve" || commands.contains(where: { $0.name == first }) else {
+                printError("Error: Unknown command '\(first)'.\nUsage: \(usage) (--help lists the commands and options)")
+                exit(64)
+            }
+            commandName = first
+            arguments = arguments.dropFirst()
+        } else if !commands.isEmpty, !arguments.contains(where: { $0 == "-h" || $0 == "--help" }) {
+            printError("Error: Missing command (\((["serve"] + commands.map(\.name)).joined(separator: ", "))).\nUsage: \(usage) (--help lists the commands and options)")
+            exit(64)
+        }
         let command: ServerOptions.Command
         do {
-            command = try ServerOptions.parse(arguments, environmentPrefix: environmentPrefix) { variable in
+            command = try ServerOptions.parse(Array(arguments), environmentPrefix: environmentPrefix, programOptions: programOptions) { variable in
                 guard let environment else { return processEnvironment(variable) }
                 return environment[variable]
             }
         } catch {
-            printError("Error: \(error)\nUsage: \(name) [--<option> <value>] ... (--help lists the options)")
+            printError("Error: \(error)\nUsage: \(usage) (--help lists the options)")
             exit(64)  // EX_USAGE
         }
         switch command {
         case .help(let defaults):
-            print(ServerOptions.help(defaults: defaults, program: name, overview: overview,
-                                     environmentPrefix: environmentPrefix), terminator: "")
+            let commandList = commands.isEmpty ? [] : [("serve", "Serves the services until SIGINT or SIGTERM.")] + commands.map { ($0.name, $0.summary) }
+            print(ServerOptions.help(defaults: defaults, program: name, overview: overview, environmentPrefix: environmentPrefix,
+                                     programOptions: programOptions, commands: commandList), terminator: "")
         case .serve(let options):
+            if let command = commands.first(where: { $0.name == commandName }) {
+                let status = command.run(options)
+                StandardErrorOutput.shared.flush()
+                exit(status)
+            }
             do {
                 try serve(options)
             } catch {
@@ -107,6 +137,56 @@ public struct SQLRestServer {
             }
         }
         exit(0)
+    }
+
+    // MARK: - A program's own options and commands
+
+    /// The server with an option of its own, `--name <name>` (or the
+    /// variable `variable` under the program's prefix), which the closure
+    /// that makes the services reads as `options[option: name]`. A
+    /// required option missing is a usage error.
+    ///
+    /// ```swift
+    /// SQLRestServer(name: "sql-rest", overview: "…", environmentPrefix: "SQL_REST_") { options, pool in
+    ///     try services(in: options[option: "services"]!, pool: pool)
+    /// }
+    /// .option("services", variable: "SERVICES", meaning: "Folder of the service files", required: true)
+    /// ```
+    public func option(_ name: String, variable: String, meaning: String, required: Bool = false) -> SQLRestServer {
+        var server = self
+        server.programOptions.append(ServerOptions.Option(program: name, variable: variable, meaning: meaning, required: required))
+        return server
+    }
+
+    /// The server with a command besides `serve`: the program's first
+    /// argument then names the command (`sql-rest check --services DIR`),
+    /// and `run` calls `body` with the options instead of serving, then
+    /// exits with the status it returns.
+    ///
+    /// ```swift
+    /// server.command("check", summary: "Checks the service files and exits.") { options in
+    ///     check(options) ? 0 : 1
+    /// }
+    /// ```
+    public func command(_ name: String, summary: String, _ body: @escaping (ServerOptions) -> Int32) -> SQLRestServer {
+        precondition(name != "serve" && !name.hasPrefix("-"), "serve is the server's own command; a command is a word")
+        var server = self
+        server.commands.append(Command(name: name, summary: summary, run: body))
+        return server
+    }
+
+    /// The server that makes its services again on SIGHUP (a program that
+    /// reads them from files reads them again) and serves the new ones
+    /// from then on, the requests in flight finishing on the old ones. When
+    /// making them fails, it logs the error and keeps the running ones.
+    ///
+    /// ```swift
+    /// server.reloadingOnHangup().run()   // kill -HUP <pid> re-reads the files
+    /// ```
+    public func reloadingOnHangup() -> SQLRestServer {
+        var server = self
+        server.reloadsOnHangup = true
+        return server
     }
 
     // MARK: - Serving
@@ -118,20 +198,60 @@ public struct SQLRestServer {
         logger.logLevel = Logger.Level(rawValue: options.logLevel) ?? .info
 
         let pool = ConnectionPool(options.poolConfiguration)
-        let services = try makeServices(options, pool) + [HealthService(pool: pool)]
         let runner = QueryRunner(pool: pool, options: JSONRenderingOptions(dateFormat: options.dateFormat), maxRows: options.maxRows)
-        let router = WebServiceRouter(
-            services: services, runners: [runner], logger: logger,
-            openAPI: OpenAPIInfo(title: name, description: overview))
-        let server = HTTPServer(configuration: options.serverConfiguration, logger: logger) { router.respond(to: $0) }
+        func makeRouter() throws -> WebServiceRouter {
+            let services = try makeServices(options, pool) + [HealthService(pool: pool)]
+            var paths: Set<String> = []
+            for service in services {
+                let path = "/" + service.path.split(separator: "/").joined(separator: "/")
+                guard path != "/", path != "/openapi.json", paths.insert(path).inserted else { throw MountError(path: path) }
+            }
+            return WebServiceRouter(
+                services: services, runners: [runner], logger: logger,
+                openAPI: OpenAPIInfo(title: name, description: overview))
+        }
+        // A router that another replaces on SIGHUP, or the one router for good.
+        let router = try makeRouter()
+        let swappable = reloadsOnHangup ? SwappableRouter(router) : nil
+        let server = if let swappable {
+            HTTPServer(configuration: options.serverConfiguration, logger: logger) { swappable.respond(to: $0) }
+        } else {
+            HTTPServer(configuration: options.serverConfiguration, logger: logger) { router.respond(to: $0) }
+        }
 
         try server.start()
         logger.info("Serving http://\(options.host):\(server.port)/ (pool of \(options.poolSize) connections)")
         StandardErrorOutput.shared.flush()  // Scripts wait for this line; the access log may wait.
-        server.runUntilSignalled()  // Stops accepting, and lets the requests in flight finish.
+        var reload: (() -> Void)?
+        if let swappable {
+            reload = {
+                do {
+                    swappable.swap(to: try makeRouter())
+                    logger.notice("Reloaded the services")
+                } catch {
+                    logger.error("The services were not reloaded; the previous ones still serve")
+                    for line in "\(error)".split(separator: "\n") { logger.error("\(line)") }
+                }
+            }
+        }
+        server.runUntilSignalled(onHangup: reload)  // Stops accepting, and lets the requests in flight finish.
         pool.close()
         logger.info("Stopped")
         StandardErrorOutput.shared.flush()
+    }
+}
+
+/// Two services at one path, or one at `/` (the list of services) or `/openapi.json`.
+private struct MountError: Error, CustomStringConvertible {
+    let path: String
+
+    var description: String {
+        switch path {
+        case "/": "A service cannot be mounted at /, which lists the services."
+        case "/openapi.json": "A service cannot be mounted at /openapi.json, the OpenAPI document."
+        case "/health": "Two services are mounted at /health (the server's health routes are there)."
+        default: "Two services are mounted at \(path)."
+        }
     }
 }
 

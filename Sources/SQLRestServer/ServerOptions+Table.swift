@@ -22,6 +22,8 @@ extension ServerOptions {
         let emptyDefault: String?
         let apply: @Sendable (inout ServerOptions, String) -> Bool
         let defaultValue: @Sendable (ServerOptions) -> String
+        /// Whether the program cannot run without it (a program's own option only).
+        let isRequired: Bool
 
         init(
             _ name: String, _ variable: Variable, _ meaning: String, emptyDefault: String? = nil,
@@ -34,6 +36,18 @@ extension ServerOptions {
             self.emptyDefault = emptyDefault
             self.apply = apply
             self.defaultValue = defaultValue
+            self.isRequired = false
+        }
+
+        /// An option of one program, its value kept as text (``ServerOptions/subscript(option:)``).
+        init(program name: String, variable: String, meaning: String, required: Bool) {
+            self.name = name
+            self.variable = .prefixed(variable)
+            self.meaning = meaning
+            self.emptyDefault = nil
+            self.apply = { $0.programOptions[name] = $1; return true }
+            self.defaultValue = { $0.programOptions[name] ?? "" }
+            self.isRequired = required
         }
 
         var valueName: String { "<\(name)>" }
@@ -127,7 +141,11 @@ extension ServerOptions {
 
     /// The text `--help` prints: what the program does, then every option
     /// with its variable and its default.
-    static func help(defaults: ServerOptions, program: String, overview: String, environmentPrefix: String) -> String {
+    static func help(
+        defaults: ServerOptions, program: String, overview: String, environmentPrefix: String,
+        programOptions: [Option] = [], commands: [(name: String, summary: String)] = []
+    ) -> String {
+        let usage = commands.isEmpty ? program : program + " <command>"
         var text = """
             OVERVIEW: \(overview)
 
@@ -135,17 +153,25 @@ extension ServerOptions {
             variable, else libpq's PG* variables (PGHOST, PGPORT, PGDATABASE, PGUSER, ...).
             Every option can also be given in the environment (\(environmentPrefix)PORT, \(environmentPrefix)HOST, ...).
 
-            USAGE: \(program) [--<option> <value>] ...
+            USAGE: \(usage) [--<option> <value>] ...
 
-            OPTIONS:
 
             """
-        for option in table {
+        if !commands.isEmpty {
+            text += "COMMANDS:\n"
+            for command in commands {
+                text += "  \(command.name)\n        \(plain(command.summary))\n"
+            }
+            text += "\n"
+        }
+        text += "OPTIONS:\n"
+        for option in programOptions + table {
             let defaultValue = option.defaultValue(defaults)
             var line = "        " + plain(option.meaning) + " (env " + option.variable(prefix: environmentPrefix)
             if defaultValue.isEmpty, let emptyDefault = option.emptyDefault {
                 line += "; default: " + plain(emptyDefault)
             }
+            if option.isRequired { line += "; required" }
             line += ")."
             if !defaultValue.isEmpty { line += " (default: \(defaultValue))" }
             text += "  --\(option.name) \(option.valueName)\n" + line + "\n"

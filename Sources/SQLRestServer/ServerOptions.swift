@@ -50,6 +50,19 @@ public struct ServerOptions: Equatable, Sendable {
     public internal(set) var shutdownTimeout = 10.0
     /// `--log-level`: `trace` to `critical`.
     public internal(set) var logLevel = "info"
+    /// The values of the program's own options (``SQLRestServer/option(_:variable:meaning:required:)``), by name.
+    var programOptions: [String: String] = [:]
+
+    /// The value of the program's own option `name` (`"services"` for
+    /// `--services`), from the command line or the environment; `nil` when
+    /// neither gives it.
+    ///
+    /// ```swift
+    /// let folder = options[option: "services"] ?? "services"
+    /// ```
+    public subscript(option name: String) -> String? {
+        programOptions[name]
+    }
 
     /// What is wrong with the command line or the environment.
     struct UsageError: Error, Equatable, CustomStringConvertible {
@@ -70,8 +83,9 @@ public struct ServerOptions: Equatable, Sendable {
     /// work; the variables are named with `environmentPrefix`
     /// (`EMPLOYEES_PORT`), except `DATABASE_URL` and `LOG_LEVEL`.
     static func parse(
-        _ arguments: [String], environmentPrefix: String, environment: (String) -> String?
+        _ arguments: [String], environmentPrefix: String, programOptions: [Option] = [], environment: (String) -> String?
     ) throws(UsageError) -> Command {
+        let table = programOptions + Self.table
         var options = ServerOptions()
         for option in table {
             let variable = option.variable(prefix: environmentPrefix)
@@ -102,6 +116,9 @@ public struct ServerOptions: Equatable, Sendable {
             }
         }
         try options.validate()
+        for option in programOptions where option.isRequired && options.programOptions[option.name] == nil {
+            throw UsageError(description: "Missing '--\(option.name) \(option.valueName)' (or \(option.variable(prefix: environmentPrefix))).")
+        }
         return .serve(options)
     }
 

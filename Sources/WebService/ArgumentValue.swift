@@ -10,8 +10,8 @@ public enum ArgumentInput: Sendable {
     case file(UploadedFile)
     case json(JSONValue)
 
-    /// The value as shown in an error message.
-    var received: String {
+    /// The value as shown in an error message: a text quoted, a JSON value as written.
+    public var received: String {
         switch self {
         case .text(let text): "\"\(text)\""
         case .file(let file): "a file" + (file.filename.map { " (\($0))" } ?? "")
@@ -20,7 +20,7 @@ public enum ArgumentInput: Sendable {
     }
 
     /// The text of a scalar input; JSON numbers and booleans as written.
-    var scalarText: String? {
+    public var scalarText: String? {
         switch self {
         case .text(let text): text
         case .file: nil
@@ -30,14 +30,23 @@ public enum ArgumentInput: Sendable {
 }
 
 /// Why an argument's value could not be converted: what was expected and
-/// what arrived. The router turns it into a 400 naming the parameter.
+/// what arrived. The router turns it into a 400 naming the parameter:
+/// `The parameter "limit" expects an integer; received "ten".`
+///
+/// ```swift
+/// ArgumentConversionError(expected: .integer, received: "\"40000\"", requirement: "from -32768 to 32767")
+/// // The parameter "n" expects an integer from -32768 to 32767; received "40000".
+/// ```
 public struct ArgumentConversionError: Error, Sendable {
     public var expected: ValueType
     public var received: String
+    /// What the value must also be, after the type's name (a range); `nil` for any value of the type.
+    public var requirement: String?
 
-    public init(expected: ValueType, received: String) {
+    public init(expected: ValueType, received: String, requirement: String? = nil) {
         self.expected = expected
         self.received = received
+        self.requirement = requirement
     }
 }
 

@@ -40,23 +40,8 @@ where Element: ArgumentValue & RawRepresentable & CaseIterable & Sendable, Eleme
     /// item.
     public static func convert(_ inputs: [ArgumentInput]) throws(ArgumentConversionError) -> CommaList {
         let cases = Array(Element.allCases)
-        let names = cases.map(\.rawValue)
-        var chosen = ChosenIndices()
-        for input in inputs {
-            guard case .text(let text) = input else {
-                for element in try [Element].convert([input]) {
-                    if let index = names.firstIndex(of: element.rawValue) { chosen.insert(index) }
-                }
-                continue
-            }
-            try CommaSeparatedNames.forEachName(in: text) { (name) throws(ArgumentConversionError) in
-                guard let index = names.firstIndex(where: { $0 == name }) else {
-                    throw ArgumentConversionError(expected: Element.valueType, received: "\"\(name)\"")
-                }
-                chosen.insert(index)
-            }
-        }
-        return CommaList(chosen.order.map { cases[$0] })
+        let chosen = try CommaSeparatedNames.chosen(in: inputs, names: cases.map(\.rawValue), type: Element.valueType)
+        return CommaList(chosen.map { cases[$0] })
     }
 }
 
@@ -83,6 +68,35 @@ private struct ChosenIndices {
 
 /// Splitting an argument's text into trimmed, comma-separated names.
 enum CommaSeparatedNames {
+    /// The indices in `names` of the names `inputs` give (texts of
+    /// comma-separated names, or JSON strings and arrays of strings), in
+    /// order of first appearance, without duplicates; an unknown name is
+    /// an error expecting `type` (an enumeration of `names`). What a
+    /// ``CommaList`` and a runtime list of names (``RuntimeParameter``) read.
+    static func chosen(in inputs: [ArgumentInput], names: [String], type: ValueType) throws(ArgumentConversionError) -> [Int] {
+        var chosen = ChosenIndices()
+        for input in inputs {
+            guard case .text(let text) = input else {
+                let elements: [ArgumentInput]
+                if case .json(.array(let array)) = input { elements = array.map(ArgumentInput.json) } else { elements = [input] }
+                for element in elements {
+                    guard let text = element.scalarText, let index = names.firstIndex(of: text) else {
+                        throw ArgumentConversionError(expected: type, received: element.received)
+                    }
+                    chosen.insert(index)
+                }
+                continue
+            }
+            try forEachName(in: text) { (name) throws(ArgumentConversionError) in
+                guard let index = names.firstIndex(where: { $0 == name }) else {
+                    throw ArgumentConversionError(expected: type, received: "\"\(name)\"")
+                }
+                chosen.insert(index)
+            }
+        }
+        return chosen.order
+    }
+
     /// Calls `body` with each comma-separated item of `text` (empty items
     /// included), trimmed of blanks: tabs and Unicode space separators,
     /// what `CharacterSet.whitespaces` holds. ASCII text, the usual case, is

@@ -68,8 +68,12 @@ public enum JSONValue: Sendable, Hashable, Decodable {
         }
     }
 
-    /// The value written as JSON.
-    var jsonText: String {
+    /// The value written as JSON (object members in key order).
+    ///
+    /// ```swift
+    /// JSONValue.array([.integer(1), .string("a")]).jsonText   // [1,"a"]
+    /// ```
+    public var jsonText: String {
         var out: [UInt8] = []
         append(to: &out)
         return String(decoding: out, as: UTF8.self)

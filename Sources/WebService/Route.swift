@@ -203,4 +203,6 @@ enum ResultDeclaration: Sendable {
     case stream(Any.Type?)
     /// A ``RunnableResult``, of this documented type if known.
     case runnable(Any.Type?)
+    /// A ``RunnableResult`` of a route declared at run time, described if known.
+    case described(ResultDescription?)
 }

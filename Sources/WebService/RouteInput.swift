@@ -25,6 +25,9 @@ public struct InputDeclaration: Sendable {
         case body(type: Any.Type)
         /// Not an argument at all (the request).
         case request
+        /// A named argument, or a named path variable of the same name, of
+        /// a ``RuntimeParameter``: its type known only at run time.
+        case runtimeArgument(name: String, type: ValueType, defaultText: String?, required: Bool)
     }
 
     let kind: Kind
@@ -122,11 +125,7 @@ public struct Parameter<Value: ParameterValue>: RouteInput {
     @inline(never)
     private func valueWhenAbsent() throws -> Value {
         if let value = defaultValue ?? Value.valueWhenAbsent { return value }
-        throw HTTPError(
-            .badRequest,
-            detail: "The required parameter \"\(name)\" (\(Value.valueType.name)) is missing.",
-            parameter: name
-        )
+        throw HTTPError.missingArgument(name, type: Value.valueType)
     }
 }
 
@@ -237,16 +236,7 @@ private func convert<Value: ParameterValue>(_ inputs: [ArgumentInput], parameter
     do {
         return try Value.convert(inputs)
     } catch {
-        var extensions: [(name: String, value: ProblemValue)] = []
-        if case .enumeration(_, let values) = error.expected {
-            extensions.append(("allowedValues", .strings(values)))
-        }
-        throw HTTPError(
-            .badRequest,
-            detail: "The parameter \"\(parameter)\" expects \(error.expected.nameWithArticle); received \(error.received).",
-            parameter: parameter,
-            extensions: extensions
-        )
+        throw HTTPError.invalidArgument(error, parameter: parameter)
     }
 }
 

@@ -158,7 +158,11 @@ extension OperationDocumentation {
         }
         self.pathVariableNames = pathVariableNames
         if case .response = route.result { handlerBuildsResponse = true } else { handlerBuildsResponse = false }
-        if case .runnable(let type?) = route.result, type is any Collection.Type { isRunnableList = true } else { isRunnableList = false }
+        switch route.result {
+        case .runnable(let type?) where type is any Collection.Type: isRunnableList = true
+        case .described(let description?) where description.streamed: isRunnableList = true
+        default: isRunnableList = false
+        }
         description = route.description
         parameters = route.inputs.compactMap { input in
             switch input.kind {
@@ -190,6 +194,15 @@ extension OperationDocumentation {
                 )
             case .request:
                 return nil
+            case .runtimeArgument(let name, let type, let defaultText, let required):
+                introspector.register(type)
+                var isNameList = false
+                if case .array(.enumeration) = type { isNameList = true }
+                return ParameterDocumentation(
+                    name: name, location: variables.contains(name) ? .path : .argument, type: type,
+                    required: required, defaultValue: defaultText, example: nil, description: input.description,
+                    defaultTexts: defaultText.map { [$0] }, exampleTexts: nil, commaSeparated: isNameList
+                )
             }
         }
         switch route.result {
@@ -209,6 +222,11 @@ extension OperationDocumentation {
             // A runnable result streams its lists (a query's rows) and sends an object whole.
             result = type.map(introspector.describe) ?? .any
             streamed = type.map { $0 is any Collection.Type } ?? false
+        case .described(let description):
+            for structure in description?.structures ?? [] { introspector.register(structure) }
+            for enumeration in description?.enumerations ?? [] { introspector.register(enumeration) }
+            result = description == nil ? .any : description!.type
+            streamed = description?.streamed ?? false
         }
     }
 }

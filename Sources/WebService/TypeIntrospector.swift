@@ -46,7 +46,21 @@ final class TypeIntrospector {
         return .structure(String(describing: type))
     }
 
-    private func register(_ type: ValueType) {
+    /// Adds a structure described at run time (a ``ResultDescription``'s), unless one of its name is known.
+    func register(_ structure: StructureDocumentation) {
+        guard known.insert(structure.name).inserted else { return }
+        structures.append(structure)
+        for field in structure.fields { register(field.type) }
+    }
+
+    /// Adds an enumeration described at run time, unless one of its name is known.
+    func register(_ enumeration: EnumerationDocumentation) {
+        guard known.insert(enumeration.name).inserted else { return }
+        enumerations.append(enumeration)
+    }
+
+    /// Adds the enumerations `type` names.
+    func register(_ type: ValueType) {
         switch type {
         case .enumeration(let name, let values) where !known.contains(name):
             known.insert(name)

@@ -57,7 +57,8 @@ public indirect enum ValueType: Sendable, Hashable, CustomStringConvertible {
     /// The name with an indefinite article, for messages ("an integer").
     var nameWithArticle: String {
         switch self {
-        case .integer, .any: "an \(name)"
+        case .integer: "an \(name)"
+        case .any: "a JSON value"
         case .enumeration(let name, let values): "one of \(values.joined(separator: ", ")) (\(name))"
         case .array(let element): "a list of \(element.name)"
         default: "a \(name)"

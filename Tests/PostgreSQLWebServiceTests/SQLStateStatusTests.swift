@@ -8,8 +8,8 @@ import WebService
 @Suite("SQLSTATE to HTTP status")
 struct SQLStateStatusTests {
     @Test("each mapped SQLSTATE gets its status and a fixed detail", arguments: [
-        ("22P02", 400), ("22003", 400), ("22007", 400), ("22008", 400),
-        ("42501", 403), ("23505", 409), ("23503", 409), ("57014", 504),
+        ("22P02", 400), ("22003", 400), ("22007", 400), ("22008", 400), ("22001", 400),
+        ("42501", 403), ("23505", 409), ("23503", 409), ("23P01", 409), ("23502", 422), ("23514", 422), ("57014", 504),
         ("08000", 503), ("08001", 503), ("08003", 503), ("08006", 503), ("08P01", 503),
         ("57P01", 503), ("57P02", 503), ("57P03", 503),
     ])
@@ -26,10 +26,25 @@ struct SQLStateStatusTests {
     }
 
     @Test("other SQLSTATEs are left to the router's 500 with an error id", arguments: [
-        "22012", "42601", "42P01", "XX000", "40001", "23502",
+        "22012", "42601", "42P01", "XX000", "40001",
     ])
     func unmapped(code: String) {
         #expect(DatabaseError(code: SQLState(rawValue: code), message: "anything").httpError == nil)
+    }
+
+    @Test("a violated constraint is named, or the column of a missing value; the values never are")
+    func constraintNames() throws {
+        let unique = DatabaseError(code: .uniqueViolation, message: "duplicate", detail: "Key (name)=(hunter2)", constraint: "items_name_key")
+        let problem = try #require(unique.httpError)
+        #expect(problem.detail == #"The request conflicts with an existing record (constraint "items_name_key")."#)
+        let body = String(decoding: problem.problemJSON, as: UTF8.self)
+        #expect(body.contains(#""constraint":"items_name_key""#) && !body.contains("hunter2"))
+        let missing = try #require(DatabaseError(code: .notNullViolation, message: "null", column: "name").httpError)
+        #expect(missing.status == .unprocessableContent && missing.detail == #"A required value is missing (column "name")."#)
+        let check = try #require(DatabaseError(code: .checkViolation, message: "check", constraint: "price_check").httpError)
+        #expect(check.detail == #"A value in the request breaks a rule of the database (constraint "price_check")."#)
+        #expect(try #require(DatabaseError(code: .foreignKeyViolation, message: "fk").httpError).detail
+            == "The request refers to a record that does not exist or is still referenced.")
     }
 
     @Test("a pool timeout is 503 with Retry-After")

@@ -124,3 +124,27 @@ func usageErrorsNameTheOption(arguments: [String], message: String) {
     }
     #expect(options.corsOrigins == ["https://c.example", "https://d.example", "https://a.example", "https://b.example"])
 }
+
+/// A program's own option, as sql-rest declares `--services`.
+private let servicesOption = ServerOptions.Option(program: "services", variable: "SERVICES", meaning: "Folder of the `.sql` files", required: true)
+
+@Test func aProgramsOwnOptionComesFromTheCommandLineOrItsVariable() throws {
+    func parse(_ arguments: [String], _ environment: [String: String] = [:]) throws(ServerOptions.UsageError) -> ServerOptions.Command {
+        try ServerOptions.parse(arguments, environmentPrefix: "SQL_REST_", programOptions: [servicesOption]) { environment[$0] }
+    }
+    guard case .serve(let options) = try parse(["--services", "api", "--port", "9"]) else { Issue.record("not serve"); return }
+    #expect(options[option: "services"] == "api" && options.port == 9)
+    guard case .serve(let fromEnvironment) = try parse([], ["SQL_REST_SERVICES": "dir"]) else { Issue.record("not serve"); return }
+    #expect(fromEnvironment[option: "services"] == "dir")
+    #expect(throws: ServerOptions.UsageError(description: "Missing '--services <services>' (or SQL_REST_SERVICES).")) { try parse([]) }
+    #expect(throws: ServerOptions.UsageError(description: "Unknown option '--services'.")) {
+        try ServerOptions.parse(["--services", "x"], environmentPrefix: "EMPLOYEES_") { _ in nil }
+    }
+}
+
+@Test func helpListsTheCommandsAndTheProgramsOwnOptions() {
+    let text = ServerOptions.help(defaults: ServerOptions(), program: "sql-rest", overview: "Serves SQL files.", environmentPrefix: "SQL_REST_",
+                                  programOptions: [servicesOption], commands: [("serve", "Serves."), ("check", "Checks.")])
+    #expect(text.contains("USAGE: sql-rest <command> [--<option> <value>] ...\n\nCOMMANDS:\n  serve\n        Serves.\n  check\n        Checks.\n\nOPTIONS:\n  --services <services>\n        Folder of the .sql files (env SQL_REST_SERVICES; required).\n  --host <host>\n"))
+    #expect(help().contains("USAGE: employees-server [--<option> <value>] ...\n\nOPTIONS:\n  --host <host>\n"), "a program without commands has none listed")
+}

@@ -1,0 +1,15 @@
+import PostgreSQL
+
+extension Row {
+    /// Appends the row as a JSON object keyed by column label, its values
+    /// written by type exactly as a ``ResultSetAdapter`` writes rows.
+    ///
+    /// ```swift
+    /// var body: [UInt8] = []
+    /// try connection.query("INSERT INTO items (name) VALUES (:name) RETURNING id, name", ["name": "pen"]).next()?
+    ///     .appendJSON(to: &body)   // {"id":1,"name":"pen"}
+    /// ```
+    public func appendJSON(options: JSONRenderingOptions = JSONRenderingOptions(), to output: inout [UInt8]) {
+        layout.objectTemplate.write(row: index, of: result, options: options, to: &output) { _, _ in }
+    }
+}

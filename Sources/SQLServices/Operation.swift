@@ -1,0 +1,174 @@
+import HTTPServer
+import PostgreSQL
+import PostgreSQLWebService
+import WebService
+
+/// One operation of a service folder: a service file checked against the
+/// database, ready to answer. Its route takes the parameters PostgreSQL
+/// described, and its handler returns a ``Query`` that the router's
+/// `QueryRunner` runs, as for a hand-written service.
+public struct Operation: Sendable {
+    /// The file it was read from.
+    public let file: String
+    public let method: HTTPMethod
+    /// The path as the file wrote it: `/employees/{employeeNumber}`.
+    public let path: String
+    /// The service it belongs to: the path's first segment.
+    public let serviceName: String
+    public let description: String
+    /// What it answers with.
+    public let kind: Kind
+    /// The names of the details a request can ask for (the `details` parameter's values).
+    public let detailNames: [String]
+    /// The route's parameters, in order: what `?api` lists and the handler receives.
+    let parameters: [Parameter]
+    /// The statements: one for a GET, one or more (one transaction) for a write.
+    let statements: [String]
+    /// The details a request can ask for, by name.
+    let details: [String: Detail]
+    /// The names of the main statements' parameters, with their index among `parameters`.
+    let bindings: [(index: Int, name: String)]
+    /// The 404's detail (`{name}` placeholders filled) and the variable it names, for objects.
+    let notFound: (template: String, parameter: String?)?
+    /// For a POST: where the returned row is read again (`/employees/{employeeNumber}`).
+    let location: String?
+    /// The documented result.
+    let result: ResultDescription
+
+    /// What an operation answers with.
+    public enum Kind: Sendable, Equatable {
+        /// Every row, streamed; `paged`: a page by `limit` and `offset`.
+        case list(paged: Bool)
+        /// The first row; 404 without one.
+        case object
+        /// A write: its statements in one transaction, the last one's rows answer.
+        case write(returning: Query.Returning)
+    }
+
+    /// A parameter of the route and what its value is for.
+    struct Parameter: Sendable {
+        enum Role: Sendable {
+            /// A value bound to the statements' `:name` parameters.
+            case value
+            /// The list of details asked for.
+            case details
+            /// A page's `limit` or `offset`.
+            case limit, offset
+        }
+
+        let role: Role
+        let runtime: RuntimeParameter<Argument>
+        var name: String { runtime.name }
+    }
+
+    /// A converted argument: what the handler receives for each parameter.
+    enum Argument: Sendable {
+        case value(SQLValue)
+        case names([String])
+        case count(Int?)
+    }
+
+    /// A detail a request may ask for.
+    struct Detail: Sendable {
+        /// `@stream`: a list streamed as a member, bound from the request's arguments.
+        let isStreamed: Bool
+        /// The attached query, with its nested details (for an attached detail).
+        let query: Query
+        /// Its SQL (for a streamed detail).
+        let sql: String
+        /// The request's arguments it (or a detail nested in it) binds, by index among the parameters.
+        let requestBindings: [(index: Int, name: String)]
+    }
+
+    // MARK: - Answering
+
+    /// The route that answers for this operation, below its service's path.
+    var route: Route {
+        Route(method, routePath, description: description, parameters: parameters.map(\.runtime), returns: result) { values in
+            self.query(values)
+        }
+    }
+
+    /// The router's form of the path below the service: `/?:employeeNumber`.
+    var routePath: String {
+        "/" + path.split(separator: "/").dropFirst().map { part in
+            part.hasPrefix("{") ? "?:" + part.dropFirst().dropLast() : part
+        }.joined(separator: "/")
+    }
+
+    /// The query one request runs, from its parameters' values.
+    func query(_ values: [Argument]) -> Query {
+        var arguments = SQLArguments()
+        for (index, name) in bindings {
+            if case .value(let value) = values[index] { arguments.values[name] = value }
+        }
+        switch kind {
+        case .write(let returning):
+            let query = Query.transaction(statements, arguments, returning: returning)
+            return location.map(query.created(at:)) ?? query
+        case .object:
+            let names = askedNames(values)
+            let asked = names.map { details[$0]! }
+            for detail in asked { bind(detail.requestBindings, from: values, into: &arguments) }
+            var query = Query.object(statements[0], arguments, notFound: self.notFoundError(values))
+            for (name, detail) in zip(names, asked) {
+                if detail.isStreamed {
+                    var memberArguments = SQLArguments()
+                    bind(detail.requestBindings, from: values, into: &memberArguments)
+                    query = query.streaming(name, Query.list(detail.sql, memberArguments))
+                } else {
+                    query = query.attaching(name, detail.query)
+                }
+            }
+            return query
+        case .list(let paged):
+            let names = askedNames(values)
+            let asked = names.map { details[$0]! }
+            for detail in asked { bind(detail.requestBindings, from: values, into: &arguments) }
+            var query = Query.list(statements[0], arguments)
+            if paged {
+                var limit: Int?
+                var offset = 0
+                for (index, parameter) in parameters.enumerated() {
+                    guard case .count(let count) = values[index] else { continue }
+                    if case .limit = parameter.role { limit = count }
+                    if case .offset = parameter.role { offset = count ?? 0 }
+                }
+                query = query.paged(limit: limit, offset: offset)
+            }
+            for (name, detail) in zip(names, asked) { query = query.attaching(name, detail.query) }
+            return query
+        }
+    }
+
+    private func askedNames(_ values: [Argument]) -> [String] {
+        for value in values { if case .names(let names) = value { return names } }
+        return []
+    }
+
+    private func bind(_ bindings: [(index: Int, name: String)], from values: [Argument], into arguments: inout SQLArguments) {
+        for (index, name) in bindings {
+            if case .value(let value) = values[index] { arguments.values[name] = value }
+        }
+    }
+
+    /// The 404 for an object without a row: the `@notfound` text with its
+    /// `{name}` placeholders filled with the parameters' values.
+    func notFoundError(_ values: [Argument]) -> HTTPError {
+        guard let notFound else { return HTTPError(.notFound, detail: "There is no such record.") }
+        var detail = ""
+        var rest = Substring(notFound.template)
+        while let open = rest.firstIndex(of: "{"), let close = rest[open...].firstIndex(of: "}") {
+            detail += rest[..<open]
+            let name = String(rest[rest.index(after: open)..<close])
+            if let index = parameters.firstIndex(where: { $0.name == name }), case .value(let value) = values[index] {
+                if case .text(let text) = value { detail += text } else { detail += "null" }
+            } else {
+                detail += "{\(name)}"
+            }
+            rest = rest[rest.index(after: close)...]
+        }
+        detail += rest
+        return HTTPError(.notFound, detail: detail, parameter: notFound.parameter)
+    }
+}

@@ -1,0 +1,450 @@
+import HTTPServer
+import PostgreSQL
+
+/// One `.sql` file of a service folder, parsed but not yet checked against
+/// the database: the header (method and path, description, directives:
+/// the first run of `--` lines, up to a blank line or code) and the SQL,
+/// the operation's statements and its detail sections, each with the line
+/// it starts on.
+///
+/// ```sql
+/// -- GET /departments/{departmentNumber}
+/// -- One department, with its managers when asked.
+/// -- @param departmentNumber The department's number, such as d005.
+/// SELECT dept_no AS "departmentNumber", dept_name AS "departmentName"
+/// FROM departments WHERE dept_no = :departmentNumber;
+///
+/// -- @detail managers
+/// SELECT emp_no AS "employeeNumber", from_date AS "fromDate"
+/// FROM dept_manager WHERE dept_no = :departmentNumber ORDER BY from_date;
+/// ```
+///
+/// docs/SQL-SERVICES.md describes every directive.
+public struct ServiceFile: Sendable {
+    /// A segment of the route's path: `departments` or `{departmentNumber}`.
+    public enum Segment: Sendable, Hashable {
+        case literal(String)
+        case variable(String)
+    }
+
+    /// What the operation answers with: `@returns list|object`.
+    public enum Shape: String, Sendable {
+        case list
+        case object
+    }
+
+    /// `@param NAME [= DEFAULT] text`.
+    public struct ParameterDirective: Sendable {
+        public var name: String
+        /// The default as written (quotes removed); `nil` without `= DEFAULT`.
+        public var defaultText: String?
+        public var description: String
+        public var line: Int
+    }
+
+    /// `@returns list|object [TypeName]`.
+    public struct ReturnsDirective: Sendable {
+        public var shape: Shape
+        /// The name `?api` gives the returned structure.
+        public var typeName: String?
+        public var line: Int
+    }
+
+    /// A directive's text and its line (`@notfound`, `@service`).
+    public struct TextDirective: Sendable {
+        public var text: String
+        public var line: Int
+    }
+
+    /// One SQL statement and where it is.
+    public struct Statement: Sendable {
+        /// The statement's text, without its semicolon; its leading blank
+        /// lines and comments are kept, so that its lines are the file's.
+        public var text: String
+        /// The file's line where `text` starts.
+        public var line: Int
+
+        /// The file's line of the statement's first line of code (past
+        /// blank lines and `--` comments).
+        public var codeLine: Int {
+            var line = self.line
+            for textLine in text.split(separator: "\n", omittingEmptySubsequences: false) {
+                let trimmed = textLine.drop { $0 == " " || $0 == "\t" || $0 == "\r" }
+                if !trimmed.isEmpty, !trimmed.hasPrefix("--") { return line }
+                line += 1
+            }
+            return self.line
+        }
+
+        /// The file's line of a character position (from 1) in the
+        /// statement as PostgreSQL received it (`:name` replaced by `$n`,
+        /// which keeps the lines).
+        public func line(atPosition position: Int) -> Int {
+            let sent = Parameters.parse(text).sql
+            return line + sent.prefix(max(0, position - 1)).count { $0 == "\n" }
+        }
+
+        /// The file's line where the statement first uses its `number`th
+        /// parameter (`$number` as PostgreSQL received it), if it does.
+        public func line(ofParameter number: Int) -> Int? {
+            let sent = Parameters.parse(text).sql
+            var found: Int?
+            SQLScript.placeholders(in: sent) { placeholder, offset in
+                if found == nil, placeholder == number {
+                    found = line + sent.utf8.prefix(offset).count { $0 == UInt8(ascii: "\n") }
+                }
+            }
+            return found
+        }
+    }
+
+    /// A `@detail NAME` or `@stream NAME` section: a query nested in the answer.
+    public struct Section: Sendable {
+        /// The name, dotted for a detail nested in another (`managers.titles`).
+        public var name: String
+        /// `@stream`: its rows are streamed as a member of the object.
+        public var isStreamed: Bool
+        /// Text after the name, for the documentation.
+        public var description: String
+        public var statement: Statement
+        /// The line of the `@detail` or `@stream` comment.
+        public var line: Int
+
+        /// The name's parts: `["managers", "titles"]`.
+        public var path: [String] { name.split(separator: ".").map(String.init) }
+    }
+
+    /// The file as named in messages: the folder's path and the file's below it.
+    public var file: String
+    public var method: HTTPMethod
+    /// The path as written in the header: `/departments/{departmentNumber}`.
+    public var path: String
+    public var segments: [Segment]
+    /// The header's first line, where the method and path are.
+    public var headerLine: Int
+    /// The header's lines that are not directives, joined; a `--` line alone starts a paragraph.
+    public var description: String
+    public var parameters: [ParameterDirective] = []
+    public var returns: ReturnsDirective?
+    /// The line of `@paged`, if the file has it.
+    public var pagedLine: Int?
+    public var notFound: TextDirective?
+    /// `@service TEXT`: the description of the service the operation belongs to.
+    public var serviceDescription: TextDirective?
+    /// The operation's statements, in order: one for a GET, one or more for a write.
+    public var statements: [Statement] = []
+    public var sections: [Section] = []
+
+    /// The path's variables, in order.
+    public var variables: [String] {
+        segments.compactMap { if case .variable(let name) = $0 { name } else { nil } }
+    }
+
+    /// The first segment: the service the operation belongs to (`departments`).
+    public var serviceName: String {
+        if case .literal(let name) = segments.first { return name }
+        return ""
+    }
+
+    /// The path's last segment that is not a variable: what the operation
+    /// answers about (`/titles/{title}/holders`: `holders`).
+    public var lastName: String {
+        for segment in segments.reversed() {
+            if case .literal(let name) = segment { return name }
+        }
+        return serviceName
+    }
+
+    /// The path below the service as the router writes it: `/?:departmentNumber`.
+    public var routePath: String {
+        "/" + segments.dropFirst().map { segment in
+            switch segment {
+            case .literal(let text): text
+            case .variable(let name): "?:" + name
+            }
+        }.joined(separator: "/")
+    }
+
+    /// The shape the path implies, unless `@returns` says otherwise: an
+    /// object when the last segment is a variable, a list otherwise.
+    public var shape: Shape {
+        if let returns { return returns.shape }
+        if case .variable = segments.last { return .object }
+        return .list
+    }
+}
+
+// MARK: - Parsing
+
+extension ServiceFile {
+    /// The directives of the header, and what they take.
+    static let headerDirectives = ["param", "returns", "paged", "notfound", "service"]
+
+    /// Parses the text of a service file named `file` in messages. Every
+    /// problem the text has on its own (a header that does not parse, an
+    /// unknown directive, a section without a statement) is reported, not
+    /// only the first.
+    ///
+    /// ```swift
+    /// let parsed = try ServiceFile(parsing: "-- GET /departments\nSELECT dept_no FROM departments", file: "departments.sql")
+    /// parsed.routePath   // "/"
+    /// ```
+    public init(parsing text: String, file: String) throws(ServiceProblems) {
+        var problems: [ServiceProblem] = []
+        func problem(_ line: Int, _ message: String) {
+            problems.append(ServiceProblem(file: file, line: line, message: message))
+        }
+        self.file = file
+        method = .get
+        path = ""
+        segments = []
+        headerLine = 1
+        description = ""
+
+        // The header: the first run of `--` lines (blank lines before it skipped); a blank line or code ends it.
+        let lines = text.split(separator: "\n", omittingEmptySubsequences: false).map { $0.hasSuffix("\r") ? $0.dropLast() : $0 }
+        var index = 0
+        var header: [(text: Substring, line: Int)] = []
+        while index < lines.count, lines[index].allSatisfy({ $0 == " " || $0 == "\t" }) { index += 1 }
+        while index < lines.count {
+            let trimmed = lines[index].drop { $0 == " " || $0 == "\t" }
+            guard trimmed.hasPrefix("--") else { break }
+            header.append((trimmed.dropFirst(2).drop { $0 == " " || $0 == "\t" }, index + 1))
+            index += 1
+        }
+        let bodyLine = index + 1
+        let body = lines[min(index, lines.count)...].joined(separator: "\n")
+
+        guard let first = header.first else {
+            problem(bodyLine <= lines.count ? bodyLine : 1, "the file must begin with a header comment such as `-- GET /employees/{employeeNumber}`")
+            throw ServiceProblems(folder: file, problems: problems)
+        }
+        headerLine = first.line
+        parseRoute(first.text, line: first.line, problem: problem)
+        parseHeader(header.dropFirst(), problem: problem)
+        parseBody(body, firstLine: bodyLine, problem: problem)
+
+        if statements.isEmpty, problems.isEmpty {
+            problem(bodyLine <= lines.count ? bodyLine : headerLine, "the file has no SQL statement after its header")
+        }
+        guard problems.isEmpty else { throw ServiceProblems(folder: file, problems: problems) }
+    }
+
+    /// `GET /departments/{departmentNumber}`.
+    private mutating func parseRoute(_ text: Substring, line: Int, problem: (Int, String) -> Void) {
+        let words = text.split(whereSeparator: { $0 == " " || $0 == "\t" })
+        let methods: [HTTPMethod] = [.get, .post, .put, .patch, .delete]
+        guard words.count == 2, let method = methods.first(where: { $0.rawValue == words[0] }), words[1].hasPrefix("/") else {
+            problem(line, "the header's first line must be a method and a path, such as `-- GET /employees/{employeeNumber}`; found `-- \(text)`")
+            return
+        }
+        self.method = method
+        path = String(words[1])
+        var parts = words[1].split(separator: "/", omittingEmptySubsequences: false).dropFirst()
+        if parts.count > 1, parts.last == "" { parts = parts.dropLast() }
+        for part in parts {
+            if part.hasPrefix("{"), part.hasSuffix("}"), part.count > 2, Self.isIdentifier(part.dropFirst().dropLast()) {
+                let name = String(part.dropFirst().dropLast())
+                if variables.contains(name) { problem(line, "the path names the variable {\(name)} twice") }
+                segments.append(.variable(name))
+            } else if !part.isEmpty, part.allSatisfy(Self.isLiteralCharacter) {
+                segments.append(.literal(String(part)))
+            } else {
+                problem(line, "the path segment `\(part)` is neither a name (letters, digits, `-._~`) nor a variable such as {employeeNumber}")
+                return
+            }
+        }
+        guard case .literal = segments.first else {
+            problem(line, "the path must begin with the service's name, as in `/employees/{employeeNumber}`")
+            return
+        }
+    }
+
+    /// The header's lines after the first: description lines and directives.
+    private mutating func parseHeader(_ lines: ArraySlice<(text: Substring, line: Int)>, problem: (Int, String) -> Void) {
+        var paragraphs: [[Substring]] = [[]]
+        for (text, line) in lines {
+            guard text.hasPrefix("@") else {
+                let trimmed = text.trimmingBlanks
+                if trimmed.isEmpty {
+                    if !paragraphs[paragraphs.count - 1].isEmpty { paragraphs.append([]) }
+                } else {
+                    paragraphs[paragraphs.count - 1].append(trimmed)
+                }
+                continue
+            }
+            let name = text.dropFirst().prefix { !($0 == " " || $0 == "\t") }
+            let argument = text.dropFirst(1 + name.count).trimmingBlanks
+            switch name {
+            case "param": parseParameter(argument, line: line, problem: problem)
+            case "returns":
+                let words = argument.split(separator: " ")
+                guard (1...2).contains(words.count), let shape = Shape(rawValue: String(words[0])),
+                      words.count == 1 || Self.isIdentifier(words[1])
+                else {
+                    problem(line, "@returns takes `list` or `object`, and optionally the name of the returned structure")
+                    continue
+                }
+                if returns != nil { problem(line, "@returns is given twice") }
+                returns = ReturnsDirective(shape: shape, typeName: words.count == 2 ? String(words[1]) : nil, line: line)
+            case "paged":
+                if !argument.isEmpty { problem(line, "@paged takes no argument") }
+                pagedLine = line
+            case "notfound":
+                if argument.isEmpty { problem(line, "@notfound needs the text of the 404 problem's detail") }
+                notFound = TextDirective(text: String(argument), line: line)
+            case "service":
+                if argument.isEmpty { problem(line, "@service needs the service's description") }
+                serviceDescription = TextDirective(text: String(argument), line: line)
+            case "detail", "stream":
+                problem(line, "@\(name) starts a section of its own: put it after the operation's statement, followed by the detail's query")
+            default:
+                problem(line, "unknown directive @\(name); the header takes @param, @returns, @paged, @notfound and @service")
+            }
+        }
+        description = paragraphs.filter { !$0.isEmpty }.map { $0.joined(separator: " ") }.joined(separator: "\n\n")
+    }
+
+    /// `NAME [= DEFAULT] text`.
+    private mutating func parseParameter(_ argument: Substring, line: Int, problem: (Int, String) -> Void) {
+        let name = argument.prefix { $0.isLetter || $0.isNumber || $0 == "_" }
+        guard Self.isIdentifier(name) else {
+            problem(line, "@param needs a parameter name, as in `@param employeeNumber The employee's number.`")
+            return
+        }
+        var rest = argument.dropFirst(name.count).trimmingBlanks
+        var defaultText: String?
+        if rest.hasPrefix("=") {
+            rest = rest.dropFirst().trimmingBlanks
+            if rest.hasPrefix("\"") {
+                var value = ""
+                var position = rest.index(after: rest.startIndex)
+                var closed = false
+                while position < rest.endIndex {
+                    if rest[position] == "\"" {
+                        let next = rest.index(after: position)
+                        if next < rest.endIndex, rest[next] == "\"" {
+                            value.append("\"")
+                            position = rest.index(after: next)
+                            continue
+                        }
+                        closed = true
+                        position = next
+                        break
+                    }
+                    value.append(rest[position])
+                    position = rest.index(after: position)
+                }
+                guard closed else {
+                    problem(line, "the default of @param \(name) opens a quote that it does not close")
+                    return
+                }
+                defaultText = value
+                rest = rest[position...].trimmingBlanks
+            } else {
+                let value = rest.prefix { !($0 == " " || $0 == "\t") }
+                guard !value.isEmpty else {
+                    problem(line, "@param \(name) = needs a default value (quote it with \"\" for one with spaces)")
+                    return
+                }
+                defaultText = String(value)
+                rest = rest.dropFirst(value.count).trimmingBlanks
+            }
+        }
+        if parameters.contains(where: { $0.name == name }) {
+            problem(line, "@param \(name) is given twice")
+        }
+        parameters.append(ParameterDirective(name: String(name), defaultText: defaultText, description: String(rest), line: line))
+    }
+
+    /// The SQL after the header: the operation's statements, then the
+    /// `@detail` and `@stream` sections.
+    private mutating func parseBody(_ body: String, firstLine: Int, problem: (Int, String) -> Void) {
+        let utf8 = Array(body.utf8)
+        func line(at offset: Int) -> Int {
+            firstLine + utf8[..<offset].count { $0 == UInt8(ascii: "\n") }
+        }
+        // Section markers: directive comments that begin their line.
+        var markers: [(start: Int, end: Int, name: Substring, argument: Substring)] = []
+        for comment in SQLScript.lineComments(in: body) {
+            var lineStart = comment.utf8Offset
+            while lineStart > 0, utf8[lineStart - 1] == UInt8(ascii: " ") || utf8[lineStart - 1] == UInt8(ascii: "\t") { lineStart -= 1 }
+            let content = comment.text.dropFirst(2).drop { $0 == " " || $0 == "\t" }
+            guard content.hasPrefix("@"), content.dropFirst().first?.isLetter == true else { continue }
+            let name = content.dropFirst().prefix { !($0 == " " || $0 == "\t") }
+            let argument = content.dropFirst(1 + name.count).trimmingBlanks
+            guard lineStart == 0 || utf8[lineStart - 1] == UInt8(ascii: "\n") else {
+                problem(line(at: comment.utf8Offset), "a directive comment must begin its line: `-- @\(name)`")
+                continue
+            }
+            switch name {
+            case "detail", "stream":
+                markers.append((lineStart, comment.utf8Offset + comment.text.utf8.count, name, argument))
+            case _ where Self.headerDirectives.contains(String(name)):
+                problem(line(at: comment.utf8Offset), "@\(name) belongs in the header, the comment lines before the first statement")
+            default:
+                problem(line(at: comment.utf8Offset), "unknown directive @\(name); sections start with @detail or @stream")
+            }
+        }
+
+        func split(from start: Int, to end: Int) -> [Statement] {
+            let text = String(decoding: utf8[start..<end], as: UTF8.self)
+            return SQLScript.statements(in: text).map { Statement(text: $0.text, line: line(at: start + $0.utf8Offset)) }
+        }
+        statements = split(from: 0, to: markers.first?.start ?? utf8.count)
+        if method == .get, statements.count > 1 {
+            problem(statements[1].codeLine, "a GET operation runs one statement; this file has \(statements.count) (only writes run several, in one transaction)")
+        }
+
+        for (index, marker) in markers.enumerated() {
+            let markerLine = line(at: marker.start)
+            let isStreamed = marker.name == "stream"
+            let name = marker.argument.prefix { !($0 == " " || $0 == "\t") }
+            let parts = name.split(separator: ".", omittingEmptySubsequences: false)
+            guard !name.isEmpty, parts.allSatisfy(Self.isIdentifier), !(isStreamed && parts.count > 1) else {
+                problem(markerLine, isStreamed
+                    ? "@stream needs the name of the member, such as `@stream employees`"
+                    : "@detail needs a name, dotted for a detail of a detail: `@detail titles`, `@detail managers.titles`")
+                continue
+            }
+            let end = index + 1 < markers.count ? markers[index + 1].start : utf8.count
+            let found = split(from: min(marker.end + 1, end), to: end)
+            guard found.count == 1 else {
+                problem(markerLine, found.isEmpty
+                    ? "the \(marker.name) \"\(name)\" has no query"
+                    : "the \(marker.name) \"\(name)\" holds \(found.count) statements; a \(marker.name) is one query")
+                continue
+            }
+            if sections.contains(where: { $0.name == name }) {
+                problem(markerLine, "the \(marker.name) \"\(name)\" is declared twice")
+                continue
+            }
+            let description = marker.argument.dropFirst(name.count).trimmingBlanks
+            sections.append(Section(
+                name: String(name), isStreamed: isStreamed, description: String(description), statement: found[0], line: markerLine))
+        }
+    }
+
+    // MARK: - Characters
+
+    static func isIdentifier(_ text: Substring) -> Bool {
+        guard let first = text.first, first.isASCII, first.isLetter || first == "_" else { return false }
+        return text.allSatisfy { $0.isASCII && ($0.isLetter || $0.isNumber || $0 == "_") }
+    }
+
+    /// Characters of a literal path segment: RFC 3986's unreserved ones.
+    static func isLiteralCharacter(_ character: Character) -> Bool {
+        character.isASCII && (character.isLetter || character.isNumber || "-._~".contains(character))
+    }
+}
+
+extension Substring {
+    /// Without leading and trailing spaces and tabs.
+    var trimmingBlanks: Substring {
+        func isBlank(_ character: Character) -> Bool { character == " " || character == "\t" }
+        guard let first = firstIndex(where: { !isBlank($0) }), let last = lastIndex(where: { !isBlank($0) }) else {
+            return self[endIndex...]
+        }
+        return self[first...last]
+    }
+}

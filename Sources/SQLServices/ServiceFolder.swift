@@ -1,0 +1,198 @@
+import FoundationEssentials
+import HTTPServer
+import PostgreSQL
+import WebService
+
+/// A folder of annotated `.sql` files, one operation per file, anywhere
+/// below it: read, parsed, and checked against the database (every
+/// statement prepared and described on one connection) into services
+/// grouped by the first segment of their paths.
+///
+/// ```swift
+/// let loaded = try pool.withConnection { try ServiceFolder("services").load(on: $0) }
+/// let router = WebServiceRouter(services: loaded.services, runners: [QueryRunner(pool: pool)])
+/// ```
+///
+/// Loading either succeeds whole or throws ``ServiceProblems`` with every
+/// problem of every file, each as `FILE:LINE: message`; docs/SQL-SERVICES.md
+/// lists what is checked.
+public struct ServiceFolder: Sendable {
+    /// The folder, as given: file names in messages begin with it.
+    public let path: String
+
+    /// The folder at `path`.
+    public init(_ path: String) {
+        self.path = path
+    }
+
+    /// Why a folder could not be read at all.
+    public struct ReadError: Error, Sendable, CustomStringConvertible {
+        public let description: String
+    }
+
+    /// The services of the folder's files, checked on `connection`.
+    ///
+    /// - Throws: ``ServiceProblems`` for problems in the files,
+    ///   ``ReadError`` when the folder cannot be read or holds no `.sql`
+    ///   file, ``DatabaseError`` when the connection fails.
+    public func load(on connection: Connection) throws -> LoadedServices {
+        let files = try sqlFiles()
+        var problems: [ServiceProblem] = []
+        var parsed: [ServiceFile] = []
+        for relative in files {
+            let name = (path.hasSuffix("/") ? path : path + "/") + relative
+            guard let data = FileManager.default.contents(atPath: name), let text = String(data: data, encoding: .utf8) else {
+                problems.append(ServiceProblem(file: name, line: 1, message: "the file cannot be read as UTF-8 text"))
+                continue
+            }
+            do {
+                parsed.append(try ServiceFile(parsing: text, file: name))
+            } catch {
+                problems += error.problems
+            }
+        }
+
+        var described: [DescribedFile] = []
+        for file in parsed {
+            if let file = try DescribedFile(file, on: connection, problems: &problems) { described.append(file) }
+        }
+        let catalog = try typeCatalog(of: described, on: connection)
+
+        var drafts: [OperationDraft] = []
+        for file in described {
+            if let draft = OperationDraft(file, catalog: catalog, problems: &problems) { drafts.append(draft) }
+        }
+        problems += Self.duplicates(in: drafts)
+        guard problems.isEmpty else { throw ServiceProblems(folder: path, problems: problems) }
+
+        return LoadedServices(drafts: drafts, catalog: catalog)
+    }
+
+    /// The `.sql` files below the folder, as paths relative to it, sorted;
+    /// folders whose name begins with `.` are skipped.
+    private func sqlFiles() throws(ReadError) -> [String] {
+        guard let all = try? FileManager.default.subpathsOfDirectory(atPath: path) else {
+            throw ReadError(description: "\(path): no such folder, or it cannot be read")
+        }
+        let files = all.filter { relative in
+            relative.hasSuffix(".sql") && !relative.split(separator: "/").contains { $0.hasPrefix(".") }
+        }.sorted()
+        guard !files.isEmpty else { throw ReadError(description: "\(path): no .sql file in the folder or below it") }
+        return files
+    }
+
+    /// Descriptions of the types the statements use that are not built in
+    /// (enumerations, domains, arrays of them), with what those refer to.
+    private func typeCatalog(of files: [DescribedFile], on connection: Connection) throws -> [PostgresType: PostgresTypeDescription] {
+        var wanted: Set<PostgresType> = []
+        for file in files {
+            for description in file.descriptions {
+                for parameter in description.parameters { wanted.insert(parameter.type) }
+                for column in description.columns { wanted.insert(column.type) }
+            }
+        }
+        var catalog: [PostgresType: PostgresTypeDescription] = [:]
+        // Built-in types have OIDs below 16384; the others come from the catalog, and what they refer to in turn.
+        var round = wanted.filter { $0.oid >= 16_384 }
+        while !round.isEmpty {
+            let found = try connection.describeTypes(Array(round))
+            catalog.merge(found) { first, _ in first }
+            round = Set(found.values.flatMap { [$0.baseType, $0.elementType].compactMap { $0 } })
+                .filter { $0.oid >= 16_384 && catalog[$0] == nil }
+        }
+        return catalog
+    }
+
+    /// Two files with one method and path (variables' names aside): the later file is reported.
+    private static func duplicates(in drafts: [OperationDraft]) -> [ServiceProblem] {
+        var problems: [ServiceProblem] = []
+        var seen: [String: ServiceFile] = [:]
+        for draft in drafts {
+            let shape = draft.file.segments.map { segment -> String in
+                if case .literal(let text) = segment { return text }
+                return "{}"
+            }
+            let key = draft.file.method.rawValue + " /" + shape.joined(separator: "/")
+            if let first = seen[key] {
+                problems.append(ServiceProblem(
+                    file: draft.file.file, line: draft.file.headerLine,
+                    message: "\(draft.file.method) \(draft.file.path) is also declared by \(first.file):\(first.headerLine)"))
+            } else {
+                seen[key] = draft.file
+            }
+        }
+        return problems
+    }
+}
+
+// MARK: - Files described by the database
+
+/// A parsed file whose statements PostgreSQL prepared and described.
+struct DescribedFile {
+    let file: ServiceFile
+    /// One per statement of the operation.
+    let statements: [StatementDescription]
+    /// One per section, in the file's order.
+    let sections: [StatementDescription]
+
+    var descriptions: [StatementDescription] { statements + sections }
+
+    /// Prepares and describes every statement of `file`; `nil` (with the
+    /// problems noted) when one does not prepare, or when a GET writes.
+    /// Throws only when the connection fails.
+    init?(_ file: ServiceFile, on connection: Connection, problems: inout [ServiceProblem]) throws {
+        let count = problems.count
+        func describe(_ statement: ServiceFile.Statement) throws -> StatementDescription? {
+            do {
+                return try connection.describe(statement.text)
+            } catch let error as DatabaseError where !error.isConnectionFailure {
+                // Where the error is; an untyped parameter has no position, but its first use is where to add a cast.
+                let parameter = error.code == .indeterminateDatatype
+                    ? error.message.firstMatch(of: /\$([0-9]+)/).flatMap { Int($0.1) }.flatMap(statement.line(ofParameter:)) : nil
+                let line = error.position.map(statement.line(atPosition:)) ?? parameter ?? statement.codeLine
+                problems.append(ServiceProblem(file: file.file, line: line, message: Self.message(error, statement: statement)))
+                return nil
+            }
+        }
+        let statements = try file.statements.map(describe)
+        let sections = try file.sections.map { try describe($0.statement) }
+        guard problems.count == count else { return nil }
+        self.file = file
+        self.statements = statements.map { $0! }
+        self.sections = sections.map { $0! }
+
+        if file.method == .get {
+            for (statement, line) in zip(file.statements + file.sections.map(\.statement), [nil] + file.sections.map(\.line)) {
+                let writes: Bool
+                do {
+                    writes = try connection.planWrites(statement.text)
+                } catch let error as DatabaseError where !error.isConnectionFailure {
+                    problems.append(ServiceProblem(file: file.file, line: statement.codeLine, message: Self.message(error, statement: statement)))
+                    continue
+                }
+                if writes {
+                    let what = line == nil ? "a GET statement" : "a detail of a GET"
+                    problems.append(ServiceProblem(
+                        file: file.file, line: statement.codeLine,
+                        message: "\(what) must only read, but this one writes (its plan modifies a table or locks rows); use POST, PUT, PATCH or DELETE"))
+                }
+            }
+            guard problems.count == count else { return nil }
+        }
+    }
+
+    /// The server's message, with `$n` named as the file names it (`:employeeNumber`) and its hint.
+    private static func message(_ error: DatabaseError, statement: ServiceFile.Statement) -> String {
+        var message = error.message
+        let names = Parameters.parse(statement.text).names
+        for (index, name) in names.enumerated().reversed() {
+            message = message.replacing("$\(index + 1)", with: ":" + name)
+        }
+        if error.code == .indeterminateDatatype {
+            message += "; give it a type with a cast, as in `CAST(:name AS integer)` or `:name::integer`"
+        } else if let hint = error.hint {
+            message += " (\(hint))"
+        }
+        return message
+    }
+}

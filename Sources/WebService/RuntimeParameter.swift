@@ -1,0 +1,141 @@
+import HTTPServer
+
+/// A named argument of a route whose name and type are known only when the
+/// program runs (read from a file, or from a database's description of a
+/// statement), rather than declared as a Swift type: see
+/// ``Route/init(_:_:description:parameters:returns:handler:)``.
+///
+/// It converts what the request supplies with `convert`, into a `Value` of
+/// the program's choosing, and reports a bad value exactly as a typed
+/// ``Parameter`` does (`400`, `The parameter "limit" expects an integer;
+/// received "ten".`, naming the parameter).
+///
+/// ```swift
+/// RuntimeParameter("limit", as: Int?.self, description: "At most this many rows.") { $0.map(String.init) ?? "" }
+/// RuntimeParameter("code", type: .string, whenAbsent: "d001", defaultText: "d001") { inputs throws(ArgumentConversionError) in
+///     try String.convert(inputs)
+/// }
+/// ```
+public struct RuntimeParameter<Value: Sendable>: Sendable {
+    /// The argument's name: a query or form field, a JSON body member, or the path variable `?:name`.
+    public let name: String
+    /// Its type, as `?api` and the error messages name it.
+    public let type: ValueType
+    /// What it means, shown by `?api`.
+    public let description: String
+    /// The value taken when the request does not supply it, as `?api` shows it.
+    public let defaultText: String?
+    /// The value taken when the request does not supply it; `nil` when the argument is required.
+    let valueWhenAbsent: Value?
+    let convert: @Sendable ([ArgumentInput]) throws(ArgumentConversionError) -> Value
+
+    /// A parameter of type `type`, converted by `convert` from every value
+    /// the request supplied for the name (at least one). Without
+    /// `whenAbsent` it is required: a request without it gets a 400.
+    ///
+    /// ```swift
+    /// RuntimeParameter("id", type: .integer) { inputs throws(ArgumentConversionError) in try Int.convert(inputs) }
+    /// ```
+    public init(
+        _ name: String, type: ValueType, description: String = "", whenAbsent: Value? = nil, defaultText: String? = nil,
+        convert: @escaping @Sendable ([ArgumentInput]) throws(ArgumentConversionError) -> Value
+    ) {
+        self.name = name
+        self.type = type
+        self.description = description
+        self.valueWhenAbsent = whenAbsent
+        self.defaultText = defaultText
+        self.convert = convert
+    }
+
+    /// A parameter read as the Swift type `T` reads it (same type name,
+    /// same conversion, same messages), then turned into a `Value`. Absent,
+    /// it takes `default`, else `T`'s value when absent (`nil` for an
+    /// optional, `[]` for an array), else it is required.
+    ///
+    /// ```swift
+    /// RuntimeParameter("offset", as: Int.self, default: 0) { SQLValue.text(String($0)) }
+    /// ```
+    public init<T: ParameterValue>(
+        _ name: String, as _: T.Type, description: String = "", default: T? = nil,
+        transform: @escaping @Sendable (T) -> Value
+    ) {
+        let absent = `default` ?? T.valueWhenAbsent
+        self.init(
+            name, type: T.valueType, description: description, whenAbsent: absent.map(transform),
+            defaultText: `default`.map { value in (value as? any RawRepresentable).map { "\($0.rawValue)" } ?? "\(value)" }
+        ) { inputs throws(ArgumentConversionError) in
+            transform(try T.convert(inputs))
+        }
+    }
+
+    /// A list of names among `values`, given by repeating the argument or
+    /// separating names by commas (or both), read as a ``CommaList`` reads
+    /// them: duplicates dropped, order of first appearance kept, an unknown
+    /// name a 400 that lists the allowed ones under the enumeration's name.
+    /// Absent, the list is empty.
+    ///
+    /// ```swift
+    /// RuntimeParameter.names("details", enumeration: "EmployeeDetail", values: ["titles", "salaries"]) { $0 }
+    /// ```
+    public static func names(
+        _ name: String, enumeration: String, values: [String], description: String = "",
+        transform: @escaping @Sendable ([String]) -> Value
+    ) -> RuntimeParameter {
+        let type = ValueType.array(.enumeration(name: enumeration, values: values))
+        return RuntimeParameter(name, type: type, description: description, whenAbsent: transform([])) { inputs throws(ArgumentConversionError) in
+            transform(try CommaSeparatedNames.chosen(in: inputs, names: values, type: .enumeration(name: enumeration, values: values)).map { values[$0] })
+        }
+    }
+
+    /// The argument's value for one request: from the path variable of its
+    /// name, else from the request's arguments, else its value when absent.
+    func value(in context: RouteContext) throws(HTTPError) -> Value {
+        let inputs: [ArgumentInput]
+        if let pathValue = context.pattern.value(named: name, in: context.path) {
+            inputs = [.text(pathValue)]
+        } else {
+            inputs = context.arguments.isEmpty ? [] : context.arguments[name] ?? []
+        }
+        if inputs.isEmpty {
+            guard let valueWhenAbsent else { throw HTTPError.missingArgument(name, type: type) }
+            return valueWhenAbsent
+        }
+        do {
+            return try convert(inputs)
+        } catch {
+            throw HTTPError.invalidArgument(error, parameter: name)
+        }
+    }
+
+    var declaration: InputDeclaration {
+        InputDeclaration(
+            kind: .runtimeArgument(name: name, type: type, defaultText: defaultText, required: valueWhenAbsent == nil),
+            description: description)
+    }
+}
+
+// MARK: - The problems of arguments
+
+extension HTTPError {
+    /// `400`: a required argument is missing (typed and runtime parameters alike).
+    static func missingArgument(_ name: String, type: ValueType) -> HTTPError {
+        HTTPError(.badRequest, detail: "The required parameter \"\(name)\" (\(type.name)) is missing.", parameter: name)
+    }
+
+    /// `400`: an argument's value could not be converted; an enumeration's
+    /// values are listed in `allowedValues`.
+    static func invalidArgument(_ error: ArgumentConversionError, parameter: String) -> HTTPError {
+        var extensions: [(name: String, value: ProblemValue)] = []
+        if case .enumeration(_, let values) = error.expected {
+            extensions.append(("allowedValues", .strings(values)))
+        }
+        let requirement = error.requirement.map { " " + $0 } ?? ""
+        return HTTPError(
+            .badRequest,
+            detail: "The parameter \"\(parameter)\" expects \(error.expected.nameWithArticle)\(requirement); received \(error.received).",
+            parameter: parameter,
+            extensions: extensions
+        )
+    }
+}
