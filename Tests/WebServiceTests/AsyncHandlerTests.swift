@@ -98,7 +98,7 @@ final class AsyncHandlerTests {
         let statuses = Mutex<[Int]>([])
         let threads = (0..<3).map { _ in
             Thread {
-                let status = (try? TestClient.request("GET", "/async/blocking", port: port).status) ?? -1
+                let status = (try? TestClient.request("GET", "/async/blocking", port: port, timeoutSeconds: 600).status) ?? -1
                 statuses.withLock { $0.append(status) }
             }
         }
