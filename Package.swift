@@ -45,6 +45,7 @@ let package = Package(
         // MARK: - Layers
         .target(name: "JSONStreaming"),
         .target(name: "Locking"),
+        .target(name: "Instrumentation"),
         .target(name: "CivilCalendar"),
         .target(
             name: "HTTPServer",
@@ -62,6 +63,7 @@ let package = Package(
             dependencies: [
                 "CivilCalendar",
                 "HTTPServer",
+                "Instrumentation",
                 "JSONStreaming",
                 "Locking",
                 .product(name: "Logging", package: "swift-log"),
@@ -72,6 +74,7 @@ let package = Package(
             dependencies: [
                 "CivilCalendar",
                 "CLibPQ",
+                "Instrumentation",
                 "JSONStreaming",
                 "Locking",
                 .product(name: "Logging", package: "swift-log"),
@@ -79,7 +82,7 @@ let package = Package(
         ),
         .target(
             name: "PostgreSQLWebService",
-            dependencies: ["CivilCalendar", "JSONStreaming", "PostgreSQL", "WebService"]
+            dependencies: ["CivilCalendar", "Instrumentation", "JSONStreaming", "PostgreSQL", "WebService"]
         ),
         .target(
             name: "EmployeesService",
@@ -89,6 +92,8 @@ let package = Package(
             name: "SQLRestServer",
             dependencies: [
                 "HTTPServer",
+                "Instrumentation",
+                "JSONStreaming",
                 "WebService",
                 "PostgreSQL",
                 "PostgreSQLWebService",
@@ -123,6 +128,7 @@ let package = Package(
         // MARK: - Tests
         .testTarget(name: "JSONStreamingTests", dependencies: ["JSONStreaming"]),
         .testTarget(name: "LockingTests", dependencies: ["Locking"]),
+        .testTarget(name: "InstrumentationTests", dependencies: ["Instrumentation"]),
         .testTarget(name: "CivilCalendarTests", dependencies: ["CivilCalendar"]),
         .target(name: "HTTPTestClient", path: "Tests/HTTPTestClient"),
         .testTarget(name: "HTTPServerTests", dependencies: ["HTTPServer", "HTTPTestClient"]),
@@ -130,7 +136,7 @@ let package = Package(
         .testTarget(name: "PostgreSQLTests", dependencies: ["PostgreSQL", "PostgreSQLWebService", "Locking"]),
         .testTarget(name: "PostgreSQLWebServiceTests", dependencies: ["PostgreSQLWebService"]),
         .testTarget(name: "EmployeesServiceTests", dependencies: ["EmployeesService", "HTTPTestClient", "SQLRestServer"]),
-        .testTarget(name: "SQLRestServerTests", dependencies: ["SQLRestServer"]),
+        .testTarget(name: "SQLRestServerTests", dependencies: ["SQLRestServer", "HTTPTestClient", "PostgreSQL"]),
         .testTarget(
             name: "WebServiceClientTests",
             dependencies: [

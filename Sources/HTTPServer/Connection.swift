@@ -59,6 +59,7 @@ struct Connection {
             created = Connection.makeResponse(sending: bytes, for: context)
             if !isHead { context.bytesSent = bytes.count }
         case .stream(let body):
+            context.isStreamed = true
             created = pump?.makeResponse() ?? StreamReader.makeResponse(body: body, context: context)
         case .deferred:
             // Resolved before it gets here (`RequestProcessor.finish`).

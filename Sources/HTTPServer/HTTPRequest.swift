@@ -38,6 +38,10 @@ public struct HTTPRequest: Sendable {
     }
     /// `remoteAddress` as received, formatted only when read.
     var peerAddress: PeerAddress
+    /// The request's id, as the response's `X-Request-Id` and the access
+    /// log carry it (the client's own when valid, else generated); empty on
+    /// a request not received by the server.
+    public var requestID = ""
 
     public init(
         method: HTTPMethod,
@@ -59,7 +63,7 @@ public struct HTTPRequest: Sendable {
     /// A request with the client's address as received (the server's).
     init(
         method: HTTPMethod, rawPath: String, pathSegments: [String], rawQuery: String?, queryItems: [QueryItem],
-        headers: HTTPHeaders, formFields: [FormField], body: [UInt8], peerAddress: PeerAddress
+        headers: HTTPHeaders, formFields: [FormField], body: [UInt8], peerAddress: PeerAddress, requestID: String = ""
     ) {
         self.method = method
         self.rawPath = rawPath
@@ -70,6 +74,7 @@ public struct HTTPRequest: Sendable {
         self.formFields = formFields
         self.body = body
         self.peerAddress = peerAddress
+        self.requestID = requestID
     }
 
     /// The media type of the body, lower-cased, without parameters

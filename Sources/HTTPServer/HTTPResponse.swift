@@ -26,6 +26,9 @@ public struct HTTPResponse {
     public var status: HTTPStatus
     public var headers: HTTPHeaders
     public var body: Body
+    /// Told when the request is over, with its status, size and duration
+    /// (a router's metrics of the route that answered); `nil`: nobody.
+    public var observer: (any RequestObserver)?
 
     public init(status: HTTPStatus, headers: HTTPHeaders = HTTPHeaders(), body: Body = .empty) {
         self.status = status

@@ -29,8 +29,9 @@ import WebService
 /// `PRODUCTS_PORT`), `--database-url` (or `DATABASE_URL`, else libpq's
 /// `PG*` variables), `--log-level` (or `LOG_LEVEL`), and the others of
 /// ``ServerOptions``. Besides the services, the server answers
-/// `GET /health/live` and `GET /health/ready` (``HealthService``) and `GET /`,
-/// the list of services.
+/// `GET /health/live` and `GET /health/ready` (``HealthService``),
+/// `GET /metrics` (``MetricsService``, unless `--metrics off`) and `GET /`,
+/// the list of services. Every response carries an `X-Request-Id`.
 public struct SQLRestServer {
     /// The program's name, in `--help`, in usage errors and on every log line.
     public let name: String
@@ -193,14 +194,21 @@ public struct SQLRestServer {
 
     /// Serves with `options` until SIGINT or SIGTERM, then stops gracefully.
     private func serve(_ options: ServerOptions) throws {
-        LoggingSystem.bootstrap(StandardErrorLogHandler.init)
+        let logFormat = options.logFormat
+        LoggingSystem.bootstrap { StandardErrorLogHandler(label: $0, format: logFormat) }
         var logger = Logger(label: name)
         logger.logLevel = Logger.Level(rawValue: options.logLevel) ?? .info
 
         let pool = ConnectionPool(options.poolConfiguration)
         let runner = QueryRunner(pool: pool, options: JSONRenderingOptions(dateFormat: options.dateFormat), maxRows: options.maxRows)
+        let drain = HealthService.Drain()
+        // Kept across reloads (SIGHUP), so that the counts go on.
+        let routeMetrics = options.metrics ? RouteMetrics() : nil
         func makeRouter() throws -> WebServiceRouter {
-            let services = try makeServices(options, pool) + [HealthService(pool: pool)]
+            var services = try makeServices(options, pool) + [HealthService(pool: pool, drain: drain)]
+            if let routeMetrics {
+                services.append(MetricsService(routes: routeMetrics, pools: [("primary", pool)]))
+            }
             var paths: Set<String> = []
             for service in services {
                 let path = "/" + service.path.split(separator: "/").joined(separator: "/")
@@ -208,7 +216,7 @@ public struct SQLRestServer {
             }
             return WebServiceRouter(
                 services: services, runners: [runner], logger: logger,
-                openAPI: OpenAPIInfo(title: name, description: overview))
+                openAPI: OpenAPIInfo(title: name, description: overview), metrics: routeMetrics)
         }
         // A router that another replaces on SIGHUP, or the one router for good.
         let router = try makeRouter()
@@ -234,7 +242,8 @@ public struct SQLRestServer {
                 }
             }
         }
-        server.runUntilSignalled(onHangup: reload)  // Stops accepting, and lets the requests in flight finish.
+        // Stops accepting, and lets the requests in flight finish.
+        server.runUntilSignalled(drainSeconds: options.drainSeconds, onDrain: drain.begin, onHangup: reload)
         pool.close()
         logger.info("Stopped")
         StandardErrorOutput.shared.flush()
@@ -250,6 +259,7 @@ private struct MountError: Error, CustomStringConvertible {
         case "/": "A service cannot be mounted at /, which lists the services."
         case "/openapi.json": "A service cannot be mounted at /openapi.json, the OpenAPI document."
         case "/health": "Two services are mounted at /health (the server's health routes are there)."
+        case "/metrics": "Two services are mounted at /metrics (the server's metrics are there)."
         default: "Two services are mounted at \(path)."
         }
     }
