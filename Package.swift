@@ -136,7 +136,7 @@ let package = Package(
         .testTarget(name: "PostgreSQLTests", dependencies: ["PostgreSQL", "PostgreSQLWebService", "Locking"]),
         .testTarget(name: "PostgreSQLWebServiceTests", dependencies: ["PostgreSQLWebService"]),
         .testTarget(name: "EmployeesServiceTests", dependencies: ["EmployeesService", "HTTPTestClient", "SQLRestServer"]),
-        .testTarget(name: "SQLRestServerTests", dependencies: ["SQLRestServer", "HTTPTestClient", "PostgreSQL"]),
+        .testTarget(name: "SQLRestServerTests", dependencies: ["SQLRestServer"]),
         .testTarget(
             name: "WebServiceClientTests",
             dependencies: [
