@@ -112,7 +112,9 @@ final class RequestProcessor: Sendable {
         if let deferral = context.deferral {
             switch deferral.take() {
             case .ready(let prepared):
-                return respond(with: prepared.response, to: context, on: connection, closeConnection: closesConnection(context), pump: prepared.pump)
+                return respond(
+                    with: prepared.response, to: context, on: connection, closeConnection: closesConnection(context),
+                    pump: prepared.pump, isCompressed: prepared.isCompressed)
             case .waiting:
                 return true
             case .abandoned:
@@ -145,13 +147,13 @@ final class RequestProcessor: Sendable {
 
     private func respond(
         with response: HTTPResponse, to context: RequestContext, on connection: Connection, closeConnection: Bool,
-        pump: StreamPump? = nil
+        pump: StreamPump? = nil, isCompressed: Bool = false
     ) -> Bool {
         context.hasResponded = true
         var response = response
         if response.status.code >= 400 { Self.addRequestID(context.requestID, toProblemIn: &response) }
         response.headers.add("X-Request-Id", context.requestID)
-        if pump == nil, let compression = configuration.compression {
+        if !isCompressed, let compression = configuration.compression {
             response = compression.apply(to: response, requestHeaders: context.headers)
         }
         if let crossOrigin = configuration.crossOrigin {
