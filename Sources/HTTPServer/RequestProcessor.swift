@@ -288,14 +288,14 @@ final class RequestProcessor: Sendable {
     /// writes them as such (JSON lines): `method`, `path`, `status`,
     /// `bytes`, `durationMs`, `requestId`, and `problem` for a request cut short.
     private func logAccessFields(_ context: RequestContext, outcome: RequestContext.Outcome, elapsed: Duration) {
-        var milliseconds: [UInt8] = []
-        RequestContext.appendMilliseconds(elapsed, to: &milliseconds)
+        let (seconds, attoseconds) = elapsed.components
+        let tenthsOfMilliseconds = seconds * 10_000 + attoseconds / 100_000_000_000_000
         var metadata: Logger.Metadata = [
             "method": .string(context.method.rawValue),
             "path": .string(context.rawPathForLog),
             "status": .stringConvertible(context.status),
             "bytes": .stringConvertible(context.bytesSent),
-            "durationMs": .stringConvertible(Double(String(decoding: milliseconds, as: UTF8.self)) ?? 0),
+            "durationMs": .stringConvertible(Double(tenthsOfMilliseconds) / 10),
             "requestId": .string(context.requestID),
         ]
         if let problem = Self.problem(of: context, outcome: outcome) { metadata["problem"] = .string(problem) }
