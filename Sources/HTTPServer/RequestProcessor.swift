@@ -152,7 +152,6 @@ final class RequestProcessor: Sendable {
         context.hasResponded = true
         var response = response
         if response.status.code >= 400 { Self.addRequestID(context.requestID, toProblemIn: &response) }
-        response.headers.add("X-Request-Id", context.requestID)
         if !isCompressed, let compression = configuration.compression {
             response = compression.apply(to: response, requestHeaders: context.headers)
         }
