@@ -71,9 +71,6 @@ struct Connection {
                 (created, isChunked) = StreamReader.makeResponse(body: body, context: context)
             }
             context.isStreamed = isChunked
-        case .deferred:
-            // Resolved before it gets here (`RequestProcessor.finish`).
-            created = nil
         }
         guard let created else {
             context.logger.error("cannot create the response for \(context.method) \(context.rawPathForLog)")
