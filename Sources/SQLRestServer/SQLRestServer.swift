@@ -198,7 +198,20 @@ public struct SQLRestServer {
         logger.logLevel = Logger.Level(rawValue: options.logLevel) ?? .info
 
         let pool = ConnectionPool(options.poolConfiguration)
-        let runner = QueryRunner(pool: pool, options: JSONRenderingOptions(dateFormat: options.dateFormat), maxRows: options.maxRows)
+        let replicas = options.readDatabaseURLs.isEmpty ? nil : ReplicaSet(
+            options.replicaPoolConfigurations.map(ConnectionPool.init), configuration: options.replicaSetConfiguration
+        ) { [logger] index, change in
+            if case .healthy = change {
+                logger.notice("Read replica \(index + 1): \(change)")
+            } else {
+                logger.warning("Read replica \(index + 1): \(change)")
+            }
+        }
+        if options.poolerCompatible, options.statementTimeout > 0 {
+            logger.notice("--pooler-compatible sets no statement_timeout on the connections: set it on the role (ALTER ROLE ... SET statement_timeout)")
+        }
+        let runner = QueryRunner(
+            pool: pool, replicas: replicas, options: JSONRenderingOptions(dateFormat: options.dateFormat), maxRows: options.maxRows)
         func makeRouter() throws -> WebServiceRouter {
             let services = try makeServices(options, pool) + [HealthService(pool: pool)]
             var paths: Set<String> = []
@@ -220,7 +233,8 @@ public struct SQLRestServer {
         }
 
         try server.start()
-        logger.info("Serving http://\(options.host):\(server.port)/ (pool of \(options.poolSize) connections)")
+        let replicaNote = replicas.map { ", reads on \($0.pools.count) replica\($0.pools.count == 1 ? "" : "s")" } ?? ""
+        logger.info("Serving http://\(options.host):\(server.port)/ (pool of \(options.poolSize) connections\(replicaNote))")
         StandardErrorOutput.shared.flush()  // Scripts wait for this line; the access log may wait.
         var reload: (() -> Void)?
         if let swappable {
@@ -235,6 +249,7 @@ public struct SQLRestServer {
             }
         }
         server.runUntilSignalled(onHangup: reload)  // Stops accepting, and lets the requests in flight finish.
+        replicas?.close()
         pool.close()
         logger.info("Stopped")
         StandardErrorOutput.shared.flush()
