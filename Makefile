@@ -25,7 +25,7 @@ sanitizer_options = LSAN_OPTIONS=suppressions=$(CURDIR)/sanitizers/lsan.supp \
 	TSAN_OPTIONS="suppressions=$(CURDIR)/sanitizers/tsan.supp halt_on_error=1"
 
 .PHONY: help run test test-faults soak db stop build setup compose-check bench test-sanitizers fuzz \
-	openapi-client-check api-screenshot
+	openapi-client-check api-screenshot test-scale
 
 setup: ## install the Debian packages that are missing (scripts/setup)
 	@scripts/setup
@@ -89,6 +89,14 @@ api-screenshot: setup ## screenshots of the ?api pages in headless Chromium (.ap
 
 bench: build db ## the benchmark suite of BENCHMARKS.md (BENCH_ARGS passes options)
 	@$(cluster_env); scripts/bench $(BENCH_ARGS)
+
+# Scaling out (README.md, "Scaling out"): a streaming replica killed and
+# restarted under load, two instances behind nginx with one stopped under
+# load, PgBouncer in transaction mode with and without --pooler-compatible.
+# Apart from `make test`: it starts a replica, PgBouncer, nginx and several
+# servers (ports: scripts/test-scale).
+test-scale: setup ## replicas, instances behind nginx and PgBouncer under load (scripts/test-scale)
+	@scripts/test-scale
 
 # The fault tests alone. They start and stop a second private cluster of their
 # own (.pgdata-faults, port PGCLUSTER_PORT + 100) and need no sample data.

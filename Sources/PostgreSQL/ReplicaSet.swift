@@ -241,13 +241,14 @@ final class ReplicaState: @unchecked Sendable {
 private final class ReplicaMonitor: @unchecked Sendable {
     /// The lag in seconds: 0 for a replica that has replayed all it has
     /// received while it streams (an idle primary sends nothing, and the
-    /// last replayed transaction grows old without any lag), else the age
-    /// of the last transaction replayed. 0 for a server that is not in
+    /// last replayed transaction grows old without any lag; after a
+    /// restart, what it replays from its own files is ahead of what it
+    /// received), else the age of the last transaction replayed. 0 for a server that is not in
     /// recovery (a promoted replica, or a primary given as a replica).
     static let lagQuery = """
         SELECT CASE
             WHEN NOT pg_is_in_recovery() THEN 0
-            WHEN pg_last_wal_receive_lsn() = pg_last_wal_replay_lsn()
+            WHEN pg_last_wal_replay_lsn() >= pg_last_wal_receive_lsn()
                 AND EXISTS (SELECT 1 FROM pg_stat_wal_receiver) THEN 0
             ELSE coalesce(extract(epoch FROM clock_timestamp() - pg_last_xact_replay_timestamp()), 1e9)
         END::float8 AS lag
@@ -288,7 +289,9 @@ private final class ReplicaMonitor: @unchecked Sendable {
             connections[index]?.close()
             connections[index] = nil
             let reason = (error as? DatabaseError).map { $0.isConnectionFailure ? "unreachable" : $0.description } ?? "\(error)"
-            state.markOut(index, reason: reason, firstRetry: configuration.firstRetry,
+            // libpq's messages run over several lines; the first tells.
+            let firstLine = String(reason.prefix { $0 != "\n" })
+            state.markOut(index, reason: firstLine, firstRetry: configuration.firstRetry,
                           longestRetry: configuration.longestRetry, fromMonitor: true)
         }
     }
