@@ -128,9 +128,17 @@ test-sanitizers: setup ## the tests under AddressSanitizer, then ThreadSanitizer
 fuzz: ## every fuzz target for FUZZ_SECONDS seconds each
 	scripts/fuzz all $(FUZZ_SECONDS)
 
-compose-check: ## validate docker-compose.yml (no Docker engine needed)
+# The scale profile must hold the topology of README.md's "Scaling out".
+scale_services := db replica employees-1 employees-2 nginx
+
+compose-check: ## validate docker-compose.yml, and its scale profile (no Docker engine needed)
 	@docker-compose --file docker-compose.yml config --quiet
-	@echo "docker-compose.yml: valid"
+	@docker-compose --file docker-compose.yml --profile scale config --quiet
+	@services="$$(docker-compose --file docker-compose.yml --profile scale config --services)"; \
+	for service in $(scale_services); do \
+		grep -qx "$$service" <<<"$$services" || { echo "docker-compose.yml: no $$service in the scale profile" >&2; exit 1; }; \
+	done
+	@echo "docker-compose.yml: valid, and its scale profile ($(scale_services))"
 
 stop: ## stop the private PostgreSQL cluster
 	@$(cluster) stop
