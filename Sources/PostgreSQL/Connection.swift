@@ -228,11 +228,15 @@ public final class Connection {
 
     /// The server's description of a prepared statement (parameter types,
     /// result columns). A connection that ``preparesNothing`` prepares it
-    /// as the unnamed statement first: through a pooler, inside a
-    /// transaction, both steps reach the same server connection.
+    /// as the unnamed statement first, in a transaction (its own unless
+    /// one is open): through a pooler, both steps then reach the same
+    /// server connection.
     func describePrepared(_ statement: PreparedStatement) throws -> QueryResult {
         finishActiveCursor()
         let handle = try openHandle()
+        let opensTransaction = preparesNothing && !isInTransaction
+        if opensTransaction { try runSimple("BEGIN") }
+        defer { if opensTransaction { rollBackQuietly() } }
         if preparesNothing {
             guard let raw = PQprepare(handle, "", statement.parameters.sql, 0, nil) else { throw connectionError() }
             try check(QueryResult(taking: raw))

@@ -30,6 +30,7 @@ import Testing
             #expect(try connection.fetchOne(String.self, "SELECT current_setting('statement_timeout') AS value") == "0")
             let description = try connection.describe("SELECT :n::int8 AS doubled")
             #expect(description.parameters.map(\.type) == [.int8])
+            #expect(!connection.isInTransaction, "describing opened and closed a transaction of its own")
             #expect(try connection.planWrites("SELECT :n::int AS value") == false)
         }
     }
