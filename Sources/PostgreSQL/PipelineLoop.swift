@@ -273,7 +273,9 @@ package final class PipelineLoop: @unchecked Sendable {
         guard let handle = connection.connection.handle else {
             return fail(connection, slot: slot, with: connection.connection.connectionError(), andAlso: job)
         }
-        if connection.connection.statements.isFull, connection.inFlight.isEmpty {
+        if connection.connection.statements.isFull, connection.connection.preparesNothing {
+            connection.connection.forgetPreparedStatements()
+        } else if connection.connection.statements.isFull, connection.inFlight.isEmpty {
             // Between jobs only (a failed DEALLOCATE fails the oldest job in
             // flight, which must be the next one sent here), and before this
             // job takes its statements, so that it drops none of them.
@@ -291,7 +293,7 @@ package final class PipelineLoop: @unchecked Sendable {
         var sent = InFlight(job: job, count: statements.count, submitted: submitted, sent: .now)
         for index in statements.indices {
             guard let statement = statements[index].prepared else { continue }
-            if !statement.isPrepared {
+            if !statement.isPrepared, !connection.connection.preparesNothing {
                 let accepted = statement.name.withCString { name in
                     statement.parameters.sql.withCString { PQsendPrepare(handle, name, $0, 0, nil) }
                 }
@@ -301,11 +303,7 @@ package final class PipelineLoop: @unchecked Sendable {
                 statement.isPrepared = true
                 connection.expected.append(.prepare(statement))
             }
-            let count = Int32(statements[index].values.count)
-            let accepted = withCStringArray(statements[index].values) { pointers in
-                statement.name.withCString { PQsendQueryPrepared(handle, $0, count, pointers, nil, nil, 0) }
-            }
-            guard accepted == 1 else {
+            guard connection.connection.sendExecution(of: statement, statements[index].values, handle: handle) == 1 else {
                 return fail(connection, slot: slot, with: connection.connection.connectionError(), andAlso: job)
             }
             connection.expected.append(.statement)

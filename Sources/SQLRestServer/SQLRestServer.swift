@@ -200,14 +200,28 @@ public struct SQLRestServer {
         logger.logLevel = Logger.Level(rawValue: options.logLevel) ?? .info
 
         let pool = ConnectionPool(options.poolConfiguration)
-        let runner = QueryRunner(pool: pool, options: JSONRenderingOptions(dateFormat: options.dateFormat), maxRows: options.maxRows)
+        let replicas = options.readDatabaseURLs.isEmpty ? nil : ReplicaSet(
+            options.replicaPoolConfigurations.map(ConnectionPool.init), configuration: options.replicaSetConfiguration
+        ) { [logger] index, change in
+            if case .healthy = change {
+                logger.notice("Read replica \(index + 1): \(change)")
+            } else {
+                logger.warning("Read replica \(index + 1): \(change)")
+            }
+        }
+        if options.poolerCompatible, options.statementTimeout > 0 {
+            logger.notice("--pooler-compatible sets no statement_timeout on the connections: set it on the role (ALTER ROLE ... SET statement_timeout)")
+        }
+        let runner = QueryRunner(
+            pool: pool, replicas: replicas, options: JSONRenderingOptions(dateFormat: options.dateFormat), maxRows: options.maxRows)
         let drain = HealthService.Drain()
         // Kept across reloads (SIGHUP), so that the counts go on.
         let routeMetrics = options.metrics ? RouteMetrics() : nil
         func makeRouter() throws -> WebServiceRouter {
             var services = try makeServices(options, pool) + [HealthService(pool: pool, drain: drain)]
             if let routeMetrics {
-                services.append(MetricsService(routes: routeMetrics, pools: [("primary", pool)]))
+                let replicaPools = (replicas?.pools ?? []).enumerated().map { (name: "replica-\($0.offset + 1)", pool: $0.element) }
+                services.append(MetricsService(routes: routeMetrics, pools: [("primary", pool)] + replicaPools))
             }
             var paths: Set<String> = []
             for service in services {
@@ -228,7 +242,8 @@ public struct SQLRestServer {
         }
 
         try server.start()
-        logger.info("Serving http://\(options.host):\(server.port)/ (pool of \(options.poolSize) connections)")
+        let replicaNote = replicas.map { ", reads on \($0.pools.count) replica\($0.pools.count == 1 ? "" : "s")" } ?? ""
+        logger.info("Serving http://\(options.host):\(server.port)/ (pool of \(options.poolSize) connections\(replicaNote))")
         StandardErrorOutput.shared.flush()  // Scripts wait for this line; the access log may wait.
         var reload: (() -> Void)?
         if let swappable {
@@ -244,6 +259,7 @@ public struct SQLRestServer {
         }
         // Stops accepting, and lets the requests in flight finish.
         server.runUntilSignalled(drainSeconds: options.drainSeconds, onDrain: drain.begin, onHangup: reload)
+        replicas?.close()
         pool.close()
         logger.info("Stopped")
         StandardErrorOutput.shared.flush()

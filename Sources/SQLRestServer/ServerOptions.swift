@@ -26,6 +26,12 @@ public struct ServerOptions: Equatable, Sendable {
     public internal(set) var port = 8080
     /// `--database-url`: a libpq connection string or URL; empty for libpq's `PG*` variables.
     public internal(set) var databaseURL = ""
+    /// `--read-database-url`: the read replicas' connection strings or URLs; none by default.
+    public internal(set) var readDatabaseURLs: [String] = []
+    /// `--max-replica-lag`: seconds a replica may lag before it takes no reads.
+    public internal(set) var maxReplicaLag = 10.0
+    /// `--pooler-compatible`: no named prepared statements and no session settings (for PgBouncer in transaction mode).
+    public internal(set) var poolerCompatible = false
     /// `--pool-size`: the most database connections open at once.
     public internal(set) var poolSize = 16
     /// `--pipeline-connections`: the pool's pipeline connections.
@@ -120,6 +126,8 @@ public struct ServerOptions: Equatable, Sendable {
             let value: String
             if nameAndValue.count == 2 {
                 value = String(nameAndValue[1])
+            } else if option.isFlag {
+                value = "true"
             } else if let next = remaining.popFirst() {
                 value = next
             } else {
@@ -145,6 +153,7 @@ public struct ServerOptions: Equatable, Sendable {
         try check(pipelineConnections >= 1, "--pipeline-connections must be at least 1.")
         try check(eventLoops >= 1, "--event-loops must be at least 1.")
         try check(acquireTimeout > 0, "--acquire-timeout must be more than 0.")
+        try check(maxReplicaLag > 0, "--max-replica-lag must be more than 0.")
         try check(statementTimeout >= 0, "--statement-timeout must be 0 or more.")
         try check(connectionTimeout >= 1, "--connection-timeout must be at least 1.")
         try check(shutdownTimeout >= 0, "--shutdown-timeout must be 0 or more.")
@@ -165,8 +174,23 @@ public struct ServerOptions: Equatable, Sendable {
             size: poolSize,
             acquireTimeout: .milliseconds(Int(acquireTimeout * 1000)),
             statementTimeout: statementTimeout > 0 ? .milliseconds(Int(statementTimeout * 1000)) : nil,
-            pipelineConnections: pipelineConnections
+            pipelineConnections: pipelineConnections,
+            poolerCompatible: poolerCompatible
         )
+    }
+
+    /// The pools of the read replicas, configured as the primary's but for their URLs.
+    var replicaPoolConfigurations: [ConnectionPool.Configuration] {
+        readDatabaseURLs.map { url in
+            var configuration = poolConfiguration
+            configuration.conninfo = url
+            return configuration
+        }
+    }
+
+    /// How the replicas are watched.
+    var replicaSetConfiguration: ReplicaSet.Configuration {
+        ReplicaSet.Configuration(maxLag: .milliseconds(Int(maxReplicaLag * 1000)))
     }
 
     /// The HTTP server these options describe: event loops, whose handlers
