@@ -93,3 +93,13 @@ extension ParameterError: HTTPErrorConvertible {
         return HTTPError(.badRequest, detail: "A value in the request contains a NUL character.")
     }
 }
+
+/// A role the request may not act as (it does not exist, or the server's
+/// login role may not become it) is a 403, as a denied grant is.
+extension RoleError: HTTPErrorConvertible {
+    public var httpError: HTTPError? {
+        HTTPError(
+            .forbidden, detail: "The request's role cannot be taken on by this server.",
+            extensions: [("sqlState", .string(reason.code.rawValue))])
+    }
+}

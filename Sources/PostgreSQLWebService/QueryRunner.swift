@@ -21,6 +21,12 @@ import WebService
 ///
 /// Errors, before the first byte, become problem documents through the
 /// SQLSTATE mapping, logged with the request's real path.
+///
+/// A request with a role (``WebService/RunRequest/role``, which
+/// authentication sets) runs its statements as that role, in a transaction
+/// that sets it (`SET LOCAL ROLE`): PostgreSQL's grants and row-level
+/// security decide what it reads and writes, a denial is a 403. Without
+/// one, nothing is added to the statements.
 public final class QueryRunner: Sendable {
     /// Where the queries run.
     public let pool: ConnectionPool
@@ -61,7 +67,7 @@ extension Query: RunnableResult {
     private func pipelinedObject(
         runner: QueryRunner, request: RunRequest, notFound: @escaping @Sendable () -> HTTPError
     ) -> HTTPResponse {
-        let adapter = self.adapter(runner: runner)
+        let adapter = self.adapter(runner: runner, role: request.role)
         return HTTPResponse.later { promise in
             adapter.start { outcome in
                 defer { adapter.close() }
@@ -83,7 +89,10 @@ extension Query: RunnableResult {
     private func run(runner: QueryRunner, request: RunRequest) throws -> HTTPResponse {
         switch shape {
         case .execute:
-            _ = try runner.pool.withConnection { try $0.execute(sql, arguments) }
+            _ = try runner.pool.withConnection { connection in
+                guard let role = request.role else { return try connection.execute(sql, arguments) }
+                return try connection.transaction(role: role) { try $0.execute(sql, arguments) }
+            }
             return HTTPResponse(status: .noContent)
         case .write(let earlier, let returning, let location):
             return try runner.pool.withConnection { connection in
@@ -99,7 +108,7 @@ extension Query: RunnableResult {
                     parameter: request.detailParameters.first)
             }
             var list = try listStatement(runner: runner, request: request)
-            let adapter = self.adapter(runner: runner, sql: list.sql, arguments: list.arguments)
+            let adapter = self.adapter(runner: runner, sql: list.sql, arguments: list.arguments, role: request.role)
             if csv {
                 adapter.format = .csv
                 list.headers["Content-Type"] = "text/csv; charset=utf-8; header=present"
@@ -112,7 +121,7 @@ extension Query: RunnableResult {
             }
             return request.validated(HTTPResponse(status: .ok, headers: list.headers, body: .stream(adapter)))
         case .object(let notFound):
-            let adapter = self.adapter(runner: runner)
+            let adapter = self.adapter(runner: runner, role: request.role)
             guard try adapter.start() else {
                 adapter.close()
                 throw notFound()
@@ -130,7 +139,7 @@ extension Query: RunnableResult {
                 adapter.close()
                 return HTTPResponse(status: .ok, headers: Self.jsonHeaders)
             }
-            let members = members.map { ($0.key, $0.query.adapter(runner: runner)) }
+            let members = members.map { ($0.key, $0.query.adapter(runner: runner, role: request.role)) }
             return HTTPResponse(status: .ok, headers: Self.jsonHeaders, body: .stream(ObjectWithMembers(adapter, members)))
         }
     }
@@ -150,11 +159,13 @@ extension Query: RunnableResult {
         return false
     }
 
-    /// The adapter that runs this query (or the given form of its SQL) and writes its rows.
-    private func adapter(runner: QueryRunner, sql: String? = nil, arguments: SQLArguments? = nil) -> ResultSetAdapter {
+    /// The adapter that runs this query (or the given form of its SQL) as
+    /// `role` and writes its rows.
+    private func adapter(runner: QueryRunner, sql: String? = nil, arguments: SQLArguments? = nil, role: String?) -> ResultSetAdapter {
         let adapter = ResultSetAdapter(
             runner.pool, sql: sql ?? self.sql, arguments: arguments ?? self.arguments, shape: isList ? .array : .object,
             options: runner.options)
+        adapter.role = role
         for attachment in attachments { attach(attachment, to: adapter.attach(attachment.key, attachment.sql)) }
         return adapter
     }
