@@ -46,8 +46,7 @@ public struct CredentialFile: Sendable {
     /// ```
     public init(text: String, name: String) throws(InvalidFile) {
         var entries: [String: String] = [:]
-        for (number, line) in text.split(separator: "\n", omittingEmptySubsequences: false).enumerated() {
-            let line = line.hasSuffix("\r") ? line.dropLast() : line
+        for (number, line) in text.split(omittingEmptySubsequences: false, whereSeparator: \.isNewline).enumerated() {
             if line.allSatisfy({ $0 == " " || $0 == "\t" }) || line.hasPrefix("#") { continue }
             guard let colon = line.firstIndex(of: ":"), colon != line.startIndex, line.index(after: colon) != line.endIndex else {
                 throw InvalidFile(description: "\(name):\(number + 1): expected name:value")

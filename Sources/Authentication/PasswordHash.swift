@@ -19,7 +19,7 @@ public struct PasswordHash: Sendable, Hashable, CustomStringConvertible {
     /// Reads the text of a hash; `nil` when it is not one.
     ///
     /// ```swift
-    /// PasswordHash("$pbkdf2-sha256$29000$N2YuJ.ZIaSp.Qe7VKJLJ.Q$2hYNW41Y.JKp.PMnsYStXcUbStBhk6dszzp4B4MpaD0")
+    /// PasswordHash("$pbkdf2-sha256$29000$AAECAwQFBgcICQoLDA0ODw$ZvLORN3Wu1.2s6Mb0kBKZ43bylSsC/t0Vz5rE9nJPNg")
     /// ```
     public init?(_ text: some StringProtocol) {
         let fields = text.utf8.split(separator: UInt8(ascii: "$"), omittingEmptySubsequences: false)
