@@ -82,8 +82,8 @@ public final class Authenticator: Sendable {
     /// The key of those hashes, new for each process: the plain header is never kept.
     private let rememberingKey = LibCrypto.randomBytes(32)
     /// Checked for a user not in the password file, so that an unknown
-    /// user takes as long as a wrong password.
-    private let unknownUserHash = PasswordHash.make(password: "", iterations: PasswordHash.defaultIterations)
+    /// user takes as long as a wrong password (as many rounds as the file's first hash).
+    private let unknownUserHash: PasswordHash
     static let rememberedFor = Duration.seconds(60)
     static let mostRemembered = 10_000
 
@@ -92,6 +92,9 @@ public final class Authenticator: Sendable {
     public init(_ configuration: Configuration, logger: Logger) {
         self.configuration = configuration
         self.logger = logger
+        var iterations = PasswordHash.defaultIterations
+        if case .hashes(let hashes) = configuration.passwords, let first = hashes.values.first { iterations = first.iterations }
+        unknownUserHash = .unmatchable(iterations: iterations)
     }
 
     /// `next`'s response for `request` once it is authenticated (its

@@ -39,6 +39,12 @@ public struct PasswordHash: Sendable, Hashable, CustomStringConvertible {
         self.hash = hash
     }
 
+    /// A hash that no password matches (a random hash of a random salt),
+    /// checked as slowly as a real one of `iterations` rounds.
+    static func unmatchable(iterations: Int) -> PasswordHash {
+        PasswordHash(iterations: iterations, salt: LibCrypto.randomBytes(16), hash: LibCrypto.randomBytes(32))
+    }
+
     /// The hash of `password` with a new random 16-byte salt.
     ///
     /// ```swift
