@@ -8,6 +8,8 @@ struct PreparedResponse {
     var response: HTTPResponse
     /// Set when the body goes on past its first block.
     var pump: StreamPump?
+    /// The response went through the server's compression already.
+    var isCompressed = false
 }
 
 /// A request whose response another thread produces; its connection is
@@ -74,11 +76,10 @@ extension RequestProcessor {
         let deferral = Deferral(suspension: suspension)
         context.deferral = deferral
         suspension.lock.withLock { suspension.suspendLocked() }
-        let method = context.method
         func promise() -> ResponsePromise {
             ResponsePromise { response in
                 guard Self.needsWorker(response) else { return deferral.fulfil(PreparedResponse(response: response)) }
-                workers.submit { deferral.fulfil(self.prepare(response, method: method, context: context, deferral: deferral)) }
+                workers.submit { deferral.fulfil(self.prepare(response, context: context, deferral: deferral)) }
             }
         }
         if case .deferred(let deferred) = response.body {
@@ -93,28 +94,25 @@ extension RequestProcessor {
                 break
             }
         }
-        workers.submit { deferral.fulfil(self.prepare(response, method: method, context: context, deferral: deferral)) }
+        workers.submit { deferral.fulfil(self.prepare(response, context: context, deferral: deferral)) }
     }
 
     /// On a worker: the response made ready to queue. Blocking work runs,
     /// promises are waited for, and a streaming body's first block is
     /// pulled: a body that ends within it goes out with `Content-Length`.
     private func prepare(
-        _ response: HTTPResponse, method: HTTPMethod, context: RequestContext, deferral: Deferral
+        _ response: HTTPResponse, context: RequestContext, deferral: Deferral
     ) -> PreparedResponse {
         var response = Self.resolve(response)
         // Compressed here, on the worker, before the first block is pulled.
         if let compression = configuration.compression {
             response = compression.apply(to: response, requestHeaders: context.headers)
         }
-        guard case .stream(let body) = response.body, let workers else { return PreparedResponse(response: response) }
-        let pump = { (first: [UInt8], failure: (any Error)?) in
-            StreamPump(
-                body: body, first: first, failure: failure, context: context, suspension: deferral.suspension,
-                workers: workers)
+        let isCompressed = configuration.compression != nil
+        guard case .stream(let body) = response.body, let workers else {
+            return PreparedResponse(response: response, isCompressed: isCompressed)
         }
-        // Never read for HEAD; freeing the response closes the body.
-        if method == .head { return PreparedResponse(response: response, pump: pump([], nil)) }
+        // A HEAD's first block is pulled too, for the GET's framing; libmicrohttpd sends no body for it.
         var first: [UInt8] = []
         first.reserveCapacity(4 << 10)
         var failure: (any Error)?
@@ -123,13 +121,15 @@ extension RequestProcessor {
                 if !(try body.write(into: &first)) {
                     body.close()
                     response.body = .bytes(first)
-                    return PreparedResponse(response: response)
+                    return PreparedResponse(response: response, isCompressed: isCompressed)
                 }
             }
         } catch {
             failure = error
         }
-        return PreparedResponse(response: response, pump: pump(first, failure))
+        let pump = StreamPump(
+            body: body, first: first, failure: failure, context: context, suspension: deferral.suspension, workers: workers)
+        return PreparedResponse(response: response, pump: pump, isCompressed: isCompressed)
     }
 
     /// Runs blocking work and waits for promises until a response with a
