@@ -108,7 +108,7 @@ public final class Authenticator: Sendable {
         if configuration.publicPathPrefixes.contains(where: { request.rawPath.hasPrefix($0) }) { return next(request) }
         guard let authorization = request.headers["Authorization"] else {
             guard let anonymousRole = configuration.anonymousRole else {
-                return challenge("The request needs credentials: \(schemesText).", request: request)
+                return challenge("The request needs credentials: \(schemesText).")
             }
             request.role = anonymousRole
             return next(request)
@@ -121,7 +121,7 @@ public final class Authenticator: Sendable {
         case "bearer" where configuration.tokens != nil:
             return bearer(credentials, request: request, next: next)
         default:
-            return challenge("The Authorization scheme is not accepted here: \(schemesText).", request: request)
+            return challenge("The Authorization scheme is not accepted here: \(schemesText).")
         }
     }
 
@@ -134,7 +134,7 @@ public final class Authenticator: Sendable {
               let user = String(validating: decoded[..<colon], as: UTF8.self), !user.isEmpty,
               let password = String(validating: decoded[(colon + 1)...], as: UTF8.self)
         else {
-            return challenge("The basic credentials are not base64 of user:password in UTF-8.", request: request)
+            return challenge("The basic credentials are not base64 of user:password in UTF-8.")
         }
         let key = LibCrypto.hmacSHA256(key: rememberingKey, credentials.utf8)
         let now = ContinuousClock.now
@@ -152,7 +152,7 @@ public final class Authenticator: Sendable {
                 logger.warning("A basic credential could not be checked", metadata: ["error": "\(error)"])
                 return HTTPError.response(for: error, method: request.method, path: request.rawPath, logger: logger)
             }
-            guard isRight else { return challenge("The user name or the password is wrong.", request: request) }
+            guard isRight else { return challenge("The user name or the password is wrong.") }
             let role = configuration.roles[user] ?? user
             remembered.withLock { remembered in
                 if remembered.count >= Self.mostRemembered { remembered.removeAll() }
@@ -182,7 +182,7 @@ public final class Authenticator: Sendable {
     private func bearer(
         _ token: Substring, request: HTTPRequest, next: @escaping @Sendable (HTTPRequest) -> HTTPResponse
     ) -> HTTPResponse {
-        guard let tokens = configuration.tokens else { return challenge("Bearer tokens are not accepted here.", request: request) }
+        guard let tokens = configuration.tokens else { return challenge("Bearer tokens are not accepted here.") }
         var request = request
         do throws(JSONWebTokenVerifier.TokenError) {
             let claims = try tokens.claims(of: token)
@@ -191,7 +191,7 @@ public final class Authenticator: Sendable {
             }
             request.role = role
         } catch {
-            return challenge("The bearer token is not valid: \(error.description).", request: request, tokenError: error.description)
+            return challenge("The bearer token is not valid: \(error.description).", tokenError: error.description)
         }
         return next(request)
     }
@@ -209,7 +209,7 @@ public final class Authenticator: Sendable {
     }
 
     /// 401 with `detail` and a challenge per scheme; a bad token's says why (RFC 6750).
-    private func challenge(_ detail: String, request: HTTPRequest, tokenError: String? = nil) -> HTTPResponse {
+    private func challenge(_ detail: String, tokenError: String? = nil) -> HTTPResponse {
         var headers = HTTPHeaders()
         let realm = configuration.realm.filter { $0 != "\"" && $0 != "\\" }
         if configuration.passwords != nil {
