@@ -18,6 +18,8 @@ import WebService
 ///   claim, else the anonymous role.
 /// - A request without `Authorization` acts as
 ///   ``Configuration/anonymousRole``, or gets 401 when there is none.
+///   With an anonymous role and no scheme, every request acts as it, and
+///   `Authorization` is ignored as it is without authentication.
 ///
 /// A missing or bad credential gets `401 Unauthorized` as a problem
 /// document, with a `WWW-Authenticate` challenge for each scheme. No
@@ -106,7 +108,9 @@ public final class Authenticator: Sendable {
     public func respond(to request: HTTPRequest, next: @escaping @Sendable (HTTPRequest) -> HTTPResponse) -> HTTPResponse {
         var request = request
         if configuration.publicPathPrefixes.contains(where: { request.rawPath.hasPrefix($0) }) { return next(request) }
-        guard let authorization = request.headers["Authorization"] else {
+        // An anonymous role alone: every request takes it, credentials or not (as without authentication).
+        let checksCredentials = configuration.passwords != nil || configuration.tokens != nil
+        guard checksCredentials, let authorization = request.headers["Authorization"] else {
             guard let anonymousRole = configuration.anonymousRole else {
                 return challenge("The request needs credentials: \(schemesText).")
             }

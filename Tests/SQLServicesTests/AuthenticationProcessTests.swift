@@ -277,6 +277,10 @@ struct AuthenticationProcessTests {
                                                   "https://127.0.0.1:\(tlsPort)/notes"])
         let notes = try JSONSerialization.jsonObject(with: body) as? [[String: Any]]
         #expect(notes?.compactMap { $0["owner"] as? String } == ["auth_test_bob"])
+        // An anonymous role alone: credentials are ignored, as without authentication.
+        let withCredentials = try Self.run("/usr/bin/curl", ["--silent", "--show-error", "--fail", "--cacert", certificate,
+                                                             "--user", "anyone:anything", "https://127.0.0.1:\(tlsPort)/notes"])
+        #expect(withCredentials == body)
         // Plain HTTP gets no answer, and an untrusted certificate fails the handshake.
         #expect(throws: (any Error).self) { try Self.run("/usr/bin/curl", ["--silent", "--fail", "http://127.0.0.1:\(tlsPort)/notes"]) }
         #expect(throws: (any Error).self) { try Self.run("/usr/bin/curl", ["--silent", "--fail", "https://127.0.0.1:\(tlsPort)/notes"]) }
