@@ -9,7 +9,7 @@ import WebService
 /// | SQLSTATE | status |
 /// | --- | --- |
 /// | `22P02`, `22003`, `22007`, `22008`, `22001` (invalid input) | 400 |
-/// | `42501` (insufficient privilege) | 403 |
+/// | `42501` (insufficient privilege), and a role the request cannot take on (``RoleError``) | 403 |
 /// | `23505`, `23503`, `23P01` (unique, foreign key, exclusion) | 409, naming the `constraint` |
 /// | `23502`, `23514` (not null, check) | 422, naming the `column` or the `constraint` |
 /// | `08*`, `57P01`, `57P02`, `57P03` (connection lost) | 503 with `Retry-After` |
