@@ -70,9 +70,6 @@ struct Connection {
             } else {
                 (created, isChunked) = StreamReader.makeResponse(body: body, context: context)
             }
-        case .deferred:
-            // Resolved before it gets here (`RequestProcessor.finish`).
-            created = nil
         }
         guard let created else {
             context.logger.error("cannot create the response for \(context.method) \(context.rawPathForLog)")

@@ -64,9 +64,10 @@ final class Deferral: @unchecked Sendable {
 extension RequestProcessor {
     /// Whether `response` needs work that may block before it can be queued.
     static func needsWorker(_ response: HTTPResponse) -> Bool {
+        if response.isDeferred { return true }
         switch response.body {
-        case .empty, .bytes: false
-        case .stream, .deferred: true
+        case .empty, .bytes: return false
+        case .stream: return true
         }
     }
 
@@ -82,7 +83,7 @@ extension RequestProcessor {
                 workers.submit { deferral.fulfil(self.prepare(response, context: context, deferral: deferral)) }
             }
         }
-        if case .deferred(let deferred) = response.body {
+        if let deferred = response.work {
             switch deferred.kind {
             case .later(let start):
                 return start(promise())
@@ -136,7 +137,7 @@ extension RequestProcessor {
     /// body is there; on a thread that may block.
     static func resolve(_ response: HTTPResponse) -> HTTPResponse {
         var response = response
-        while case .deferred(let deferred) = response.body {
+        while let deferred = response.work {
             switch deferred.kind {
             case .blocking(let work):
                 response = work()
