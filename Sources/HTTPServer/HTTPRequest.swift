@@ -42,6 +42,14 @@ public struct HTTPRequest: Sendable {
     /// log carry it (the client's own when valid, else generated); empty on
     /// a request not received by the server.
     public var requestID = ""
+    /// The role the request acts as, once authentication gave it one
+    /// (an `Authenticator` sets it); `nil` without authentication. The
+    /// database layer runs the request's queries as this role.
+    ///
+    /// ```swift
+    /// request.role = "payroll"
+    /// ```
+    public var role: String?
 
     public init(
         method: HTTPMethod,

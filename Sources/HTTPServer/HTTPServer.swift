@@ -64,6 +64,8 @@ public final class HTTPServer: Sendable {
         /// that writes fields (JSON lines); `false`: one line of text
         /// (`GET /items/1 200 42 bytes 0.4 ms requestId=…`), cheaper.
         public var accessLogFields: Bool
+        /// HTTPS with this certificate and key (libmicrohttpd's GnuTLS); `nil`: plain HTTP.
+        public var tls: TLSCertificate?
 
         /// Every setting has a default; name only what differs.
         ///
@@ -81,8 +83,10 @@ public final class HTTPServer: Sendable {
             threading: ThreadingModel = .threadPerConnection,
             compression: ResponseCompression? = ResponseCompression(),
             crossOrigin: CrossOriginPolicy? = nil,
+            tls: TLSCertificate? = nil,
             accessLogFields: Bool = false
         ) {
+            self.tls = tls
             self.accessLogFields = accessLogFields
             self.compression = compression
             self.crossOrigin = crossOrigin
@@ -94,6 +98,22 @@ public final class HTTPServer: Sendable {
             self.maximumHeaderSize = maximumHeaderSize
             self.shutdownTimeout = shutdownTimeout
             self.threading = threading
+        }
+    }
+
+    /// The certificate chain and private key an HTTPS server presents, as
+    /// PEM text (`-----BEGIN CERTIFICATE-----`, `-----BEGIN PRIVATE KEY-----`).
+    ///
+    /// ```swift
+    /// HTTPServer.Configuration(port: 8443, tls: TLSCertificate(certificatePEM: certificate, privateKeyPEM: key))
+    /// ```
+    public struct TLSCertificate: Sendable, Hashable {
+        public var certificatePEM: String
+        public var privateKeyPEM: String
+
+        public init(certificatePEM: String, privateKeyPEM: String) {
+            self.certificatePEM = certificatePEM
+            self.privateKeyPEM = privateKeyPEM
         }
     }
 

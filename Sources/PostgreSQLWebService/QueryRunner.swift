@@ -27,6 +27,12 @@ import WebService
 /// (statements, transactions, any other method) on ``pool``, the primary.
 /// A read whose replica turns out to be gone before the response started
 /// runs again on the primary, and the replica is taken out.
+///
+/// A request with a role (``WebService/RunRequest/role``, which
+/// authentication sets) runs its statements as that role, in a transaction
+/// that sets it (`SET LOCAL ROLE`): PostgreSQL's grants and row-level
+/// security decide what it reads and writes, a denial is a 403. Without
+/// one, nothing is added to the statements.
 public final class QueryRunner: Sendable {
     /// Where the queries run: the primary.
     public let pool: ConnectionPool
@@ -114,7 +120,7 @@ extension Query: RunnableResult {
         runner: QueryRunner, request: RunRequest, notFound: @escaping @Sendable () -> HTTPError, pool: ConnectionPool,
         promise: ResponsePromise
     ) {
-        let adapter = self.adapter(runner: runner, pool: pool)
+        let adapter = self.adapter(runner: runner, pool: pool, role: request.role)
         adapter.start { outcome in
             defer { adapter.close() }
             do {
@@ -136,7 +142,10 @@ extension Query: RunnableResult {
     private func run(runner: QueryRunner, request: RunRequest, pool: ConnectionPool) throws -> HTTPResponse {
         switch shape {
         case .execute:
-            _ = try pool.withConnection { try $0.execute(sql, arguments) }
+            _ = try pool.withConnection { connection in
+                guard let role = request.role else { return try connection.execute(sql, arguments) }
+                return try connection.transaction(role: role) { try $0.execute(sql, arguments) }
+            }
             return HTTPResponse(status: .noContent)
         case .write(let earlier, let returning, let location):
             return try pool.withConnection { connection in
@@ -152,7 +161,7 @@ extension Query: RunnableResult {
                     parameter: request.detailParameters.first)
             }
             var list = try listStatement(runner: runner, request: request, pool: pool)
-            let adapter = self.adapter(runner: runner, pool: pool, sql: list.sql, arguments: list.arguments)
+            let adapter = self.adapter(runner: runner, pool: pool, sql: list.sql, arguments: list.arguments, role: request.role)
             if csv {
                 adapter.format = .csv
                 list.headers["Content-Type"] = "text/csv; charset=utf-8; header=present"
@@ -161,7 +170,7 @@ extension Query: RunnableResult {
             // A HEAD too: the server pulls its first block for the GET's framing, and sends no body.
             return request.validated(HTTPResponse(status: .ok, headers: list.headers, body: .stream(adapter)))
         case .object(let notFound):
-            let adapter = self.adapter(runner: runner, pool: pool)
+            let adapter = self.adapter(runner: runner, pool: pool, role: request.role)
             guard try adapter.start() else {
                 adapter.close()
                 throw notFound()
@@ -174,7 +183,7 @@ extension Query: RunnableResult {
                 while try adapter.write(into: &object) {}
                 return request.validated(HTTPResponse(json: object))
             }
-            let members = members.map { ($0.key, $0.query.adapter(runner: runner, pool: pool)) }
+            let members = members.map { ($0.key, $0.query.adapter(runner: runner, pool: pool, role: request.role)) }
             return HTTPResponse(status: .ok, headers: Self.jsonHeaders, body: .stream(ObjectWithMembers(adapter, members)))
         }
     }
@@ -194,11 +203,15 @@ extension Query: RunnableResult {
         return false
     }
 
-    /// The adapter that runs this query (or the given form of its SQL) and writes its rows.
-    private func adapter(runner: QueryRunner, pool: ConnectionPool, sql: String? = nil, arguments: SQLArguments? = nil) -> ResultSetAdapter {
+    /// The adapter that runs this query (or the given form of its SQL) on
+    /// `pool` as `role` and writes its rows.
+    private func adapter(
+        runner: QueryRunner, pool: ConnectionPool, sql: String? = nil, arguments: SQLArguments? = nil, role: String?
+    ) -> ResultSetAdapter {
         let adapter = ResultSetAdapter(
             pool, sql: sql ?? self.sql, arguments: arguments ?? self.arguments, shape: isList ? .array : .object,
             options: runner.options)
+        adapter.role = role
         for attachment in attachments { attach(attachment, to: adapter.attach(attachment.key, attachment.sql)) }
         return adapter
     }

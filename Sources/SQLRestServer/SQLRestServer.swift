@@ -1,6 +1,7 @@
 #if canImport(Glibc)
 import Glibc
 #endif
+import Authentication
 import HTTPServer
 import Logging
 import PostgreSQL
@@ -32,6 +33,12 @@ import WebService
 /// `GET /health/live` and `GET /health/ready` (``HealthService``),
 /// `GET /metrics` (``MetricsService``, unless `--metrics off`) and `GET /`,
 /// the list of services. Every response carries an `X-Request-Id`.
+///
+/// Authentication is off unless an option turns it on (`--auth-basic-file`,
+/// `--auth-basic-postgres`, `--jwt-secret-file`, `--jwt-public-key-file`,
+/// `--anonymous-role`); each request's queries then run as its role.
+/// `--tls-cert` and `--tls-key` serve HTTPS. `<program> hash-password
+/// alice < password` prints a password file entry.
 public struct SQLRestServer {
     /// The program's name, in `--help`, in usage errors and on every log line.
     public let name: String
@@ -96,6 +103,13 @@ public struct SQLRestServer {
     /// ```
     public func run(arguments: [String] = Array(CommandLine.arguments.dropFirst()), environment: [String: String]? = nil) -> Never {
         var arguments = arguments[...]
+        if arguments.first == "hash-password" {
+            let status = hashPasswordCommand(arguments.dropFirst())
+            if status == 64 {
+                printError("Usage: \(name) hash-password [<user>] [--iterations <n>] < password (prints a password file entry)")
+            }
+            exit(status)
+        }
         var commandName = "serve"
         let usage = commands.isEmpty ? "\(name) [--<option> <value>] ..." : "\(name) <command> [--<option> <value>] ..."
         if !commands.isEmpty, let first = arguments.first, !first.hasPrefix("-") {
@@ -235,15 +249,23 @@ public struct SQLRestServer {
         // A router that another replaces on SIGHUP, or the one router for good.
         let router = try makeRouter()
         let swappable = reloadsOnHangup ? SwappableRouter(router) : nil
-        let server = if let swappable {
-            HTTPServer(configuration: options.serverConfiguration, logger: logger) { swappable.respond(to: $0) }
+        let respond: @Sendable (HTTPRequest) -> HTTPResponse = if let swappable {
+            { swappable.respond(to: $0) }
         } else {
-            HTTPServer(configuration: options.serverConfiguration, logger: logger) { router.respond(to: $0) }
+            { router.respond(to: $0) }
+        }
+        var configuration = options.serverConfiguration
+        configuration.tls = try options.tlsCertificate()
+        let server = if let authenticator = try options.authenticator(realm: name, logger: logger) {
+            HTTPServer(configuration: configuration, logger: logger) { authenticator.respond(to: $0, next: respond) }
+        } else {
+            HTTPServer(configuration: configuration, logger: logger, handler: respond)
         }
 
         try server.start()
         let replicaNote = replicas.map { ", reads on \($0.pools.count) replica\($0.pools.count == 1 ? "" : "s")" } ?? ""
-        logger.info("Serving http://\(options.host):\(server.port)/ (pool of \(options.poolSize) connections\(replicaNote))")
+        let scheme = configuration.tls == nil ? "http" : "https"
+        logger.info("Serving \(scheme)://\(options.host):\(server.port)/ (pool of \(options.poolSize) connections\(replicaNote))")
         StandardErrorOutput.shared.flush()  // Scripts wait for this line; the access log may wait.
         var reload: (() -> Void)?
         if let swappable {

@@ -91,6 +91,15 @@ extension ServerOptions {
                "No named prepared statements and no session settings, for a pooler in transaction mode (PgBouncer before 1.21); `--statement-timeout` is then set on the role instead",
                isFlag: true,
                apply: { set(&$0.poolerCompatible, flag($1)) }, defaultValue: { String($0.poolerCompatible) }),
+        Option("database-sslmode", .prefixed("DATABASE_SSLMODE"),
+               "libpq's `sslmode` for the database: `disable`, `allow`, `prefer`, `require`, `verify-ca` or `verify-full`; it overrides the connection string's",
+               emptyDefault: "the connection string's, else `PGSSLMODE`, else `prefer`",
+               apply: { options, value in
+                   guard ServerOptions.sslModes.contains(value) else { return false }
+                   options.databaseSSLMode = value
+                   return true
+               },
+               defaultValue: { $0.databaseSSLMode }),
         Option("pool-size", .prefixed("POOL_SIZE"), "Most database connections open at once",
                apply: { set(&$0.poolSize, Int($1)) }, defaultValue: { String($0.poolSize) }),
         Option("pipeline-connections", .prefixed("PIPELINE_CONNECTIONS"),
@@ -120,6 +129,40 @@ extension ServerOptions {
                    return !origins.isEmpty
                },
                defaultValue: { $0.corsOrigins.joined(separator: ",") }),
+        Option("tls-cert", .prefixed("TLS_CERT"),
+               "Certificate file (PEM, with its chain) to serve HTTPS with; needs `--tls-key`",
+               emptyDefault: "plain HTTP",
+               apply: { $0.tlsCertificateFile = $1; return true }, defaultValue: { $0.tlsCertificateFile }),
+        Option("tls-key", .prefixed("TLS_KEY"), "Private key file (PEM) of the certificate",
+               apply: { $0.tlsKeyFile = $1; return true }, defaultValue: { $0.tlsKeyFile }),
+        Option("auth-basic-file", .prefixed("AUTH_BASIC_FILE"),
+               "Password file for HTTP basic authentication: lines `user:$pbkdf2-sha256$…` (passlib's format; `hash-password` makes one)",
+               emptyDefault: "none",
+               apply: { $0.authBasicFile = $1; return true }, defaultValue: { $0.authBasicFile }),
+        Option("auth-basic-postgres", .prefixed("AUTH_BASIC_POSTGRES"),
+               "`true`: HTTP basic credentials are checked by logging in to PostgreSQL as that user (needs password authentication in `pg_hba.conf`)",
+               apply: { set(&$0.authBasicPostgres, Bool($1)) }, defaultValue: { String($0.authBasicPostgres) }),
+        Option("jwt-secret-file", .prefixed("JWT_SECRET_FILE"),
+               "File of the shared secret (32 bytes or more) of HS256 bearer tokens",
+               emptyDefault: "none",
+               apply: { $0.jwtSecretFile = $1; return true }, defaultValue: { $0.jwtSecretFile }),
+        Option("jwt-public-key-file", .prefixed("JWT_PUBLIC_KEY_FILE"),
+               "Public key file (PEM, RSA) of RS256 bearer tokens",
+               emptyDefault: "none",
+               apply: { $0.jwtPublicKeyFile = $1; return true }, defaultValue: { $0.jwtPublicKeyFile }),
+        Option("jwt-audience", .prefixed("JWT_AUDIENCE"), "The `aud` bearer tokens must name",
+               emptyDefault: "tokens without `aud`",
+               apply: { $0.jwtAudience = $1; return true }, defaultValue: { $0.jwtAudience }),
+        Option("jwt-role-claim", .prefixed("JWT_ROLE_CLAIM"), "The claim of a bearer token that names its database role",
+               apply: { $0.jwtRoleClaim = $1; return true }, defaultValue: { $0.jwtRoleClaim }),
+        Option("role-map", .prefixed("ROLE_MAP"),
+               "File of `user:role` lines: the database role of each basic user whose role is not its name",
+               emptyDefault: "none",
+               apply: { $0.roleMapFile = $1; return true }, defaultValue: { $0.roleMapFile }),
+        Option("anonymous-role", .prefixed("ANONYMOUS_ROLE"),
+               "Database role of requests without credentials once authentication is on (otherwise they get 401); alone, every request's role",
+               emptyDefault: "none",
+               apply: { $0.anonymousRole = $1; return true }, defaultValue: { $0.anonymousRole }),
         Option("max-connections", .prefixed("MAX_CONNECTIONS"), "Most client connections at once; more are refused",
                apply: { set(&$0.maxConnections, Int($1)) }, defaultValue: { String($0.maxConnections) }),
         Option("connection-timeout", .prefixed("CONNECTION_TIMEOUT"),
@@ -232,6 +275,8 @@ extension ServerOptions {
             text += "  --\(option.name) \(option.valueName)\n" + line + "\n"
         }
         text += "  -h, --help\n        Show help information.\n"
+        text += "\n\(program) hash-password [<user>] [--iterations <n>] reads a password (a line) and prints\n"
+            + "its entry for --auth-basic-file: <user>:$pbkdf2-sha256$<iterations>$<salt>$<hash>.\n"
         return text
     }
 

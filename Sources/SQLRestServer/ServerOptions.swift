@@ -70,6 +70,28 @@ public struct ServerOptions: Equatable, Sendable {
         /// `{"time":"2026-11-22T01:24:09+0000","level":"info","label":"employees-server",…}`
         case json
     }
+    /// `--database-sslmode`: libpq's `sslmode`; empty for the connection string's.
+    public internal(set) var databaseSSLMode = ""
+    /// `--tls-cert`: the PEM certificate file of HTTPS; empty for plain HTTP.
+    public internal(set) var tlsCertificateFile = ""
+    /// `--tls-key`: the PEM private key file of HTTPS.
+    public internal(set) var tlsKeyFile = ""
+    /// `--auth-basic-file`: the password file of HTTP basic authentication; empty for none.
+    public internal(set) var authBasicFile = ""
+    /// `--auth-basic-postgres`: basic credentials checked by logging in to PostgreSQL.
+    public internal(set) var authBasicPostgres = false
+    /// `--jwt-secret-file`: the HS256 secret's file; empty for none.
+    public internal(set) var jwtSecretFile = ""
+    /// `--jwt-public-key-file`: the RS256 public key's PEM file; empty for none.
+    public internal(set) var jwtPublicKeyFile = ""
+    /// `--jwt-audience`: the `aud` tokens must name; empty for none.
+    public internal(set) var jwtAudience = ""
+    /// `--jwt-role-claim`: the token claim that names the role.
+    public internal(set) var jwtRoleClaim = "role"
+    /// `--role-map`: the `user:role` file; empty for none.
+    public internal(set) var roleMapFile = ""
+    /// `--anonymous-role`: the role of requests without credentials; empty for none.
+    public internal(set) var anonymousRole = ""
     /// The values of the program's own options (``SQLRestServer/option(_:variable:meaning:required:)``), by name.
     var programOptions: [String: String] = [:]
 
@@ -161,6 +183,30 @@ public struct ServerOptions: Equatable, Sendable {
         try check(maxConnections >= 1, "--max-connections must be at least 1.")
         try check(maxRows.map { $0 >= 1 } ?? true, "--max-rows must be at least 1.")
         try check(Self.logLevels.contains(logLevel), "--log-level \(logLevel) is not a log level.")
+        try check(tlsCertificateFile.isEmpty == tlsKeyFile.isEmpty, "--tls-cert and --tls-key go together.")
+        try check(authBasicFile.isEmpty || !authBasicPostgres, "--auth-basic-file and --auth-basic-postgres exclude each other.")
+        try check(jwtSecretFile.isEmpty || jwtPublicKeyFile.isEmpty, "--jwt-secret-file and --jwt-public-key-file exclude each other.")
+        try check(!jwtRoleClaim.isEmpty, "--jwt-role-claim cannot be empty.")
+    }
+
+    static let sslModes = ["disable", "allow", "prefer", "require", "verify-ca", "verify-full"]
+
+    /// Whether requests are authenticated: a scheme or an anonymous role is set.
+    var authenticates: Bool {
+        !authBasicFile.isEmpty || authBasicPostgres || !jwtSecretFile.isEmpty || !jwtPublicKeyFile.isEmpty || !anonymousRole.isEmpty
+    }
+
+    /// `--database-url` with `--database-sslmode` added (a later `sslmode`
+    /// wins in a libpq connection string and in a URL's query).
+    var conninfo: String { withSSLMode(databaseURL) }
+
+    /// `url` (a primary's or a replica's) with `--database-sslmode` added.
+    private func withSSLMode(_ url: String) -> String {
+        guard !databaseSSLMode.isEmpty else { return url }
+        if url.hasPrefix("postgresql://") || url.hasPrefix("postgres://") {
+            return url + (url.contains("?") ? "&" : "?") + "sslmode=" + databaseSSLMode
+        }
+        return url + (url.isEmpty ? "" : " ") + "sslmode=" + databaseSSLMode
     }
 
     static let logLevels = ["trace", "debug", "info", "notice", "warning", "error", "critical"]
@@ -170,7 +216,7 @@ public struct ServerOptions: Equatable, Sendable {
     /// The database pool these options describe.
     var poolConfiguration: ConnectionPool.Configuration {
         ConnectionPool.Configuration(
-            conninfo: databaseURL,
+            conninfo: conninfo,
             size: poolSize,
             acquireTimeout: .milliseconds(Int(acquireTimeout * 1000)),
             statementTimeout: statementTimeout > 0 ? .milliseconds(Int(statementTimeout * 1000)) : nil,
@@ -183,7 +229,7 @@ public struct ServerOptions: Equatable, Sendable {
     var replicaPoolConfigurations: [ConnectionPool.Configuration] {
         readDatabaseURLs.map { url in
             var configuration = poolConfiguration
-            configuration.conninfo = url
+            configuration.conninfo = withSSLMode(url)
             return configuration
         }
     }

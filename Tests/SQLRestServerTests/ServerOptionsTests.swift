@@ -50,7 +50,7 @@ private func help(_ defaults: ServerOptions = ServerOptions(), prefix: String = 
     #expect(text.contains("--port <port>"))
     #expect(text.contains("(default: 9001)"))
     #expect(text.contains("-h, --help"))
-    #expect(ServerOptions.table.count == 21)
+    #expect(ServerOptions.table.count == 32)
 }
 
 @Test(arguments: [
@@ -63,9 +63,29 @@ private func help(_ defaults: ServerOptions = ServerOptions(), prefix: String = 
     (["--port", "70000"], "--port must be 0 to 65535."),
     (["--pool-size", "0"], "--pool-size must be at least 1."),
     (["--log-level", "loud"], "--log-level loud is not a log level."),
+    (["--tls-cert", "cert.pem"], "--tls-cert and --tls-key go together."),
+    (["--auth-basic-file", "passwords", "--auth-basic-postgres", "true"], "--auth-basic-file and --auth-basic-postgres exclude each other."),
+    (["--auth-basic-postgres", "yes"], "The value 'yes' is invalid for '--auth-basic-postgres <auth-basic-postgres>'."),
+    (["--jwt-secret-file", "a", "--jwt-public-key-file", "b"], "--jwt-secret-file and --jwt-public-key-file exclude each other."),
+    (["--database-sslmode", "always"], "The value 'always' is invalid for '--database-sslmode <database-sslmode>'."),
 ])
 func usageErrorsNameTheOption(arguments: [String], message: String) {
     #expect(throws: ServerOptions.UsageError(description: message)) { try parse(arguments) }
+}
+
+@Test func sslModeIsAddedToTheConnectionString() throws {
+    func conninfo(_ arguments: [String]) throws -> String? {
+        guard case .serve(let options) = try parse(arguments) else { return nil }
+        return options.poolConfiguration.conninfo
+    }
+    #expect(try conninfo(["--database-sslmode", "require"]) == "sslmode=require")
+    #expect(try conninfo(["--database-url", "host=db sslmode=disable", "--database-sslmode", "verify-full"])
+        == "host=db sslmode=disable sslmode=verify-full")
+    #expect(try conninfo(["--database-url", "postgresql://db/employees", "--database-sslmode", "require"])
+        == "postgresql://db/employees?sslmode=require")
+    #expect(try conninfo(["--database-url", "postgres://db/e?connect_timeout=5", "--database-sslmode", "require"])
+        == "postgres://db/e?connect_timeout=5&sslmode=require")
+    #expect(try conninfo(["--database-url", "host=db"]) == "host=db")
 }
 
 @Test func invalidEnvironmentValueNamesTheVariable() {
