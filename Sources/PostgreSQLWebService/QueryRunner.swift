@@ -44,7 +44,10 @@ public final class QueryRunner: Sendable {
 
 extension Query: RunnableResult {
     public func response(runner: QueryRunner, request: RunRequest) -> HTTPResponse {
-        if case .object(let notFound) = shape, members.isEmpty, attachments.allSatisfy(\.attachments.isEmpty) {
+        // A closure, not the key path `\.attachments.isEmpty`, which is
+        // instantiated at run time on every call (a compound path through
+        // a generic property is not turned into a closure by the compiler).
+        if case .object(let notFound) = shape, members.isEmpty, attachments.allSatisfy({ $0.attachments.isEmpty }) {
             return pipelinedObject(runner: runner, request: request, notFound: notFound)
         }
         return HTTPResponse.blocking {
