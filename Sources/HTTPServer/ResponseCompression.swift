@@ -64,9 +64,10 @@ public struct ResponseCompression: Sendable {
     /// Whether `Accept-Encoding` takes gzip (`gzip`, `x-gzip` or `*`, with a
     /// quality above 0).
     static func acceptsGzip(_ headers: HTTPHeaders) -> Bool {
-        for field in headers where HTTPHeaders.namesMatch(field.name, "Accept-Encoding") {
-            var value = field.value
-            let accepted = value.withUTF8 { bytes in
+        var accepted = false
+        headers.forEachValue(for: "Accept-Encoding") { value in
+            var value = value
+            accepted = value.withUTF8 { bytes in
                 var found = false
                 ASCIIText.forEachItem(of: bytes) { item in
                     let coding = ASCIIText.trimmed(UnsafeBufferPointer(rebasing: item[..<(item.firstIndex(of: UInt8(ascii: ";")) ?? item.endIndex)]))
@@ -78,9 +79,9 @@ public struct ResponseCompression: Sendable {
                 }
                 return found
             }
-            if accepted { return true }
+            return !accepted
         }
-        return false
+        return accepted
     }
 
     /// Text worth compressing: JSON (and `+json`), CSV, HTML, XML, plain text.

@@ -38,13 +38,15 @@ extension HTTPResponse {
         return notModified
     }
 
-    /// `"` + a 64-bit hash of `bytes` in hex + `"`: cheap, and fixed across
-    /// processes and machines (unlike `Hasher`, which is seeded per
-    /// process). Every response body known whole passes here, so the body
-    /// is read eight bytes at a time (little-endian words, FNV-1a's step on
-    /// each, with a shift that folds the high bits of the product back into
-    /// the low ones, which a multiplication alone never reaches), then the
-    /// last few bytes one by one as FNV-1a does.
+    /// `"` + a 64-bit hash of `bytes` in 11 base-64 digits (`A`–`Z`, `a`–`z`,
+    /// `0`–`9`, `-`, `_`) + `"`: cheap, and fixed across processes and
+    /// machines (unlike `Hasher`, which is seeded per process). Every
+    /// response body known whole passes here, so the body is read eight
+    /// bytes at a time (little-endian words, FNV-1a's step on each, with a
+    /// shift that folds the high bits of the product back into the low
+    /// ones, which a multiplication alone never reaches), then the last few
+    /// bytes one by one as FNV-1a does; and the tag's 13 characters fit in
+    /// a small string, which needs no allocation.
     static func entityTag(of bytes: [UInt8]) -> String {
         let prime: UInt64 = 0x0000_0100_0000_01b3
         var hash: UInt64 = 0xcbf2_9ce4_8422_2325
@@ -60,14 +62,14 @@ extension HTTPResponse {
                 offset += 1
             }
         }
-        let digits: StaticString = "0123456789abcdef"
-        return String(unsafeUninitializedCapacity: 18) { buffer in
+        let digits: StaticString = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_"
+        return String(unsafeUninitializedCapacity: 13) { buffer in
             buffer[0] = UInt8(ascii: "\"")
-            for index in 0..<16 {
-                buffer[1 + index] = digits.utf8Start[Int(truncatingIfNeeded: hash >> UInt64(60 - 4 * index)) & 0xF]
+            for index in 0..<11 {
+                buffer[1 + index] = digits.utf8Start[Int(truncatingIfNeeded: hash >> UInt64(6 * index)) & 0x3F]
             }
-            buffer[17] = UInt8(ascii: "\"")
-            return 18
+            buffer[12] = UInt8(ascii: "\"")
+            return 13
         }
     }
 
