@@ -139,6 +139,31 @@ public struct HTTPHeaders: Sendable, Sequence, ExpressibleByDictionaryLiteral {
         return values
     }
 
+    /// The first value of the field `name`, a literal: what the framework
+    /// itself looks up for every request and response (`ETag`,
+    /// `Content-Type`...), without scanning the name for non-ASCII bytes.
+    package func first(_ name: StaticString) -> String? {
+        var found: String?
+        forEachValue(ofLiteral: name) { value in
+            found = value
+            return false
+        }
+        return found
+    }
+
+    /// Calls `body` with each value of the field `name`, a literal, in
+    /// order, until it returns `false`.
+    package func forEachValue(ofLiteral name: StaticString, _ body: (String) -> Bool) {
+        guard name.hasPointerRepresentation, name.isASCII else {
+            return forEachValue(for: name.description, body)
+        }
+        let key = UnsafeBufferPointer(start: name.utf8Start, count: name.utf8CodeUnitCount)
+        for field in fields where !namesAreASCII || field.name.utf8.count == key.count {
+            let matches = field.name.utf8.withContiguousStorageIfAvailable { Self.asciiNamesMatch($0, key) } ?? nil
+            if matches ?? Self.namesMatch(field.name, name.description), !body(field.value) { return }
+        }
+    }
+
     /// Calls `body` with each value of the named field, in order, until it
     /// returns `false`.
     func forEachValue(for name: String, _ body: (String) -> Bool) {

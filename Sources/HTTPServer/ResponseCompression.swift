@@ -42,7 +42,7 @@ public struct ResponseCompression: Sendable {
         case .bytes, .stream: break
         case .empty, .deferred: return response
         }
-        guard Self.isCompressible(response.headers["Content-Type"]), response.headers["Content-Encoding"] == nil else {
+        guard Self.isCompressible(response.headers.first("Content-Type")), response.headers.first("Content-Encoding") == nil else {
             return response
         }
         var response = consume response
@@ -65,7 +65,7 @@ public struct ResponseCompression: Sendable {
     /// quality above 0).
     static func acceptsGzip(_ headers: HTTPHeaders) -> Bool {
         var accepted = false
-        headers.forEachValue(for: "Accept-Encoding") { value in
+        headers.forEachValue(ofLiteral: "Accept-Encoding") { value in
             var value = value
             accepted = value.withUTF8 { bytes in
                 var found = false

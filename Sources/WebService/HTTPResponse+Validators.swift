@@ -25,13 +25,13 @@ extension HTTPResponse {
         guard case .bytes(let bytes) = response.body else { return response }
         // A handler's own tag is kept.
         let tag: String
-        if let own = response.headers["ETag"] {
+        if let own = response.headers.first("ETag") {
             tag = own
         } else {
             tag = Self.entityTag(of: bytes)
             response.headers.add("ETag", tag)
         }
-        guard headers["If-None-Match"] != nil, Self.matches(tag, headers.values(for: "If-None-Match")) else { return response }
+        guard headers.first("If-None-Match") != nil, Self.matches(tag, headers.values(for: "If-None-Match")) else { return response }
         var notModified = HTTPResponse(status: HTTPStatus(304))
         notModified.headers["ETag"] = tag
         if let cacheControl { notModified.headers["Cache-Control"] = cacheControl }
