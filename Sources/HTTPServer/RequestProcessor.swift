@@ -153,7 +153,7 @@ final class RequestProcessor: Sendable {
         var response = response
         if response.status.code >= 400 { Self.addRequestID(context.requestID, toProblemIn: &response) }
         if !isCompressed, let compression = configuration.compression {
-            response = compression.apply(to: response, requestHeaders: context.headers)
+            response = compression.apply(to: consume response, requestHeaders: context.headers)
         }
         if let crossOrigin = configuration.crossOrigin {
             response = crossOrigin.apply(to: response, requestHeaders: context.headers)

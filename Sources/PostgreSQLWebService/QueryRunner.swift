@@ -93,7 +93,10 @@ public final class QueryRunner: Sendable {
 extension Query: RunnableResult {
     public func response(runner: QueryRunner, request: RunRequest) -> HTTPResponse {
         let pool = runner.pool(for: self, request: request)
-        if case .object(let notFound) = shape, members.isEmpty, attachments.allSatisfy(\.attachments.isEmpty) {
+        // A closure, not the key path `\.attachments.isEmpty`, which is
+        // instantiated at run time on every call (a compound path through
+        // a generic property is not turned into a closure by the compiler).
+        if case .object(let notFound) = shape, members.isEmpty, attachments.allSatisfy({ $0.attachments.isEmpty }) {
             return HTTPResponse.later { promise in
                 pipelinedObject(runner: runner, request: request, notFound: notFound, pool: pool, promise: promise)
             }

@@ -211,7 +211,7 @@ public final class ResultSetAdapter: StreamingBody {
     /// ``close()``) from one thread at a time, after `completion` ran.
     package func start(completion: @escaping (Result<Bool, any Error>) -> Void) {
         guard shape == .object, case .pool(let pool) = source, rows == nil, pipelined == nil, !isClosed,
-              attachments.allSatisfy(\.attachments.isEmpty)
+              attachments.allSatisfy({ $0.attachments.isEmpty })  // not a key path: see Query.response(runner:request:)
         else {
             return completion(.failure(DatabaseError(
                 code: .internalError,

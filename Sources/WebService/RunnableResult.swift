@@ -84,7 +84,7 @@ public struct RunRequest: Sendable {
     /// ```swift
     /// promise.succeed(request.validated(HTTPResponse(json: object)))
     /// ```
-    public func validated(_ response: HTTPResponse) -> HTTPResponse {
+    public func validated(_ response: consuming HTTPResponse) -> HTTPResponse {
         response.validated(for: method, headers: headers, cacheControl: cacheControl)
     }
 }
