@@ -144,6 +144,7 @@ struct WebServiceClientTests {
         task.cancel()
         let cancelled = await #expect(throws: WebServiceError.self) { try await task.value }
         #expect(cancelled?.code == .cancelled)
-        #expect(Date().timeIntervalSince(started) < 15)
+        // Before the answer (30 s); a loaded machine took 20 s to deliver the cancellation.
+        #expect(Date().timeIntervalSince(started) < 27)
     }
 }
