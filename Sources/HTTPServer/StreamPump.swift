@@ -53,6 +53,7 @@ final class StreamPump: @unchecked Sendable {
         self.context = context
         self.suspension = suspension
         self.workers = workers
+        StreamMemory.began()
     }
 
     /// The chunked response reading from the pump, or `nil` (the body is then closed).
@@ -129,7 +130,10 @@ final class StreamPump: @unchecked Sendable {
         }
         if mustClose {
             let body = self.body
-            workers.submit { body.close() }
+            workers.submit {
+                body.close()
+                StreamMemory.ended()
+            }
         }
     }
 
@@ -141,7 +145,9 @@ final class StreamPump: @unchecked Sendable {
             return spare
         }
         chunk.removeAll(keepingCapacity: true)
-        chunk.reserveCapacity(StreamReader.blockSize)
+        // Filled to a block and a little past it, by the last value written:
+        // room for that, so that the buffer does not double to 128 KB.
+        chunk.reserveCapacity(StreamReader.blockSize + StreamReader.blockSize / 4)
         var finished = false
         var failure: (any Error)?
         do {
@@ -173,7 +179,10 @@ final class StreamPump: @unchecked Sendable {
             isBodyClosed = true
             return true
         }
-        if mustClose { body.close() }
+        if mustClose {
+            body.close()
+            StreamMemory.ended()
+        }
     }
 
     // MARK: - Callbacks

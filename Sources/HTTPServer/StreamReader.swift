@@ -29,6 +29,7 @@ final class StreamReader {
         self.context = context
         self.pending = pending
         self.failure = failure
+        StreamMemory.began()
     }
 
     /// A chunked response pulling from `body`, or `nil` (with `body`
@@ -116,6 +117,7 @@ final class StreamReader {
         guard !isClosed else { return }
         isClosed = true
         body.close()
+        StreamMemory.ended()
     }
 
     // MARK: - Callbacks
