@@ -57,8 +57,8 @@ public final class ResultSetAdapter: StreamingBody {
     public let options: JSONRenderingOptions
     /// How many parent rows are fetched at once when subqueries are attached.
     /// A stream holds one block and the rows attached to it at a time, so
-    /// this bounds its memory: 64 employees and their salaries are about
-    /// 200 KB (BENCHMARKS.md, scenario 8).
+    /// this bounds its memory, which counts when many streams run at once
+    /// (BENCHMARKS.md, scenario 8).
     public var blockSize = 64
     /// How an ``Shape/array`` adapter without attachments writes its rows;
     /// set before it starts.
