@@ -35,7 +35,7 @@ struct AbortedStreamsTests {
     }
 
     @Test("200 aborted nested streams, 25 at a time, leave the memory where it was")
-    func memoryStaysFlatAfterAbortedNestedStreams() throws {
+    func serverMemoryStaysFlatAfterAbortedNestedStreams() throws {
         let pool = try TestEnvironment.pool(size: Self.concurrent + 1)
         let server = TestServer.serve([EmployeesService()], runner: QueryRunner(pool: pool))
         try server.start()
