@@ -49,9 +49,14 @@ struct Connection {
     ///
     /// With `pump`, a streaming body is read from it (event loops) rather
     /// than pulled here.
+    ///
+    /// A HEAD gets the headers its GET would: a streaming body is pulled
+    /// for its first block as for a GET, which tells a fixed length from a
+    /// chunked one; libmicrohttpd sends no body for it.
     func queue(_ response: HTTPResponse, for context: RequestContext, closeConnection: Bool, pump: StreamPump? = nil) -> Bool {
         let isHead = context.method == .head
         let created: OpaquePointer?
+        var isChunked = false
         switch response.body {
         case .empty:
             created = MHD_create_response_from_buffer(0, nil, .RESPMEM_PERSISTENT)
@@ -59,10 +64,12 @@ struct Connection {
             created = Connection.makeResponse(sending: bytes, for: context)
             if !isHead { context.bytesSent = bytes.count }
         case .stream(let body):
-            created = pump?.makeResponse() ?? StreamReader.makeResponse(body: body, context: context)
-        case .deferred:
-            // Resolved before it gets here (`RequestProcessor.finish`).
-            created = nil
+            if let pump {
+                created = pump.makeResponse()
+                isChunked = true
+            } else {
+                (created, isChunked) = StreamReader.makeResponse(body: body, context: context)
+            }
         }
         guard let created else {
             context.logger.error("cannot create the response for \(context.method) \(context.rawPathForLog)")
@@ -74,7 +81,7 @@ struct Connection {
         // libmicrohttpd 0.9.75 sends the terminating chunk even for HEAD,
         // which a client would take for the start of the next response.
         var closeConnection = closeConnection
-        if isHead, case .stream = response.body { closeConnection = true }
+        if isHead, isChunked { closeConnection = true }
         if closeConnection {
             _ = MHD_add_response_header(created, "Connection", "close")
         }

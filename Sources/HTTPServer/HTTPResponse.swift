@@ -10,6 +10,11 @@ import Synchronization
 ///
 /// A response with a streaming body is used by one thread (the
 /// connection's), so `HTTPResponse` is not `Sendable`.
+///
+/// A response still to come (``blocking(_:)``, ``later(_:)``,
+/// ``async(_:)``) has no status, header fields or body of its own until the
+/// server runs its work: ``isDeferred`` tells it apart, and
+/// ``resolved()`` waits for the response it becomes.
 public struct HTTPResponse {
     public enum Body {
         /// No body (`Content-Length: 0`, or none at all for 204/304/HEAD).
@@ -18,20 +23,33 @@ public struct HTTPResponse {
         case bytes([UInt8])
         /// A body produced while the client reads it, sent chunked.
         case stream(any StreamingBody)
-        /// A whole response still to come: see ``HTTPResponse/blocking(_:)``,
-        /// ``HTTPResponse/later(_:)`` and ``HTTPResponse/async(_:)``.
-        case deferred(Deferred)
     }
 
     public var status: HTTPStatus
     public var headers: HTTPHeaders
     public var body: Body
+    /// The work that produces the response, for one still to come; the
+    /// server reads nothing else of it.
+    package private(set) var work: Deferred?
 
     public init(status: HTTPStatus, headers: HTTPHeaders = HTTPHeaders(), body: Body = .empty) {
         self.status = status
         self.headers = headers
         self.body = body
     }
+
+    private init(work: Deferred) {
+        self.init(status: .ok)
+        self.work = work
+    }
+
+    /// Whether the response is still to come: its work runs when the
+    /// server (or ``resolved()``) gets to it.
+    ///
+    /// ```swift
+    /// HTTPResponse.blocking { HTTPResponse(text: "done") }.isDeferred   // true
+    /// ```
+    public var isDeferred: Bool { work != nil }
 
     /// A JSON response of the given bytes.
     public init(status: HTTPStatus = .ok, json: [UInt8]) {
@@ -56,7 +74,7 @@ extension HTTPResponse {
     /// HTTPResponse.blocking { HTTPResponse(text: try! String(contentsOfFile: path)) }
     /// ```
     public static func blocking(_ work: @escaping @Sendable () -> HTTPResponse) -> HTTPResponse {
-        HTTPResponse(status: .ok, body: .deferred(Deferred(.blocking(work))))
+        HTTPResponse(work: Deferred(.blocking(work)))
     }
 
     /// A response that another thread completes: `start` runs at once and
@@ -70,7 +88,7 @@ extension HTTPResponse {
     /// }
     /// ```
     public static func later(_ start: @escaping (ResponsePromise) -> Void) -> HTTPResponse {
-        HTTPResponse(status: .ok, body: .deferred(Deferred(.later(start))))
+        HTTPResponse(work: Deferred(.later(start)))
     }
 
     /// A response computed by an `async` function, as a task that runs on
@@ -82,12 +100,11 @@ extension HTTPResponse {
     /// HTTPResponse.async { HTTPResponse(text: await weather.today()) }
     /// ```
     public static func async(_ work: @escaping @Sendable () async -> HTTPResponse) -> HTTPResponse {
-        HTTPResponse(status: .ok, body: .deferred(Deferred(.task(work))))
+        HTTPResponse(work: Deferred(.task(work)))
     }
 
-    /// The work behind a ``blocking(_:)``, ``later(_:)`` or ``async(_:)`` response; its
-    /// status and header fields are those of the response it produces.
-    public struct Deferred {
+    /// The work behind a ``blocking(_:)``, ``later(_:)`` or ``async(_:)`` response.
+    package struct Deferred {
         enum Kind {
             case blocking(@Sendable () -> HTTPResponse)
             case later((ResponsePromise) -> Void)

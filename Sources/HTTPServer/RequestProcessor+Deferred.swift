@@ -8,6 +8,8 @@ struct PreparedResponse {
     var response: HTTPResponse
     /// Set when the body goes on past its first block.
     var pump: StreamPump?
+    /// The response went through the server's compression already.
+    var isCompressed = false
 }
 
 /// A request whose response another thread produces; its connection is
@@ -62,9 +64,10 @@ final class Deferral: @unchecked Sendable {
 extension RequestProcessor {
     /// Whether `response` needs work that may block before it can be queued.
     static func needsWorker(_ response: HTTPResponse) -> Bool {
+        if response.isDeferred { return true }
         switch response.body {
-        case .empty, .bytes: false
-        case .stream, .deferred: true
+        case .empty, .bytes: return false
+        case .stream: return true
         }
     }
 
@@ -74,14 +77,13 @@ extension RequestProcessor {
         let deferral = Deferral(suspension: suspension)
         context.deferral = deferral
         suspension.lock.withLock { suspension.suspendLocked() }
-        let method = context.method
         func promise() -> ResponsePromise {
             ResponsePromise { response in
                 guard Self.needsWorker(response) else { return deferral.fulfil(PreparedResponse(response: response)) }
-                workers.submit { deferral.fulfil(self.prepare(response, method: method, context: context, deferral: deferral)) }
+                workers.submit { deferral.fulfil(self.prepare(response, context: context, deferral: deferral)) }
             }
         }
-        if case .deferred(let deferred) = response.body {
+        if let deferred = response.work {
             switch deferred.kind {
             case .later(let start):
                 return start(promise())
@@ -93,28 +95,25 @@ extension RequestProcessor {
                 break
             }
         }
-        workers.submit { deferral.fulfil(self.prepare(response, method: method, context: context, deferral: deferral)) }
+        workers.submit { deferral.fulfil(self.prepare(response, context: context, deferral: deferral)) }
     }
 
     /// On a worker: the response made ready to queue. Blocking work runs,
     /// promises are waited for, and a streaming body's first block is
     /// pulled: a body that ends within it goes out with `Content-Length`.
     private func prepare(
-        _ response: HTTPResponse, method: HTTPMethod, context: RequestContext, deferral: Deferral
+        _ response: HTTPResponse, context: RequestContext, deferral: Deferral
     ) -> PreparedResponse {
         var response = Self.resolve(response)
         // Compressed here, on the worker, before the first block is pulled.
         if let compression = configuration.compression {
             response = compression.apply(to: response, requestHeaders: context.headers)
         }
-        guard case .stream(let body) = response.body, let workers else { return PreparedResponse(response: response) }
-        let pump = { (first: [UInt8], failure: (any Error)?) in
-            StreamPump(
-                body: body, first: first, failure: failure, context: context, suspension: deferral.suspension,
-                workers: workers)
+        let isCompressed = configuration.compression != nil
+        guard case .stream(let body) = response.body, let workers else {
+            return PreparedResponse(response: response, isCompressed: isCompressed)
         }
-        // Never read for HEAD; freeing the response closes the body.
-        if method == .head { return PreparedResponse(response: response, pump: pump([], nil)) }
+        // A HEAD's first block is pulled too, for the GET's framing; libmicrohttpd sends no body for it.
         var first: [UInt8] = []
         first.reserveCapacity(4 << 10)
         var failure: (any Error)?
@@ -123,20 +122,22 @@ extension RequestProcessor {
                 if !(try body.write(into: &first)) {
                     body.close()
                     response.body = .bytes(first)
-                    return PreparedResponse(response: response)
+                    return PreparedResponse(response: response, isCompressed: isCompressed)
                 }
             }
         } catch {
             failure = error
         }
-        return PreparedResponse(response: response, pump: pump(first, failure))
+        let pump = StreamPump(
+            body: body, first: first, failure: failure, context: context, suspension: deferral.suspension, workers: workers)
+        return PreparedResponse(response: response, pump: pump, isCompressed: isCompressed)
     }
 
     /// Runs blocking work and waits for promises until a response with a
     /// body is there; on a thread that may block.
     static func resolve(_ response: HTTPResponse) -> HTTPResponse {
         var response = response
-        while case .deferred(let deferred) = response.body {
+        while let deferred = response.work {
             switch deferred.kind {
             case .blocking(let work):
                 response = work()

@@ -110,7 +110,9 @@ final class RequestProcessor: Sendable {
         if let deferral = context.deferral {
             switch deferral.take() {
             case .ready(let prepared):
-                return respond(with: prepared.response, to: context, on: connection, closeConnection: closesConnection(context), pump: prepared.pump)
+                return respond(
+                    with: prepared.response, to: context, on: connection, closeConnection: closesConnection(context),
+                    pump: prepared.pump, isCompressed: prepared.isCompressed)
             case .waiting:
                 return true
             case .abandoned:
@@ -142,11 +144,11 @@ final class RequestProcessor: Sendable {
 
     private func respond(
         with response: HTTPResponse, to context: RequestContext, on connection: Connection, closeConnection: Bool,
-        pump: StreamPump? = nil
+        pump: StreamPump? = nil, isCompressed: Bool = false
     ) -> Bool {
         context.hasResponded = true
         var response = response
-        if pump == nil, let compression = configuration.compression {
+        if !isCompressed, let compression = configuration.compression {
             response = compression.apply(to: response, requestHeaders: context.headers)
         }
         if let crossOrigin = configuration.crossOrigin {

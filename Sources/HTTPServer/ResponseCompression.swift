@@ -38,7 +38,7 @@ public struct ResponseCompression: Sendable {
     func apply(to response: HTTPResponse, requestHeaders: HTTPHeaders) -> HTTPResponse {
         switch response.body {
         case .bytes, .stream: break
-        case .empty, .deferred: return response
+        case .empty: return response
         }
         guard Self.isCompressible(response.headers["Content-Type"]), response.headers["Content-Encoding"] == nil else {
             return response

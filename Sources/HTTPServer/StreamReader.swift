@@ -40,7 +40,7 @@ final class StreamReader {
     /// then leave in one `send`, not three (headers, chunk, last chunk).
     /// That case needs no reader (saving its allocation per request): the
     /// block is pulled here, and handed to a reader only if the body goes on.
-    static func makeResponse(body: any StreamingBody, context: RequestContext) -> OpaquePointer? {
+    static func makeResponse(body: any StreamingBody, context: RequestContext) -> (OpaquePointer?, isChunked: Bool) {
         var pending: [UInt8] = []
         // Room for a small body; a longer one grows the buffer to a block
         // as it goes. A whole block allocated and freed per request cost
@@ -48,21 +48,21 @@ final class StreamReader {
         // the arena's small chunks.
         pending.reserveCapacity(4 << 10)
         var failure: (any Error)?
-        if context.method != .head {
-            do {
-                while pending.count < blockSize {
-                    if !(try body.write(into: &pending)) {
-                        body.close()
-                        let response = Connection.makeResponse(sending: pending, for: context)
-                        if response != nil { context.bytesSent = pending.count }
-                        return response
-                    }
+        // A HEAD pulls the first block too, so that it gets the GET's framing
+        // (`Content-Length` or chunked); libmicrohttpd sends no body for it.
+        do {
+            while pending.count < blockSize {
+                if !(try body.write(into: &pending)) {
+                    body.close()
+                    let response = Connection.makeResponse(sending: pending, for: context)
+                    if response != nil, context.method != .head { context.bytesSent = pending.count }
+                    return (response, false)
                 }
-            } catch {
-                // What was pulled, and the failure, stay pending for the
-                // reader, as if `fill` had pulled them.
-                failure = error
             }
+        } catch {
+            // What was pulled, and the failure, stay pending for the
+            // reader, as if `fill` had pulled them.
+            failure = error
         }
         let reader = Unmanaged.passRetained(StreamReader(body: body, context: context, pending: pending, failure: failure))
         // UInt64.max is MHD_SIZE_UNKNOWN, a macro Swift does not import.
@@ -72,7 +72,7 @@ final class StreamReader {
         if response == nil {
             reader.takeRetainedValue().close()
         }
-        return response
+        return (response, true)
     }
 
     /// Fills `buffer` with up to `buffer.count` bytes; 0 only at the end.

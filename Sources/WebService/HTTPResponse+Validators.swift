@@ -8,7 +8,8 @@ extension HTTPResponse {
     /// `cacheControl` when given, and becomes `304 Not Modified`, without
     /// its body, when `If-None-Match` names that tag (or is `*`). Streamed
     /// bodies (lists) carry no validator: their tag would be known only
-    /// after the last byte. Other methods and statuses pass unchanged.
+    /// after the last byte. Other methods and statuses, and responses
+    /// still to come (their work validates what it produces), pass unchanged.
     ///
     /// The tag is the same for the same bytes in every process, so that a
     /// client's cached copy stays valid across restarts and instances.
@@ -17,7 +18,7 @@ extension HTTPResponse {
     /// let response = HTTPResponse(json: bytes).validated(for: request.method, headers: request.headers, cacheControl: "max-age=60")
     /// ```
     public func validated(for method: HTTPMethod, headers: HTTPHeaders, cacheControl: String? = nil) -> HTTPResponse {
-        guard method == .get || method == .head, status == .ok else { return self }
+        guard method == .get || method == .head, !isDeferred, status == .ok else { return self }
         var response = self
         if let cacheControl { response.headers["Cache-Control"] = cacheControl }
         guard case .bytes(let bytes) = body else { return response }

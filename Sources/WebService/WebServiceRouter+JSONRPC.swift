@@ -108,7 +108,7 @@ extension WebServiceRouter {
             switch response.body {
             case .bytes(let bytes): problem = bytes
             case .stream(let body): body.close()
-            case .empty, .deferred: break
+            case .empty: break
             }
             if problem.isEmpty { problem = HTTPError(response.status, detail: response.status.reasonPhrase).problemJSON }
             let code = switch response.status.code {
@@ -125,7 +125,7 @@ extension WebServiceRouter {
         }
         let isJSON = response.headers["Content-Type"].map { $0.hasPrefix("application/json") || $0.contains("+json") } ?? false
         switch response.body {
-        case .empty, .deferred:
+        case .empty:
             return .result(.bytes(Array("null".utf8)))
         case .bytes(let bytes):
             if bytes.isEmpty { return .result(.bytes(Array("null".utf8))) }

@@ -130,6 +130,37 @@ struct EmployeeAPITests {
         #expect(try TestEnvironment.integer("SELECT count(*) FROM employees WHERE emp_no = 10004") == 1)
     }
 
+    @Test("HEAD carries the header fields of its GET: fixed length, chunked, CSV, gzip, paging, errors")
+    func headHasTheHeadersOfGET() throws {
+        let targets: [(String, [(String, String)])] = [
+            ("/employees?name=bal*&limit=3", []),
+            ("/employees?limit=2000", []),
+            ("/employees?limit=2000&details=titles", []),
+            ("/employees?limit=5", [("Accept", "text/csv")]),
+            ("/employees?limit=2000", [("Accept-Encoding", "gzip")]),
+            ("/employees?name=bal*&limit=3", [("Prefer", "count=exact")]),
+            ("/employees/10004?details=titles", []),
+            ("/departments/d005?details=managers", []),
+            ("/departments/d005?details=managers,employees", []),
+            ("/departments/d005?details=employees", [("Accept-Encoding", "gzip")]),
+            ("/employees/1", []),
+            ("/employees?limit=-1", []),
+        ]
+        // Date moves; a chunked HEAD also closes its connection (HTTPServer).
+        func fields(_ reply: TestClient.Response) -> [String] {
+            reply.headers.filter { !["date", "connection"].contains($0.name.lowercased()) }
+                .map { "\($0.name.lowercased()): \($0.value)" }.sorted()
+        }
+        for (target, headers) in targets {
+            let get = try TestClient.request("GET", target, port: server.port, headers: headers)
+            let head = try TestClient.request("HEAD", target, port: server.port, headers: headers)
+            #expect(head.status == get.status, "\(target)")
+            #expect(fields(head) == fields(get), "\(target) \(headers)")
+            #expect(head.body.isEmpty)
+            #expect(get.headers.filter { $0.name.lowercased() == "vary" }.count == 1, "\(target): Vary once")
+        }
+    }
+
     // MARK: - Options
 
     @Test("dates as epoch milliseconds when the service is configured so")

@@ -55,6 +55,7 @@ extension WebServiceRouter {
 extension HTTPResponse {
     /// The body as text; a streamed body is read to the end and closed.
     var text: String {
+        if isDeferred { return "(deferred)" }
         switch body {
         case .empty:
             return ""
@@ -65,8 +66,6 @@ extension HTTPResponse {
             defer { stream.close() }
             while (try? stream.write(into: &out)) == true {}
             return String(decoding: out, as: UTF8.self)
-        case .deferred:
-            return "(deferred)"
         }
     }
 
