@@ -53,7 +53,6 @@ final class StreamPump: @unchecked Sendable {
         self.context = context
         self.suspension = suspension
         self.workers = workers
-        StreamMemory.began()
     }
 
     /// The chunked response reading from the pump, or `nil` (the body is then closed).
@@ -130,10 +129,7 @@ final class StreamPump: @unchecked Sendable {
         }
         if mustClose {
             let body = self.body
-            workers.submit {
-                body.close()
-                StreamMemory.ended()
-            }
+            workers.submit { body.close() }
         }
     }
 
@@ -179,10 +175,7 @@ final class StreamPump: @unchecked Sendable {
             isBodyClosed = true
             return true
         }
-        if mustClose {
-            body.close()
-            StreamMemory.ended()
-        }
+        if mustClose { body.close() }
     }
 
     // MARK: - Callbacks

@@ -29,7 +29,6 @@ final class StreamReader {
         self.context = context
         self.pending = pending
         self.failure = failure
-        StreamMemory.began()
     }
 
     /// A chunked response pulling from `body`, or `nil` (with `body`
@@ -117,7 +116,6 @@ final class StreamReader {
         guard !isClosed else { return }
         isClosed = true
         body.close()
-        StreamMemory.ended()
     }
 
     // MARK: - Callbacks

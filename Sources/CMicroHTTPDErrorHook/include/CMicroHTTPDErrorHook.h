@@ -7,9 +7,6 @@
 #include <sys/select.h>
 #include <sys/socket.h>
 #include <microhttpd.h>
-#if defined(__linux__)
-#include <malloc.h> // malloc_trim, for the server's memory release (StreamMemory.swift)
-#endif
 
 /// Builds the response to send instead of an error response that
 /// libmicrohttpd queued on its own, for `status_code`; returns NULL to let
