@@ -3,7 +3,7 @@
 
 FROM swift:6.3-bookworm AS build
 RUN apt-get update \
- && DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends libpq-dev libmicrohttpd-dev zlib1g-dev pkg-config \
+ && DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends libpq-dev libmicrohttpd-dev zlib1g-dev libssl-dev pkg-config \
  && rm -rf /var/lib/apt/lists/*
 WORKDIR /src
 COPY Package.swift ./
@@ -16,7 +16,7 @@ RUN swift build -c release $RELEASE_FLAGS --product employees-server \
 
 FROM debian:bookworm-slim
 RUN apt-get update \
- && DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends libpq5 libmicrohttpd12 curl ca-certificates \
+ && DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends libpq5 libmicrohttpd12 libssl3 curl ca-certificates \
  && rm -rf /var/lib/apt/lists/*
 COPY --from=build /usr/local/bin/employees-server /usr/local/bin/employees-server
 EXPOSE 8080

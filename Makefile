@@ -25,7 +25,7 @@ sanitizer_options = LSAN_OPTIONS=suppressions=$(CURDIR)/sanitizers/lsan.supp \
 	TSAN_OPTIONS="suppressions=$(CURDIR)/sanitizers/tsan.supp halt_on_error=1"
 
 .PHONY: help run test test-faults soak db stop build setup compose-check bench test-sanitizers fuzz \
-	openapi-client-check api-screenshot
+	openapi-client-check api-screenshot test-scale
 
 setup: ## install the Debian packages that are missing (scripts/setup)
 	@scripts/setup
@@ -91,6 +91,14 @@ api-screenshot: setup ## screenshots of the ?api pages in headless Chromium (.ap
 bench: build db ## the benchmark suite of BENCHMARKS.md (BENCH_ARGS passes options)
 	@$(cluster_env); scripts/bench $(BENCH_ARGS)
 
+# Scaling out (README.md, "Scaling out"): a streaming replica killed and
+# restarted under load, two instances behind nginx with one stopped under
+# load, PgBouncer in transaction mode with and without --pooler-compatible.
+# Apart from `make test`: it starts a replica, PgBouncer, nginx and several
+# servers (ports: scripts/test-scale).
+test-scale: setup ## replicas, instances behind nginx and PgBouncer under load (scripts/test-scale)
+	@scripts/test-scale
+
 # The fault tests alone. They start and stop a second private cluster of their
 # own (.pgdata-faults, port PGCLUSTER_PORT + 100) and need no sample data.
 test-faults: setup ## only the fault tests (Tests/ReliabilityTests), on a cluster of their own
@@ -121,9 +129,17 @@ test-sanitizers: setup ## the tests under AddressSanitizer, then ThreadSanitizer
 fuzz: ## every fuzz target for FUZZ_SECONDS seconds each
 	scripts/fuzz all $(FUZZ_SECONDS)
 
-compose-check: ## validate docker-compose.yml (no Docker engine needed)
+# The scale profile must hold the topology of README.md's "Scaling out".
+scale_services := db replica employees-1 employees-2 nginx
+
+compose-check: ## validate docker-compose.yml, and its scale profile (no Docker engine needed)
 	@docker-compose --file docker-compose.yml config --quiet
-	@echo "docker-compose.yml: valid"
+	@docker-compose --file docker-compose.yml --profile scale config --quiet
+	@services="$$(docker-compose --file docker-compose.yml --profile scale config --services)"; \
+	for service in $(scale_services); do \
+		grep -qx "$$service" <<<"$$services" || { echo "docker-compose.yml: no $$service in the scale profile" >&2; exit 1; }; \
+	done
+	@echo "docker-compose.yml: valid, and its scale profile ($(scale_services))"
 
 stop: ## stop the private PostgreSQL cluster
 	@$(cluster) stop

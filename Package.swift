@@ -13,6 +13,7 @@ let package = Package(
         .library(name: "SQLRestServer", targets: ["SQLRestServer"]),
         .library(name: "WebServiceClient", targets: ["WebServiceClient"]),
         .library(name: "SQLServices", targets: ["SQLServices"]),
+        .library(name: "Authentication", targets: ["Authentication"]),
         .executable(name: "employees-server", targets: ["employees-server"]),
         .executable(name: "employees-client", targets: ["employees-client"]),
         .executable(name: "sql-rest", targets: ["sql-rest"]),
@@ -37,6 +38,11 @@ let package = Package(
             name: "CMicroHTTPD",
             pkgConfig: "libmicrohttpd",
             providers: [.apt(["libmicrohttpd-dev"])]
+        ),
+        .systemLibrary(
+            name: "CLibCrypto",
+            pkgConfig: "libcrypto",
+            providers: [.apt(["libssl-dev"])]
         ),
         // Replaces the error responses libmicrohttpd sends on its own
         // (Sources/CMicroHTTPDErrorHook/ErrorHook.c says how).
@@ -85,9 +91,15 @@ let package = Package(
             name: "EmployeesService",
             dependencies: ["WebService", "PostgreSQL", "PostgreSQLWebService"]
         ),
+        // HTTP basic and bearer-token authentication, and the role each request acts as.
+        .target(
+            name: "Authentication",
+            dependencies: ["CLibCrypto", "HTTPServer", "WebService", .product(name: "Logging", package: "swift-log")]
+        ),
         .target(
             name: "SQLRestServer",
             dependencies: [
+                "Authentication",
                 "HTTPServer",
                 "WebService",
                 "PostgreSQL",
@@ -131,6 +143,7 @@ let package = Package(
         .testTarget(name: "PostgreSQLWebServiceTests", dependencies: ["PostgreSQLWebService"]),
         .testTarget(name: "EmployeesServiceTests", dependencies: ["EmployeesService", "HTTPTestClient", "SQLRestServer"]),
         .testTarget(name: "SQLRestServerTests", dependencies: ["SQLRestServer"]),
+        .testTarget(name: "AuthenticationTests", dependencies: ["Authentication", "WebService"]),
         .testTarget(
             name: "WebServiceClientTests",
             dependencies: [

@@ -127,7 +127,14 @@ struct Connection {
     }
 
     /// Framing is libmicrohttpd's business: it sets these from the body.
+    /// Every field of every response passes here: a name of another length
+    /// (in UTF-8, which lower-casing keeps for ASCII) is told apart without
+    /// comparing it.
     private static func isFramingHeader(_ name: String) -> Bool {
-        HTTPHeaders.namesMatch(name, "Content-Length") || HTTPHeaders.namesMatch(name, "Transfer-Encoding")
+        switch name.utf8.count {
+        case 14: HTTPHeaders.namesMatch(name, "Content-Length")
+        case 17: HTTPHeaders.namesMatch(name, "Transfer-Encoding")
+        default: name.utf8.contains { $0 >= 0x80 } && (HTTPHeaders.namesMatch(name, "Content-Length") || HTTPHeaders.namesMatch(name, "Transfer-Encoding"))
+        }
     }
 }

@@ -14,6 +14,9 @@ final class Daemon {
     let port: Int
     private var handle: OpaquePointer?
     private let processor: RequestProcessor
+    /// The certificate and key's PEM texts as C strings, which the daemon
+    /// may read while it runs; freed after it stops.
+    private var tlsStrings: [UnsafeMutablePointer<CChar>] = []
 
     init(configuration: HTTPServer.Configuration, processor: RequestProcessor) throws {
         self.processor = processor
@@ -76,6 +79,19 @@ final class Daemon {
                 ptr_value: context.toOpaque()
             ),
         ]
+        if let tls = configuration.tls {
+            guard MHD_is_feature_supported(.FEATURE_TLS) == .YES else {
+                processor.headerDeadline.stop()
+                context.release()
+                throw HTTPServer.StartError(description: "this libmicrohttpd is built without TLS support")
+            }
+            flags |= MHD_USE_TLS.rawValue
+            let certificate = strdup(tls.certificatePEM)!
+            let key = strdup(tls.privateKeyPEM)!
+            tlsStrings = [certificate, key]
+            options.append(MHD_OptionItem(option: .HTTPS_MEM_CERT, value: 0, ptr_value: UnsafeMutableRawPointer(certificate)))
+            options.append(MHD_OptionItem(option: .HTTPS_MEM_KEY, value: 0, ptr_value: UnsafeMutableRawPointer(key)))
+        }
         switch configuration.threading {
         case .threadPerConnection:
             flags |= MHD_USE_THREAD_PER_CONNECTION.rawValue
@@ -99,6 +115,7 @@ final class Daemon {
         guard let handle else {
             processor.headerDeadline.stop()
             context.release()
+            for string in tlsStrings { free(string) }
             throw HTTPServer.StartError(
                 description: "cannot listen on \(configuration.host):\(configuration.port) (see the log for the reason)"
             )
@@ -136,6 +153,7 @@ final class Daemon {
             processor.headerDeadline.stop()
             Unmanaged.passUnretained(processor).release()
         }
+        for string in tlsStrings { free(string) }
     }
 
     /// Stops accepting, waits up to `timeout` seconds for the requests in

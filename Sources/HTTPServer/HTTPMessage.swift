@@ -99,6 +99,12 @@ public struct HTTPStatus: Hashable, Sendable, CustomStringConvertible {
 /// ```
 public struct HTTPHeaders: Sendable, Sequence, ExpressibleByDictionaryLiteral {
     public private(set) var fields: [(name: String, value: String)] = []
+    /// Whether every name added was ASCII, as names on the wire always are
+    /// (kept by `add` and the subscript's setter, the only ways in). Several
+    /// lookups run for every request and response; with ASCII names on both
+    /// sides a name of another length cannot match, so most fields are
+    /// passed over without reading their bytes.
+    private var namesAreASCII = true
 
     public init() {}
 
@@ -109,16 +115,68 @@ public struct HTTPHeaders: Sendable, Sequence, ExpressibleByDictionaryLiteral {
     /// The first value of the named field, or `nil`. Setting replaces every
     /// field of that name (or removes them, with `nil`).
     public subscript(name: String) -> String? {
-        get { fields.first { Self.namesMatch($0.name, name) }?.value }
+        get {
+            var found: String?
+            forEachValue(for: name) { value in
+                found = value
+                return false
+            }
+            return found
+        }
         set {
             fields.removeAll { Self.namesMatch($0.name, name) }
-            if let newValue { fields.append((name, newValue)) }
+            if let newValue { add(name, newValue) }
         }
     }
 
     /// Every value of the named field, in order.
     public func values(for name: String) -> [String] {
-        fields.filter { Self.namesMatch($0.name, name) }.map(\.value)
+        var values: [String] = []
+        forEachValue(for: name) { value in
+            values.append(value)
+            return true
+        }
+        return values
+    }
+
+    /// The first value of the field `name`, a literal: what the framework
+    /// itself looks up for every request and response (`ETag`,
+    /// `Content-Type`...), without scanning the name for non-ASCII bytes.
+    package func first(_ name: StaticString) -> String? {
+        var found: String?
+        forEachValue(ofLiteral: name) { value in
+            found = value
+            return false
+        }
+        return found
+    }
+
+    /// Calls `body` with each value of the field `name`, a literal, in
+    /// order, until it returns `false`.
+    package func forEachValue(ofLiteral name: StaticString, _ body: (String) -> Bool) {
+        guard name.hasPointerRepresentation, name.isASCII else {
+            return forEachValue(for: name.description, body)
+        }
+        let key = UnsafeBufferPointer(start: name.utf8Start, count: name.utf8CodeUnitCount)
+        for field in fields where !namesAreASCII || field.name.utf8.count == key.count {
+            let matches = field.name.utf8.withContiguousStorageIfAvailable { Self.asciiNamesMatch($0, key) } ?? nil
+            if matches ?? Self.namesMatch(field.name, name.description), !body(field.value) { return }
+        }
+    }
+
+    /// Calls `body` with each value of the named field, in order, until it
+    /// returns `false`.
+    func forEachValue(for name: String, _ body: (String) -> Bool) {
+        if namesAreASCII, Self.isASCII(name) {
+            let count = name.utf8.count
+            for field in fields where field.name.utf8.count == count && Self.namesMatch(field.name, name) {
+                if !body(field.value) { return }
+            }
+            return
+        }
+        for field in fields where Self.namesMatch(field.name, name) {
+            if !body(field.value) { return }
+        }
     }
 
     /// `first.lowercased() == second.lowercased()`, without building the
@@ -164,8 +222,13 @@ public struct HTTPHeaders: Sendable, Sequence, ExpressibleByDictionaryLiteral {
         return union < 0x80
     }
 
+    private static func isASCII(_ text: String) -> Bool {
+        text.utf8.withContiguousStorageIfAvailable { isASCII($0) } ?? !text.utf8.contains { $0 >= 0x80 }
+    }
+
     /// Adds a field, keeping any existing ones of the same name.
     public mutating func add(_ name: String, _ value: String) {
+        if namesAreASCII, !Self.isASCII(name) { namesAreASCII = false }
         fields.append((name, value))
     }
 

@@ -38,6 +38,14 @@ public struct HTTPRequest: Sendable {
     }
     /// `remoteAddress` as received, formatted only when read.
     var peerAddress: PeerAddress
+    /// The role the request acts as, once authentication gave it one
+    /// (an `Authenticator` sets it); `nil` without authentication. The
+    /// database layer runs the request's queries as this role.
+    ///
+    /// ```swift
+    /// request.role = "payroll"
+    /// ```
+    public var role: String?
 
     public init(
         method: HTTPMethod,

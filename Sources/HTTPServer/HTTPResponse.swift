@@ -53,7 +53,12 @@ public struct HTTPResponse {
 
     /// A JSON response of the given bytes.
     public init(status: HTTPStatus = .ok, json: [UInt8]) {
-        self.init(status: status, headers: ["Content-Type": "application/json"], body: .bytes(json))
+        // Room for the fields a JSON response gains on its way out (`ETag`,
+        // `Vary`, `Cache-Control`), so that adding them does not reallocate.
+        var headers = HTTPHeaders()
+        headers.reserveCapacity(4)
+        headers.add("Content-Type", "application/json")
+        self.init(status: status, headers: headers, body: .bytes(json))
     }
 
     /// A plain-text response (UTF-8).

@@ -59,6 +59,8 @@ public final class HTTPServer: Sendable {
         public var compression: ResponseCompression?
         /// Which other origins' web pages may call the server; `nil`: none (no CORS header is sent).
         public var crossOrigin: CrossOriginPolicy?
+        /// HTTPS with this certificate and key (libmicrohttpd's GnuTLS); `nil`: plain HTTP.
+        public var tls: TLSCertificate?
 
         /// Every setting has a default; name only what differs.
         ///
@@ -75,8 +77,10 @@ public final class HTTPServer: Sendable {
             shutdownTimeout: Double = 10,
             threading: ThreadingModel = .threadPerConnection,
             compression: ResponseCompression? = ResponseCompression(),
-            crossOrigin: CrossOriginPolicy? = nil
+            crossOrigin: CrossOriginPolicy? = nil,
+            tls: TLSCertificate? = nil
         ) {
+            self.tls = tls
             self.compression = compression
             self.crossOrigin = crossOrigin
             self.host = host
@@ -87,6 +91,22 @@ public final class HTTPServer: Sendable {
             self.maximumHeaderSize = maximumHeaderSize
             self.shutdownTimeout = shutdownTimeout
             self.threading = threading
+        }
+    }
+
+    /// The certificate chain and private key an HTTPS server presents, as
+    /// PEM text (`-----BEGIN CERTIFICATE-----`, `-----BEGIN PRIVATE KEY-----`).
+    ///
+    /// ```swift
+    /// HTTPServer.Configuration(port: 8443, tls: TLSCertificate(certificatePEM: certificate, privateKeyPEM: key))
+    /// ```
+    public struct TLSCertificate: Sendable, Hashable {
+        public var certificatePEM: String
+        public var privateKeyPEM: String
+
+        public init(certificatePEM: String, privateKeyPEM: String) {
+            self.certificatePEM = certificatePEM
+            self.privateKeyPEM = privateKeyPEM
         }
     }
 

@@ -149,7 +149,7 @@ final class RequestProcessor: Sendable {
         context.hasResponded = true
         var response = response
         if !isCompressed, let compression = configuration.compression {
-            response = compression.apply(to: response, requestHeaders: context.headers)
+            response = compression.apply(to: consume response, requestHeaders: context.headers)
         }
         if let crossOrigin = configuration.crossOrigin {
             response = crossOrigin.apply(to: response, requestHeaders: context.headers)

@@ -34,16 +34,18 @@ public struct ResponseCompression: Sendable {
     /// `response` as sent to a request with `requestHeaders`: compressed
     /// when it should be, with `Vary` when it could be. A response that
     /// already names its encoding is left alone. Runs for every response,
-    /// so the header values are read as bytes, without building strings.
-    func apply(to response: HTTPResponse, requestHeaders: HTTPHeaders) -> HTTPResponse {
+    /// so the header values are read as bytes, without building strings,
+    /// and the response is consumed: adding `Vary` to a copy would copy
+    /// its header fields first.
+    func apply(to response: consuming HTTPResponse, requestHeaders: HTTPHeaders) -> HTTPResponse {
         switch response.body {
         case .bytes, .stream: break
         case .empty: return response
         }
-        guard Self.isCompressible(response.headers["Content-Type"]), response.headers["Content-Encoding"] == nil else {
+        guard Self.isCompressible(response.headers.first("Content-Type")), response.headers.first("Content-Encoding") == nil else {
             return response
         }
-        var response = response
+        var response = consume response
         response.headers.add("Vary", "Accept-Encoding")
         guard Self.acceptsGzip(requestHeaders) else { return response }
         switch response.body {
@@ -62,25 +64,31 @@ public struct ResponseCompression: Sendable {
     /// Whether `Accept-Encoding` takes gzip (`gzip`, `x-gzip` or `*`, with a
     /// quality above 0).
     static func acceptsGzip(_ headers: HTTPHeaders) -> Bool {
-        for field in headers where HTTPHeaders.namesMatch(field.name, "Accept-Encoding") {
-            var value = field.value
-            let accepted = value.withUTF8 { bytes in
-                ASCIIText.items(of: bytes).contains { item in
+        var accepted = false
+        headers.forEachValue(ofLiteral: "Accept-Encoding") { value in
+            var value = value
+            accepted = value.withUTF8 { bytes in
+                var found = false
+                ASCIIText.forEachItem(of: bytes) { item in
                     let coding = ASCIIText.trimmed(UnsafeBufferPointer(rebasing: item[..<(item.firstIndex(of: UInt8(ascii: ";")) ?? item.endIndex)]))
                     guard ASCIIText.equalsIgnoringCase(coding, "gzip") || ASCIIText.equalsIgnoringCase(coding, "x-gzip")
                         || ASCIIText.equalsIgnoringCase(coding, "*")
-                    else { return false }
-                    return ASCIIText.quality(of: item) > 0
+                    else { return true }
+                    found = ASCIIText.quality(of: item) > 0
+                    return !found
                 }
+                return found
             }
-            if accepted { return true }
+            return !accepted
         }
-        return false
+        return accepted
     }
 
     /// Text worth compressing: JSON (and `+json`), CSV, HTML, XML, plain text.
     static func isCompressible(_ contentType: String?) -> Bool {
         guard var contentType else { return false }
+        // The type of nearly every response, as `HTTPResponse(json:)` writes it.
+        if contentType == "application/json" { return true }
         return contentType.withUTF8 { bytes in
             let type = ASCIIText.trimmed(UnsafeBufferPointer(rebasing: bytes[..<(bytes.firstIndex(of: UInt8(ascii: ";")) ?? bytes.endIndex)]))
             return ASCIIText.equalsIgnoringCase(type, "application/json") || ASCIIText.hasPrefixIgnoringCase(type, "text/")
@@ -92,9 +100,16 @@ public struct ResponseCompression: Sendable {
 
 /// Header values read as ASCII bytes.
 enum ASCIIText {
-    /// The comma-separated items of a header value.
-    static func items(of bytes: UnsafeBufferPointer<UInt8>) -> [Slice<UnsafeBufferPointer<UInt8>>] {
-        bytes.split(separator: UInt8(ascii: ","), omittingEmptySubsequences: true)
+    /// Calls `body` with each non-empty comma-separated item of a header
+    /// value, in order, until it returns `false`; without the array that
+    /// `split` would allocate for every request.
+    static func forEachItem(of bytes: UnsafeBufferPointer<UInt8>, _ body: (Slice<UnsafeBufferPointer<UInt8>>) -> Bool) {
+        var start = bytes.startIndex
+        while start < bytes.endIndex {
+            let end = bytes[start...].firstIndex(of: UInt8(ascii: ",")) ?? bytes.endIndex
+            if end > start, !body(bytes[start..<end]) { return }
+            start = end + 1
+        }
     }
 
     static func trimmed(_ bytes: UnsafeBufferPointer<UInt8>) -> UnsafeBufferPointer<UInt8> {

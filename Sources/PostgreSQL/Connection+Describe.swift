@@ -66,10 +66,7 @@ extension Connection {
     /// inferred); ``DatabaseError/position`` then says where.
     public func describe(_ sql: String) throws -> StatementDescription {
         let statement = try preparedStatement(for: sql)
-        let handle = try openHandle()
-        guard let raw = PQdescribePrepared(handle, statement.name) else { throw connectionError() }
-        let result = QueryResult(taking: raw)
-        try check(result)
+        let result = try describePrepared(statement)
 
         let parameterTypes = result.parameterTypes
         let parameters = zip(statement.parameters.names, parameterTypes).map {
@@ -125,7 +122,12 @@ extension Connection {
         let arguments = nulls.isEmpty ? "" : "(\(nulls))"
         let result: QueryResult
         do {
-            result = try runSimple("EXPLAIN (FORMAT JSON) EXECUTE \(statement.name)\(arguments)")
+            if preparesNothing {
+                let values = [String?](repeating: nil, count: statement.parameters.names.count)
+                result = try runUnprepared("EXPLAIN (FORMAT JSON) " + statement.parameters.sql, values: values)
+            } else {
+                result = try runSimple("EXPLAIN (FORMAT JSON) EXECUTE \(statement.name)\(arguments)")
+            }
         } catch let error as DatabaseError where error.code == .insufficientPrivilege {
             return SQLTokens.hasWritingWord(statement.parameters.sql)
         }

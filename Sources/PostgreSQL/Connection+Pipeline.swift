@@ -62,12 +62,12 @@ extension Connection {
         // By index, fields read in place: copying each statement costs.
         var sent = 0
         for index in statements.indices {
-            let count = Int32(statements[index].values.count)
-            let accepted = withCStringArray(statements[index].values) { pointers in
-                if let statement = statements[index].prepared {
-                    // Not the implicit conversion, which copies the name into a new array here.
-                    statement.name.withCString { PQsendQueryPrepared(handle, $0, count, pointers, nil, nil, 0) }
-                } else {
+            let accepted: Int32
+            if let statement = statements[index].prepared {
+                accepted = sendExecution(of: statement, statements[index].values, handle: handle)
+            } else {
+                let count = Int32(statements[index].values.count)
+                accepted = withCStringArray(statements[index].values) { pointers in
                     statements[index].sql.withCString { PQsendQueryParams(handle, $0, count, nil, pointers, nil, nil, 0) }
                 }
             }

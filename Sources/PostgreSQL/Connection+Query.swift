@@ -80,15 +80,21 @@ extension Connection {
     ///
     /// - Parameter readOnly: starts the transaction `READ ONLY`; a write then
     ///   fails with ``SQLState/readOnlySQLTransaction`` (`25006`).
+    /// - Parameter role: the role the statements run as (see
+    ///   ``beginTransaction(role:readOnly:repeatableRead:)``); `nil`: the connection's own.
     ///
     /// ```swift
-    /// try connection.transaction { connection in
+    /// try connection.transaction(role: "payroll") { connection in
     ///     try connection.execute("INSERT INTO titles VALUES (:id, 'Engineer', now(), NULL)", ["id": 10001])
     /// }
     /// ```
     @discardableResult
-    public func transaction<Result>(readOnly: Bool = false, _ body: (Connection) throws -> Result) throws -> Result {
-        try runSimple(readOnly ? "BEGIN READ ONLY" : "BEGIN")
+    public func transaction<Result>(readOnly: Bool = false, role: String? = nil, _ body: (Connection) throws -> Result) throws -> Result {
+        if let role {
+            try beginTransaction(role: role, readOnly: readOnly)
+        } else {
+            try runSimple(readOnly ? "BEGIN READ ONLY" : "BEGIN")
+        }
         let result: Result
         do {
             result = try body(self)

@@ -36,6 +36,15 @@ public final class Connection {
     /// run nothing else until that result has been read to its end.
     weak var activeCursor: RowCursor?
 
+    /// Whether the connection leaves no prepared statement on the server:
+    /// each statement is sent with its SQL text, as the unnamed statement,
+    /// and parsed again by the server every time. For a connection through
+    /// a pooler in transaction mode (PgBouncer before 1.21), which lends a
+    /// server connection per transaction: a statement prepared by name in
+    /// one would not exist in the next, and could clash with another
+    /// client's of the same name. Set before the first statement.
+    package var preparesNothing = false
+
     /// `true` once the connection failed in a way that makes it unusable
     /// (lost socket, server shutdown). A pool replaces such a connection.
     ///
@@ -180,10 +189,16 @@ public final class Connection {
         finishActiveCursor()
         let handle = try openHandle()
         if statements.isFull {
-            try runSimple("DEALLOCATE ALL")
+            if !preparesNothing { try runSimple("DEALLOCATE ALL") }
             forgetPreparedStatements()
         }
         let statement = statements.makeStatement(for: sql)
+        if preparesNothing {
+            // Parsed and cached here only; each run sends the SQL text.
+            statement.isPrepared = true
+            statements.add(statement, for: sql)
+            return statement
+        }
         guard let raw = PQprepare(handle, statement.name, statement.parameters.sql, 0, nil) else { throw connectionError() }
         let result = QueryResult(taking: raw)
         try check(result)
@@ -208,12 +223,43 @@ public final class Connection {
 
     /// The type OIDs of a prepared statement's parameters, as the server inferred them.
     package func parameterTypes(of statement: PreparedStatement) throws -> [UInt32] {
+        try describePrepared(statement).parameterTypes
+    }
+
+    /// The server's description of a prepared statement (parameter types,
+    /// result columns). A connection that ``preparesNothing`` prepares it
+    /// as the unnamed statement first, in a transaction (its own unless
+    /// one is open): through a pooler, both steps then reach the same
+    /// server connection.
+    func describePrepared(_ statement: PreparedStatement) throws -> QueryResult {
         finishActiveCursor()
         let handle = try openHandle()
-        guard let raw = PQdescribePrepared(handle, statement.name) else { throw connectionError() }
+        let opensTransaction = preparesNothing && !isInTransaction
+        if opensTransaction { try runSimple("BEGIN") }
+        defer { if opensTransaction { rollBackQuietly() } }
+        if preparesNothing {
+            guard let raw = PQprepare(handle, "", statement.parameters.sql, 0, nil) else { throw connectionError() }
+            try check(QueryResult(taking: raw))
+        }
+        let name = preparesNothing ? "" : statement.name
+        guard let raw = PQdescribePrepared(handle, name) else { throw connectionError() }
         let result = QueryResult(taking: raw)
         try check(result)
-        return result.parameterTypes
+        return result
+    }
+
+    /// Sends one execution of `statement` with text-format values, as
+    /// libpq's `PQsendQueryPrepared` (or `PQsendQueryParams` with its SQL
+    /// text when the connection ``preparesNothing``) does; 1 when sent.
+    func sendExecution(of statement: PreparedStatement, _ values: [String?], handle: OpaquePointer) -> Int32 {
+        let count = Int32(values.count)
+        return withCStringArray(values) { pointers in
+            if preparesNothing {
+                return statement.parameters.sql.withCString { PQsendQueryParams(handle, $0, count, nil, pointers, nil, nil, 0) }
+            }
+            // Not the implicit conversion, which copies the name into a new array here.
+            return statement.name.withCString { PQsendQueryPrepared(handle, $0, count, pointers, nil, nil, 0) }
+        }
     }
 
     // MARK: - Running statements
@@ -224,7 +270,10 @@ public final class Connection {
         finishActiveCursor()
         let handle = try openHandle()
         let raw = withCStringArray(values) { pointers in
-            statement.name.withCString { PQexecPrepared(handle, $0, Int32(values.count), pointers, nil, nil, 0) }
+            if preparesNothing {
+                return statement.parameters.sql.withCString { PQexecParams(handle, $0, Int32(values.count), nil, pointers, nil, nil, 0) }
+            }
+            return statement.name.withCString { PQexecPrepared(handle, $0, Int32(values.count), pointers, nil, nil, 0) }
         }
         guard let raw else { throw connectionError() }
         let result = QueryResult(taking: raw)
@@ -263,10 +312,7 @@ public final class Connection {
     func stream(_ statement: PreparedStatement, values: [String?]) throws -> RowCursor {
         finishActiveCursor()
         let handle = try openHandle()
-        let sent = withCStringArray(values) { pointers in
-            statement.name.withCString { PQsendQueryPrepared(handle, $0, Int32(values.count), pointers, nil, nil, 0) }
-        }
-        guard sent == 1 else { throw connectionError() }
+        guard sendExecution(of: statement, values, handle: handle) == 1 else { throw connectionError() }
         PQsetSingleRowMode(handle)
         let cursor = RowCursor(connection: self, statement: statement)
         activeCursor = cursor

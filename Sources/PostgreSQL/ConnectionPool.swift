@@ -33,12 +33,20 @@ public final class ConnectionPool: Sendable {
         public var size: Int
         /// How long ``ConnectionPool/acquire()`` waits for a free connection.
         public var acquireTimeout: Duration
-        /// If set, every connection runs `SET statement_timeout` with it after connecting.
+        /// If set, every connection runs `SET statement_timeout` with it
+        /// after connecting (not when ``poolerCompatible``: set it on the
+        /// role, `ALTER ROLE ... SET statement_timeout`, instead).
         public var statementTimeout: Duration?
         /// Connections of the pipeline loop, which runs the statements of
         /// non-blocking callers (``ResultSetAdapter/start(completion:)``)
         /// for many of them at once; opened on first use, besides `size`.
         public var pipelineConnections: Int
+        /// Whether the connections leave no state on the server between
+        /// transactions: no named prepared statements (each statement is
+        /// sent with its text) and no `SET`. For a pooler in transaction
+        /// mode, such as PgBouncer before 1.21, whose server connections
+        /// change from one transaction to the next.
+        public var poolerCompatible: Bool
 
         /// Creates a configuration; every parameter has a default.
         ///
@@ -53,13 +61,15 @@ public final class ConnectionPool: Sendable {
             size: Int = 10,
             acquireTimeout: Duration = .seconds(5),
             statementTimeout: Duration? = nil,
-            pipelineConnections: Int = 2
+            pipelineConnections: Int = 2,
+            poolerCompatible: Bool = false
         ) {
             self.conninfo = conninfo
             self.size = max(1, size)
             self.acquireTimeout = acquireTimeout
             self.statementTimeout = statementTimeout
             self.pipelineConnections = max(1, pipelineConnections)
+            self.poolerCompatible = poolerCompatible
         }
     }
 
@@ -193,7 +203,8 @@ public final class ConnectionPool: Sendable {
 
     private static func openConnection(_ configuration: Configuration) throws -> Connection {
         let connection = try Connection(configuration.conninfo)
-        if let timeout = configuration.statementTimeout {
+        connection.preparesNothing = configuration.poolerCompatible
+        if let timeout = configuration.statementTimeout, !configuration.poolerCompatible {
             let milliseconds = Int(timeout.timeInterval * 1000)
             try connection.executeScript("SET statement_timeout = \(milliseconds)")
         }

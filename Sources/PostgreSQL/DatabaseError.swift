@@ -133,6 +133,8 @@ public struct SQLState: RawRepresentable, Hashable, Sendable, CustomStringConver
 
     /// `22P02` invalid text representation (`'x'::int`).
     public static let invalidTextRepresentation = SQLState(rawValue: "22P02")
+    /// `22023` invalid parameter value (a setting given a value it cannot take: `role` a role that does not exist).
+    public static let invalidParameterValue = SQLState(rawValue: "22023")
     /// `22003` numeric value out of range.
     public static let numericValueOutOfRange = SQLState(rawValue: "22003")
     /// `22007` invalid datetime format.

@@ -57,20 +57,27 @@ package final class PipelineLoop: @unchecked Sendable {
     /// time out as a pool's callers do.
     static let stallThreshold: Duration = .milliseconds(100)
 
+    // The `var`s of the loop and of its connections are
+    // `@exclusivity(unchecked)`: each access to a class's stored property
+    // otherwise goes through the runtime's exclusivity check (a
+    // `swift_beginAccess` and `swift_endAccess`, some thirty per request).
+    // None can overlap another: each is touched under `lock` or by the loop
+    // thread alone, as said above, and never while a mutation of it is in
+    // progress.
     private let lock = ConditionLock()
-    private var submitted: [(job: Job, time: ContinuousClock.Instant)] = []
-    private var isSleeping = false
-    private var isStopped = false
-    private var hasThread = false
+    @exclusivity(unchecked) private var submitted: [(job: Job, time: ContinuousClock.Instant)] = []
+    @exclusivity(unchecked) private var isSleeping = false
+    @exclusivity(unchecked) private var isStopped = false
+    @exclusivity(unchecked) private var hasThread = false
 
     /// A pipe whose reading end wakes the loop from `poll`.
     private let wakeReader: Int32
     private let wakeWriter: Int32
 
     // The loop thread's own.
-    private var connections: [LoopConnection?]
+    @exclusivity(unchecked) private var connections: [LoopConnection?]
     /// Jobs taken from `submitted` and not yet sent, oldest first.
-    private var waiting: [(job: Job, time: ContinuousClock.Instant)] = []
+    @exclusivity(unchecked) private var waiting: [(job: Job, time: ContinuousClock.Instant)] = []
 
     /// - Parameters:
     ///   - connections: how many connections the loop keeps (opened on demand).
@@ -269,7 +276,9 @@ package final class PipelineLoop: @unchecked Sendable {
         guard let handle = connection.connection.handle else {
             return fail(connection, slot: slot, with: connection.connection.connectionError(), andAlso: job)
         }
-        if connection.connection.statements.isFull, connection.inFlight.isEmpty {
+        if connection.connection.statements.isFull, connection.connection.preparesNothing {
+            connection.connection.forgetPreparedStatements()
+        } else if connection.connection.statements.isFull, connection.inFlight.isEmpty {
             // Between jobs only (a failed DEALLOCATE fails the oldest job in
             // flight, which must be the next one sent here), and before this
             // job takes its statements, so that it drops none of them.
@@ -287,7 +296,7 @@ package final class PipelineLoop: @unchecked Sendable {
         var sent = InFlight(job: job, count: statements.count, submitted: submitted, sent: .now)
         for index in statements.indices {
             guard let statement = statements[index].prepared else { continue }
-            if !statement.isPrepared {
+            if !statement.isPrepared, !connection.connection.preparesNothing {
                 let accepted = statement.name.withCString { name in
                     statement.parameters.sql.withCString { PQsendPrepare(handle, name, $0, 0, nil) }
                 }
@@ -297,11 +306,7 @@ package final class PipelineLoop: @unchecked Sendable {
                 statement.isPrepared = true
                 connection.expected.append(.prepare(statement))
             }
-            let count = Int32(statements[index].values.count)
-            let accepted = withCStringArray(statements[index].values) { pointers in
-                statement.name.withCString { PQsendQueryPrepared(handle, $0, count, pointers, nil, nil, 0) }
-            }
-            guard accepted == 1 else {
+            guard connection.connection.sendExecution(of: statement, statements[index].values, handle: handle) == 1 else {
                 return fail(connection, slot: slot, with: connection.connection.connectionError(), andAlso: job)
             }
             connection.expected.append(.statement)
@@ -462,6 +467,8 @@ private struct InFlight {
 }
 
 /// One connection of the loop, in pipeline mode, and what it waits for.
+/// Touched by the loop thread alone: its `var`s are not checked for
+/// exclusivity at run time (see `PipelineLoop`).
 private final class LoopConnection {
     enum Expected {
         /// A preparation (of the statement), or `DEALLOCATE ALL`.
@@ -472,11 +479,11 @@ private final class LoopConnection {
 
     let connection: Connection
     let socket: Int32
-    var inFlight: [InFlight] = []
+    @exclusivity(unchecked) var inFlight: [InFlight] = []
     /// The results still to come, in order, from `expectedStart` on.
-    var expected: [Expected] = []
-    var expectedStart = 0
-    var needsFlush = false
+    @exclusivity(unchecked) var expected: [Expected] = []
+    @exclusivity(unchecked) var expectedStart = 0
+    @exclusivity(unchecked) var needsFlush = false
 
     init(_ connection: Connection, socket: Int32) {
         self.connection = connection

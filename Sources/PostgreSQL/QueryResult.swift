@@ -96,9 +96,11 @@ package final class QueryResult {
     }
 
     /// The value's text bytes (valid while this result lives), or `nil` for NULL.
+    /// Every value of every row written passes here: only an empty value is
+    /// asked whether it is NULL (libpq gives NULL as an empty value).
     package func bytes(row: Int32, column: Int32) -> UnsafeRawBufferPointer? {
-        guard PQgetisnull(handle, row, column) == 0 else { return nil }
         let length = Int(PQgetlength(handle, row, column))
+        guard length > 0 || PQgetisnull(handle, row, column) == 0 else { return nil }
         return UnsafeRawBufferPointer(start: PQgetvalue(handle, row, column), count: length)
     }
 

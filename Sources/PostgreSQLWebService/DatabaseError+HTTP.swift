@@ -9,7 +9,7 @@ import WebService
 /// | SQLSTATE | status |
 /// | --- | --- |
 /// | `22P02`, `22003`, `22007`, `22008`, `22001` (invalid input) | 400 |
-/// | `42501` (insufficient privilege) | 403 |
+/// | `42501` (insufficient privilege), and a role the request cannot take on (``RoleError``) | 403 |
 /// | `23505`, `23503`, `23P01` (unique, foreign key, exclusion) | 409, naming the `constraint` |
 /// | `23502`, `23514` (not null, check) | 422, naming the `column` or the `constraint` |
 /// | `08*`, `57P01`, `57P02`, `57P03` (connection lost) | 503 with `Retry-After` |
@@ -91,5 +91,15 @@ extension ParameterError: HTTPErrorConvertible {
     public var httpError: HTTPError? {
         guard reason == .nulCharacter else { return nil }
         return HTTPError(.badRequest, detail: "A value in the request contains a NUL character.")
+    }
+}
+
+/// A role the request may not act as (it does not exist, or the server's
+/// login role may not become it) is a 403, as a denied grant is.
+extension RoleError: HTTPErrorConvertible {
+    public var httpError: HTTPError? {
+        HTTPError(
+            .forbidden, detail: "The request's role cannot be taken on by this server.",
+            extensions: [("sqlState", .string(reason.code.rawValue))])
     }
 }

@@ -8,23 +8,31 @@ import PostgreSQL
 /// which need not be the one of the round before. The row's result is read
 /// whole: this is for a row by key. Attachments must not have attachments
 /// of their own.
+///
+/// With a role, each round begins with the statement that sets it
+/// (`set_config('role', $1, true)`): a job's statements run in one
+/// implicit transaction up to its synchronization point, so the role holds
+/// for the round's statements and ends with them. Without one, nothing is added.
 enum PipelinedObject {
-    /// Runs the query; `completion` gets the object's JSON, `nil` when
-    /// there is no row, or the failure. Everything after `run` returns
-    /// happens on the loop thread.
+    /// Runs the query, as `role` when there is one; `completion` gets the
+    /// object's JSON, `nil` when there is no row, or the failure.
+    /// Everything after `run` returns happens on the loop thread.
     static func run(
         on loop: PipelineLoop, sql: String, arguments: SQLArguments, attachments: [Attachment],
-        options: JSONRenderingOptions, completion: @escaping (Result<[UInt8]?, any Error>) -> Void
+        options: JSONRenderingOptions, role: String? = nil, completion: @escaping (Result<[UInt8]?, any Error>) -> Void
     ) {
         // Touched by the jobs on the loop thread only.
         var object = ObjectWithAttachments(sql: sql, arguments: arguments, attachments: attachments)
+        let first = role == nil ? 0 : 1
         func round() -> PipelineLoop.Job {
             PipelineLoop.Job(statements: { statement in
-                try object.nextRound(statement)
+                guard let role else { return try object.nextRound(statement) }
+                return try [PipelinedStatement(statement(Connection.setLocalRoleSQL), values: [role])] + object.nextRound(statement)
             }, completion: { outcome in
                 do {
                     let results = try outcome.get()
-                    switch try object.receive({ try succeeded(results[$0]) }, connection: nil) {
+                    if let role, let error = results.first??.error { throw RoleError.failure(error, role: role) }
+                    switch try object.receive({ try succeeded(results[$0 + first]) }, connection: nil) {
                     case .noRow:
                         completion(.success(nil))
                     case .secondRound:

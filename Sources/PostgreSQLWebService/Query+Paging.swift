@@ -9,7 +9,7 @@ extension Query {
     /// with the response's header fields (`Link` to the next and previous
     /// pages, and `Content-Range` when `Prefer: count=exact` asks for a count).
     func listStatement(
-        runner: QueryRunner, request: RunRequest
+        runner: QueryRunner, request: RunRequest, pool: ConnectionPool
     ) throws -> (sql: String, arguments: SQLArguments, headers: HTTPHeaders) {
         var headers: HTTPHeaders = ["Content-Type": "application/json"]
         var limit = page?.limit
@@ -22,7 +22,7 @@ extension Query {
         }
         if let maxRows = runner.maxRows { limit = min(limit ?? maxRows, maxRows) }
 
-        let total = Self.asksForCount(request.headers) ? try count(runner: runner) : nil
+        let total = Self.asksForCount(request.headers) ? try count(on: pool, role: request.role) : nil
         if let total {
             let shown = max(0, min(limit ?? Int.max, total - offset))
             headers.add("Content-Range", shown == 0 ? "*/\(total)" : "\(offset)-\(offset + shown - 1)/\(total)")
@@ -43,16 +43,19 @@ extension Query {
         return (Self.withoutTrailingSemicolons(sql) + "\nLIMIT :pageLimit OFFSET :pageOffset", arguments, headers)
     }
 
-    /// The number of rows of the whole list, on a connection of its own.
+    /// The number of rows of the whole list, on a connection of its own from
+    /// `pool`, as `role` (whose row-level security decides what it counts).
     /// It binds the list's own parameters only: the arguments may also hold
     /// values for attached subqueries.
-    private func count(runner: QueryRunner) throws -> Int {
+    private func count(on pool: ConnectionPool, role: String?) throws -> Int {
         var counted = SQLArguments()
         for name in Parameters.parse(sql).names {
             if let value = arguments.values[name] { counted.values[name] = value }
         }
-        return try runner.pool.withConnection { connection in
-            try connection.fetchOne(Int.self, "SELECT count(*) AS count FROM (\(Self.withoutTrailingSemicolons(sql))\n) AS counted", counted) ?? 0
+        let countSQL = "SELECT count(*) AS count FROM (\(Self.withoutTrailingSemicolons(sql))\n) AS counted"
+        return try pool.withConnection { connection in
+            guard let role else { return try connection.fetchOne(Int.self, countSQL, counted) ?? 0 }
+            return try connection.transaction(readOnly: true, role: role) { try $0.fetchOne(Int.self, countSQL, counted) ?? 0 }
         }
     }
 

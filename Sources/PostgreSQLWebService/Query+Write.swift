@@ -14,7 +14,7 @@ extension Query {
         var body: [UInt8] = []
         var rowCount = 0
         var created: String?
-        try connection.transaction { connection in
+        try connection.transaction(role: request.role) { connection in
             for statement in earlier {
                 try connection.execute(statement, Self.arguments(arguments, for: statement))
             }

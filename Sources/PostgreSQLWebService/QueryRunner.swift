@@ -21,9 +21,23 @@ import WebService
 ///
 /// Errors, before the first byte, become problem documents through the
 /// SQLSTATE mapping, logged with the request's real path.
+///
+/// With ``replicas``, the reads (a list or an object answering a `GET` or
+/// a `HEAD`) run on a healthy replica, each in turn, and everything else
+/// (statements, transactions, any other method) on ``pool``, the primary.
+/// A read whose replica turns out to be gone before the response started
+/// runs again on the primary, and the replica is taken out.
+///
+/// A request with a role (``WebService/RunRequest/role``, which
+/// authentication sets) runs its statements as that role, in a transaction
+/// that sets it (`SET LOCAL ROLE`): PostgreSQL's grants and row-level
+/// security decide what it reads and writes, a denial is a 403. Without
+/// one, nothing is added to the statements.
 public final class QueryRunner: Sendable {
-    /// Where the queries run.
+    /// Where the queries run: the primary.
     public let pool: ConnectionPool
+    /// Where reads run when one of them is healthy; `nil`: on ``pool``.
+    public let replicas: ReplicaSet?
     /// How values are written (dates as ISO strings or epoch milliseconds).
     public let options: JSONRenderingOptions
     /// At most this many rows in any list (a page's `limit` included); `nil`: no cap.
@@ -33,60 +47,111 @@ public final class QueryRunner: Sendable {
     ///
     /// ```swift
     /// QueryRunner(pool: pool, options: JSONRenderingOptions(dateFormat: .epochMilliseconds), maxRows: 1000)
+    /// QueryRunner(pool: primary, replicas: ReplicaSet([replicaPool]))
     /// ```
-    public init(pool: ConnectionPool, options: JSONRenderingOptions = JSONRenderingOptions(), maxRows: Int? = nil) {
+    public init(
+        pool: ConnectionPool, replicas: ReplicaSet? = nil, options: JSONRenderingOptions = JSONRenderingOptions(),
+        maxRows: Int? = nil
+    ) {
         precondition(maxRows.map { $0 >= 0 } ?? true, "maxRows must be 0 or more")
         self.pool = pool
+        self.replicas = replicas.flatMap { $0.pools.isEmpty ? nil : $0 }
         self.options = options
         self.maxRows = maxRows
+    }
+
+    /// Every pool by name, the primary first: `primary`, then `replica-1`,
+    /// `replica-2`, ... in the order of the replicas (for metrics, say).
+    ///
+    /// ```swift
+    /// for (name, pool) in runner.pools { print(name, pool.openConnectionCount) }
+    /// ```
+    public var pools: [(name: String, pool: ConnectionPool)] {
+        [("primary", pool)] + (replicas?.pools ?? []).enumerated().map { ("replica-\($0.offset + 1)", $0.element) }
+    }
+
+    /// The pool for `query` answering `request`: a healthy replica for a
+    /// read, else the primary.
+    func pool(for query: Query, request: RunRequest) -> ConnectionPool {
+        guard let replicas, request.method == .get || request.method == .head else { return pool }
+        switch query.shape {
+        case .list, .object: return replicas.next() ?? pool
+        case .execute, .write: return pool
+        }
+    }
+
+    /// Whether a read that failed with `error` on `used` runs again on the
+    /// primary: `used` is a replica, and the error says that it is gone
+    /// (which takes it out), not that the query is wrong.
+    func readsAgain(after error: any Error, on used: ConnectionPool) -> Bool {
+        guard used !== pool, let replicas, let error = error as? DatabaseError, error.isConnectionFailure else { return false }
+        replicas.reportFailure(of: used)
+        return true
     }
 }
 
 extension Query: RunnableResult {
     public func response(runner: QueryRunner, request: RunRequest) -> HTTPResponse {
-        if case .object(let notFound) = shape, members.isEmpty, attachments.allSatisfy(\.attachments.isEmpty) {
-            return pipelinedObject(runner: runner, request: request, notFound: notFound)
+        let pool = runner.pool(for: self, request: request)
+        // A closure, not the key path `\.attachments.isEmpty`, which is
+        // instantiated at run time on every call (a compound path through
+        // a generic property is not turned into a closure by the compiler).
+        if case .object(let notFound) = shape, members.isEmpty, attachments.allSatisfy({ $0.attachments.isEmpty }) {
+            return HTTPResponse.later { promise in
+                pipelinedObject(runner: runner, request: request, notFound: notFound, pool: pool, promise: promise)
+            }
         }
         return HTTPResponse.blocking {
             do {
-                return try self.run(runner: runner, request: request)
+                return try self.run(runner: runner, request: request, pool: pool)
+            } catch where runner.readsAgain(after: error, on: pool) {
+                do {
+                    return try self.run(runner: runner, request: request, pool: runner.pool)
+                } catch {
+                    return request.response(for: error)
+                }
             } catch {
                 return request.response(for: error)
             }
         }
     }
 
-    /// On the pool's pipeline loop: the object is written there, and the
-    /// response is completed from that thread.
+    /// On `pool`'s pipeline loop: the object is written there, and the
+    /// response is completed from that thread (or from the primary's, when
+    /// a replica was gone).
     private func pipelinedObject(
-        runner: QueryRunner, request: RunRequest, notFound: @escaping @Sendable () -> HTTPError
-    ) -> HTTPResponse {
-        let adapter = self.adapter(runner: runner)
-        return HTTPResponse.later { promise in
-            adapter.start { outcome in
-                defer { adapter.close() }
-                do {
-                    guard try outcome.get() else { return promise.succeed(notFound().response) }
-                    var object: [UInt8] = []
-                    _ = try adapter.write(into: &object)
-                    promise.succeed(request.validated(HTTPResponse(json: object)))
-                } catch {
-                    promise.succeed(request.response(for: error))
-                }
+        runner: QueryRunner, request: RunRequest, notFound: @escaping @Sendable () -> HTTPError, pool: ConnectionPool,
+        promise: ResponsePromise
+    ) {
+        let adapter = self.adapter(runner: runner, pool: pool, role: request.role)
+        adapter.start { outcome in
+            defer { adapter.close() }
+            do {
+                guard try outcome.get() else { return promise.succeed(notFound().response) }
+                var object: [UInt8] = []
+                _ = try adapter.write(into: &object)
+                promise.succeed(request.validated(HTTPResponse(json: object)))
+            } catch where runner.readsAgain(after: error, on: pool) {
+                pipelinedObject(runner: runner, request: request, notFound: notFound, pool: runner.pool, promise: promise)
+            } catch {
+                promise.succeed(request.response(for: error))
             }
         }
     }
 
-    /// On a worker thread, which may block: runs the query up to its first
-    /// row, so that its errors (and a missing object) are known before the
-    /// response starts.
-    private func run(runner: QueryRunner, request: RunRequest) throws -> HTTPResponse {
+    /// On a worker thread, which may block: runs the query on `pool` up to
+    /// its first row, so that its errors (and a missing object) are known
+    /// before the response starts.
+    private func run(runner: QueryRunner, request: RunRequest, pool: ConnectionPool) throws -> HTTPResponse {
         switch shape {
         case .execute:
-            _ = try runner.pool.withConnection { try $0.execute(sql, arguments) }
+            _ = try pool.withConnection { connection in
+                guard let role = request.role else { return try connection.execute(sql, arguments) }
+                return try connection.transaction(role: role) { try $0.execute(sql, arguments) }
+            }
             return HTTPResponse(status: .noContent)
         case .write(let earlier, let returning, let location):
-            return try runner.pool.withConnection { connection in
+            return try pool.withConnection { connection in
                 try write(earlier: earlier, returning: returning, location: location, on: connection, runner: runner, request: request)
             }
         case .list:
@@ -98,8 +163,8 @@ extension Query: RunnableResult {
                         + "ask for application/json, or leave out the details.",
                     parameter: request.detailParameters.first)
             }
-            var list = try listStatement(runner: runner, request: request)
-            let adapter = self.adapter(runner: runner, sql: list.sql, arguments: list.arguments)
+            var list = try listStatement(runner: runner, request: request, pool: pool)
+            let adapter = self.adapter(runner: runner, pool: pool, sql: list.sql, arguments: list.arguments, role: request.role)
             if csv {
                 adapter.format = .csv
                 list.headers["Content-Type"] = "text/csv; charset=utf-8; header=present"
@@ -108,7 +173,7 @@ extension Query: RunnableResult {
             // A HEAD too: the server pulls its first block for the GET's framing, and sends no body.
             return request.validated(HTTPResponse(status: .ok, headers: list.headers, body: .stream(adapter)))
         case .object(let notFound):
-            let adapter = self.adapter(runner: runner)
+            let adapter = self.adapter(runner: runner, pool: pool, role: request.role)
             guard try adapter.start() else {
                 adapter.close()
                 throw notFound()
@@ -121,7 +186,7 @@ extension Query: RunnableResult {
                 while try adapter.write(into: &object) {}
                 return request.validated(HTTPResponse(json: object))
             }
-            let members = members.map { ($0.key, $0.query.adapter(runner: runner)) }
+            let members = members.map { ($0.key, $0.query.adapter(runner: runner, pool: pool, role: request.role)) }
             return HTTPResponse(status: .ok, headers: Self.jsonHeaders, body: .stream(ObjectWithMembers(adapter, members)))
         }
     }
@@ -141,11 +206,15 @@ extension Query: RunnableResult {
         return false
     }
 
-    /// The adapter that runs this query (or the given form of its SQL) and writes its rows.
-    private func adapter(runner: QueryRunner, sql: String? = nil, arguments: SQLArguments? = nil) -> ResultSetAdapter {
+    /// The adapter that runs this query (or the given form of its SQL) on
+    /// `pool` as `role` and writes its rows.
+    private func adapter(
+        runner: QueryRunner, pool: ConnectionPool, sql: String? = nil, arguments: SQLArguments? = nil, role: String?
+    ) -> ResultSetAdapter {
         let adapter = ResultSetAdapter(
-            runner.pool, sql: sql ?? self.sql, arguments: arguments ?? self.arguments, shape: isList ? .array : .object,
+            pool, sql: sql ?? self.sql, arguments: arguments ?? self.arguments, shape: isList ? .array : .object,
             options: runner.options)
+        adapter.role = role
         for attachment in attachments { attach(attachment, to: adapter.attach(attachment.key, attachment.sql)) }
         return adapter
     }

@@ -79,6 +79,17 @@ public final class ResultSetAdapter: StreamingBody {
     }
     /// The subqueries attached to the rows, in order.
     public private(set) var attachments: [Attachment] = []
+    /// The role the query runs as, set before the adapter starts; `nil`:
+    /// the connection's own. On a pool, the adapter then runs in a
+    /// transaction of its own that sets the role (`SET LOCAL ROLE`), and
+    /// commits it in ``close()``; a connection the caller owns keeps its role.
+    ///
+    /// ```swift
+    /// adapter.role = "payroll"
+    /// ```
+    public var role: String?
+    /// Whether the adapter began a transaction for ``role``, to end in ``close()``.
+    private var isInRoleTransaction = false
 
     private var connection: Connection?
     private var rows: (any RowSource)?
@@ -163,10 +174,18 @@ public final class ResultSetAdapter: StreamingBody {
         guard !isClosed else { return false }
         let connection: Connection
         switch source {
-        case .pool(let pool): connection = try pool.acquire()
-        case .connection(let owned): connection = owned
+        case .pool(let pool):
+            connection = try pool.acquire()
+            self.connection = connection
+            if let role {
+                // A list with attachments reads parents and children in one snapshot, as without a role.
+                try connection.beginTransaction(role: role, repeatableRead: !attachments.isEmpty && shape == .array)
+                isInRoleTransaction = true
+            }
+        case .connection(let owned):
+            connection = owned
+            self.connection = connection
         }
-        self.connection = connection
         let rows: any RowSource
         if attachments.isEmpty {
             rows = try StreamingRows(connection: connection, sql: sql, arguments: arguments)
@@ -195,14 +214,14 @@ public final class ResultSetAdapter: StreamingBody {
     /// ``close()``) from one thread at a time, after `completion` ran.
     package func start(completion: @escaping (Result<Bool, any Error>) -> Void) {
         guard shape == .object, case .pool(let pool) = source, rows == nil, pipelined == nil, !isClosed,
-              attachments.allSatisfy(\.attachments.isEmpty)
+              attachments.allSatisfy({ $0.attachments.isEmpty })  // not a key path: see Query.response(runner:request:)
         else {
             return completion(.failure(DatabaseError(
                 code: .internalError,
                 message: "start(completion:) takes an unstarted object adapter on a pool, without nested attachments")))
         }
         PipelinedObject.run(
-            on: pool.pipelineLoop, sql: sql, arguments: arguments, attachments: attachments, options: options
+            on: pool.pipelineLoop, sql: sql, arguments: arguments, attachments: attachments, options: options, role: role
         ) { outcome in
             switch outcome {
             case .success(let object):
@@ -290,6 +309,7 @@ public final class ResultSetAdapter: StreamingBody {
         pipelined = nil
         rows?.close()
         rows = nil
+        if isInRoleTransaction { connection?.commitQuietly() }
         if case .pool(let pool) = source, let connection {
             pool.release(connection)
         }

@@ -1,6 +1,7 @@
 #if canImport(Glibc)
 import Glibc
 #endif
+import Authentication
 import HTTPServer
 import Logging
 import PostgreSQL
@@ -31,6 +32,12 @@ import WebService
 /// ``ServerOptions``. Besides the services, the server answers
 /// `GET /health/live` and `GET /health/ready` (``HealthService``) and `GET /`,
 /// the list of services.
+///
+/// Authentication is off unless an option turns it on (`--auth-basic-file`,
+/// `--auth-basic-postgres`, `--jwt-secret-file`, `--jwt-public-key-file`,
+/// `--anonymous-role`); each request's queries then run as its role.
+/// `--tls-cert` and `--tls-key` serve HTTPS. `<program> hash-password
+/// alice < password` prints a password file entry.
 public struct SQLRestServer {
     /// The program's name, in `--help`, in usage errors and on every log line.
     public let name: String
@@ -95,6 +102,13 @@ public struct SQLRestServer {
     /// ```
     public func run(arguments: [String] = Array(CommandLine.arguments.dropFirst()), environment: [String: String]? = nil) -> Never {
         var arguments = arguments[...]
+        if arguments.first == "hash-password" {
+            let status = hashPasswordCommand(arguments.dropFirst())
+            if status == 64 {
+                printError("Usage: \(name) hash-password [<user>] [--iterations <n>] < password (prints a password file entry)")
+            }
+            exit(status)
+        }
         var commandName = "serve"
         let usage = commands.isEmpty ? "\(name) [--<option> <value>] ..." : "\(name) <command> [--<option> <value>] ..."
         if !commands.isEmpty, let first = arguments.first, !first.hasPrefix("-") {
@@ -198,7 +212,20 @@ public struct SQLRestServer {
         logger.logLevel = Logger.Level(rawValue: options.logLevel) ?? .info
 
         let pool = ConnectionPool(options.poolConfiguration)
-        let runner = QueryRunner(pool: pool, options: JSONRenderingOptions(dateFormat: options.dateFormat), maxRows: options.maxRows)
+        let replicas = options.readDatabaseURLs.isEmpty ? nil : ReplicaSet(
+            options.replicaPoolConfigurations.map(ConnectionPool.init), configuration: options.replicaSetConfiguration
+        ) { [logger] index, change in
+            if case .healthy = change {
+                logger.notice("Read replica \(index + 1): \(change)")
+            } else {
+                logger.warning("Read replica \(index + 1): \(change)")
+            }
+        }
+        if options.poolerCompatible, options.statementTimeout > 0 {
+            logger.notice("--pooler-compatible sets no statement_timeout on the connections: set it on the role (ALTER ROLE ... SET statement_timeout)")
+        }
+        let runner = QueryRunner(
+            pool: pool, replicas: replicas, options: JSONRenderingOptions(dateFormat: options.dateFormat), maxRows: options.maxRows)
         func makeRouter() throws -> WebServiceRouter {
             let services = try makeServices(options, pool) + [HealthService(pool: pool)]
             var paths: Set<String> = []
@@ -213,14 +240,23 @@ public struct SQLRestServer {
         // A router that another replaces on SIGHUP, or the one router for good.
         let router = try makeRouter()
         let swappable = reloadsOnHangup ? SwappableRouter(router) : nil
-        let server = if let swappable {
-            HTTPServer(configuration: options.serverConfiguration, logger: logger) { swappable.respond(to: $0) }
+        let respond: @Sendable (HTTPRequest) -> HTTPResponse = if let swappable {
+            { swappable.respond(to: $0) }
         } else {
-            HTTPServer(configuration: options.serverConfiguration, logger: logger) { router.respond(to: $0) }
+            { router.respond(to: $0) }
+        }
+        var configuration = options.serverConfiguration
+        configuration.tls = try options.tlsCertificate()
+        let server = if let authenticator = try options.authenticator(realm: name, logger: logger) {
+            HTTPServer(configuration: configuration, logger: logger) { authenticator.respond(to: $0, next: respond) }
+        } else {
+            HTTPServer(configuration: configuration, logger: logger, handler: respond)
         }
 
         try server.start()
-        logger.info("Serving http://\(options.host):\(server.port)/ (pool of \(options.poolSize) connections)")
+        let replicaNote = replicas.map { ", reads on \($0.pools.count) replica\($0.pools.count == 1 ? "" : "s")" } ?? ""
+        let scheme = configuration.tls == nil ? "http" : "https"
+        logger.info("Serving \(scheme)://\(options.host):\(server.port)/ (pool of \(options.poolSize) connections\(replicaNote))")
         StandardErrorOutput.shared.flush()  // Scripts wait for this line; the access log may wait.
         var reload: (() -> Void)?
         if let swappable {
@@ -235,6 +271,7 @@ public struct SQLRestServer {
             }
         }
         server.runUntilSignalled(onHangup: reload)  // Stops accepting, and lets the requests in flight finish.
+        replicas?.close()
         pool.close()
         logger.info("Stopped")
         StandardErrorOutput.shared.flush()

@@ -24,9 +24,11 @@ extension ServerOptions {
         let defaultValue: @Sendable (ServerOptions) -> String
         /// Whether the program cannot run without it (a program's own option only).
         let isRequired: Bool
+        /// Whether it is on or off: `--name` alone means `true`.
+        let isFlag: Bool
 
         init(
-            _ name: String, _ variable: Variable, _ meaning: String, emptyDefault: String? = nil,
+            _ name: String, _ variable: Variable, _ meaning: String, emptyDefault: String? = nil, isFlag: Bool = false,
             apply: @escaping @Sendable (inout ServerOptions, String) -> Bool,
             defaultValue: @escaping @Sendable (ServerOptions) -> String
         ) {
@@ -37,6 +39,7 @@ extension ServerOptions {
             self.apply = apply
             self.defaultValue = defaultValue
             self.isRequired = false
+            self.isFlag = isFlag
         }
 
         /// An option of one program, its value kept as text (``ServerOptions/subscript(option:)``).
@@ -48,9 +51,10 @@ extension ServerOptions {
             self.apply = { $0.programOptions[name] = $1; return true }
             self.defaultValue = { $0.programOptions[name] ?? "" }
             self.isRequired = required
+            self.isFlag = false
         }
 
-        var valueName: String { "<\(name)>" }
+        var valueName: String { isFlag ? "[true|false]" : "<\(name)>" }
 
         /// The variable's name for a program whose variables begin with `prefix`.
         func variable(prefix: String) -> String {
@@ -71,6 +75,31 @@ extension ServerOptions {
         Option("database-url", .shared("DATABASE_URL"), "libpq connection string or `postgresql://` URL",
                emptyDefault: "libpq's `PG*` variables",
                apply: { $0.databaseURL = $1; return true }, defaultValue: { $0.databaseURL }),
+        Option("read-database-url", .shared("READ_DATABASE_URL"),
+               "A read replica's libpq connection string or URL: `GET` queries run on the healthy replicas in turn, the rest on the primary; repeatable, and the variable takes a comma-separated list of URLs",
+               emptyDefault: "none",
+               apply: { options, value in
+                   let urls = replicaURLs(in: value)
+                   options.readDatabaseURLs += urls
+                   return !urls.isEmpty
+               },
+               defaultValue: { $0.readDatabaseURLs.joined(separator: ",") }),
+        Option("max-replica-lag", .prefixed("MAX_REPLICA_LAG"),
+               "Seconds a replica may lag behind the primary before it takes no reads (until it catches up)",
+               apply: { set(&$0.maxReplicaLag, Double($1)) }, defaultValue: { seconds($0.maxReplicaLag) }),
+        Option("pooler-compatible", .prefixed("POOLER_COMPATIBLE"),
+               "No named prepared statements and no session settings, for a pooler in transaction mode (PgBouncer before 1.21); `--statement-timeout` is then set on the role instead",
+               isFlag: true,
+               apply: { set(&$0.poolerCompatible, flag($1)) }, defaultValue: { String($0.poolerCompatible) }),
+        Option("database-sslmode", .prefixed("DATABASE_SSLMODE"),
+               "libpq's `sslmode` for the database: `disable`, `allow`, `prefer`, `require`, `verify-ca` or `verify-full`; it overrides the connection string's",
+               emptyDefault: "the connection string's, else `PGSSLMODE`, else `prefer`",
+               apply: { options, value in
+                   guard ServerOptions.sslModes.contains(value) else { return false }
+                   options.databaseSSLMode = value
+                   return true
+               },
+               defaultValue: { $0.databaseSSLMode }),
         Option("pool-size", .prefixed("POOL_SIZE"), "Most database connections open at once",
                apply: { set(&$0.poolSize, Int($1)) }, defaultValue: { String($0.poolSize) }),
         Option("pipeline-connections", .prefixed("PIPELINE_CONNECTIONS"),
@@ -100,6 +129,40 @@ extension ServerOptions {
                    return !origins.isEmpty
                },
                defaultValue: { $0.corsOrigins.joined(separator: ",") }),
+        Option("tls-cert", .prefixed("TLS_CERT"),
+               "Certificate file (PEM, with its chain) to serve HTTPS with; needs `--tls-key`",
+               emptyDefault: "plain HTTP",
+               apply: { $0.tlsCertificateFile = $1; return true }, defaultValue: { $0.tlsCertificateFile }),
+        Option("tls-key", .prefixed("TLS_KEY"), "Private key file (PEM) of the certificate",
+               apply: { $0.tlsKeyFile = $1; return true }, defaultValue: { $0.tlsKeyFile }),
+        Option("auth-basic-file", .prefixed("AUTH_BASIC_FILE"),
+               "Password file for HTTP basic authentication: lines `user:$pbkdf2-sha256$…` (passlib's format; `hash-password` makes one)",
+               emptyDefault: "none",
+               apply: { $0.authBasicFile = $1; return true }, defaultValue: { $0.authBasicFile }),
+        Option("auth-basic-postgres", .prefixed("AUTH_BASIC_POSTGRES"),
+               "`true`: HTTP basic credentials are checked by logging in to PostgreSQL as that user (needs password authentication in `pg_hba.conf`)",
+               apply: { set(&$0.authBasicPostgres, Bool($1)) }, defaultValue: { String($0.authBasicPostgres) }),
+        Option("jwt-secret-file", .prefixed("JWT_SECRET_FILE"),
+               "File of the shared secret (32 bytes or more) of HS256 bearer tokens",
+               emptyDefault: "none",
+               apply: { $0.jwtSecretFile = $1; return true }, defaultValue: { $0.jwtSecretFile }),
+        Option("jwt-public-key-file", .prefixed("JWT_PUBLIC_KEY_FILE"),
+               "Public key file (PEM, RSA) of RS256 bearer tokens",
+               emptyDefault: "none",
+               apply: { $0.jwtPublicKeyFile = $1; return true }, defaultValue: { $0.jwtPublicKeyFile }),
+        Option("jwt-audience", .prefixed("JWT_AUDIENCE"), "The `aud` bearer tokens must name",
+               emptyDefault: "tokens without `aud`",
+               apply: { $0.jwtAudience = $1; return true }, defaultValue: { $0.jwtAudience }),
+        Option("jwt-role-claim", .prefixed("JWT_ROLE_CLAIM"), "The claim of a bearer token that names its database role",
+               apply: { $0.jwtRoleClaim = $1; return true }, defaultValue: { $0.jwtRoleClaim }),
+        Option("role-map", .prefixed("ROLE_MAP"),
+               "File of `user:role` lines: the database role of each basic user whose role is not its name",
+               emptyDefault: "none",
+               apply: { $0.roleMapFile = $1; return true }, defaultValue: { $0.roleMapFile }),
+        Option("anonymous-role", .prefixed("ANONYMOUS_ROLE"),
+               "Database role of requests without credentials once authentication is on (otherwise they get 401); alone, every request's role",
+               emptyDefault: "none",
+               apply: { $0.anonymousRole = $1; return true }, defaultValue: { $0.anonymousRole }),
         Option("max-connections", .prefixed("MAX_CONNECTIONS"), "Most client connections at once; more are refused",
                apply: { set(&$0.maxConnections, Int($1)) }, defaultValue: { String($0.maxConnections) }),
         Option("connection-timeout", .prefixed("CONNECTION_TIMEOUT"),
@@ -116,6 +179,33 @@ extension ServerOptions {
         guard let value else { return false }
         field = value
         return true
+    }
+
+    /// The URLs of a `--read-database-url` value: one, or several separated
+    /// by commas (a comma followed by `postgresql://` or `postgres://`, so
+    /// that a URL of several hosts, `postgresql://a,b/db`, stays whole).
+    static func replicaURLs(in value: String) -> [String] {
+        var urls: [String] = []
+        var current = ""
+        for piece in value.split(separator: ",", omittingEmptySubsequences: false) {
+            let trimmed = piece.drop { $0 == " " }
+            if !current.isEmpty, trimmed.hasPrefix("postgresql://") || trimmed.hasPrefix("postgres://") {
+                urls.append(current)
+                current = String(trimmed)
+            } else {
+                current += current.isEmpty ? String(trimmed) : "," + piece
+            }
+        }
+        if !current.isEmpty { urls.append(current) }
+        return urls.map { String($0.reversed().drop { $0 == " " }.reversed()) }.filter { !$0.isEmpty }
+    }
+
+    private static func flag(_ value: String) -> Bool? {
+        switch value.lowercased() {
+        case "true", "1", "yes", "on": true
+        case "false", "0", "no", "off": false
+        default: nil
+        }
     }
 
     private static func seconds(_ value: Double) -> String {
@@ -177,6 +267,8 @@ extension ServerOptions {
             text += "  --\(option.name) \(option.valueName)\n" + line + "\n"
         }
         text += "  -h, --help\n        Show help information.\n"
+        text += "\n\(program) hash-password [<user>] [--iterations <n>] reads a password (a line) and prints\n"
+            + "its entry for --auth-basic-file: <user>:$pbkdf2-sha256$<iterations>$<salt>$<hash>.\n"
         return text
     }
 

@@ -26,6 +26,12 @@ public struct ServerOptions: Equatable, Sendable {
     public internal(set) var port = 8080
     /// `--database-url`: a libpq connection string or URL; empty for libpq's `PG*` variables.
     public internal(set) var databaseURL = ""
+    /// `--read-database-url`: the read replicas' connection strings or URLs; none by default.
+    public internal(set) var readDatabaseURLs: [String] = []
+    /// `--max-replica-lag`: seconds a replica may lag before it takes no reads.
+    public internal(set) var maxReplicaLag = 10.0
+    /// `--pooler-compatible`: no named prepared statements and no session settings (for PgBouncer in transaction mode).
+    public internal(set) var poolerCompatible = false
     /// `--pool-size`: the most database connections open at once.
     public internal(set) var poolSize = 16
     /// `--pipeline-connections`: the pool's pipeline connections.
@@ -50,6 +56,28 @@ public struct ServerOptions: Equatable, Sendable {
     public internal(set) var shutdownTimeout = 10.0
     /// `--log-level`: `trace` to `critical`.
     public internal(set) var logLevel = "info"
+    /// `--database-sslmode`: libpq's `sslmode`; empty for the connection string's.
+    public internal(set) var databaseSSLMode = ""
+    /// `--tls-cert`: the PEM certificate file of HTTPS; empty for plain HTTP.
+    public internal(set) var tlsCertificateFile = ""
+    /// `--tls-key`: the PEM private key file of HTTPS.
+    public internal(set) var tlsKeyFile = ""
+    /// `--auth-basic-file`: the password file of HTTP basic authentication; empty for none.
+    public internal(set) var authBasicFile = ""
+    /// `--auth-basic-postgres`: basic credentials checked by logging in to PostgreSQL.
+    public internal(set) var authBasicPostgres = false
+    /// `--jwt-secret-file`: the HS256 secret's file; empty for none.
+    public internal(set) var jwtSecretFile = ""
+    /// `--jwt-public-key-file`: the RS256 public key's PEM file; empty for none.
+    public internal(set) var jwtPublicKeyFile = ""
+    /// `--jwt-audience`: the `aud` tokens must name; empty for none.
+    public internal(set) var jwtAudience = ""
+    /// `--jwt-role-claim`: the token claim that names the role.
+    public internal(set) var jwtRoleClaim = "role"
+    /// `--role-map`: the `user:role` file; empty for none.
+    public internal(set) var roleMapFile = ""
+    /// `--anonymous-role`: the role of requests without credentials; empty for none.
+    public internal(set) var anonymousRole = ""
     /// The values of the program's own options (``SQLRestServer/option(_:variable:meaning:required:)``), by name.
     var programOptions: [String: String] = [:]
 
@@ -106,6 +134,8 @@ public struct ServerOptions: Equatable, Sendable {
             let value: String
             if nameAndValue.count == 2 {
                 value = String(nameAndValue[1])
+            } else if option.isFlag {
+                value = "true"
             } else if let next = remaining.popFirst() {
                 value = next
             } else {
@@ -131,12 +161,37 @@ public struct ServerOptions: Equatable, Sendable {
         try check(pipelineConnections >= 1, "--pipeline-connections must be at least 1.")
         try check(eventLoops >= 1, "--event-loops must be at least 1.")
         try check(acquireTimeout > 0, "--acquire-timeout must be more than 0.")
+        try check(maxReplicaLag > 0, "--max-replica-lag must be more than 0.")
         try check(statementTimeout >= 0, "--statement-timeout must be 0 or more.")
         try check(connectionTimeout >= 1, "--connection-timeout must be at least 1.")
         try check(shutdownTimeout >= 0, "--shutdown-timeout must be 0 or more.")
         try check(maxConnections >= 1, "--max-connections must be at least 1.")
         try check(maxRows.map { $0 >= 1 } ?? true, "--max-rows must be at least 1.")
         try check(Self.logLevels.contains(logLevel), "--log-level \(logLevel) is not a log level.")
+        try check(tlsCertificateFile.isEmpty == tlsKeyFile.isEmpty, "--tls-cert and --tls-key go together.")
+        try check(authBasicFile.isEmpty || !authBasicPostgres, "--auth-basic-file and --auth-basic-postgres exclude each other.")
+        try check(jwtSecretFile.isEmpty || jwtPublicKeyFile.isEmpty, "--jwt-secret-file and --jwt-public-key-file exclude each other.")
+        try check(!jwtRoleClaim.isEmpty, "--jwt-role-claim cannot be empty.")
+    }
+
+    static let sslModes = ["disable", "allow", "prefer", "require", "verify-ca", "verify-full"]
+
+    /// Whether requests are authenticated: a scheme or an anonymous role is set.
+    var authenticates: Bool {
+        !authBasicFile.isEmpty || authBasicPostgres || !jwtSecretFile.isEmpty || !jwtPublicKeyFile.isEmpty || !anonymousRole.isEmpty
+    }
+
+    /// `--database-url` with `--database-sslmode` added (a later `sslmode`
+    /// wins in a libpq connection string and in a URL's query).
+    var conninfo: String { withSSLMode(databaseURL) }
+
+    /// `url` (a primary's or a replica's) with `--database-sslmode` added.
+    private func withSSLMode(_ url: String) -> String {
+        guard !databaseSSLMode.isEmpty else { return url }
+        if url.hasPrefix("postgresql://") || url.hasPrefix("postgres://") {
+            return url + (url.contains("?") ? "&" : "?") + "sslmode=" + databaseSSLMode
+        }
+        return url + (url.isEmpty ? "" : " ") + "sslmode=" + databaseSSLMode
     }
 
     static let logLevels = ["trace", "debug", "info", "notice", "warning", "error", "critical"]
@@ -146,12 +201,27 @@ public struct ServerOptions: Equatable, Sendable {
     /// The database pool these options describe.
     var poolConfiguration: ConnectionPool.Configuration {
         ConnectionPool.Configuration(
-            conninfo: databaseURL,
+            conninfo: conninfo,
             size: poolSize,
             acquireTimeout: .milliseconds(Int(acquireTimeout * 1000)),
             statementTimeout: statementTimeout > 0 ? .milliseconds(Int(statementTimeout * 1000)) : nil,
-            pipelineConnections: pipelineConnections
+            pipelineConnections: pipelineConnections,
+            poolerCompatible: poolerCompatible
         )
+    }
+
+    /// The pools of the read replicas, configured as the primary's but for their URLs.
+    var replicaPoolConfigurations: [ConnectionPool.Configuration] {
+        readDatabaseURLs.map { url in
+            var configuration = poolConfiguration
+            configuration.conninfo = withSSLMode(url)
+            return configuration
+        }
+    }
+
+    /// How the replicas are watched.
+    var replicaSetConfiguration: ReplicaSet.Configuration {
+        ReplicaSet.Configuration(maxLag: .milliseconds(Int(maxReplicaLag * 1000)))
     }
 
     /// The HTTP server these options describe: event loops, whose handlers

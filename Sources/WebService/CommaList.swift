@@ -37,11 +37,21 @@ where Element: ArgumentValue & RawRepresentable & CaseIterable & Sendable, Eleme
     /// cases' raw values, read once per call: this runs unspecialised
     /// (through the `ParameterValue` witness, for any `Element`), where each
     /// generic call on `Element` costs a witness call, so none is made per
-    /// item.
+    /// item. The raw values are read in loops, not with `map` and a key path
+    /// (unspecialised, a key path is instantiated at run time on every call,
+    /// and `map` is a generic call of its own), and the enumeration's
+    /// ``ValueType`` (its name and every raw value) is built only for the
+    /// error that quotes it.
     public static func convert(_ inputs: [ArgumentInput]) throws(ArgumentConversionError) -> CommaList {
         let cases = Array(Element.allCases)
-        let chosen = try CommaSeparatedNames.chosen(in: inputs, names: cases.map(\.rawValue), type: Element.valueType)
-        return CommaList(chosen.map { cases[$0] })
+        var names: [String] = []
+        names.reserveCapacity(cases.count)
+        for element in cases { names.append(element.rawValue) }
+        let chosen = try CommaSeparatedNames.chosen(in: inputs, names: names, type: Element.valueType)
+        var elements: [Element] = []
+        elements.reserveCapacity(chosen.count)
+        for index in chosen { elements.append(cases[index]) }
+        return CommaList(elements)
     }
 }
 
@@ -73,7 +83,9 @@ enum CommaSeparatedNames {
     /// order of first appearance, without duplicates; an unknown name is
     /// an error expecting `type` (an enumeration of `names`). What a
     /// ``CommaList`` and a runtime list of names (``RuntimeParameter``) read.
-    static func chosen(in inputs: [ArgumentInput], names: [String], type: ValueType) throws(ArgumentConversionError) -> [Int] {
+    static func chosen(
+        in inputs: [ArgumentInput], names: [String], type: @autoclosure () -> ValueType
+    ) throws(ArgumentConversionError) -> [Int] {
         var chosen = ChosenIndices()
         for input in inputs {
             guard case .text(let text) = input else {
@@ -81,7 +93,7 @@ enum CommaSeparatedNames {
                 if case .json(.array(let array)) = input { elements = array.map(ArgumentInput.json) } else { elements = [input] }
                 for element in elements {
                     guard let text = element.scalarText, let index = names.firstIndex(of: text) else {
-                        throw ArgumentConversionError(expected: type, received: element.received)
+                        throw ArgumentConversionError(expected: type(), received: element.received)
                     }
                     chosen.insert(index)
                 }
@@ -89,7 +101,7 @@ enum CommaSeparatedNames {
             }
             try forEachName(in: text) { (name) throws(ArgumentConversionError) in
                 guard let index = names.firstIndex(where: { $0 == name }) else {
-                    throw ArgumentConversionError(expected: type, received: "\"\(name)\"")
+                    throw ArgumentConversionError(expected: type(), received: "\"\(name)\"")
                 }
                 chosen.insert(index)
             }

@@ -3,11 +3,11 @@ extension JSONValue {
     static let maximumDepth = 512
 
     /// Why a document is not acceptable JSON.
-    struct ParseError: Error, CustomStringConvertible {
+    package struct ParseError: Error, CustomStringConvertible {
         var reason: String
         var offset: Int
 
-        var description: String { "\(reason) at byte \(offset)" }
+        package var description: String { "\(reason) at byte \(offset)" }
     }
 
     /// Parses a JSON document strictly (RFC 8259): one value with optional
@@ -23,7 +23,7 @@ extension JSONValue {
     /// try JSONValue.parse(Array(#"{"values":[1,2.5]}"#.utf8))   // .object(["values": .array([.integer(1), .number(2.5)])])
     /// try JSONValue.parse(Array("[1,]".utf8))                    // throws
     /// ```
-    static func parse(_ bytes: [UInt8]) throws(ParseError) -> JSONValue {
+    package static func parse(_ bytes: [UInt8]) throws(ParseError) -> JSONValue {
         var parser = Parser(bytes: bytes)
         if bytes.starts(with: [0xEF, 0xBB, 0xBF]) { parser.index = 3 }
         let value = try parser.value(depth: 0)

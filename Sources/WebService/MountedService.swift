@@ -72,7 +72,11 @@ struct Resource: Sendable {
 }
 
 /// A route with what the router needs to know about it precomputed.
-struct BoundRoute: Sendable {
+///
+/// A class: the router reads a candidate's route, pattern, runner and
+/// lists for every request, and a struct this size would be copied
+/// (a dozen retains and releases) at each read.
+final class BoundRoute: Sendable {
     let route: Route
     let pattern: RoutePattern
     /// Names of the arguments the route accepts outside its path.

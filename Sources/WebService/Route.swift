@@ -110,8 +110,10 @@ public struct Route: Sendable {
         self.init(method, path, description: description, inputs: Self.declarations(repeat each inputs),
                   result: .runnable(returns), execution: .eventLoop, runnerType: Result.Runner.self) { context in
             let result = try handler(repeat (each inputs).value(in: context))
-            // The router checked, when it mounted the route, that it holds a runner of this type.
-            return result.response(runner: context.runner as! Result.Runner, request: context.runRequest)
+            // The router checked, when it mounted the route, that it holds a
+            // runner of this type. Unwrapped before the cast: a cast from the
+            // optional existential takes the runtime's slower general path.
+            return result.response(runner: context.runner.unsafelyUnwrapped as! Result.Runner, request: context.runRequest)
         }
     }
 

@@ -55,7 +55,7 @@ public struct RouteContext: Sendable {
     @usableFromInline var runRequest: RunRequest {
         RunRequest(
             method: request.method, path: request.rawPath, query: request.rawQuery, headers: request.headers,
-            detailParameters: detailParameters, cacheControl: cacheControl, logger: logger)
+            detailParameters: detailParameters, cacheControl: cacheControl, logger: logger, role: request.role)
     }
 }
 

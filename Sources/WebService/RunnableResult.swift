@@ -44,16 +44,20 @@ public struct RunRequest: Sendable {
     public let cacheControl: String?
     /// The router's logger.
     public let logger: Logger
+    /// The role the request acts as (see `HTTPRequest.role`); `nil`: the server's own.
+    public let role: String?
 
     /// A request to run for; the router makes them.
     ///
     /// ```swift
     /// RunRequest(method: .get, path: "/products", query: "limit=10", headers: [:], detailParameters: ["details"], logger: logger)
+    /// RunRequest(method: .get, path: "/products", query: nil, headers: [:], logger: logger, role: "payroll")
     /// ```
     public init(
         method: HTTPMethod, path: String, query: String?, headers: HTTPHeaders, detailParameters: [String] = [],
-        cacheControl: String? = nil, logger: Logger
+        cacheControl: String? = nil, logger: Logger, role: String? = nil
     ) {
+        self.role = role
         self.cacheControl = cacheControl
         self.method = method
         self.path = path
@@ -80,7 +84,7 @@ public struct RunRequest: Sendable {
     /// ```swift
     /// promise.succeed(request.validated(HTTPResponse(json: object)))
     /// ```
-    public func validated(_ response: HTTPResponse) -> HTTPResponse {
+    public func validated(_ response: consuming HTTPResponse) -> HTTPResponse {
         response.validated(for: method, headers: headers, cacheControl: cacheControl)
     }
 }

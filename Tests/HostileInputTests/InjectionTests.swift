@@ -43,8 +43,16 @@ struct InjectionTests {
             "SELECT '\(table)' AS item, count(*)::int8 AS count, coalesce(sum(hashtext(t::text)::int8), 0)::int8 AS checksum FROM \(table) AS t"
         }
         sql.append("SELECT 'relations', count(*)::int8, coalesce(sum(hashtext(relname)::int8), 0)::int8 FROM pg_class WHERE relnamespace = 'public'::regnamespace")
-        sql.append("SELECT 'roles', count(*)::int8, coalesce(sum(hashtext(rolname)::int8), 0)::int8 FROM pg_roles")
-        sql.append("SELECT 'databases', count(*)::int8, coalesce(sum(hashtext(datname)::int8), 0)::int8 FROM pg_database")
+        // Other suites, running meanwhile, make roles and databases of their own (auth_test_*,
+        // test_*_reader, replica_test_*): those do not count.
+        sql.append("""
+            SELECT 'roles', count(*)::int8, coalesce(sum(hashtext(rolname)::int8), 0)::int8 FROM pg_roles
+            WHERE rolname NOT LIKE 'auth\\_%' AND rolname NOT LIKE 'test\\_%\\_reader'
+            """)
+        sql.append("""
+            SELECT 'databases', count(*)::int8, coalesce(sum(hashtext(datname)::int8), 0)::int8 FROM pg_database
+            WHERE datname NOT LIKE 'replica\\_test\\_%'
+            """)
         return try connection.fetchAll(Fingerprint.self, sql.joined(separator: " UNION ALL "))
     }
 

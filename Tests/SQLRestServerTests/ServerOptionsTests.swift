@@ -50,7 +50,7 @@ private func help(_ defaults: ServerOptions = ServerOptions(), prefix: String = 
     #expect(text.contains("--port <port>"))
     #expect(text.contains("(default: 9001)"))
     #expect(text.contains("-h, --help"))
-    #expect(ServerOptions.table.count == 15)
+    #expect(ServerOptions.table.count == 29)
 }
 
 @Test(arguments: [
@@ -63,9 +63,29 @@ private func help(_ defaults: ServerOptions = ServerOptions(), prefix: String = 
     (["--port", "70000"], "--port must be 0 to 65535."),
     (["--pool-size", "0"], "--pool-size must be at least 1."),
     (["--log-level", "loud"], "--log-level loud is not a log level."),
+    (["--tls-cert", "cert.pem"], "--tls-cert and --tls-key go together."),
+    (["--auth-basic-file", "passwords", "--auth-basic-postgres", "true"], "--auth-basic-file and --auth-basic-postgres exclude each other."),
+    (["--auth-basic-postgres", "yes"], "The value 'yes' is invalid for '--auth-basic-postgres <auth-basic-postgres>'."),
+    (["--jwt-secret-file", "a", "--jwt-public-key-file", "b"], "--jwt-secret-file and --jwt-public-key-file exclude each other."),
+    (["--database-sslmode", "always"], "The value 'always' is invalid for '--database-sslmode <database-sslmode>'."),
 ])
 func usageErrorsNameTheOption(arguments: [String], message: String) {
     #expect(throws: ServerOptions.UsageError(description: message)) { try parse(arguments) }
+}
+
+@Test func sslModeIsAddedToTheConnectionString() throws {
+    func conninfo(_ arguments: [String]) throws -> String? {
+        guard case .serve(let options) = try parse(arguments) else { return nil }
+        return options.poolConfiguration.conninfo
+    }
+    #expect(try conninfo(["--database-sslmode", "require"]) == "sslmode=require")
+    #expect(try conninfo(["--database-url", "host=db sslmode=disable", "--database-sslmode", "verify-full"])
+        == "host=db sslmode=disable sslmode=verify-full")
+    #expect(try conninfo(["--database-url", "postgresql://db/employees", "--database-sslmode", "require"])
+        == "postgresql://db/employees?sslmode=require")
+    #expect(try conninfo(["--database-url", "postgres://db/e?connect_timeout=5", "--database-sslmode", "require"])
+        == "postgres://db/e?connect_timeout=5&sslmode=require")
+    #expect(try conninfo(["--database-url", "host=db"]) == "host=db")
 }
 
 @Test func invalidEnvironmentValueNamesTheVariable() {
@@ -147,4 +167,37 @@ private let servicesOption = ServerOptions.Option(program: "services", variable:
                                   programOptions: [servicesOption], commands: [("serve", "Serves."), ("check", "Checks.")])
     #expect(text.contains("USAGE: sql-rest <command> [--<option> <value>] ...\n\nCOMMANDS:\n  serve\n        Serves.\n  check\n        Checks.\n\nOPTIONS:\n  --services <services>\n        Folder of the .sql files (env SQL_REST_SERVICES; required).\n  --host <host>\n"))
     #expect(help().contains("USAGE: employees-server [--<option> <value>] ...\n\nOPTIONS:\n  --host <host>\n"), "a program without commands has none listed")
+}
+
+@Test func readReplicasRepeatAndListInTheEnvironment() throws {
+    guard case .serve(let options) = try ServerOptions.parse(
+        ["--read-database-url", "host=/tmp port=5433 dbname=app", "--max-replica-lag=2.5", "--pooler-compatible"],
+        environmentPrefix: "EMPLOYEES_",
+        environment: { $0 == "READ_DATABASE_URL" ? "postgresql://r1/app, postgresql://a,b/app?target_session_attrs=any" : nil })
+    else {
+        Issue.record("not serving")
+        return
+    }
+    #expect(options.readDatabaseURLs == [
+        "postgresql://r1/app", "postgresql://a,b/app?target_session_attrs=any", "host=/tmp port=5433 dbname=app",
+    ])
+    #expect(options.maxReplicaLag == 2.5)
+    #expect(options.poolerCompatible)
+    #expect(options.replicaPoolConfigurations.map(\.conninfo) == options.readDatabaseURLs)
+    #expect(options.replicaPoolConfigurations.allSatisfy { $0.poolerCompatible })
+}
+
+@Test func poolerCompatibleIsAFlagWithAnOptionalValue() throws {
+    func parse(_ arguments: [String], _ variable: String? = nil) throws -> ServerOptions? {
+        guard case .serve(let options) = try ServerOptions.parse(
+            arguments, environmentPrefix: "EMPLOYEES_", environment: { $0 == "EMPLOYEES_POOLER_COMPATIBLE" ? variable : nil })
+        else { return nil }
+        return options
+    }
+    #expect(try parse([])?.poolerCompatible == false)
+    #expect(try parse(["--pooler-compatible", "--port", "9000"])?.port == 9000)
+    #expect(try parse(["--pooler-compatible=false"], "true")?.poolerCompatible == false)
+    #expect(try parse([], "1")?.poolerCompatible == true)
+    #expect(throws: ServerOptions.UsageError.self) { try parse(["--pooler-compatible=maybe"]) }
+    #expect(throws: ServerOptions.UsageError.self) { try parse(["--max-replica-lag", "0"]) }
 }

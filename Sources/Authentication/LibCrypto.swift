@@ -1,0 +1,105 @@
+internal import CLibCrypto
+
+/// The few primitives of OpenSSL's libcrypto that authentication needs,
+/// over byte arrays. The only file that imports the C library.
+enum LibCrypto {
+    /// SHA-256 of `data`.
+    static func sha256(_ data: some Collection<UInt8>) -> [UInt8] {
+        var digest = [UInt8](repeating: 0, count: 32)
+        var length: UInt32 = 0
+        Array(data).withUnsafeBytes { bytes in
+            _ = EVP_Digest(bytes.baseAddress, bytes.count, &digest, &length, EVP_sha256(), nil)
+        }
+        return digest
+    }
+
+    /// HMAC-SHA-256 of `data` under `key`.
+    static func hmacSHA256(key: [UInt8], _ data: some Collection<UInt8>) -> [UInt8] {
+        var mac = [UInt8](repeating: 0, count: 32)
+        var length: UInt32 = 0
+        Array(data).withUnsafeBytes { bytes in
+            key.withUnsafeBytes { key in
+                _ = HMAC(EVP_sha256(), key.baseAddress, Int32(key.count), bytes.bindMemory(to: UInt8.self).baseAddress,
+                         bytes.count, &mac, &length)
+            }
+        }
+        return mac
+    }
+
+    /// PBKDF2 with HMAC-SHA-256 (RFC 8018): `length` bytes derived from
+    /// `password` and `salt` in `iterations` rounds.
+    static func pbkdf2SHA256(password: [UInt8], salt: [UInt8], iterations: Int, length: Int) -> [UInt8] {
+        var key = [UInt8](repeating: 0, count: length)
+        password.withUnsafeBytes { password in
+            salt.withUnsafeBytes { salt in
+                _ = PKCS5_PBKDF2_HMAC(
+                    password.bindMemory(to: CChar.self).baseAddress, Int32(password.count),
+                    salt.bindMemory(to: UInt8.self).baseAddress, Int32(salt.count), Int32(iterations), EVP_sha256(),
+                    Int32(length), &key)
+            }
+        }
+        return key
+    }
+
+    /// `count` bytes from the system's cryptographically secure generator.
+    static func randomBytes(_ count: Int) -> [UInt8] {
+        var bytes = [UInt8](repeating: 0, count: count)
+        precondition(RAND_bytes(&bytes, Int32(count)) == 1, "libcrypto's random generator failed")
+        return bytes
+    }
+
+    /// Whether `a` and `b` are equal, in a time that depends only on their
+    /// lengths (never on where they first differ).
+    static func constantTimeEqual(_ a: [UInt8], _ b: [UInt8]) -> Bool {
+        guard a.count == b.count else { return false }
+        return a.withUnsafeBytes { a in b.withUnsafeBytes { b in CRYPTO_memcmp(a.baseAddress, b.baseAddress, a.count) == 0 } }
+    }
+}
+
+/// An RSA public key read from PEM (`-----BEGIN PUBLIC KEY-----`), which
+/// checks RS256 signatures (RSASSA-PKCS1-v1_5 with SHA-256).
+///
+/// Owns its `EVP_PKEY`. Checking only reads the key, which OpenSSL allows
+/// from several threads at once, hence `@unchecked Sendable`.
+final class RSAPublicKey: @unchecked Sendable {
+    private let key: OpaquePointer
+
+    /// Why a PEM text is not an RSA public key.
+    struct InvalidKey: Error, CustomStringConvertible {
+        let description: String
+    }
+
+    init(pem: String) throws(InvalidKey) {
+        var text = Array(pem.utf8)
+        let read: OpaquePointer? = text.withUnsafeMutableBytes { bytes in
+            guard let bio = BIO_new_mem_buf(bytes.baseAddress, Int32(bytes.count)) else { return nil }
+            defer { BIO_free(bio) }
+            return PEM_read_bio_PUBKEY(bio, nil, nil, nil)
+        }
+        ERR_clear_error()
+        guard let read else { throw InvalidKey(description: "not a PEM public key (-----BEGIN PUBLIC KEY-----)") }
+        guard EVP_PKEY_get_base_id(read) == EVP_PKEY_RSA else {
+            EVP_PKEY_free(read)
+            throw InvalidKey(description: "not an RSA key")
+        }
+        key = read
+    }
+
+    deinit {
+        EVP_PKEY_free(key)
+    }
+
+    /// Whether `signature` is this key's RS256 signature of `message`.
+    func verifiesSHA256(signature: [UInt8], of message: some Collection<UInt8>) -> Bool {
+        guard let context = EVP_MD_CTX_new() else { return false }
+        defer { EVP_MD_CTX_free(context) }
+        guard EVP_DigestVerifyInit(context, nil, EVP_sha256(), nil, key) == 1 else {
+            ERR_clear_error()
+            return false
+        }
+        let message = Array(message)
+        let valid = EVP_DigestVerify(context, signature, signature.count, message, message.count) == 1
+        ERR_clear_error()
+        return valid
+    }
+}

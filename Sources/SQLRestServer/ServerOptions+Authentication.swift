@@ -1,0 +1,73 @@
+import Authentication
+import HTTPServer
+import Logging
+import PostgreSQL
+
+// MARK: - Authentication and TLS from the options
+
+extension ServerOptions {
+    /// The authenticator the options describe, its files read; `nil` when
+    /// authentication is off (no scheme and no anonymous role).
+    func authenticator(realm: String, logger: Logger) throws -> Authenticator? {
+        guard authenticates else { return nil }
+        var configuration = Authenticator.Configuration(realm: realm)
+        if !authBasicFile.isEmpty {
+            var hashes: [String: PasswordHash] = [:]
+            for (user, text) in try CredentialFile(path: authBasicFile).entries {
+                guard let hash = PasswordHash(text) else {
+                    throw UsageError(description: "\(authBasicFile): the entry of \(user) is not a $pbkdf2-sha256$ hash")
+                }
+                hashes[user] = hash
+            }
+            configuration.passwords = .hashes(hashes)
+        } else if authBasicPostgres {
+            let conninfo = conninfo
+            configuration.passwords = .check { user, password in
+                try Connection.verifiesLogin(conninfo: conninfo, user: user, password: password)
+            }
+        }
+        let audience = jwtAudience.isEmpty ? nil : jwtAudience
+        if !jwtSecretFile.isEmpty {
+            var secret = Array(try CredentialFile.text(at: jwtSecretFile).utf8)
+            while let last = secret.last, last == UInt8(ascii: "\n") || last == UInt8(ascii: "\r") { secret.removeLast() }
+            configuration.tokens = try JSONWebTokenVerifier(key: .secret(secret), audience: audience, roleClaim: jwtRoleClaim)
+        } else if !jwtPublicKeyFile.isEmpty {
+            let pem = try CredentialFile.text(at: jwtPublicKeyFile)
+            configuration.tokens = try JSONWebTokenVerifier(key: .rsaPublicKey(pem), audience: audience, roleClaim: jwtRoleClaim)
+        }
+        if !roleMapFile.isEmpty { configuration.roles = try CredentialFile(path: roleMapFile).entries }
+        if !anonymousRole.isEmpty { configuration.anonymousRole = anonymousRole }
+        return Authenticator(configuration, logger: logger)
+    }
+
+    /// The HTTPS certificate and key of `--tls-cert` and `--tls-key`; `nil` without them.
+    func tlsCertificate() throws -> HTTPServer.TLSCertificate? {
+        guard !tlsCertificateFile.isEmpty else { return nil }
+        return HTTPServer.TLSCertificate(
+            certificatePEM: try CredentialFile.text(at: tlsCertificateFile), privateKeyPEM: try CredentialFile.text(at: tlsKeyFile))
+    }
+}
+
+// MARK: - hash-password
+
+/// `hash-password [user] [--iterations N]`: reads a password from standard
+/// input (its first line) and prints a password file entry, `user:hash`,
+/// or the hash alone without a user.
+func hashPasswordCommand(_ arguments: ArraySlice<String>) -> Int32 {
+    var user: String?
+    var iterations = PasswordHash.defaultIterations
+    var arguments = arguments
+    while let argument = arguments.popFirst() {
+        if argument == "--iterations", let value = arguments.popFirst().flatMap(Int.init), value >= 1 {
+            iterations = value
+        } else if !argument.hasPrefix("-"), user == nil, !argument.contains(":") {
+            user = argument
+        } else {
+            return 64
+        }
+    }
+    guard let password = readLine(strippingNewline: true), !password.isEmpty else { return 64 }
+    let hash = PasswordHash.make(password: password, iterations: iterations)
+    print(user.map { "\($0):\(hash)" } ?? "\(hash)")
+    return 0
+}
