@@ -51,6 +51,7 @@ let package = Package(
         // MARK: - Layers
         .target(name: "JSONStreaming"),
         .target(name: "Locking"),
+        .target(name: "Instrumentation"),
         .target(name: "CivilCalendar"),
         .target(
             name: "HTTPServer",
@@ -68,6 +69,7 @@ let package = Package(
             dependencies: [
                 "CivilCalendar",
                 "HTTPServer",
+                "Instrumentation",
                 "JSONStreaming",
                 "Locking",
                 .product(name: "Logging", package: "swift-log"),
@@ -78,6 +80,7 @@ let package = Package(
             dependencies: [
                 "CivilCalendar",
                 "CLibPQ",
+                "Instrumentation",
                 "JSONStreaming",
                 "Locking",
                 .product(name: "Logging", package: "swift-log"),
@@ -85,7 +88,7 @@ let package = Package(
         ),
         .target(
             name: "PostgreSQLWebService",
-            dependencies: ["CivilCalendar", "JSONStreaming", "PostgreSQL", "WebService"]
+            dependencies: ["CivilCalendar", "Instrumentation", "JSONStreaming", "PostgreSQL", "WebService"]
         ),
         .target(
             name: "EmployeesService",
@@ -101,6 +104,8 @@ let package = Package(
             dependencies: [
                 "Authentication",
                 "HTTPServer",
+                "Instrumentation",
+                "JSONStreaming",
                 "WebService",
                 "PostgreSQL",
                 "PostgreSQLWebService",
@@ -135,6 +140,7 @@ let package = Package(
         // MARK: - Tests
         .testTarget(name: "JSONStreamingTests", dependencies: ["JSONStreaming"]),
         .testTarget(name: "LockingTests", dependencies: ["Locking"]),
+        .testTarget(name: "InstrumentationTests", dependencies: ["Instrumentation"]),
         .testTarget(name: "CivilCalendarTests", dependencies: ["CivilCalendar"]),
         .target(name: "HTTPTestClient", path: "Tests/HTTPTestClient"),
         .testTarget(name: "HTTPServerTests", dependencies: ["HTTPServer", "HTTPTestClient"]),

@@ -70,6 +70,7 @@ struct Connection {
             } else {
                 (created, isChunked) = StreamReader.makeResponse(body: body, context: context)
             }
+            context.isStreamed = isChunked
         }
         guard let created else {
             context.logger.error("cannot create the response for \(context.method) \(context.rawPathForLog)")
@@ -78,6 +79,9 @@ struct Connection {
         defer { MHD_destroy_response(created) }
 
         Connection.add(response.headers, to: created)
+        // Straight to libmicrohttpd: appended to `response.headers`, it
+        // would copy the response's whole header array on every request.
+        _ = context.requestID.withCString { MHD_add_response_header(created, "X-Request-Id", $0) }
         // libmicrohttpd 0.9.75 sends the terminating chunk even for HEAD,
         // which a client would take for the start of the next response.
         var closeConnection = closeConnection

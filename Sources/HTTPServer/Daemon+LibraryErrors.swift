@@ -23,6 +23,6 @@ extension Daemon {
     /// connection's thread, inside libmicrohttpd's processing of it.
     private static let libraryErrorReplacement: MHDErrorResponseReplacement = { connection, status in
         guard let connection, let open = openConnection(connection) else { return nil }
-        return Connection.makeResponse(open.processor.libraryRefusal(status: Int(status)))
+        return Connection.makeResponse(open.processor.libraryRefusalWithRequestID(status: Int(status)))
     }
 }

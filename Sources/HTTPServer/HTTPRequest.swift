@@ -38,6 +38,10 @@ public struct HTTPRequest: Sendable {
     }
     /// `remoteAddress` as received, formatted only when read.
     var peerAddress: PeerAddress
+    /// The request's id, as the response's `X-Request-Id` and the access
+    /// log carry it (the client's own when valid, else generated); empty on
+    /// a request not received by the server.
+    public var requestID = ""
     /// The role the request acts as, once authentication gave it one
     /// (an `Authenticator` sets it); `nil` without authentication. The
     /// database layer runs the request's queries as this role.
@@ -67,7 +71,7 @@ public struct HTTPRequest: Sendable {
     /// A request with the client's address as received (the server's).
     init(
         method: HTTPMethod, rawPath: String, pathSegments: [String], rawQuery: String?, queryItems: [QueryItem],
-        headers: HTTPHeaders, formFields: [FormField], body: [UInt8], peerAddress: PeerAddress
+        headers: HTTPHeaders, formFields: [FormField], body: [UInt8], peerAddress: PeerAddress, requestID: String = ""
     ) {
         self.method = method
         self.rawPath = rawPath
@@ -78,6 +82,7 @@ public struct HTTPRequest: Sendable {
         self.formFields = formFields
         self.body = body
         self.peerAddress = peerAddress
+        self.requestID = requestID
     }
 
     /// The media type of the body, lower-cased, without parameters

@@ -28,6 +28,9 @@ public struct HTTPResponse {
     public var status: HTTPStatus
     public var headers: HTTPHeaders
     public var body: Body
+    /// Told when the request is over, with its status, size and duration
+    /// (a router's metrics of the route that answered); `nil`: nobody.
+    public var observer: (any RequestObserver)?
     /// The work that produces the response, for one still to come; the
     /// server reads nothing else of it.
     package private(set) var work: Deferred?

@@ -25,6 +25,8 @@ final class RequestContext {
 
     // Filled by the first access-handler call.
     var hasStarted = false
+    /// The client's valid `X-Request-Id`, else a generated one (``RequestID``).
+    @exclusivity(unchecked) var requestID = ""
     @exclusivity(unchecked) var method = HTTPMethod(rawValue: "-")
     @exclusivity(unchecked) var target: RequestTarget?
     @exclusivity(unchecked) var headers = HTTPHeaders()
@@ -44,6 +46,10 @@ final class RequestContext {
     var status = 0
     var bytesSent = 0
     var streamFailed = false
+    /// The body was streamed (chunked).
+    var isStreamed = false
+    /// Told when the request is over (the handler's response carried it).
+    @exclusivity(unchecked) var observer: (any RequestObserver)?
     /// A fixed-length body, kept here while libmicrohttpd sends it (see
     /// `Connection.makeResponse(sending:for:)`).
     @exclusivity(unchecked) var responseBytes: [UInt8] = []
@@ -76,7 +82,8 @@ final class RequestContext {
             headers: headers,
             formFields: form?.fields ?? [],
             body: body,
-            peerAddress: remoteAddress
+            peerAddress: remoteAddress,
+            requestID: requestID
         )
     }
 
@@ -90,10 +97,9 @@ final class RequestContext {
         temporaryFiles.removeAll()
     }
 
-    /// Appends the duration so far, in milliseconds with one decimal
-    /// (`12.3`).
-    func appendElapsedMilliseconds(to line: inout [UInt8]) {
-        let duration = started.duration(to: .now).components
+    /// Appends `elapsed`, in milliseconds with one decimal (`12.3`).
+    static func appendMilliseconds(_ elapsed: Duration, to line: inout [UInt8]) {
+        let duration = elapsed.components
         let tenths = duration.seconds * 10_000 + duration.attoseconds / 100_000_000_000_000
         line.append(contentsOf: String(tenths / 10).utf8)
         line.append(UInt8(ascii: "."))

@@ -1,3 +1,4 @@
+import JSONStreaming
 import Logging
 import Synchronization
 
@@ -46,6 +47,7 @@ final class RequestProcessor: Sendable {
         context.method = HTTPMethod(rawValue: method)
         context.headers = connection.headers
         context.remoteAddress = connection.remoteAddress
+        context.requestID = RequestID.accepting(context.headers["X-Request-Id"]) ?? RequestID.generate()
         if let problem = headerProblem(context) {
             return respond(with: problem.response, to: context, on: connection, closeConnection: true)
         }
@@ -128,6 +130,7 @@ final class RequestProcessor: Sendable {
             return respond(with: preflight, to: context, on: connection, closeConnection: closesConnection(context))
         }
         var response = context.rejection?.response ?? handler(context.makeRequest())
+        context.observer = response.observer
         if Self.needsWorker(response) {
             if let workers {
                 deferResponse(response, to: context, on: connection, workers: workers)
@@ -148,6 +151,7 @@ final class RequestProcessor: Sendable {
     ) -> Bool {
         context.hasResponded = true
         var response = response
+        if response.status.code >= 400 { Self.addRequestID(context.requestID, toProblemIn: &response) }
         if !isCompressed, let compression = configuration.compression {
             response = compression.apply(to: consume response, requestHeaders: context.headers)
         }
@@ -155,6 +159,21 @@ final class RequestProcessor: Sendable {
             response = crossOrigin.apply(to: response, requestHeaders: context.headers)
         }
         return connection.queue(response, for: context, closeConnection: closeConnection, pump: pump)
+    }
+
+    /// Adds the request's id to a problem document, as its `requestId`
+    /// member: every problem document the server sends carries it, whoever
+    /// wrote it (a refusal here, the router, a database error's mapping).
+    private static func addRequestID(_ requestID: String, toProblemIn response: inout HTTPResponse) {
+        guard case .bytes(let document) = response.body, document.last == UInt8(ascii: "}"),
+              response.headers["Content-Type"] == "application/problem+json"
+        else { return }
+        var body = document
+        body.removeLast()
+        body.append(contentsOf: #","requestId":"#.utf8)
+        JSONWriter.appendString(requestID, to: &body)
+        body.append(UInt8(ascii: "}"))
+        response.body = .bytes(body)
     }
 
     /// A request line or header section over `maximumHeaderSize`: 414 or
@@ -216,15 +235,33 @@ final class RequestProcessor: Sendable {
         }
     }
 
+    /// ``libraryRefusal(status:)`` with a new request id, in the document
+    /// and in `X-Request-Id` (the request was never read far enough for
+    /// its own).
+    func libraryRefusalWithRequestID(status: Int) -> HTTPError {
+        var problem = libraryRefusal(status: status)
+        let requestID = RequestID.generate()
+        problem.extensions.append(("requestId", .string(requestID)))
+        problem.headers.add("X-Request-Id", requestID)
+        return problem
+    }
+
     // MARK: - Completion
 
-    /// The request is over: clean up and write the access-log line.
+    /// The request is over: clean up, tell the response's observer, and
+    /// write the access-log line.
     func complete(_ context: RequestContext, outcome: RequestContext.Outcome) {
         context.deferral?.suspension.end()
         context.removeTemporaryFiles()
+        let elapsed = context.started.duration(to: .now)
+        context.observer?.requestCompleted(CompletedRequest(
+            status: context.status, bytesSent: context.bytesSent, isStreamed: context.isStreamed, duration: elapsed))
         // The line would be built before `logger.info` decides to drop it:
         // at a quieter log level, it is not built at all.
         guard logger.logLevel <= .info else { return }
+        if configuration.accessLogFields {
+            return logAccessFields(context, outcome: outcome, elapsed: elapsed)
+        }
         // Assembled as bytes: a chain of `String` appends costs several
         // times as much, once per request.
         var line: [UInt8] = []
@@ -237,14 +274,37 @@ final class RequestProcessor: Sendable {
         line.append(UInt8(ascii: " "))
         line.append(contentsOf: String(context.bytesSent).utf8)
         line.append(contentsOf: " bytes ".utf8)
-        context.appendElapsedMilliseconds(to: &line)
-        line.append(contentsOf: " ms".utf8)
-        if context.streamFailed {
-            line.append(contentsOf: " (stream aborted)".utf8)
-        } else if case .aborted(let reason) = outcome {
-            line.append(contentsOf: " (\(reason))".utf8)
+        RequestContext.appendMilliseconds(elapsed, to: &line)
+        line.append(contentsOf: " ms requestId=".utf8)
+        line.append(contentsOf: context.requestID.utf8)
+        if let problem = Self.problem(of: context, outcome: outcome) {
+            line.append(contentsOf: " (\(problem))".utf8)
         }
         logger.info(Logger.Message(stringLiteral: String(decoding: line, as: UTF8.self)))
+    }
+
+    /// The access-log entry as metadata fields, for a log handler that
+    /// writes them as such (JSON lines): `method`, `path`, `status`,
+    /// `bytes`, `durationMs`, `requestId`, and `problem` for a request cut short.
+    private func logAccessFields(_ context: RequestContext, outcome: RequestContext.Outcome, elapsed: Duration) {
+        let (seconds, attoseconds) = elapsed.components
+        let tenthsOfMilliseconds = seconds * 10_000 + attoseconds / 100_000_000_000_000
+        var metadata: Logger.Metadata = [
+            "method": .string(context.method.rawValue),
+            "path": .string(context.rawPathForLog),
+            "status": .stringConvertible(context.status),
+            "bytes": .stringConvertible(context.bytesSent),
+            "durationMs": .stringConvertible(Double(tenthsOfMilliseconds) / 10),
+            "requestId": .string(context.requestID),
+        ]
+        if let problem = Self.problem(of: context, outcome: outcome) { metadata["problem"] = .string(problem) }
+        logger.info("request", metadata: metadata)
+    }
+
+    private static func problem(of context: RequestContext, outcome: RequestContext.Outcome) -> String? {
+        if context.streamFailed { return "stream aborted" }
+        if case .aborted(let reason) = outcome { return reason }
+        return nil
     }
 }
 

@@ -1,11 +1,16 @@
 #if canImport(Glibc)
 import Glibc
 #endif
+import Synchronization
 
 /// The write end of the self-pipe; the only thing the signal handler
 /// touches. Set before the handler is installed and reset after it is
 /// removed, by `SignalWaiter.wait` alone.
 nonisolated(unsafe) private var signalPipeWriteEnd: Int32 = -1
+
+/// SIGINT and SIGTERM received since `SignalWaiter.wait` began; the
+/// handler reads and adds to it (a lock-free atomic is async-signal-safe).
+private let terminationSignalsReceived = Atomic<Int>(0)
 
 /// Waits for termination signals with the self-pipe trick.
 ///
@@ -19,18 +24,27 @@ nonisolated(unsafe) private var signalPipeWriteEnd: Int32 = -1
 /// ```
 enum SignalWaiter {
     /// Blocks until one of `signals` arrives, runs `then` with it while the
-    /// handlers are still installed (a second signal does not kill the
-    /// process during a graceful stop), then restores the previous handlers;
+    /// handlers are still installed, then restores the previous handlers;
     /// waits for the next signal instead while `then` returns `true`.
+    ///
+    /// A second SIGINT or SIGTERM while `then` runs (a graceful stop that
+    /// takes too long for the operator) ends the process at once, with
+    /// `_exit(128 + signal)` from the handler, as the default action of
+    /// the signal would.
     static func wait(for signals: [Int32], then: (Int32) -> Bool) {
         var ends: [Int32] = [-1, -1]
         guard pipe(&ends) == 0 else {
             fatalError("cannot create the signal pipe: errno \(errno)")
         }
         signalPipeWriteEnd = ends[1]
+        terminationSignalsReceived.store(0, ordering: .relaxed)
 
         var handler = sigaction()
         handler.__sigaction_handler.sa_handler = { signal in
+            if signal == SIGINT || signal == SIGTERM,
+               terminationSignalsReceived.add(1, ordering: .relaxed).newValue > 1 {
+                _exit(128 + signal)
+            }
             var byte = UInt8(truncatingIfNeeded: signal)
             _ = write(signalPipeWriteEnd, &byte, 1)
         }

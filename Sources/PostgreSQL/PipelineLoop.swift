@@ -2,6 +2,7 @@ internal import CLibPQ
 #if canImport(Glibc)
 import Glibc
 #endif
+import Instrumentation
 import Locking
 
 /// A thread that runs short statements for many callers at once on a few
@@ -50,6 +51,8 @@ package final class PipelineLoop: @unchecked Sendable {
     }
 
     private let openConnection: () throws -> Connection
+    /// How many jobs each pass of the loop sent together (sizes of the batches).
+    let batchSizes = Histogram(bounds: Histogram.sizeBounds)
     /// How long a job may wait for a connection that makes progress.
     private let waitTimeout: Duration
     /// A connection whose oldest job has been running this long gets no
@@ -239,6 +242,7 @@ package final class PipelineLoop: @unchecked Sendable {
             send(next.job, submitted: next.time, on: available.connection, slot: available.slot)
         }
         waiting.removeFirst(taken)
+        if taken > 0 { batchSizes.record(UInt64(taken)) }
         while let first = waiting.first, first.time.duration(to: now) >= waitTimeout {
             waiting.removeFirst()
             first.job.completion(.failure(timeoutError))

@@ -1,3 +1,4 @@
+import Instrumentation
 import PostgreSQL
 import WebService
 
@@ -30,6 +31,7 @@ import WebService
 /// ```
 extension DatabaseError: HTTPErrorConvertible {
     public var httpError: HTTPError? {
+        Self.answeredByClass.add(code.class)
         let status: HTTPStatus
         let detail: String
         var headers = HTTPHeaders()
@@ -71,6 +73,17 @@ extension DatabaseError: HTTPErrorConvertible {
         }
         return HTTPError(status, detail: detail, headers: headers, extensions: extensions)
     }
+}
+
+extension DatabaseError {
+    /// The database errors turned into HTTP answers, by SQLSTATE class
+    /// (`23` for integrity violations), for `/metrics`; counted where they
+    /// become answers, so each failed request once.
+    ///
+    /// ```swift
+    /// DatabaseError.answeredByClass.values   // [("23", 2), ("57", 1)]
+    /// ```
+    public static let answeredByClass = CounterFamily()
 }
 
 /// A connection that could not be had in time answers 503 with `Retry-After`.

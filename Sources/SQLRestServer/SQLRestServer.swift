@@ -30,8 +30,9 @@ import WebService
 /// `PRODUCTS_PORT`), `--database-url` (or `DATABASE_URL`, else libpq's
 /// `PG*` variables), `--log-level` (or `LOG_LEVEL`), and the others of
 /// ``ServerOptions``. Besides the services, the server answers
-/// `GET /health/live` and `GET /health/ready` (``HealthService``) and `GET /`,
-/// the list of services.
+/// `GET /health/live` and `GET /health/ready` (``HealthService``),
+/// `GET /metrics` (``MetricsService``, unless `--metrics off`) and `GET /`,
+/// the list of services. Every response carries an `X-Request-Id`.
 ///
 /// Authentication is off unless an option turns it on (`--auth-basic-file`,
 /// `--auth-basic-postgres`, `--jwt-secret-file`, `--jwt-public-key-file`,
@@ -207,7 +208,8 @@ public struct SQLRestServer {
 
     /// Serves with `options` until SIGINT or SIGTERM, then stops gracefully.
     private func serve(_ options: ServerOptions) throws {
-        LoggingSystem.bootstrap(StandardErrorLogHandler.init)
+        let logFormat = options.logFormat
+        LoggingSystem.bootstrap { StandardErrorLogHandler(label: $0, format: logFormat) }
         var logger = Logger(label: name)
         logger.logLevel = Logger.Level(rawValue: options.logLevel) ?? .info
 
@@ -226,8 +228,15 @@ public struct SQLRestServer {
         }
         let runner = QueryRunner(
             pool: pool, replicas: replicas, options: JSONRenderingOptions(dateFormat: options.dateFormat), maxRows: options.maxRows)
+        let drain = HealthService.Drain()
+        // Kept across reloads (SIGHUP), so that the counts go on.
+        let routeMetrics = options.metrics ? RouteMetrics() : nil
         func makeRouter() throws -> WebServiceRouter {
-            let services = try makeServices(options, pool) + [HealthService(pool: pool)]
+            var services = try makeServices(options, pool) + [HealthService(pool: pool, drain: drain)]
+            if let routeMetrics {
+                let replicaPools = (replicas?.pools ?? []).enumerated().map { (name: "replica-\($0.offset + 1)", pool: $0.element) }
+                services.append(MetricsService(routes: routeMetrics, pools: [("primary", pool)] + replicaPools))
+            }
             var paths: Set<String> = []
             for service in services {
                 let path = "/" + service.path.split(separator: "/").joined(separator: "/")
@@ -235,7 +244,7 @@ public struct SQLRestServer {
             }
             return WebServiceRouter(
                 services: services, runners: [runner], logger: logger,
-                openAPI: OpenAPIInfo(title: name, description: overview))
+                openAPI: OpenAPIInfo(title: name, description: overview), metrics: routeMetrics)
         }
         // A router that another replaces on SIGHUP, or the one router for good.
         let router = try makeRouter()
@@ -270,7 +279,8 @@ public struct SQLRestServer {
                 }
             }
         }
-        server.runUntilSignalled(onHangup: reload)  // Stops accepting, and lets the requests in flight finish.
+        // Stops accepting, and lets the requests in flight finish.
+        server.runUntilSignalled(drainSeconds: options.drainSeconds, onDrain: drain.begin, onHangup: reload)
         replicas?.close()
         pool.close()
         logger.info("Stopped")
@@ -287,6 +297,7 @@ private struct MountError: Error, CustomStringConvertible {
         case "/": "A service cannot be mounted at /, which lists the services."
         case "/openapi.json": "A service cannot be mounted at /openapi.json, the OpenAPI document."
         case "/health": "Two services are mounted at /health (the server's health routes are there)."
+        case "/metrics": "Two services are mounted at /metrics (the server's metrics are there)."
         default: "Two services are mounted at \(path)."
         }
     }

@@ -54,8 +54,22 @@ public struct ServerOptions: Equatable, Sendable {
     public internal(set) var connectionTimeout = 30
     /// `--shutdown-timeout`: seconds a stop lets requests in flight finish.
     public internal(set) var shutdownTimeout = 10.0
+    /// `--drain-seconds`: seconds SIGTERM keeps serving with readiness at 503 before the listener closes.
+    public internal(set) var drainSeconds = 5.0
     /// `--log-level`: `trace` to `critical`.
     public internal(set) var logLevel = "info"
+    /// `--log-format`: `text` lines, or `json`, one object per line.
+    public internal(set) var logFormat = LogFormat.text
+    /// `--metrics`: whether `GET /metrics` is served and requests are counted.
+    public internal(set) var metrics = true
+
+    /// How log lines are written.
+    public enum LogFormat: String, Sendable {
+        /// `2026-11-22T01:24:09+0000 info employees-server: [HTTPServer] GET /employees/10001 200 …`
+        case text
+        /// `{"time":"2026-11-22T01:24:09+0000","level":"info","label":"employees-server",…}`
+        case json
+    }
     /// `--database-sslmode`: libpq's `sslmode`; empty for the connection string's.
     public internal(set) var databaseSSLMode = ""
     /// `--tls-cert`: the PEM certificate file of HTTPS; empty for plain HTTP.
@@ -165,6 +179,7 @@ public struct ServerOptions: Equatable, Sendable {
         try check(statementTimeout >= 0, "--statement-timeout must be 0 or more.")
         try check(connectionTimeout >= 1, "--connection-timeout must be at least 1.")
         try check(shutdownTimeout >= 0, "--shutdown-timeout must be 0 or more.")
+        try check(drainSeconds >= 0, "--drain-seconds must be 0 or more.")
         try check(maxConnections >= 1, "--max-connections must be at least 1.")
         try check(maxRows.map { $0 >= 1 } ?? true, "--max-rows must be at least 1.")
         try check(Self.logLevels.contains(logLevel), "--log-level \(logLevel) is not a log level.")
@@ -234,7 +249,8 @@ public struct ServerOptions: Equatable, Sendable {
             connectionTimeout: connectionTimeout,
             shutdownTimeout: shutdownTimeout,
             threading: .eventLoops(threads: eventLoops),
-            crossOrigin: corsOrigins.isEmpty ? nil : CrossOriginPolicy(allowedOrigins: corsOrigins)
+            crossOrigin: corsOrigins.isEmpty ? nil : CrossOriginPolicy(allowedOrigins: corsOrigins),
+            accessLogFields: logFormat == .json
         )
     }
 }

@@ -1,6 +1,7 @@
 #if canImport(Glibc)
 import Glibc
 #endif
+import JSONStreaming
 import Logging
 
 /// Writes log lines to standard error, in `StreamLogHandler`'s format,
@@ -8,7 +9,14 @@ import Logging
 /// errors at once):
 ///
 /// ```
-/// 2026-11-22T01:24:09+0000 info employees-server: [HTTPServer] GET /employees/10001 200 190 bytes 0.4 ms
+/// 2026-11-22T01:24:09+0000 info employees-server: [HTTPServer] GET /employees/10001 200 190 bytes 0.4 ms requestId=5f0c9a1e-1b
+/// ```
+///
+/// or, with `--log-format json`, one JSON object per line, the metadata
+/// (the access log's fields among them) as members:
+///
+/// ```
+/// {"time":"2026-11-22T01:24:09+0000","level":"info","label":"employees-server","source":"HTTPServer","message":"request","bytes":190,"durationMs":0.4,"method":"GET","path":"/employees/10001","requestId":"5f0c9a1e-1b","status":200}
 /// ```
 ///
 /// The server logs a line per request (the access log), so the line is
@@ -23,12 +31,14 @@ import Logging
 /// ```
 struct StandardErrorLogHandler: LogHandler {
     private let label: String
+    private let format: ServerOptions.LogFormat
     var logLevel: Logger.Level = .info
     var metadataProvider: Logger.MetadataProvider?
     var metadata = Logger.Metadata()
 
-    init(label: String) {
+    init(label: String, format: ServerOptions.LogFormat = .text) {
         self.label = label
+        self.format = format
         self.metadataProvider = LoggingSystem.metadataProvider
     }
 
@@ -38,6 +48,7 @@ struct StandardErrorLogHandler: LogHandler {
     }
 
     func log(event: LogEvent) {
+        if format == .json { return logJSON(event) }
         var line: [UInt8] = []
         line.reserveCapacity(160)
         Self.appendTimestamp(to: &line)
@@ -60,11 +71,74 @@ struct StandardErrorLogHandler: LogHandler {
         StandardErrorOutput.shared.write(line, immediately: event.level >= .warning)
     }
 
+    /// The event as one JSON object on one line: `time`, `level`, `label`,
+    /// `source`, `message`, then the metadata sorted by key (integers and
+    /// numbers as JSON numbers, the rest as strings).
+    private func logJSON(_ event: LogEvent) {
+        var line: [UInt8] = []
+        line.reserveCapacity(256)
+        line.append(contentsOf: #"{"time":""#.utf8)
+        Self.appendTimestamp(to: &line)
+        line.append(contentsOf: #"","level":""#.utf8)
+        line.append(contentsOf: event.level.rawValue.utf8)
+        line.append(contentsOf: #"","label":"#.utf8)
+        JSONWriter.appendString(label, to: &line)
+        line.append(contentsOf: #","source":"#.utf8)
+        JSONWriter.appendString(event.source, to: &line)
+        line.append(contentsOf: #","message":"#.utf8)
+        JSONWriter.appendString(event.message.description, to: &line)
+        for (key, value) in mergedMetadata(event).sorted(by: { $0.key < $1.key })
+        where !["time", "level", "label", "source", "message"].contains(key) {
+            line.append(UInt8(ascii: ","))
+            JSONWriter.appendString(key, to: &line)
+            line.append(UInt8(ascii: ":"))
+            Self.appendJSON(value, to: &line)
+        }
+        line.append(contentsOf: "}\n".utf8)
+        StandardErrorOutput.shared.write(line, immediately: event.level >= .warning)
+    }
+
+    private static func appendJSON(_ value: Logger.MetadataValue, to line: inout [UInt8]) {
+        switch value {
+        case .string(let text):
+            JSONWriter.appendString(text, to: &line)
+        case .stringConvertible(let number as Int):
+            JSONWriter.appendInteger(number, to: &line)
+        case .stringConvertible(let number as Double) where number.isFinite:
+            line.append(contentsOf: "\(number)".utf8)
+        case .stringConvertible(let other):
+            JSONWriter.appendString(other.description, to: &line)
+        case .array(let values):
+            line.append(UInt8(ascii: "["))
+            for (index, element) in values.enumerated() {
+                if index > 0 { line.append(UInt8(ascii: ",")) }
+                appendJSON(element, to: &line)
+            }
+            line.append(UInt8(ascii: "]"))
+        case .dictionary(let members):
+            line.append(UInt8(ascii: "{"))
+            for (index, (key, element)) in members.sorted(by: { $0.key < $1.key }).enumerated() {
+                if index > 0 { line.append(UInt8(ascii: ",")) }
+                JSONWriter.appendString(key, to: &line)
+                line.append(UInt8(ascii: ":"))
+                appendJSON(element, to: &line)
+            }
+            line.append(UInt8(ascii: "}"))
+        }
+    }
+
     // MARK: - Metadata
 
     /// The handler's, the provider's and the event's metadata, and the
     /// error, as `key=value` pairs sorted by key; `nil` when there is none.
     private func prettyMetadata(_ event: LogEvent) -> String? {
+        let merged = mergedMetadata(event)
+        guard !merged.isEmpty else { return nil }
+        return merged.sorted { $0.key < $1.key }.map { "\($0)=\($1)" }.joined(separator: " ")
+    }
+
+    /// The handler's, the provider's and the event's metadata, and the error.
+    private func mergedMetadata(_ event: LogEvent) -> Logger.Metadata {
         var merged = metadata
         if let provided = metadataProvider?.get(), !provided.isEmpty {
             merged.merge(provided) { _, provided in provided }
@@ -76,8 +150,7 @@ struct StandardErrorLogHandler: LogHandler {
             merged["error.message"] = "\(error)"
             merged["error.type"] = "\(String(reflecting: type(of: error)))"
         }
-        guard !merged.isEmpty else { return nil }
-        return merged.sorted { $0.key < $1.key }.map { "\($0)=\($1)" }.joined(separator: " ")
+        return merged
     }
 
     // MARK: - Time

@@ -10,12 +10,12 @@ struct MountedService: Sendable {
 
     var documentation: ServiceDocumentation { pages.value.documentation }
 
-    init(_ service: any WebService, runners: [any Sendable]) {
+    init(_ service: any WebService, runners: [any Sendable], metrics: RouteMetrics? = nil) {
         segments = service.path.split(separator: "/").map(String.init)
         path = "/" + segments.joined(separator: "/")
         var routes: [BoundRoute] = []
         for route in service.routes {
-            let bound = BoundRoute(route, servicePath: service.path, runners: runners)
+            let bound = BoundRoute(route, servicePath: service.path, runners: runners, metrics: metrics)
             routes.append(bound)
             if let shortened = bound.withoutOptionalLastVariable { routes.append(shortened) }
         }
@@ -88,9 +88,13 @@ final class BoundRoute: Sendable {
     let runner: (any Sendable)?
     /// Its parameters that take lists of enumeration values (`details`).
     let detailParameters: [String]
+    /// The route's record in the router's metrics, if it keeps them.
+    let metrics: RouteMetrics.Slot?
 
-    init(_ route: Route, servicePath: String, runners: [any Sendable]) {
+    init(_ route: Route, servicePath: String, runners: [any Sendable], metrics: RouteMetrics? = nil) {
         self.route = route
+        self.metrics = metrics?.slot(
+            route: OpenAPIDocument.pathTemplate(servicePath + "/" + route.path).template, method: route.method.rawValue)
         if let runnerType = route.runnerType {
             guard let runner = runners.first(where: { type(of: $0) == runnerType }) else {
                 preconditionFailure(
@@ -139,14 +143,15 @@ final class BoundRoute: Sendable {
         // shorter path is an unknown argument.
         return BoundRoute(
             route, pattern: pattern.droppingLast(), runner: runner, argumentNames: argumentNames,
-            detailParameters: detailParameters, takesBody: takesBody)
+            detailParameters: detailParameters, takesBody: takesBody, metrics: metrics)
     }
 
     private init(
         _ route: Route, pattern: RoutePattern, runner: (any Sendable)?, argumentNames: [String], detailParameters: [String],
-        takesBody: Bool
+        takesBody: Bool, metrics: RouteMetrics.Slot?
     ) {
         self.route = route
+        self.metrics = metrics
         self.pattern = pattern
         self.runner = runner
         self.argumentNames = argumentNames

@@ -28,19 +28,29 @@ public final class WebServiceRouter: Sendable {
 
     /// The path of the OpenAPI document.
     static let openAPIPath = ["openapi.json"]
+    /// Where the router counts requests; `nil`: it does not.
+    private let metrics: RouteMetrics?
+    /// The records of what the router answers itself.
+    private let unmatchedMetrics, indexMetrics, openAPIMetrics, jsonRPCMetrics: RouteMetrics.Slot?
 
     /// Mounts `services`, each at its own path. `runners` run what the
     /// routes return as ``RunnableResult``s (a `QueryRunner` for query
     /// values, say); a route whose result has no runner here stops the
     /// program at once, not at its first request. `openAPI` titles the
-    /// OpenAPI document.
+    /// OpenAPI document. With `metrics`, each request is counted there
+    /// under its route (``RouteMetrics``).
     public init(
         services: [any WebService], runners: [any Sendable] = [], logger: Logger = Logger(label: "web"),
-        openAPI: OpenAPIInfo = OpenAPIInfo()
+        openAPI: OpenAPIInfo = OpenAPIInfo(), metrics: RouteMetrics? = nil
     ) {
-        let mounted = services.map { MountedService($0, runners: runners) }
+        let mounted = services.map { MountedService($0, runners: runners, metrics: metrics) }
         self.services = mounted
         self.logger = logger
+        self.metrics = metrics
+        unmatchedMetrics = metrics?.slot(route: "unmatched", method: "*")
+        indexMetrics = metrics?.slot(route: "/", method: "GET")
+        openAPIMetrics = metrics?.slot(route: "/openapi.json", method: "GET")
+        jsonRPCMetrics = metrics?.slot(route: "/jsonrpc", method: "POST")
         openAPIDocument = Lazy { OpenAPIDocument(services: mounted.map(\.documentation), info: openAPI).json }
         jsonRPCMethods = Lazy { JSONRPCMethods(services: mounted.map(\.documentation), info: openAPI) }
         var seen: Set<[String]> = []
@@ -69,19 +79,27 @@ public final class WebServiceRouter: Sendable {
     public func respond(to request: consuming HTTPRequest) -> HTTPResponse {
         let method = request.method
         let rawPath = request.rawPath
+        // Which record counts the request: set by `dispatch` as soon as it
+        // knows the route (or the page), so that an error found afterwards
+        // (a bad argument) counts under the route too.
+        var slot = unmatchedMetrics
+        var response: HTTPResponse
         do {
-            switch try dispatch(request) {
-            case .response(let response):
-                return response
+            switch try dispatch(request, slot: &slot) {
+            case .response(let answer):
+                response = answer
             case .route(let route, let context):
                 if route.execution == .worker {
-                    return HTTPResponse.blocking { self.run(route, context, method: method, rawPath: rawPath) }
+                    response = HTTPResponse.blocking { self.run(route, context, method: method, rawPath: rawPath) }
+                } else {
+                    response = run(route, context, method: method, rawPath: rawPath)
                 }
-                return run(route, context, method: method, rawPath: rawPath)
             }
         } catch {
-            return response(for: error, method: method, rawPath: rawPath)
+            response = self.response(for: error, method: method, rawPath: rawPath)
         }
+        if let slot { response.observer = slot }
+        return response
     }
 
     private func run(_ route: Route, _ context: RouteContext, method: HTTPMethod, rawPath: String) -> HTTPResponse {
@@ -107,15 +125,18 @@ public final class WebServiceRouter: Sendable {
         case route(Route, RouteContext)
     }
 
-    private func dispatch(_ request: consuming HTTPRequest) throws -> Dispatch {
+    private func dispatch(_ request: consuming HTTPRequest, slot: inout RouteMetrics.Slot?) throws -> Dispatch {
         let segments = request.pathSegments
         if segments.isEmpty {
+            slot = indexMetrics
             return .response(try respondWithIndex(to: request))
         }
         if segments == Self.openAPIPath {
+            slot = openAPIMetrics
             return .response(try respondWithOpenAPIDocument(to: request))
         }
         if segments == Self.jsonRPCPath {
+            slot = jsonRPCMetrics
             return .response(try respondWithJSONRPC(to: request))
         }
         // The service mounted at the longest prefix of the path.
@@ -131,6 +152,7 @@ public final class WebServiceRouter: Sendable {
         let service = services[longest]
         let remainder = segments.dropFirst(service.segments.count)
         if remainder.isEmpty, request.rawQuery == "api", request.method == .get || request.method == .head {
+            slot = metrics?.slot(route: service.path + "?api", method: "GET")
             return .response(service.documentationResponse(json: Self.acceptsJSON(request), host: DocumentationPages.host(of: request)))
         }
         guard let resource = service.resource(matching: remainder) else {
@@ -144,6 +166,7 @@ public final class WebServiceRouter: Sendable {
         // as they are, without the array `filter` allocates per request.
         let candidates = resource.routes.allSatisfy { $0.route.method == method }
             ? resource.routes : resource.routes.filter { $0.route.method == method }
+        if let first = candidates.first { slot = first.metrics }
         guard !candidates.isEmpty else {
             throw HTTPError(
                 .methodNotAllowed,
@@ -153,6 +176,7 @@ public final class WebServiceRouter: Sendable {
         }
         let arguments = try Self.arguments(of: request, bodyIsArguments: !candidates.contains { $0.takesBody })
         let chosen = try Self.choose(among: candidates, for: arguments, request: request)
+        slot = candidates[chosen].metrics
         let context = RouteContext(
             request: consume request, pattern: candidates[chosen].pattern, path: remainder, arguments: arguments.values,
             runner: candidates[chosen].runner, detailParameters: candidates[chosen].detailParameters,

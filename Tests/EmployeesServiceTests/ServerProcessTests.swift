@@ -109,7 +109,7 @@ struct ServerProcessTests {
 
     @Test("serves the API on the port it prints, with epoch-millisecond dates when asked")
     func serves() throws {
-        let server = try RunningServer(arguments: ["--host", "127.0.0.1", "--port", "0", "--pool-size", "2",
+        let server = try RunningServer(arguments: ["--host", "127.0.0.1", "--port", "0", "--pool-size", "2", "--drain-seconds", "0",
                                                    "--date-format", "epoch-milliseconds"])
         defer { server.kill() }
         let port = try server.servingPort()
@@ -142,7 +142,7 @@ struct ServerProcessTests {
 
     @Test("SIGTERM during a large stream: the stream completes, the process exits 0")
     func gracefulStop() throws {
-        let server = try RunningServer(arguments: ["--port", "0", "--pool-size", "2"])
+        let server = try RunningServer(arguments: ["--port", "0", "--pool-size", "2", "--drain-seconds", "0"])
         defer { server.kill() }
         let port = try server.servingPort()
         let client = try TestClient(port: port, timeoutSeconds: 60)

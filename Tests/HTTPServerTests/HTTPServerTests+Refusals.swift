@@ -72,11 +72,20 @@ extension HTTPServerTests {
         let server = try startServer { _ in HTTPResponse(status: .noContent) }
         defer { server.stop() }
 
+        // The same request id for both, so that the documents can be
+        // compared whole: the server's refusal keeps it, libmicrohttpd's
+        // own is given a new one (the request was not read that far).
+        var requestIDs: [String] = []
         let bodies = try [20 << 10, 1 << 20].map { size in
             let client = try TestClient(port: server.port)
             try? client.send("GET /q?\(String(repeating: "a", count: size)) HTTP/1.1\r\nHost: a\r\n\r\n")
-            return try client.readResponse().text
+            let reply = try client.readResponse()
+            let id = try #require(reply.header("X-Request-Id"))
+            requestIDs.append(id)
+            #expect(reply.text.hasSuffix(#","requestId":"\#(id)"}"#), "\(reply.text)")
+            return reply.text.replacingOccurrences(of: id, with: "ID")
         }
+        #expect(requestIDs[0] != requestIDs[1])
 
         #expect(bodies[0] == bodies[1])
         #expect(bodies[0].contains("limit of \(16 << 10) bytes"))

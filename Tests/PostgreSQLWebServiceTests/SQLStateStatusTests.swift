@@ -53,4 +53,18 @@ struct SQLStateStatusTests {
         #expect(problem.status == .serviceUnavailable)
         #expect(problem.headers["Retry-After"] == "1")
     }
+
+    @Test("each error answered over HTTP counts once under its SQLSTATE class, mapped or not (a 500)")
+    func countedByClass() {
+        func count(_ sqlStateClass: String) -> UInt64 {
+            DatabaseError.answeredByClass.values.first { $0.name == sqlStateClass }?.value ?? 0
+        }
+        // Class "XX" (internal error) and "P0" (PL/pgSQL) are used by no other test here.
+        let internalBefore = count("XX"), raisedBefore = count("P0")
+        _ = DatabaseError(code: SQLState(rawValue: "XX000"), message: "internal").httpError
+        _ = DatabaseError(code: SQLState(rawValue: "XX001"), message: "corrupted").httpError
+        _ = DatabaseError(code: SQLState(rawValue: "P0001"), message: "raised").httpError
+        #expect(count("XX") - internalBefore == 2)
+        #expect(count("P0") - raisedBefore == 1)
+    }
 }

@@ -27,7 +27,8 @@ final class ServerProcess: Sendable {
 
     /// Starts the server and waits (up to 20 s) until it serves.
     init(arguments: [String]) throws {
-        let child = try ChildProcess(Paths.employeesServer, ["--host", "127.0.0.1", "--port", "0"] + arguments)
+        // No drain: these tests measure the stop itself (`--drain-seconds` has its own test).
+        let child = try ChildProcess(Paths.employeesServer, ["--host", "127.0.0.1", "--port", "0", "--drain-seconds", "0"] + arguments)
         let log = Shared<[String]>([])
         let portFound = Shared<Int?>(nil)
         self.child = child

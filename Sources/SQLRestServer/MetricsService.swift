@@ -1,0 +1,77 @@
+import HTTPServer
+import Instrumentation
+import PostgreSQL
+import PostgreSQLWebService
+import WebService
+
+/// `GET /metrics`: the server's figures in the Prometheus text format,
+/// mounted by ``SQLRestServer`` unless `--metrics off`.
+///
+/// - requests by route pattern, method and status, with a duration
+///   histogram, and the bytes of streamed bodies (``RouteMetrics``);
+/// - for each pool, labelled `pool="primary"` and so on: connections in
+///   use and idle, callers waiting, the acquire-time histogram, and the
+///   sizes of the pipeline loop's batches;
+/// - database errors answered over HTTP, by SQLSTATE class.
+///
+/// Written by hand rather than with swift-metrics and swift-prometheus:
+/// those raise the idle server's resident memory past its target
+/// (BENCHMARKS.md has the measurement), and their counters are found by
+/// name under a lock, where these sit in each route's record.
+///
+/// ```swift
+/// let metrics = MetricsService(routes: routeMetrics, pools: [("primary", pool)])
+/// ```
+public struct MetricsService: WebService {
+    public let path = "/metrics"
+    public let description = "The server's metrics in the Prometheus text format."
+
+    private let routeMetrics: RouteMetrics
+    private let pools: [(name: String, pool: ConnectionPool)]
+
+    /// An exporter of `routes` and of each pool under its name.
+    public init(routes: RouteMetrics, pools: [(name: String, pool: ConnectionPool)]) {
+        self.routeMetrics = routes
+        self.pools = pools
+    }
+
+    public var routes: [Route] {
+        Route(.get, "/", description: "Returns the metrics in the Prometheus text exposition format.") { () -> HTTPResponse in
+            HTTPResponse(status: .ok, headers: ["Content-Type": PrometheusText.contentType], body: .bytes(exposition()))
+        }
+    }
+
+    /// The whole exposition, as `/metrics` sends it.
+    public func exposition() -> [UInt8] {
+        var text = PrometheusText()
+        routeMetrics.write(to: &text)
+        let figures = pools.map { (name: $0.name, statistics: $0.pool.statistics) }
+        text.metric("db_pool_connections", type: .gauge, help: "Database connections of the pool, by state (in_use, idle).")
+        for (name, statistics) in figures {
+            text.sample("db_pool_connections", labels: [("pool", name), ("state", "in_use")], value: UInt64(statistics.inUse))
+            text.sample("db_pool_connections", labels: [("pool", name), ("state", "idle")], value: UInt64(statistics.idle))
+        }
+        text.metric("db_pool_max_connections", type: .gauge, help: "The most connections the pool opens.")
+        for (name, statistics) in figures {
+            text.sample("db_pool_max_connections", labels: [("pool", name)], value: UInt64(statistics.size))
+        }
+        text.metric("db_pool_waiting", type: .gauge, help: "Callers waiting in line for a connection of the pool.")
+        for (name, statistics) in figures {
+            text.sample("db_pool_waiting", labels: [("pool", name)], value: UInt64(statistics.waiting))
+        }
+        text.metric("db_pool_acquire_duration_seconds", type: .histogram, help: "Time taken to get a connection from the pool.")
+        for (name, statistics) in figures {
+            text.histogram("db_pool_acquire_duration_seconds", labels: [("pool", name)], statistics.acquireDurations, scale: 1e9)
+        }
+        text.metric("db_pipeline_batch_size", type: .histogram,
+                    help: "Requests' statements sent to the database together by one pass of the pipeline loop.")
+        for (name, statistics) in figures {
+            text.histogram("db_pipeline_batch_size", labels: [("pool", name)], statistics.pipelineBatchSizes)
+        }
+        text.metric("db_errors_total", type: .counter, help: "Database errors answered over HTTP, by SQLSTATE class.")
+        for (sqlStateClass, count) in DatabaseError.answeredByClass.values {
+            text.sample("db_errors_total", labels: [("class", sqlStateClass)], value: count)
+        }
+        return text.bytes
+    }
+}
