@@ -4,7 +4,7 @@
 
 ## PGCLUSTER_PORT  port of the private PostgreSQL cluster (54329); PGCLUSTER_DIR its folder (.pgdata)
 ## HOST, PORT      where `make run` serves (127.0.0.1, 8080)
-## BENCH_ARGS      options of scripts/bench, e.g. "--only 12 --rounds 1"
+## BENCH_ARGS      options of scripts/bench, e.g. "--only 1,2,7 --rounds 1" (scenario numbers, commas)
 ## FUZZ_SECONDS    seconds per fuzz target in `make fuzz` (300)
 ## SOAK_DURATION   seconds of load in `make soak` (600)
 

@@ -3,6 +3,7 @@ internal import CMicroHTTPD
 import Glibc
 #endif
 import Logging
+import Synchronization
 
 /// Owns one running `MHD_Daemon`: starts it in `init`, stops it in
 /// `shutDown` (or `deinit`, if never shut down).
@@ -22,6 +23,11 @@ final class Daemon {
         if !Daemon.replacesLibraryErrors {
             processor.logger.warning(
                 "libmicrohttpd's own error responses (malformed or oversized requests) are sent as its HTML pages: its MHD_queue_response is not interposed in this build"
+            )
+        }
+        if !Daemon.releasesPoolPages {
+            processor.logger.debug(
+                "libmicrohttpd keeps each idle connection's whole memory pool resident: its memset is not redirected in this build"
             )
         }
         let address = try SocketAddress(host: configuration.host, port: configuration.port)
@@ -239,6 +245,9 @@ final class Daemon {
         let processor: RequestProcessor
         /// The header deadline's watch of the connection, if it has one.
         let watch: HeaderDeadline.Watch?
+        /// When its last request completed, in nanoseconds of
+        /// `CLOCK_MONOTONIC`; 0 before the first (`releasePoolUnlessBusy`).
+        let lastCompleted = Atomic<UInt64>(0)
 
         init(processor: RequestProcessor, watch: HeaderDeadline.Watch?) {
             self.processor = processor
@@ -262,7 +271,10 @@ final class Daemon {
         MHD_RequestTerminationCode
     ) -> Void = { cls, connection, contextPointer, termination in
         let processor = Unmanaged<RequestProcessor>.fromOpaque(cls!).takeUnretainedValue()
-        if let connection, let watch = watch(connection) { processor.headerDeadline.requestCompleted(watch) }
+        if let connection, let open = openConnection(connection) {
+            if let watch = open.watch { processor.headerDeadline.requestCompleted(watch) }
+            if termination == .REQUEST_TERMINATED_COMPLETED_OK { releasePoolUnlessBusy(open) }
+        }
         guard let contextPointer, let opaque = contextPointer.pointee else { return }
         contextPointer.pointee = nil
         let context = Unmanaged<RequestContext>.fromOpaque(opaque).takeRetainedValue()

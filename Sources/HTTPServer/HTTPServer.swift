@@ -181,7 +181,9 @@ public final class HTTPServer: Sendable {
     }
 
     /// Binds the socket and serves in background threads; returns at once.
-    /// Starting a running server does nothing.
+    /// Starting a running server does nothing. It first raises the
+    /// process's soft limit on open files to the hard limit (each
+    /// connection takes a file descriptor).
     ///
     /// ```swift
     /// try server.start()
@@ -190,6 +192,12 @@ public final class HTTPServer: Sendable {
     public func start() throws {
         try daemon.withLock { daemon in
             guard daemon == nil else { return }
+            let descriptors = FileDescriptorLimit.raiseToHardLimit()
+            if descriptors < configuration.maximumConnections + 64 {
+                logger.warning(
+                    "the process may open \(descriptors) file descriptors, too few for \(configuration.maximumConnections) connections (raise the hard limit, ulimit -Hn)"
+                )
+            }
             let processor = RequestProcessor(configuration: configuration, logger: logger, handler: handler)
             let started = try Daemon(configuration: configuration, processor: processor)
             boundPort.store(started.port, ordering: .releasing)

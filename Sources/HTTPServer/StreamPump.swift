@@ -141,7 +141,9 @@ final class StreamPump: @unchecked Sendable {
             return spare
         }
         chunk.removeAll(keepingCapacity: true)
-        chunk.reserveCapacity(StreamReader.blockSize)
+        // Filled to a block and a little past it, by the last value written:
+        // room for that, so that the buffer does not double to 128 KB.
+        chunk.reserveCapacity(StreamReader.blockSize + StreamReader.blockSize / 4)
         var finished = false
         var failure: (any Error)?
         do {

@@ -150,6 +150,10 @@ final class BlockRows: RowSource {
     func hasNext() throws -> Bool {
         if let block, position < block.rowCount { return true }
         guard !isExhausted, !isClosed else { return false }
+        // The block written, and the rows attached to it, are freed before
+        // the next is fetched: a stream holds one block's results, not two.
+        self.block = nil
+        children = []
         let block: QueryResult
         if let firstBlock {
             block = firstBlock

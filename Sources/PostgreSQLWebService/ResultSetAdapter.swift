@@ -56,7 +56,10 @@ public final class ResultSetAdapter: StreamingBody {
     /// How values are rendered (date format, ...).
     public let options: JSONRenderingOptions
     /// How many parent rows are fetched at once when subqueries are attached.
-    public var blockSize = 256
+    /// A stream holds one block and the rows attached to it at a time, so
+    /// this bounds its memory, which counts when many streams run at once
+    /// (BENCHMARKS.md, scenario 8).
+    public var blockSize = 64
     /// How an ``Shape/array`` adapter without attachments writes its rows;
     /// set before it starts.
     public var format = Format.json

@@ -25,4 +25,17 @@ typedef struct MHD_Response *(*MHDErrorResponseReplacement)(struct MHD_Connectio
 /// (then libmicrohttpd's short HTML pages go out unchanged).
 bool mhd_error_hook_install(MHDErrorResponseReplacement replacement);
 
+/// Makes libmicrohttpd give the pages of a connection's memory pool back to
+/// the kernel when it zeroes the pool after a request, instead of writing
+/// zeros to them (PoolRelease.c says why and how). Process-wide, once.
+///
+/// Returns whether it is in effect: false where this platform or this
+/// libmicrohttpd build has no PLT slot for `memset` to redirect.
+bool mhd_pool_release_install(void);
+
+/// Whether the next reset of a connection's pool on this thread (the one
+/// right after libmicrohttpd's request-completed callback) gives its pages
+/// back (`true`) or zeroes them in place (`false`, the default).
+void mhd_pool_release_next(bool release);
+
 #endif
