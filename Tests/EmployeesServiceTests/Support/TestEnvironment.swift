@@ -13,31 +13,14 @@ import WebService
 /// to that database as the read-only role `employees_reader`, as the
 /// executable does in production.
 enum TestEnvironment {
-    struct SetupError: Error, CustomStringConvertible {
-        var description: String
-    }
+    typealias SetupError = SampleDatabase.SetupError
 
     /// The value of an environment variable that `make test` sets.
-    static func variable(_ name: String) throws -> String {
-        guard let value = ProcessInfo.processInfo.environment[name], !value.isEmpty else {
-            throw SetupError(description: """
-                \(name) is not set: run the tests with `make test`, or export PGHOST, PGPORT and EMPLOYEES_DATABASE \
-                (`eval "$(scripts/pg-cluster env)"; export EMPLOYEES_DATABASE=employees`) after scripts/load-sample-db
-                """)
-        }
-        return value
-    }
+    static func variable(_ name: String) throws -> String { try SampleDatabase.variable(name) }
 
     /// libpq conninfo for the sample database as `user` (the read-only role by default).
     static func conninfo(user: String = "employees_reader", port: String? = nil) throws -> String {
-        let host = try variable("PGHOST")
-        let port = try port ?? variable("PGPORT")
-        let database = try variable("EMPLOYEES_DATABASE")
-        return "host=\(quoted(host)) port=\(quoted(port)) dbname=\(quoted(database)) user=\(quoted(user))"
-    }
-
-    private static func quoted(_ value: String) -> String {
-        "'" + value.replacingOccurrences(of: "\\", with: "\\\\").replacingOccurrences(of: "'", with: "\\'") + "'"
+        try SampleDatabase.conninfo(user: user, port: port)
     }
 
     /// A pool on the sample database as `employees_reader`.

@@ -1,5 +1,6 @@
 import Foundation
 import HTTPServer
+import HTTPTestClient
 import Logging
 import PostgreSQL
 import PostgreSQLWebService
@@ -13,25 +14,13 @@ import WebService
 /// read-only role `employees_reader`, as `sql-rest` runs in production;
 /// the tests that write make a schema of their own as `postgres`.
 enum Environment {
-    struct SetupError: Error, CustomStringConvertible {
-        var description: String
-    }
+    typealias SetupError = SampleDatabase.SetupError
 
-    static func variable(_ name: String) throws -> String {
-        guard let value = ProcessInfo.processInfo.environment[name], !value.isEmpty else {
-            throw SetupError(description: """
-                \(name) is not set: run the tests with `make test`, or export PGHOST, PGPORT and EMPLOYEES_DATABASE \
-                (`eval "$(scripts/pg-cluster env)"; export EMPLOYEES_DATABASE=employees`) after scripts/load-sample-db
-                """)
-        }
-        return value
-    }
+    static func variable(_ name: String) throws -> String { try SampleDatabase.variable(name) }
 
     /// libpq conninfo for the sample database as `user`, with `searchPath` if given.
     static func conninfo(user: String = "employees_reader", searchPath: String? = nil) throws -> String {
-        var conninfo = "host='\(try variable("PGHOST"))' port='\(try variable("PGPORT"))' dbname='\(try variable("EMPLOYEES_DATABASE"))' user='\(user)'"
-        if let searchPath { conninfo += " options='-c search_path=\(searchPath)'" }
-        return conninfo
+        try SampleDatabase.conninfo(user: user, searchPath: searchPath)
     }
 
     /// The repository's root folder.

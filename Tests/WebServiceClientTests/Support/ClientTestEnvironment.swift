@@ -1,5 +1,6 @@
 import EmployeesService
 import Foundation
+import HTTPTestClient
 import PostgreSQL
 import PostgreSQLWebService
 import SQLRestServer
@@ -12,23 +13,11 @@ import WebServiceClient
 /// services connect as the read-only role `employees_reader`, as
 /// `employees-server` does.
 enum ClientTestEnvironment {
-    struct SetupError: Error, CustomStringConvertible {
-        var description: String
-    }
+    typealias SetupError = SampleDatabase.SetupError
 
-    static func variable(_ name: String) throws -> String {
-        guard let value = ProcessInfo.processInfo.environment[name], !value.isEmpty else {
-            throw SetupError(description: """
-                \(name) is not set: run the tests with `make test`, or export PGHOST, PGPORT and EMPLOYEES_DATABASE \
-                (`eval "$(scripts/pg-cluster env)"; export EMPLOYEES_DATABASE=employees`) after scripts/load-sample-db
-                """)
-        }
-        return value
-    }
+    static func variable(_ name: String) throws -> String { try SampleDatabase.variable(name) }
 
-    static func conninfo() throws -> String {
-        "host='\(try variable("PGHOST"))' port='\(try variable("PGPORT"))' dbname='\(try variable("EMPLOYEES_DATABASE"))' user='employees_reader'"
-    }
+    static func conninfo() throws -> String { try SampleDatabase.conninfo() }
 
     /// The one integer `sql` answers, straight from the database.
     static func integer(_ sql: String) throws -> Int {
