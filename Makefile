@@ -100,7 +100,7 @@ test-scale: setup ## replicas, instances behind nginx and PgBouncer under load (
 	@scripts/test-scale
 
 # The fault tests alone. They start and stop a second private cluster of their
-# own (.pgdata-faults, port PGCLUSTER_PORT + 100) and need no sample data.
+# own (.pgdata-faults, port PGCLUSTER_PORT - 30000) and need no sample data.
 test-faults: setup ## only the fault tests (Tests/ReliabilityTests), on a cluster of their own
 	swift test --filter ReliabilityTests
 

@@ -3,8 +3,11 @@ import PostgreSQL
 import Synchronization
 
 /// A second private PostgreSQL cluster that the fault tests may stop and
-/// restart: `<repo>/.pgdata-faults`, on the shared test cluster's port + 100
-/// (`PGCLUSTER_PORT` or `PGPORT`, default 54329), or `FAULTS_PGCLUSTER_PORT`.
+/// restart: `<repo>/.pgdata-faults`, on the shared test cluster's port − 30000
+/// (`PGCLUSTER_PORT` or `PGPORT`, default 54329: 24329), or `FAULTS_PGCLUSTER_PORT`.
+/// Below Linux's ephemeral range (32768–60999): the tests restart it while
+/// the other suites hold hundreds of client sockets, one of which could
+/// otherwise have its port ("Address already in use").
 ///
 /// It holds one database, `faults`, with the employees table of
 /// `sql/schema.sql` and 300,000 rows (about 20 MB of JSON when listed), made
@@ -25,7 +28,7 @@ struct FaultCluster: Sendable {
     static let shared: FaultCluster = {
         let environment = ProcessInfo.processInfo.environment
         let mainPort = (environment["PGCLUSTER_PORT"] ?? environment["PGPORT"]).flatMap { Int($0) } ?? 54329
-        let port = environment["FAULTS_PGCLUSTER_PORT"].flatMap { Int($0) } ?? mainPort + 100
+        let port = environment["FAULTS_PGCLUSTER_PORT"].flatMap { Int($0) } ?? (mainPort > 31024 ? mainPort - 30000 : mainPort + 100)
         return FaultCluster(directory: Paths.repository + "/.pgdata-faults", port: port)
     }()
 
