@@ -56,7 +56,7 @@ run: build db ## build, start the database, serve http://localhost:8080 (HOST, P
 
 # Tests that measure this process's memory run on their own afterwards: in the
 # parallel run, other suites' buffers would count as their growth.
-memory_tests := MemoryStaysFlat|KeepsMemoryFlat
+memory_tests := MemoryStaysFlat|KeepsMemoryFlat|PeakMemoryStaysBounded
 
 test: setup ## every test against the real database, compose-check, schemathesis, the README's examples, every fuzz target for 5 s
 	@if $(cluster) status >/dev/null 2>&1; then started=0; else started=1; fi; \

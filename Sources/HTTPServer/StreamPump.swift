@@ -61,8 +61,12 @@ final class StreamPump: @unchecked Sendable {
         self.workers = workers
     }
 
-    /// How many bytes a pull writes before it hands its block over.
-    static let blockSize = StreamReader.blockSize
+    /// How many bytes a pull writes before it hands its block over. Half
+    /// of `StreamReader`'s block: a stream holds two of them, and each
+    /// read of libmicrohttpd takes at most its write buffer (under 32 KB)
+    /// anyway; 64 KB blocks cost 50 concurrent streams 4 MB more at the
+    /// peak and did not make one stream faster (BENCHMARKS.md, scenario 8).
+    static let blockSize = 32 << 10
     /// What a block's buffer is allocated with: the block and room for the
     /// value written last, which ends past it, so that the buffer never grows.
     static let bufferCapacity = blockSize + blockSize / 4
