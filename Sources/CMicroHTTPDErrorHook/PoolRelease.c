@@ -22,15 +22,21 @@
 //    next request faults in only the pages it uses (two or three for a small
 //    request). Anything else, or a failed madvise, goes to `memset`.
 // 3. Giving pages back costs the madvise, the TLB shootdown it causes on
-//    the other core, and the page faults of the connection's next request:
-//    with 10,000 connections open, 45 µs of server CPU per request of
-//    scenario 1 instead of 28 (BENCHMARKS.md, scenario 7). A connection
-//    busy with one request after another would pay that on every request
-//    to free pages it fills again at once, so the server says, just before
-//    each reset (in libmicrohttpd's request-completed callback, on the same
-//    thread), whether this connection's pool should go back: when its
-//    previous request ended long enough ago (`mhd_pool_release_next`). A
-//    zeroing without that word, or of anything else, goes to `memset`.
+//    the other core, and the page faults of the connection's next request,
+//    which a connection busy with one request after another would pay on
+//    every request to free pages it fills again at once (BENCHMARKS.md,
+//    scenario 7). So the server says, just before each reset (in
+//    libmicrohttpd's request-completed callback, on the same thread), what
+//    becomes of this connection's pool (`mhd_pool_reset_next`): its pages go
+//    back when its previous request ended long enough ago; a busy
+//    connection's pool is left as it is.
+// 4. Leaving a busy pool unzeroed skips writing 32 KB per request, which
+//    also evicts most of the core's L1 data cache. libmicrohttpd does not
+//    rely on the zeros: a connection's first request gets its pool from
+//    `malloc` (pools of 32 KB and less are not mmapped), uninitialised, and
+//    the zeroing is, in its own words, "technically not needed, but safer".
+//    A zeroing without the server's word, or of anything else, goes to
+//    `memset`.
 
 #define _GNU_SOURCE
 #include "CMicroHTTPDErrorHook.h"
@@ -47,18 +53,25 @@
 
 static uintptr_t page_size;
 
-/// Whether the next large zeroing on this thread may give its pages back.
-static _Thread_local bool release_next;
+/// What the next large zeroing on this thread does (the server's word for
+/// the pool reset that follows a request).
+static _Thread_local MHDPoolReset next_reset = MHD_POOL_RESET_ZERO;
 
-void mhd_pool_release_next(bool release)
+void mhd_pool_reset_next(MHDPoolReset reset)
 {
-    release_next = release;
+    next_reset = reset;
 }
 
 static void *release_or_zero(void *start, int value, size_t length)
 {
-    if (value == 0 && length >= 4 * page_size && release_next) {
-        release_next = false;
+    // A zeroing of less than a page is not a pool's (reset or shrunk
+    // buffer), and leaves the word for the one that follows.
+    if (value == 0 && length >= page_size && next_reset == MHD_POOL_RESET_KEEP) {
+        next_reset = MHD_POOL_RESET_ZERO;
+        return start;
+    }
+    if (value == 0 && length >= 4 * page_size && next_reset == MHD_POOL_RESET_RELEASE) {
+        next_reset = MHD_POOL_RESET_ZERO;
         const uintptr_t begin = (uintptr_t)start, end = begin + length;
         const uintptr_t first_page = (begin + page_size - 1) & ~(page_size - 1);
         const uintptr_t last_page = end & ~(page_size - 1);
@@ -160,9 +173,9 @@ bool mhd_pool_release_install(void)
     return false;
 }
 
-void mhd_pool_release_next(bool release)
+void mhd_pool_reset_next(MHDPoolReset reset)
 {
-    (void)release;
+    (void)reset;
 }
 
 #endif

@@ -90,6 +90,7 @@ struct Connection {
             _ = MHD_add_response_header(created, "Connection", "close")
         }
         context.status = response.status.code
+        Daemon.leaveReadBufferUnzeroed()
         return MHD_queue_response(handle, UInt32(response.status.code), created) == .YES
     }
 

@@ -246,7 +246,7 @@ final class Daemon {
         /// The header deadline's watch of the connection, if it has one.
         let watch: HeaderDeadline.Watch?
         /// When its last request completed, in nanoseconds of
-        /// `CLOCK_MONOTONIC`; 0 before the first (`releasePoolUnlessBusy`).
+        /// `CLOCK_MONOTONIC_COARSE`; 0 before the first (`releasePoolUnlessBusy`).
         let lastCompleted = Atomic<UInt64>(0)
 
         init(processor: RequestProcessor, watch: HeaderDeadline.Watch?) {
@@ -273,7 +273,11 @@ final class Daemon {
         let processor = Unmanaged<RequestProcessor>.fromOpaque(cls!).takeUnretainedValue()
         if let connection, let open = openConnection(connection) {
             if let watch = open.watch { processor.headerDeadline.requestCompleted(watch) }
-            if termination == .REQUEST_TERMINATED_COMPLETED_OK { releasePoolUnlessBusy(open) }
+            if termination == .REQUEST_TERMINATED_COMPLETED_OK {
+                releasePoolUnlessBusy(open)
+            } else {
+                zeroPoolAsUsual()
+            }
         }
         guard let contextPointer, let opaque = contextPointer.pointee else { return }
         contextPointer.pointee = nil

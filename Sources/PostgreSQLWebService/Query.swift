@@ -39,14 +39,59 @@ public struct Query: Sendable {
         let attachments: [Attached]
     }
 
-    let sql: String
-    let arguments: SQLArguments
-    let shape: Shape
-    private(set) var attachments: [Attached] = []
+    /// What a query holds, in one object: handlers return queries and
+    /// runners capture them in the closures of deferred responses, and a
+    /// copy then retains one object rather than each string, array and
+    /// closure inside. Changed only through ``uniqueStorage()``.
+    private final class Storage: @unchecked Sendable {
+        // `@unchecked Sendable`: a storage is changed only while a single
+        // query holds it, before that query is shared.
+        let sql: String
+        let arguments: SQLArguments
+        let shape: Shape
+        var attachments: [Attached] = []
+        var members: [(key: String, query: Query)] = []
+        var page: Page?
+
+        init(_ sql: String, _ arguments: SQLArguments, shape: Shape) {
+            self.sql = sql
+            self.arguments = arguments
+            self.shape = shape
+        }
+
+        func copy() -> Storage {
+            let copy = Storage(sql, arguments, shape: shape)
+            copy.attachments = attachments
+            copy.members = members
+            copy.page = page
+            return copy
+        }
+    }
+
+    private var storage: Storage
+
+    var sql: String { storage.sql }
+    var arguments: SQLArguments { storage.arguments }
+    var shape: Shape { storage.shape }
+    private(set) var attachments: [Attached] {
+        get { storage.attachments }
+        set { uniqueStorage().attachments = newValue }
+    }
     /// Lists streamed as members of the object, after its own columns.
-    private(set) var members: [(key: String, query: Query)] = []
+    private(set) var members: [(key: String, query: Query)] {
+        get { storage.members }
+        set { uniqueStorage().members = newValue }
+    }
     /// The page of a list, from the request's `limit` and `offset`.
-    private(set) var page: Page?
+    private(set) var page: Page? {
+        get { storage.page }
+        set { uniqueStorage().page = newValue }
+    }
+
+    private mutating func uniqueStorage() -> Storage {
+        if !isKnownUniquelyReferenced(&storage) { storage = storage.copy() }
+        return storage
+    }
 
     /// A page of a list: at most `limit` rows (all when `nil`) after the first `offset`.
     struct Page: Sendable {
@@ -55,9 +100,7 @@ public struct Query: Sendable {
     }
 
     private init(_ sql: String, _ arguments: SQLArguments, shape: Shape) {
-        self.sql = sql
-        self.arguments = arguments
-        self.shape = shape
+        storage = Storage(sql, arguments, shape: shape)
     }
 
     // MARK: - Shapes

@@ -28,7 +28,11 @@ public protocol RunnableResult: Sendable {
 
 /// The request a ``RunnableResult`` is run for: what its errors are
 /// reported and logged with.
-public struct RunRequest: Sendable {
+///
+/// A class, not a structure: runners capture it in the closures of
+/// deferred responses, and a copy of a structure with a dozen strings and
+/// arrays would retain each of them, several times per request.
+public final class RunRequest: Sendable {
     /// The request's method.
     public let method: HTTPMethod
     /// The request's path, as sent.

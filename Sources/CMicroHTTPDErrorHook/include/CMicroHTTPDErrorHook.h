@@ -33,9 +33,20 @@ bool mhd_error_hook_install(MHDErrorResponseReplacement replacement);
 /// libmicrohttpd build has no PLT slot for `memset` to redirect.
 bool mhd_pool_release_install(void);
 
-/// Whether the next reset of a connection's pool on this thread (the one
-/// right after libmicrohttpd's request-completed callback) gives its pages
-/// back (`true`) or zeroes them in place (`false`, the default).
-void mhd_pool_release_next(bool release);
+/// What the next zeroing of a connection's pool memory on this thread does:
+/// the reset right after libmicrohttpd's request-completed callback, or the
+/// shrinking of the read buffer right after a response is queued.
+typedef enum {
+    /// Writes zeros to it, as libmicrohttpd does (the default).
+    MHD_POOL_RESET_ZERO = 0,
+    /// Gives its pages back to the kernel: a connection that most likely
+    /// stays idle now.
+    MHD_POOL_RESET_RELEASE = 1,
+    /// Leaves its contents: a busy connection, whose next request fills
+    /// the pool again at once.
+    MHD_POOL_RESET_KEEP = 2,
+} MHDPoolReset;
+
+void mhd_pool_reset_next(MHDPoolReset reset);
 
 #endif
