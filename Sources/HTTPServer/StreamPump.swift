@@ -19,8 +19,8 @@ import Logging
 /// pull ends. A pull starts only from the reader, which libmicrohttpd calls
 /// only when the socket has room: a slow client slows the producer down,
 /// and at most two blocks wait in memory. Fixed buffers, rather than one
-/// that a pull appends to, keep 50 concurrent streams within their memory
-/// target (BENCHMARKS.md, scenario 8): an appended buffer doubled to 256 KB.
+/// that a pull appends to (which grows to several blocks), keep 50
+/// concurrent streams within their memory target (BENCHMARKS.md, scenario 8).
 ///
 /// Ownership: the response holds one retain, released in the free
 /// callback. The body is used by one pull at a time, and closed once: when
@@ -64,8 +64,9 @@ final class StreamPump: @unchecked Sendable {
     /// How many bytes a pull writes before it hands its block over. Half
     /// of `StreamReader`'s block: a stream holds two of them, and each
     /// read of libmicrohttpd takes at most its write buffer (under 32 KB)
-    /// anyway; 64 KB blocks cost 50 concurrent streams 4 MB more at the
-    /// peak and did not make one stream faster (BENCHMARKS.md, scenario 8).
+    /// anyway. Blocks of 64 KB cost 50 concurrent streams 1 to 4 MB more
+    /// at the peak; one stream ran as fast with either, within the noise
+    /// (BENCHMARKS.md, scenario 8).
     static let blockSize = 32 << 10
     /// What a block's buffer is allocated with: the block and room for the
     /// value written last, which ends past it, so that the buffer never grows.
@@ -80,7 +81,7 @@ final class StreamPump: @unchecked Sendable {
 
     /// Grows `first`, the buffer a body's first block is written to, to
     /// a block's buffer once it holds more than a small body: a buffer
-    /// left to double would keep 128 KB for the whole stream.
+    /// left to double would keep twice that for the whole stream.
     static func reserveBlock(_ first: inout [UInt8]) {
         if first.count >= 2 << 10, first.capacity < bufferCapacity {
             first.reserveCapacity(bufferCapacity)
