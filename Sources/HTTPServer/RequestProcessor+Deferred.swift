@@ -118,7 +118,8 @@ extension RequestProcessor {
         first.reserveCapacity(4 << 10)
         var failure: (any Error)?
         do {
-            while first.count < StreamReader.blockSize {
+            while first.count < StreamPump.blockSize {
+                StreamPump.reserveBlock(&first)
                 if !(try body.write(into: &first)) {
                     body.close()
                     response.body = .bytes(first)

@@ -11,13 +11,16 @@ import Logging
 /// may wait for the body; a loop never may, so this one hands each pull to
 /// a worker and suspends the connection meanwhile.
 ///
-/// The reader hands out what the last pull brought and asks for the next
-/// block as soon as less than one is left, so one pull runs while the
-/// socket drains the block before; when nothing is there yet, the
-/// connection is suspended until the pull ends. A pull starts only from
-/// the reader, which libmicrohttpd calls only when the socket has room:
-/// a slow client slows the producer down, and at most about two blocks
-/// wait in memory.
+/// A stream holds two buffers of one block each, allocated once: the one
+/// the reader hands out, and the one the next pull fills while the socket
+/// drains the first. A pull starts as soon as the reader begins on a block
+/// and the other buffer is free; when the reader has handed out its block
+/// and the next is not there yet, the connection is suspended until the
+/// pull ends. A pull starts only from the reader, which libmicrohttpd calls
+/// only when the socket has room: a slow client slows the producer down,
+/// and at most two blocks wait in memory. Fixed buffers, rather than one
+/// that a pull appends to (which grows to several blocks), keep 50
+/// concurrent streams within their memory target (BENCHMARKS.md, scenario 8).
 ///
 /// Ownership: the response holds one retain, released in the free
 /// callback. The body is used by one pull at a time, and closed once: when
@@ -31,10 +34,13 @@ final class StreamPump: @unchecked Sendable {
     private let context: RequestContext
     private let suspension: Suspension
     private let workers: WorkerPool
+    /// The block the reader hands out, from `pendingStart` on.
     private var pending: [UInt8]
     private var pendingStart = 0
-    /// The buffer the next pull fills: a stream uses two buffers in turn,
-    /// not a new block per pull (each then copied into `pending`).
+    /// The block the last pull brought, which the reader takes once
+    /// `pending` is handed out; empty when there is none.
+    private var filled: [UInt8] = []
+    /// The empty buffer the next pull fills (taken by the pull meanwhile).
     private var spare: [UInt8] = []
     private var isFinished = false
     private var failure: (any Error)?
@@ -55,11 +61,38 @@ final class StreamPump: @unchecked Sendable {
         self.workers = workers
     }
 
+    /// How many bytes a pull writes before it hands its block over. Half
+    /// of `StreamReader`'s block: a stream holds two of them, and each
+    /// read of libmicrohttpd takes at most its write buffer (under 32 KB)
+    /// anyway. Blocks of 64 KB cost 50 concurrent streams 1 to 4 MB more
+    /// at the peak; one stream ran as fast with either, within the noise
+    /// (BENCHMARKS.md, scenario 8).
+    static let blockSize = 32 << 10
+    /// What a block's buffer is allocated with: the block and room for the
+    /// value written last, which ends past it, so that the buffer never grows.
+    static let bufferCapacity = blockSize + blockSize / 4
+
+    /// The buffer libmicrohttpd allocates with each response, for reads of
+    /// a body sent without chunks (to an HTTP/1.0 client). A chunked body
+    /// is read straight into the connection's write buffer, from its memory
+    /// pool (`Daemon.memoryLimit`, 32 KB), so a larger one (64 KB, zeroed)
+    /// would only cost each stream memory.
+    static let responseBufferSize = 16 << 10
+
+    /// Grows `first`, the buffer a body's first block is written to, to
+    /// a block's buffer once it holds more than a small body: a buffer
+    /// left to double would keep twice that for the whole stream.
+    static func reserveBlock(_ first: inout [UInt8]) {
+        if first.count >= 2 << 10, first.capacity < bufferCapacity {
+            first.reserveCapacity(bufferCapacity)
+        }
+    }
+
     /// The chunked response reading from the pump, or `nil` (the body is then closed).
     func makeResponse() -> OpaquePointer? {
         let retained = Unmanaged.passRetained(self)
         let response = MHD_create_response_from_callback(
-            UInt64.max, StreamReader.blockSize, StreamPump.read, retained.toOpaque(), StreamPump.free
+            UInt64.max, StreamPump.responseBufferSize, StreamPump.read, retained.toOpaque(), StreamPump.free
         )
         if response == nil { retained.takeRetainedValue().freed() }
         return response
@@ -75,8 +108,20 @@ final class StreamPump: @unchecked Sendable {
 
     private func fill(_ buffer: UnsafeMutableRawBufferPointer) -> Int {
         suspension.lock.lock()
-        let count = StreamReader.handOut(from: &pending, start: &pendingStart, into: buffer)
+        if pendingStart == pending.count, !filled.isEmpty {
+            // The next block becomes the one handed out; the one handed
+            // out, emptied, the buffer for the pull after.
+            swap(&pending, &filled)
+            pendingStart = 0
+            filled.removeAll(keepingCapacity: true)
+            swap(&spare, &filled)
+        }
+        let count = min(pending.count - pendingStart, buffer.count)
         if count > 0 {
+            pending.withUnsafeBytes { bytes in
+                buffer.copyMemory(from: UnsafeRawBufferPointer(rebasing: bytes[pendingStart..<(pendingStart + count)]))
+            }
+            pendingStart += count
             let mustPull = startsPullLocked()
             suspension.lock.unlock()
             if mustPull { workers.submit { self.pull() } }
@@ -108,11 +153,9 @@ final class StreamPump: @unchecked Sendable {
         return 0
     }
 
-    /// Whether a pull must start now (less than a block left, none under way); with the lock held.
+    /// Whether a pull must start now (the other buffer free, none under way); with the lock held.
     private func startsPullLocked() -> Bool {
-        guard !isPulling, !isFinished, failure == nil, !isFreed,
-              pending.count - pendingStart < StreamReader.blockSize
-        else { return false }
+        guard !isPulling, !isFinished, failure == nil, !isFreed, filled.isEmpty else { return false }
         isPulling = true
         return true
     }
@@ -122,6 +165,7 @@ final class StreamPump: @unchecked Sendable {
             isFreed = true
             pending = []
             pendingStart = 0
+            filled = []
             spare = []
             guard !isPulling, !isBodyClosed else { return false }
             isBodyClosed = true
@@ -140,14 +184,11 @@ final class StreamPump: @unchecked Sendable {
             defer { spare = [] }
             return spare
         }
-        chunk.removeAll(keepingCapacity: true)
-        // Filled to a block and a little past it, by the last value written:
-        // room for that, so that the buffer does not double to 128 KB.
-        chunk.reserveCapacity(StreamReader.blockSize + StreamReader.blockSize / 4)
+        chunk.reserveCapacity(StreamPump.bufferCapacity)
         var finished = false
         var failure: (any Error)?
         do {
-            while chunk.count < StreamReader.blockSize {
+            while chunk.count < StreamPump.blockSize {
                 if !(try body.write(into: &chunk)) {
                     finished = true
                     break
@@ -159,14 +200,7 @@ final class StreamPump: @unchecked Sendable {
         let mustClose = suspension.lock.withLock {
             isPulling = false
             if !isFreed {
-                if pending.count == pendingStart {
-                    // All handed out: the chunk becomes what is pending, as it is.
-                    swap(&pending, &chunk)
-                    pendingStart = 0
-                } else {
-                    pending.append(contentsOf: chunk)
-                }
-                spare = chunk
+                filled = chunk
                 isFinished = finished
                 self.failure = failure
             }
