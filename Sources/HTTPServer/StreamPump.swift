@@ -61,13 +61,14 @@ final class StreamPump: @unchecked Sendable {
         self.workers = workers
     }
 
-    /// How many bytes a pull writes before it hands its block over. Half
-    /// of `StreamReader`'s block: a stream holds two of them, and each
-    /// read of libmicrohttpd takes at most its write buffer (under 32 KB)
-    /// anyway. Blocks of 64 KB cost 50 concurrent streams 1 to 4 MB more
-    /// at the peak; one stream ran as fast with either, within the noise
-    /// (BENCHMARKS.md, scenario 8).
-    static let blockSize = 32 << 10
+    /// How many bytes a pull writes before it hands its block over: as
+    /// `StreamReader`'s. A pull starts only once the reader has taken the
+    /// block before, so each block costs a hand-off to a worker and, when
+    /// the client reads faster than the pull, a suspension: smaller blocks
+    /// cut a list of about 100 KB (scenario 5) to half its throughput at
+    /// 64 connections, for 1 to 4 MB less at the peak of 50 concurrent
+    /// streams (BENCHMARKS.md, scenario 8).
+    static let blockSize = StreamReader.blockSize
     /// What a block's buffer is allocated with: the block and room for the
     /// value written last, which ends past it, so that the buffer never grows.
     static let bufferCapacity = blockSize + blockSize / 4
