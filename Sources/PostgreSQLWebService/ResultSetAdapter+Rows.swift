@@ -1,4 +1,5 @@
 import PostgreSQL
+import Synchronization
 /// Where a ``ResultSetAdapter`` gets its rows, one JSON object at a time.
 protocol RowSource: AnyObject {
     /// Whether another row is available (reads ahead if needed).
@@ -107,8 +108,30 @@ final class BlockRows: RowSource {
     private let ownsTransaction: Bool
     private let arguments: SQLArguments
     private let attachments: [Attachment]
-    private let blockSize: Int
+    private let fixedBlockSize: Int?
     private let labelSpelling: [String: String]
+    /// The rows the last `FETCH` asked for: fewer came, the cursor is done.
+    private var requested = 0
+    /// Whether this stream is counted in `openStreams`.
+    private var isCounted = false
+
+    /// Parent rows per block, unless the adapter fixed it: a large block
+    /// while at most `streamsWithLargeBlocks` streams of blocks are open
+    /// in the process, a small one beyond, decided anew at each `FETCH`.
+    /// A stream holds one block and the rows attached to it at a time
+    /// (about 110 KB for 64 employees and their salaries): the small block
+    /// keeps many concurrent streams within their memory (BENCHMARKS.md,
+    /// scenario 8), and one stream alone gets the large block's fewer
+    /// statements and round trips (scenario 4).
+    static let largeBlock = 256
+    static let smallBlock = 64
+    static let streamsWithLargeBlocks = 8
+    private static let openStreams = Atomic<Int>(0)
+
+    private var blockSize: Int {
+        fixedBlockSize ?? (Self.openStreams.load(ordering: .relaxed) <= Self.streamsWithLargeBlocks
+            ? Self.largeBlock : Self.smallBlock)
+    }
 
     private var block: QueryResult?
     /// The first block, fetched in the same round trip as the cursor's declaration.
@@ -120,14 +143,14 @@ final class BlockRows: RowSource {
     private var isExhausted = false
     private var isClosed = false
 
-    init(connection: Connection, sql: String, arguments: SQLArguments, attachments: [Attachment], blockSize: Int) throws {
+    init(connection: Connection, sql: String, arguments: SQLArguments, attachments: [Attachment], blockSize: Int?) throws {
         let parameters = Parameters.parse(sql)
         // The arguments may also hold values for the attachments' parameters.
         let values = try parameters.bind { arguments.values[$0] }.map { $0.text }
         self.connection = connection
         self.arguments = arguments
         self.attachments = attachments
-        self.blockSize = max(1, blockSize)
+        self.fixedBlockSize = blockSize.map { max(1, $0) }
         self.labelSpelling = SQLTokens.aliases(in: parameters.sql)
         connection.cursorCount += 1
         cursorName = "rows\(connection.cursorCount)"
@@ -138,13 +161,25 @@ final class BlockRows: RowSource {
             statements.append(PipelinedStatement(sql: "BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY"))
         }
         statements.append(PipelinedStatement(sql: "DECLARE \(cursorName) NO SCROLL CURSOR FOR \(parameters.sql)", values: values))
-        statements.append(PipelinedStatement(sql: "FETCH \(self.blockSize) FROM \(cursorName)"))
+        Self.openStreams.add(1, ordering: .relaxed)
+        isCounted = true
+        requested = self.blockSize
+        statements.append(PipelinedStatement(sql: "FETCH \(requested) FROM \(cursorName)"))
         do {
             firstBlock = try connection.runPipeline(statements).last
         } catch {
+            uncount()
             if ownsTransaction { connection.rollBackQuietly() }
             throw error
         }
+    }
+
+    deinit { uncount() }
+
+    private func uncount() {
+        guard isCounted else { return }
+        isCounted = false
+        Self.openStreams.subtract(1, ordering: .relaxed)
     }
 
     func hasNext() throws -> Bool {
@@ -159,7 +194,8 @@ final class BlockRows: RowSource {
             block = firstBlock
             self.firstBlock = nil
         } else {
-            block = try connection.runSimple("FETCH \(blockSize) FROM \(cursorName)")
+            requested = blockSize
+            block = try connection.runSimple("FETCH \(requested) FROM \(cursorName)")
         }
         if template == nil {
             let columns = block.columns.map { $0.respelled(labelSpelling) }
@@ -168,7 +204,7 @@ final class BlockRows: RowSource {
         }
         self.block = block
         position = 0
-        if block.rowCount < blockSize { isExhausted = true }
+        if block.rowCount < requested { isExhausted = true }
         children = try attachments.map { attachment in
             try ChildBlock(
                 attachment, parents: block, parentLayout: layout!, firstColumn: 0, arguments: arguments,
@@ -189,6 +225,7 @@ final class BlockRows: RowSource {
     func close() {
         guard !isClosed else { return }
         isClosed = true
+        uncount()
         block = nil
         firstBlock = nil
         children = []

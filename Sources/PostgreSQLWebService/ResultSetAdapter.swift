@@ -55,11 +55,10 @@ public final class ResultSetAdapter: StreamingBody {
     private let shape: Shape
     /// How values are rendered (date format, ...).
     public let options: JSONRenderingOptions
-    /// How many parent rows are fetched at once when subqueries are attached.
-    /// A stream holds one block and the rows attached to it at a time, so
-    /// this bounds its memory, which counts when many streams run at once
-    /// (BENCHMARKS.md, scenario 8).
-    public var blockSize = 64
+    /// How many parent rows are fetched at once when subqueries are attached;
+    /// `nil` (the default): larger blocks while few such streams run, and
+    /// smaller ones when many do (`BlockRows.blockSize`).
+    public var blockSize: Int?
     /// How an ``Shape/array`` adapter without attachments writes its rows;
     /// set before it starts.
     public var format = Format.json
