@@ -117,12 +117,9 @@ final class StreamPump: @unchecked Sendable {
             filled.removeAll(keepingCapacity: true)
             swap(&spare, &filled)
         }
-        let count = min(pending.count - pendingStart, buffer.count)
+        // Only copied: the buffer stays whole until it is swapped out.
+        let count = StreamReader.copy(from: pending, start: &pendingStart, into: buffer)
         if count > 0 {
-            pending.withUnsafeBytes { bytes in
-                buffer.copyMemory(from: UnsafeRawBufferPointer(rebasing: bytes[pendingStart..<(pendingStart + count)]))
-            }
-            pendingStart += count
             let mustPull = startsPullLocked()
             suspension.lock.unlock()
             if mustPull { workers.submit { self.pull() } }

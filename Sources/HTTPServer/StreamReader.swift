@@ -96,12 +96,8 @@ final class StreamReader {
     /// as fits, and drops what was handed out (at once when all of it was,
     /// else once a block's worth has gathered). Returns the count.
     static func handOut(from pending: inout [UInt8], start: inout Int, into buffer: UnsafeMutableRawBufferPointer) -> Int {
-        let count = min(pending.count - start, buffer.count)
+        let count = copy(from: pending, start: &start, into: buffer)
         guard count > 0 else { return 0 }
-        pending.withUnsafeBytes { bytes in
-            buffer.copyMemory(from: UnsafeRawBufferPointer(rebasing: bytes[start..<(start + count)]))
-        }
-        start += count
         if start == pending.count {
             pending.removeAll(keepingCapacity: true)
             start = 0
@@ -109,6 +105,18 @@ final class StreamReader {
             pending.removeFirst(start)
             start = 0
         }
+        return count
+    }
+
+    /// Copies what `pending` holds from `start` on into `buffer`, as much
+    /// as fits, and moves `start` past it. Returns the count.
+    static func copy(from pending: [UInt8], start: inout Int, into buffer: UnsafeMutableRawBufferPointer) -> Int {
+        let count = min(pending.count - start, buffer.count)
+        guard count > 0 else { return 0 }
+        pending.withUnsafeBytes { bytes in
+            buffer.copyMemory(from: UnsafeRawBufferPointer(rebasing: bytes[start..<(start + count)]))
+        }
+        start += count
         return count
     }
 
