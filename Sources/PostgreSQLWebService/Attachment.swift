@@ -57,15 +57,18 @@ extension Attachment: Sendable {}
 ///
 /// ```sql
 /// SELECT p."__ord", c.* FROM unnest($1::text[], $2::text[]) WITH ORDINALITY AS p(a0, a1, "__ord")
-/// CROSS JOIN LATERAL (SELECT c0.*, row_number() OVER () AS "__rn"
-///                     FROM (SELECT title FROM titles WHERE emp_no = (p.a1::pg_catalog.int4)) AS c0) AS c
-/// ORDER BY p."__ord", c."__rn"
+/// CROSS JOIN LATERAL (SELECT * FROM (SELECT title FROM titles WHERE emp_no = (p.a1::pg_catalog.int4)) AS c0
+///                     OFFSET 0) AS c
 /// ```
 ///
-/// `__ord` says which parent a row belongs to; `__rn` keeps the subquery's
-/// own order (the window function also keeps the planner from flattening
-/// the subquery into a join that could reorder it). `a0` is a column of
-/// NULLs that gives `unnest` one row per parent even without parameters.
+/// `__ord` says which parent a row belongs to. `OFFSET 0` keeps the planner
+/// from flattening the subquery into a join, so it runs once per parent, as
+/// written, and its rows keep its own order. The statement asks for no order
+/// of its own: a sort of the whole block would cost PostgreSQL more than the
+/// subqueries. Rows come grouped by parent all the same (a nested loop over
+/// the parents, in order); ``ChildBlock`` groups them when they do not.
+/// `a0` is a column of NULLs that gives `unnest` one row per parent even
+/// without parameters.
 struct BatchSQL {
     var sql: String
     /// The subquery's parameter names: `names[k - 1]` fills array `$(k + 1)`.
@@ -117,8 +120,8 @@ extension Connection {
         let columns = (0...typeNames.count).map { "a\($0)" }.joined(separator: ", ")
         let sql = """
             SELECT p."__ord", c.* FROM unnest(\(arrays)) WITH ORDINALITY AS p(\(columns), "__ord") \
-            CROSS JOIN LATERAL (SELECT c0.*, row_number() OVER () AS "__rn" FROM (\(body)
-            ) AS c0) AS c ORDER BY p."__ord", c."__rn"
+            CROSS JOIN LATERAL (SELECT * FROM (\(body)
+            ) AS c0 OFFSET 0) AS c
             """
         let batch = BatchSQL(sql: sql, names: statement.parameters.names, labelSpelling: statement.labelSpelling)
         cache.bySubquery[subquery] = batch
@@ -152,6 +155,9 @@ final class ChildBlock {
     /// Rows of parent `i` are `starts[i] ..< starts[i + 1]`; empty when
     /// all the rows belong to the one parent (no array to allocate).
     private let starts: [Int32]
+    /// The result's rows in parent order, when they did not come in it;
+    /// empty when they did (the batch statement asks for no order).
+    private let order: [Int32]
     private let children: [ChildBlock]
 
     /// Runs `attachment` (and, recursively, its attachments) for every row of `parents`.
@@ -160,19 +166,28 @@ final class ChildBlock {
     ///   - parentLayout: the parents' columns, to bind parameters by label.
     ///   - firstColumn: the result column of `parentLayout.columns[0]`.
     ///   - arguments: the adapter's arguments, for names no parent column has.
-    init(
+    convenience init(
         _ attachment: Attachment, parents: QueryResult, parentLayout: ColumnLayout, firstColumn: Int32,
         arguments: SQLArguments, connection: Connection
     ) throws {
+        let statement = try Self.statement(
+            for: attachment, parents: parents, parentLayout: parentLayout, firstColumn: firstColumn,
+            arguments: arguments, connection: connection)
+        let result = try statement.map { try connection.run($0.prepared!, values: $0.values) }
+        try self.init(attachment, parentCount: parents.rowCount, result: result, arguments: arguments, connection: connection)
+    }
+
+    /// The statement that reads `attachment`'s rows for every row of
+    /// `parents` (its batch form, prepared), with its values; `nil` when
+    /// there are no parents. Sent in a pipeline, it runs while the
+    /// previous block is written (``BlockRows``).
+    static func statement(
+        for attachment: Attachment, parents: QueryResult, parentLayout: ColumnLayout, firstColumn: Int32,
+        arguments: SQLArguments, connection: Connection
+    ) throws -> PipelinedStatement? {
         let batch = try connection.batchSQL(for: attachment.sql)
         let parentCount = parents.rowCount
-        guard parentCount > 0 else {
-            self.result = nil
-            self.template = ObjectTemplate(columns: [])
-            self.starts = [0]
-            self.children = []
-            return
-        }
+        guard parentCount > 0 else { return nil }
         var values: [String?] = ["{" + Array(repeating: "NULL", count: Int(parentCount)).joined(separator: ",") + "}"]
         for name in batch.names {
             if let column = parentLayout.index(of: name) {
@@ -188,22 +203,57 @@ final class ChildBlock {
                 values.append(ArrayLiteral.text(Array(repeating: value, count: Int(parentCount))))
             }
         }
-        let result = try connection.run(connection.preparedStatement(for: batch.sql), values: values)
+        return PipelinedStatement(try connection.preparedStatement(for: batch.sql), values: values)
+    }
 
-        let columns = result.columns.dropFirst().dropLast().map { $0.respelled(batch.labelSpelling) }
+    /// The rows `result` holds, what the statement of
+    /// ``statement(for:parents:parentLayout:firstColumn:arguments:connection:)``
+    /// read for `parentCount` parents (`nil` for none), grouped by parent;
+    /// the attachment's own attachments run here, as batches over them.
+    init(
+        _ attachment: Attachment, parentCount: Int32, result: QueryResult?, arguments: SQLArguments,
+        connection: Connection
+    ) throws {
+        guard let result, parentCount > 0 else {
+            self.result = nil
+            self.template = ObjectTemplate(columns: [])
+            self.starts = [0]
+            self.order = []
+            self.children = []
+            return
+        }
+        let batch = try connection.batchSQL(for: attachment.sql)
+        let columns = result.columns.dropFirst().map { $0.respelled(batch.labelSpelling) }
+
         // Count the rows of parent i (ordinal i + 1) into starts[i + 1], then
         // sum up: starts[i] becomes the number of rows of parents before i.
         var starts = [Int32](repeating: 0, count: Int(parentCount) + 1)
+        var isInParentOrder = true
+        var previous = 0
         for row in 0..<result.rowCount {
-            guard let ordinal = Int(result.string(row: row, column: 0) ?? ""), (1...Int(parentCount)).contains(ordinal)
-            else { throw DatabaseError(code: .internalError, message: "attached rows came back without their parent") }
+            let ordinal = try Self.ordinal(row: row, of: result, parentCount: parentCount)
+            if ordinal < previous { isInParentOrder = false }
+            previous = ordinal
             starts[ordinal] += 1
         }
         for index in 0..<Int(parentCount) { starts[index + 1] += starts[index] }
+        // Rows that came out of parent order are put in it, each parent's
+        // in the order they came (the subquery's own).
+        var order: [Int32] = []
+        if !isInParentOrder {
+            var next = starts
+            order = [Int32](repeating: 0, count: Int(result.rowCount))
+            for row in 0..<result.rowCount {
+                let parent = try Self.ordinal(row: row, of: result, parentCount: parentCount) - 1
+                order[Int(next[parent])] = row
+                next[parent] += 1
+            }
+        }
 
         let layout = ColumnLayout(Array(columns))
         self.result = result
         self.starts = starts
+        self.order = order
         self.template = ObjectTemplate(
             columns: Array(columns), firstColumn: 1, attachmentKeys: attachment.attachments.map(\.key))
         self.children = try attachment.attachments.map { nested in
@@ -211,6 +261,13 @@ final class ChildBlock {
                 nested, parents: result, parentLayout: layout, firstColumn: 1, arguments: arguments,
                 connection: connection)
         }
+    }
+
+    /// The parent ordinal (1-based) in the first column of a batch result's row.
+    private static func ordinal(row: Int32, of result: QueryResult, parentCount: Int32) throws -> Int {
+        guard let ordinal = Int(result.string(row: row, column: 0) ?? ""), (1...Int(parentCount)).contains(ordinal)
+        else { throw DatabaseError(code: .internalError, message: "attached rows came back without their parent") }
+        return ordinal
     }
 
     /// The rows of `attachment` for one parent row, already read in full by
@@ -225,6 +282,7 @@ final class ChildBlock {
     ) throws {
         self.result = result
         self.starts = []
+        self.order = []
         self.template = layout.objectTemplate(attachmentKeys: attachment.attachments.map(\.key))
         self.children = try attachment.attachments.map { nested in
             guard let connection else {
@@ -242,8 +300,9 @@ final class ChildBlock {
         defer { output.append(UInt8(ascii: "]")) }
         guard let result else { return }
         let rows = starts.isEmpty ? 0..<result.rowCount : starts[Int(parent)]..<starts[Int(parent) + 1]
-        for row in rows {
-            if row != rows.lowerBound { output.append(UInt8(ascii: ",")) }
+        for index in rows {
+            if index != rows.lowerBound { output.append(UInt8(ascii: ",")) }
+            let row = order.isEmpty ? index : order[Int(index)]
             template.write(row: row, of: result, options: options, to: &output) { index, output in
                 children[index].writeArray(forParent: row, options: options, to: &output)
             }
