@@ -56,6 +56,33 @@ extension Connection {
     /// failure of the connection is thrown.
     package func sendPipeline(_ statements: [PipelinedStatement]) throws -> [QueryResult] {
         finishActiveCursor()
+        let sent = try send(statements)
+        return try readPipeline(firstRowOnly: statements.prefix(sent).map(\.firstRowOnly), allSent: sent == statements.count)
+    }
+
+    /// Sends `statements` in one pipeline and returns at once: the server
+    /// runs them while the caller does something else, and
+    /// ``PendingPipeline/results()`` reads their results, as
+    /// ``runPipeline(_:)`` returns them. Until then the connection runs
+    /// nothing else; any other call on it reads and drops these results first.
+    ///
+    /// ```swift
+    /// let pending = try connection.startPipeline([PipelinedStatement(sql: "SELECT pg_sleep(0.1)")])
+    /// render(previousBlock)                  // while the server works
+    /// let results = try pending.results()
+    /// ```
+    package func startPipeline(_ statements: [PipelinedStatement]) throws -> PendingPipeline {
+        finishActiveCursor()
+        let sent = try send(statements)
+        let pending = PendingPipeline(
+            connection: self, firstRowOnly: statements.prefix(sent).map(\.firstRowOnly), allSent: sent == statements.count)
+        pendingPipeline = pending
+        return pending
+    }
+
+    /// Enters pipeline mode, sends `statements` and the synchronization
+    /// point; returns how many statements libpq accepted.
+    private func send(_ statements: [PipelinedStatement]) throws -> Int {
         let handle = try openHandle()
         guard PQenterPipelineMode(handle) == 1 else { throw connectionError() }
 
@@ -82,19 +109,26 @@ extension Connection {
             isBrokenAfterPipelineFailure()
             throw error
         }
+        return sent
+    }
 
+    /// Reads the results of the statements `send(_:)` sent (one
+    /// `firstRowOnly` each), up to the synchronization point, and leaves
+    /// pipeline mode; throws when libpq did not accept them all.
+    fileprivate func readPipeline(firstRowOnly: [Bool], allSent: Bool) throws -> [QueryResult] {
+        let handle = try openHandle()
+        let sent = firstRowOnly.count
         var results: [QueryResult] = []
         results.reserveCapacity(sent)
         var failure: DatabaseError?
         for index in 0..<sent {
-            let firstRowOnly = statements[index].firstRowOnly
             guard let raw = PQgetResult(handle) else {
                 failure = failure ?? connectionError()
                 break
             }
             // This reads up to the NULL that ends each statement's results.
             guard let result = readToEnd(
-                startingWith: QueryResult(taking: raw), firstRowOnly: firstRowOnly, handle: handle)
+                startingWith: QueryResult(taking: raw), firstRowOnly: firstRowOnly[index], handle: handle)
             else {
                 failure = failure ?? DatabaseError(code: .internalError, message: "out of memory putting a result together")
                 continue
@@ -111,7 +145,7 @@ extension Connection {
             failure = failure ?? connectionError()
             isBrokenAfterPipelineFailure()
         }
-        if sent < statements.count { failure = failure ?? connectionError() }
+        if !allSent { failure = failure ?? connectionError() }
         if let failure { throw failure }
         return results
     }
@@ -158,3 +192,49 @@ extension Connection {
         noteFailure(DatabaseError(code: .connectionFailure, message: "the connection is stuck in pipeline mode"))
     }
 }
+
+// MARK: - A pipeline read later
+
+/// Statements sent by ``Connection/startPipeline(_:)``, running on the
+/// server until ``results()`` reads what they returned.
+package final class PendingPipeline {
+    private let connection: Connection
+    private let firstRowOnly: [Bool]
+    private let allSent: Bool
+    private var isRead = false
+
+    fileprivate init(connection: Connection, firstRowOnly: [Bool], allSent: Bool) {
+        self.connection = connection
+        self.firstRowOnly = firstRowOnly
+        self.allSent = allSent
+    }
+
+    deinit { close() }
+
+    /// The statements' results, in order, waiting for the server to
+    /// finish them; throws the first failure, as ``Connection/runPipeline(_:)``.
+    /// Read once: the connection is idle again afterwards.
+    package func results() throws -> [QueryResult] {
+        guard !isRead else {
+            throw DatabaseError(code: .internalError, message: "the pipeline's results were already read")
+        }
+        isRead = true
+        if connection.pendingPipeline === self { connection.pendingPipeline = nil }
+        let results = try connection.readPipeline(firstRowOnly: firstRowOnly, allSent: allSent)
+        for result in results { try connection.check(result) }
+        return results
+    }
+
+    /// Reads and drops the results not read yet, so that the connection
+    /// can run something else. Safe to call twice.
+    package func close() {
+        guard !isRead else { return }
+        isRead = true
+        if connection.pendingPipeline === self { connection.pendingPipeline = nil }
+        _ = try? connection.readPipeline(firstRowOnly: firstRowOnly, allSent: allSent)
+    }
+}
+
+/// A pending pipeline reads from its connection, which one thread uses at a time.
+@available(*, unavailable)
+extension PendingPipeline: Sendable {}

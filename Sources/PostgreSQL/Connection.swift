@@ -36,6 +36,11 @@ public final class Connection {
     /// run nothing else until that result has been read to its end.
     weak var activeCursor: RowCursor?
 
+    /// Statements sent to run while the caller does something else, whose
+    /// results are still to be read (``startPipeline(_:)``). The connection
+    /// can run nothing else until they have been.
+    weak var pendingPipeline: PendingPipeline?
+
     /// Whether the connection leaves no prepared statement on the server:
     /// each statement is sent with its SQL text, as the unnamed statement,
     /// and parsed again by the server every time. For a connection through
@@ -324,6 +329,8 @@ public final class Connection {
     func finishActiveCursor() {
         activeCursor?.close()
         activeCursor = nil
+        pendingPipeline?.close()
+        pendingPipeline = nil
     }
 
     // MARK: - Cancelling

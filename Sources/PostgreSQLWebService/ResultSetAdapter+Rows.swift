@@ -136,6 +136,9 @@ final class BlockRows: RowSource {
     private var block: QueryResult?
     /// The first block, fetched in the same round trip as the cursor's declaration.
     private var firstBlock: QueryResult?
+    /// The block after `block`, when looking ahead: its parents, and the
+    /// statements reading their attached rows, running meanwhile.
+    private var ahead: (parents: QueryResult, pending: PendingPipeline?)?
     private var layout: ColumnLayout?
     private var children: [ChildBlock] = []
     private var template: ObjectTemplate?
@@ -184,16 +187,54 @@ final class BlockRows: RowSource {
 
     func hasNext() throws -> Bool {
         if let block, position < block.rowCount { return true }
-        guard !isExhausted, !isClosed else { return false }
+        guard !isClosed else { return false }
         // The block written, and the rows attached to it, are freed before
-        // the next is fetched: a stream holds one block's results, not two.
+        // the next is read: a stream holds one block's results at a time
+        // (and the parents of the block after it, while looking ahead).
         self.block = nil
         children = []
+        let parents: QueryResult
+        if let ahead {
+            self.ahead = nil
+            parents = ahead.parents
+            let results = try ahead.pending?.results() ?? []
+            children = try attachments.indices.map { index in
+                try ChildBlock(
+                    attachments[index], parentCount: parents.rowCount, result: index < results.count ? results[index] : nil,
+                    arguments: arguments, connection: connection)
+            }
+        } else {
+            guard let fetched = try fetchParents() else { return false }
+            parents = fetched
+            children = try attachments.map { attachment in
+                try ChildBlock(
+                    attachment, parents: parents, parentLayout: layout!, firstColumn: 0, arguments: arguments,
+                    connection: connection)
+            }
+        }
+        self.block = parents
+        position = 0
+        if looksAhead, !isExhausted, parents.rowCount > 0 { try sendAhead() }
+        return parents.rowCount > 0
+    }
+
+    /// Whether the next block is read while this one is written: while
+    /// few streams are open, so that PostgreSQL runs a block's attached
+    /// statements while this thread writes the previous block, each on a
+    /// core of its own (BENCHMARKS.md, scenario 4). With more streams open
+    /// the cores are busy with the others, and each stream keeps to one block.
+    private var looksAhead: Bool {
+        Self.openStreams.load(ordering: .relaxed) <= Self.streamsWithLargeBlocks
+    }
+
+    /// The next block of parent rows, `nil` after the last.
+    private func fetchParents() throws -> QueryResult? {
         let block: QueryResult
         if let firstBlock {
             block = firstBlock
             self.firstBlock = nil
         } else {
+            guard !isExhausted else { return nil }
             requested = blockSize
             block = try connection.runSimple("FETCH \(requested) FROM \(cursorName)")
         }
@@ -202,15 +243,23 @@ final class BlockRows: RowSource {
             template = ObjectTemplate(columns: columns, attachmentKeys: attachments.map(\.key))
             layout = ColumnLayout(columns)
         }
-        self.block = block
-        position = 0
         if block.rowCount < requested { isExhausted = true }
-        children = try attachments.map { attachment in
-            try ChildBlock(
-                attachment, parents: block, parentLayout: layout!, firstColumn: 0, arguments: arguments,
+        return block
+    }
+
+    /// Fetches the next block of parents and sends the statements that
+    /// read their attached rows, in one pipeline whose results are read
+    /// once the current block is written. A result waits in the socket
+    /// and in libpq until then; the statement has finished unless its
+    /// result is larger than the socket's buffer.
+    private func sendAhead() throws {
+        guard let parents = try fetchParents() else { return }
+        let statements = try attachments.compactMap { attachment in
+            try ChildBlock.statement(
+                for: attachment, parents: parents, parentLayout: layout!, firstColumn: 0, arguments: arguments,
                 connection: connection)
         }
-        return block.rowCount > 0
+        ahead = (parents, statements.isEmpty ? nil : try connection.startPipeline(statements))
     }
 
     func writeNext(options: JSONRenderingOptions, to output: inout [UInt8]) throws {
@@ -228,6 +277,8 @@ final class BlockRows: RowSource {
         uncount()
         block = nil
         firstBlock = nil
+        ahead?.pending?.close()
+        ahead = nil
         children = []
         guard !connection.isBroken else { return }
         if ownsTransaction {

@@ -35,4 +35,42 @@ import Testing
             #expect(try connection.fetchOne(Int.self, "SELECT 42 AS value") == 42)
         }
     }
+
+    /// A pipeline started runs on the server while the caller goes on; its
+    /// results are read later, a failure among them thrown then.
+    @Test func aStartedPipelineRunsWhileTheCallerGoesOn() throws {
+        try TestDatabase.pool(size: 1).withConnection { connection in
+            let clock = ContinuousClock()
+            let started = clock.now
+            let pending = try connection.startPipeline([
+                PipelinedStatement(sql: "SELECT pg_sleep(0.3)"),
+                PipelinedStatement(sql: "SELECT n FROM generate_series(1, 3) n"),
+            ])
+            #expect(clock.now - started < .milliseconds(200))
+            let results = try pending.results()
+            #expect(clock.now - started >= .milliseconds(300))
+            #expect(results.map(\.rowCount) == [1, 3])
+
+            let failing = try connection.startPipeline([PipelinedStatement(sql: "SELECT 1 / 0 AS n")])
+            #expect {
+                try failing.results()
+            } throws: { error in
+                (error as? DatabaseError)?.code == .divisionByZero
+            }
+            #expect(try connection.fetchOne(Int.self, "SELECT 42 AS value") == 42)
+            #expect(!connection.isInTransaction)
+        }
+    }
+
+    /// Any other statement on the connection first reads and drops the
+    /// results of a pipeline still pending; they cannot be read afterwards.
+    @Test func anotherStatementDropsAPendingPipeline() throws {
+        try TestDatabase.pool(size: 1).withConnection { connection in
+            let pending = try connection.startPipeline([PipelinedStatement(sql: "SELECT n FROM generate_series(1, 1000) n")])
+            #expect(try connection.fetchOne(Int.self, "SELECT 42 AS value") == 42)
+            #expect(throws: DatabaseError.self) { try pending.results() }
+            pending.close()
+            #expect(try connection.fetchOne(Int.self, "SELECT 43 AS value") == 43)
+        }
+    }
 }

@@ -1,6 +1,6 @@
 import Foundation
-import PostgreSQL
-import PostgreSQLWebService
+@testable import PostgreSQL
+@testable import PostgreSQLWebService
 import Testing
 
 @Suite struct ResultSetAdapterTests {
@@ -315,6 +315,52 @@ import Testing
         // bound there, still below the 50 MB that went through.
         let bound = ProcessMemory.isUnderThreadSanitizer ? 40_000 : 20_000
         #expect(growth < bound, "resident memory grew by \(growth) kB")
+    }
+
+    /// The rows of a block's attached statement grouped by parent when
+    /// they do not come in parent order: each parent's rows in the order
+    /// they came.
+    @Test func attachedRowsOutOfParentOrderAreGroupedByParent() throws {
+        try TestDatabase.pool(size: 1).withConnection { connection in
+            let attachment = Attachment(key: "values", sql: "SELECT :v::text AS v")
+            let result = try connection.runSimple("""
+                SELECT ordinal, v FROM (VALUES (1, 2, 'b1'), (2, 1, 'a1'), (3, 2, 'b2'), (4, 4, 'd1'), (5, 1, 'a2'))
+                AS t(position, ordinal, v) ORDER BY position
+                """)
+            let block = try ChildBlock(attachment, parentCount: 4, result: result, arguments: [:], connection: connection)
+            let arrays = (0..<4).map { parent in
+                var output: [UInt8] = []
+                block.writeArray(forParent: Int32(parent), options: JSONRenderingOptions(), to: &output)
+                return String(decoding: output, as: UTF8.self)
+            }
+            #expect(arrays == [#"[{"v":"a1"},{"v":"a2"}]"#, #"[{"v":"b1"},{"v":"b2"}]"#, "[]", #"[{"v":"d1"}]"#])
+        }
+    }
+
+    /// An attached statement that fails in a later block (the next block's
+    /// statements run while one is written) ends the stream with its error
+    /// and leaves the connection idle.
+    @Test func anAttachmentFailingInALaterBlockEndsTheStream() throws {
+        let pool = TestDatabase.pool(size: 1)
+        let adapter = ResultSetAdapter(pool, sql: "SELECT n FROM generate_series(1, 1000) n ORDER BY n")
+        adapter.blockSize = 100
+        adapter.attach("inverse", "SELECT 1.0 / (:n - 650) AS inverse")
+        var output: [UInt8] = []
+        #expect {
+            while try adapter.write(into: &output) {}
+        } throws: { error in
+            (error as? DatabaseError)?.code == .divisionByZero
+        }
+        // Blocks 1 to 6 were written, but not the one that failed.
+        #expect(String(decoding: output, as: UTF8.self).contains(#"{"n":600,"inverse":"#))
+        #expect(!String(decoding: output, as: UTF8.self).contains(#"{"n":601,"#))
+        adapter.close()
+        let (value, inTransaction) = try pool.withConnection { connection in
+            (try connection.fetchOne(Int.self, "SELECT 41 + 1 AS value"), connection.isInTransaction)
+        }
+        #expect(value == 42)
+        #expect(!inTransaction)
+        #expect(pool.openConnectionCount == 1)
     }
 
     @Test func closingEarlyCancelsAndReturnsACleanConnection() throws {
