@@ -16,6 +16,8 @@ protocol RowSource: AnyObject {
 final class StreamingRows: RowSource {
     private let cursor: RowCursor
     private var pending: Row?
+    /// The rows' template, looked up once: every row has the same columns.
+    private var template: ObjectTemplate?
 
     init(connection: Connection, sql: String, arguments: SQLArguments) throws {
         cursor = try connection.query(sql, arguments)
@@ -29,7 +31,8 @@ final class StreamingRows: RowSource {
     func writeNext(options: JSONRenderingOptions, to output: inout [UInt8]) throws {
         guard let row = pending else { return }
         pending = nil
-        row.layout.objectTemplate.write(row: row.index, of: row.result, options: options, to: &output) { _, _ in }
+        if template == nil { template = row.layout.objectTemplate }
+        template!.write(row: row.index, of: row.result, options: options, to: &output) { _, _ in }
     }
 
     func close() {
