@@ -27,15 +27,14 @@ final class Socket {
                 connect(descriptor, $0, socklen_t(MemoryLayout<sockaddr_in>.size))
             }
         }
-        if result != 0 {
-            let error = errno
-            Glibc.close(descriptor)
-            throw TestClient.Failure.connect(errno: error)
-        }
+        // Not closed here: `deinit` runs for an initializer that throws
+        // once every property is set, and a second `close` would close
+        // whatever descriptor another thread opened in the meantime.
+        if result != 0 { throw TestClient.Failure.connect(errno: errno) }
     }
 
     deinit {
-        Glibc.close(descriptor)
+        if descriptor >= 0 { Glibc.close(descriptor) }
     }
 
     /// Sends all of `bytes`.
