@@ -200,10 +200,11 @@ final class BlockRows: RowSource {
         if let ahead {
             self.ahead = nil
             parents = ahead.parents
-            let results = try ahead.pending?.results() ?? []
+            // One result per attachment; none when the block has no parents.
+            let results = try ahead.pending?.results()
             children = try attachments.indices.map { index in
                 try ChildBlock(
-                    attachments[index], parentCount: parents.rowCount, result: index < results.count ? results[index] : nil,
+                    attachments[index], parentCount: parents.rowCount, result: results?[index],
                     arguments: arguments, connection: connection)
             }
         } else {
