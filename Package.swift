@@ -34,6 +34,8 @@ let package = Package(
             pkgConfig: "zlib",
             providers: [.apt(["zlib1g-dev"])]
         ),
+        // Linux's epoll and eventfd, for the event loops.
+        .systemLibrary(name: "CEpoll"),
         .systemLibrary(
             name: "CMicroHTTPD",
             pkgConfig: "libmicrohttpd",
@@ -51,6 +53,7 @@ let package = Package(
         // MARK: - Layers
         .target(name: "JSONStreaming"),
         .target(name: "Locking"),
+        .target(name: "EventLoops", dependencies: ["CEpoll", "Locking"]),
         .target(name: "Instrumentation"),
         .target(name: "CivilCalendar"),
         .target(
@@ -59,6 +62,7 @@ let package = Package(
                 "CMicroHTTPD",
                 "CZlib",
                 "CMicroHTTPDErrorHook",
+                "EventLoops",
                 "JSONStreaming",
                 "Locking",
                 .product(name: "Logging", package: "swift-log"),
@@ -80,6 +84,7 @@ let package = Package(
             dependencies: [
                 "CivilCalendar",
                 "CLibPQ",
+                "EventLoops",
                 "Instrumentation",
                 "JSONStreaming",
                 "Locking",
@@ -140,10 +145,11 @@ let package = Package(
         // MARK: - Tests
         .testTarget(name: "JSONStreamingTests", dependencies: ["JSONStreaming"]),
         .testTarget(name: "LockingTests", dependencies: ["Locking"]),
+        .testTarget(name: "EventLoopsTests", dependencies: ["EventLoops"]),
         .testTarget(name: "InstrumentationTests", dependencies: ["Instrumentation"]),
         .testTarget(name: "CivilCalendarTests", dependencies: ["CivilCalendar"]),
         .target(name: "HTTPTestClient", path: "Tests/HTTPTestClient"),
-        .testTarget(name: "HTTPServerTests", dependencies: ["HTTPServer", "HTTPTestClient"]),
+        .testTarget(name: "HTTPServerTests", dependencies: ["EventLoops", "HTTPServer", "HTTPTestClient"]),
         .testTarget(name: "WebServiceTests", dependencies: ["WebService", "HTTPServer", "HTTPTestClient"]),
         .testTarget(name: "PostgreSQLTests", dependencies: ["PostgreSQL", "PostgreSQLWebService", "Locking"]),
         .testTarget(name: "PostgreSQLWebServiceTests", dependencies: ["PostgreSQLWebService"]),

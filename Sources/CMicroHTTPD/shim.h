@@ -34,6 +34,16 @@ shim_MHD_get_bound_port(struct MHD_Daemon *daemon)
     return info == NULL ? 0 : info->port;
 }
 
+/// `MHD_get_daemon_info` is variadic: the daemon's epoll descriptor (a
+/// daemon without a thread of its own, run by the application's loop), or -1.
+static inline int
+shim_MHD_get_epoll_fd(struct MHD_Daemon *daemon)
+{
+    const union MHD_DaemonInfo *info =
+        MHD_get_daemon_info(daemon, MHD_DAEMON_INFO_EPOLL_FD);
+    return info == NULL ? -1 : info->epoll_fd;
+}
+
 /// `MHD_get_connection_info` is variadic: the client's socket address,
 /// or NULL if unknown.
 static inline const struct sockaddr *

@@ -5,21 +5,32 @@ import Glibc
 import Logging
 import Synchronization
 
-/// Owns one running `MHD_Daemon`: starts it in `init`, stops it in
-/// `shutDown` (or `deinit`, if never shut down).
+/// Owns the running `MHD_Daemon`s of a server: starts them in `init`, stops
+/// them in `shutDown` (or `deinit`, if never shut down).
 ///
-/// The daemon's callbacks receive the `RequestProcessor` through their
-/// `void *` argument; the daemon holds one retain on it from start to stop.
+/// With one thread per connection, one daemon runs its own threads. With
+/// event loops, each ``EventLoop`` runs a daemon of its own
+/// (`EventLoopDaemon`), on a listening socket of its own: the sockets share
+/// the port (`SO_REUSEPORT`), and the kernel spreads new connections over them.
+///
+/// The daemons' callbacks receive the `RequestProcessor` through their
+/// `void *` argument; it is retained once from start to stop.
 final class Daemon {
     let port: Int
-    private var handle: OpaquePointer?
     private let processor: RequestProcessor
-    /// The certificate and key's PEM texts as C strings, which the daemon
-    /// may read while it runs; freed after it stops.
+    /// With one thread per connection: the daemon, which has its own threads.
+    private var handle: OpaquePointer?
+    /// With event loops: a daemon per loop.
+    private var loopDaemons: [EventLoopDaemon] = []
+    private var isRunning = true
+    /// The certificate and key's PEM texts as C strings, which the daemons
+    /// may read while they run; freed after they stop.
     private var tlsStrings: [UnsafeMutablePointer<CChar>] = []
 
     init(configuration: HTTPServer.Configuration, processor: RequestProcessor) throws {
         self.processor = processor
+        var loopDaemons: [EventLoopDaemon] = []
+        var port = 0
         if !Daemon.replacesLibraryErrors {
             processor.logger.warning(
                 "libmicrohttpd's own error responses (malformed or oversized requests) are sent as its HTML pages: its MHD_queue_response is not interposed in this build"
@@ -32,22 +43,81 @@ final class Daemon {
         }
         let address = try SocketAddress(host: configuration.host, port: configuration.port)
         let context = Unmanaged.passRetained(processor)
+        do {
+            var flags = MHD_USE_ERROR_LOG.rawValue
+            var options = Daemon.options(configuration: configuration, context: context.toOpaque())
+            if let tls = configuration.tls {
+                guard MHD_is_feature_supported(.FEATURE_TLS) == .YES else {
+                    throw HTTPServer.StartError(description: "this libmicrohttpd is built without TLS support")
+                }
+                flags |= MHD_USE_TLS.rawValue
+                let certificate = strdup(tls.certificatePEM)!
+                let key = strdup(tls.privateKeyPEM)!
+                tlsStrings = [certificate, key]
+                options.append(MHD_OptionItem(option: .HTTPS_MEM_CERT, value: 0, ptr_value: UnsafeMutableRawPointer(certificate)))
+                options.append(MHD_OptionItem(option: .HTTPS_MEM_KEY, value: 0, ptr_value: UnsafeMutableRawPointer(key)))
+            }
+            switch configuration.threading {
+            case .threadPerConnection:
+                flags |= MHD_USE_INTERNAL_POLLING_THREAD.rawValue | MHD_USE_ITC.rawValue | MHD_USE_AUTO.rawValue
+                    | MHD_USE_THREAD_PER_CONNECTION.rawValue
+                if address.isIPv6 { flags |= MHD_USE_IPv6.rawValue }
+                let handle = address.withSockaddr { sockaddr in
+                    options.append(MHD_OptionItem(option: .SOCK_ADDR, value: 0, ptr_value: UnsafeMutableRawPointer(mutating: sockaddr)))
+                    return Daemon.start(flags: flags, port: configuration.port, acceptPolicy: nil, options: options, context: context)
+                }
+                guard let handle else {
+                    throw HTTPServer.StartError(
+                        description: "cannot listen on \(configuration.host):\(configuration.port) (see the log for the reason)")
+                }
+                self.handle = handle
+                port = Int(shim_MHD_get_bound_port(handle))
+            case .eventLoops(let threads):
+                // No internal thread: each loop runs its daemon (libmicrohttpd
+                // then has no inter-thread channel of its own; a resume from
+                // another thread wakes the loop instead, `EventLoopDaemon.resumed`).
+                flags |= MHD_USE_EPOLL.rawValue | MHD_ALLOW_SUSPEND_RESUME.rawValue
+                let sockets = try ListeningSockets(address: address, count: max(threads, 1))
+                port = sockets.port
+                for (index, socket) in sockets.descriptors.enumerated() {
+                    var own = options
+                    own.append(MHD_OptionItem(option: .LISTEN_SOCKET, value: Int(socket), ptr_value: nil))
+                    guard let handle = Daemon.start(
+                        flags: flags, port: 0, acceptPolicy: Daemon.acceptPolicy, options: own, context: context)
+                    else {
+                        for descriptor in sockets.descriptors[index...] { close(descriptor) }
+                        throw HTTPServer.StartError(
+                            description: "cannot serve on \(configuration.host):\(sockets.port) (see the log for the reason)")
+                    }
+                    do {
+                        loopDaemons.append(try EventLoopDaemon(handle: handle, name: "http-\(index + 1)"))
+                    } catch {
+                        MHD_stop_daemon(handle)
+                        for descriptor in sockets.descriptors[(index + 1)...] { close(descriptor) }
+                        throw HTTPServer.StartError(description: "cannot start an event loop: \(error)")
+                    }
+                }
+            }
+            self.port = port
+            self.loopDaemons = loopDaemons
+        } catch {
+            for daemon in loopDaemons { daemon.stop() }
+            processor.headerDeadline.stop()
+            context.release()
+            for string in tlsStrings { free(string) }
+            throw error
+        }
+    }
 
-        var flags = MHD_USE_ERROR_LOG.rawValue | MHD_USE_INTERNAL_POLLING_THREAD.rawValue
-            | MHD_USE_ITC.rawValue | MHD_USE_AUTO.rawValue
-        if address.isIPv6 { flags |= MHD_USE_IPv6.rawValue }
-        var options: [MHD_OptionItem] = [
+    /// The options every daemon shares; the caller adds its address or socket and `END`.
+    private static func options(configuration: HTTPServer.Configuration, context: UnsafeMutableRawPointer) -> [MHD_OptionItem] {
+        [
             // The logger comes first so that it receives every message.
-            MHD_OptionItem(
-                option: .EXTERNAL_LOGGER,
-                value: unsafeBitCast(Daemon.logMessage, to: Int.self),
-                ptr_value: context.toOpaque()
-            ),
-            // With event loops, libmicrohttpd splits the limit among its
-            // threads and, at a thread's share, leaves new connections
-            // waiting in the listen queue behind idle ones. The limit is
-            // kept by the accept policy instead, which refuses them at once
-            // as one thread per connection does.
+            MHD_OptionItem(option: .EXTERNAL_LOGGER, value: unsafeBitCast(Daemon.logMessage, to: Int.self), ptr_value: context),
+            // With event loops, the limit is kept by the accept policy, which
+            // counts the connections of every loop's daemon and refuses one
+            // over it at once, as one thread per connection does; each
+            // daemon's own limit stays out of its way.
             MHD_OptionItem(
                 option: .CONNECTION_LIMIT,
                 value: configuration.threading == .threadPerConnection
@@ -59,69 +129,27 @@ final class Daemon {
             // larger one libmicrohttpd refuses itself, with the same problem
             // document (Daemon+LibraryErrors.swift).
             MHD_OptionItem(
-                option: .CONNECTION_MEMORY_LIMIT,
-                value: Daemon.memoryLimit(headerLimit: configuration.maximumHeaderSize),
-                ptr_value: nil
-            ),
+                option: .CONNECTION_MEMORY_LIMIT, value: Daemon.memoryLimit(headerLimit: configuration.maximumHeaderSize),
+                ptr_value: nil),
+            MHD_OptionItem(option: .URI_LOG_CALLBACK, value: unsafeBitCast(Daemon.requestBegan, to: Int.self), ptr_value: context),
             MHD_OptionItem(
-                option: .URI_LOG_CALLBACK,
-                value: unsafeBitCast(Daemon.requestBegan, to: Int.self),
-                ptr_value: context.toOpaque()
-            ),
+                option: .NOTIFY_CONNECTION, value: unsafeBitCast(Daemon.connectionChanged, to: Int.self), ptr_value: context),
             MHD_OptionItem(
-                option: .NOTIFY_CONNECTION,
-                value: unsafeBitCast(Daemon.connectionChanged, to: Int.self),
-                ptr_value: context.toOpaque()
-            ),
-            MHD_OptionItem(
-                option: .NOTIFY_COMPLETED,
-                value: unsafeBitCast(Daemon.requestCompleted, to: Int.self),
-                ptr_value: context.toOpaque()
-            ),
+                option: .NOTIFY_COMPLETED, value: unsafeBitCast(Daemon.requestCompleted, to: Int.self), ptr_value: context),
         ]
-        if let tls = configuration.tls {
-            guard MHD_is_feature_supported(.FEATURE_TLS) == .YES else {
-                processor.headerDeadline.stop()
-                context.release()
-                throw HTTPServer.StartError(description: "this libmicrohttpd is built without TLS support")
-            }
-            flags |= MHD_USE_TLS.rawValue
-            let certificate = strdup(tls.certificatePEM)!
-            let key = strdup(tls.privateKeyPEM)!
-            tlsStrings = [certificate, key]
-            options.append(MHD_OptionItem(option: .HTTPS_MEM_CERT, value: 0, ptr_value: UnsafeMutableRawPointer(certificate)))
-            options.append(MHD_OptionItem(option: .HTTPS_MEM_KEY, value: 0, ptr_value: UnsafeMutableRawPointer(key)))
-        }
-        switch configuration.threading {
-        case .threadPerConnection:
-            flags |= MHD_USE_THREAD_PER_CONNECTION.rawValue
-        case .eventLoops(let threads):
-            flags |= MHD_ALLOW_SUSPEND_RESUME.rawValue
-            options.append(MHD_OptionItem(option: .THREAD_POOL_SIZE, value: max(threads, 1), ptr_value: nil))
-        }
+    }
 
-        let handle = address.withSockaddr { sockaddr in
-            options.append(MHD_OptionItem(option: .SOCK_ADDR, value: 0, ptr_value: UnsafeMutableRawPointer(mutating: sockaddr)))
-            options.append(MHD_OptionItem(option: .END, value: 0, ptr_value: nil))
-            return options.withUnsafeMutableBufferPointer { options in
-                shim_MHD_start_daemon(
-                    flags, UInt16(truncatingIfNeeded: configuration.port),
-                    configuration.threading == .threadPerConnection ? nil : Daemon.acceptPolicy, context.toOpaque(),
-                    Daemon.accessHandler, context.toOpaque(),
-                    options.baseAddress
-                )
-            }
+    private static func start(
+        flags: UInt32, port: Int, acceptPolicy: MHD_AcceptPolicyCallback?, options: [MHD_OptionItem],
+        context: Unmanaged<RequestProcessor>
+    ) -> OpaquePointer? {
+        var options = options
+        options.append(MHD_OptionItem(option: .END, value: 0, ptr_value: nil))
+        return options.withUnsafeMutableBufferPointer { options in
+            shim_MHD_start_daemon(
+                flags, UInt16(truncatingIfNeeded: port), acceptPolicy, context.toOpaque(),
+                Daemon.accessHandler, context.toOpaque(), options.baseAddress)
         }
-        guard let handle else {
-            processor.headerDeadline.stop()
-            context.release()
-            for string in tlsStrings { free(string) }
-            throw HTTPServer.StartError(
-                description: "cannot listen on \(configuration.host):\(configuration.port) (see the log for the reason)"
-            )
-        }
-        self.handle = handle
-        self.port = Int(shim_MHD_get_bound_port(handle))
     }
 
     /// libmicrohttpd's per-connection memory pool for a header limit:
@@ -147,22 +175,32 @@ final class Daemon {
     }
 
     deinit {
-        if let handle {
+        if isRunning {
             processor.suspensions.abandonAll()
-            MHD_stop_daemon(handle)
+            stopLoopDaemons()
+            if let handle { MHD_stop_daemon(handle) }
             processor.headerDeadline.stop()
             Unmanaged.passUnretained(processor).release()
         }
         for string in tlsStrings { free(string) }
     }
 
+    /// Stops the loops, then their daemons (with no loop running them, on this thread).
+    private func stopLoopDaemons() {
+        for daemon in loopDaemons { daemon.stop() }
+        loopDaemons = []
+    }
+
     /// Stops accepting, waits up to `timeout` seconds for the requests in
-    /// flight, then stops the daemon (closing idle keep-alive connections).
+    /// flight, then stops the daemons (closing idle keep-alive connections).
     func shutDown(timeout: Double, logger: Logger) {
-        guard let handle else { return }
+        guard isRunning else { return }
         processor.isDraining.store(true, ordering: .releasing)
-        let listenSocket = MHD_quiesce_daemon(handle)
-        if listenSocket >= 0 { close(listenSocket) }
+        if let handle {
+            let listenSocket = MHD_quiesce_daemon(handle)
+            if listenSocket >= 0 { close(listenSocket) }
+        }
+        for daemon in loopDaemons { daemon.quiesce() }
 
         let inFlight = processor.requestsInFlight.load(ordering: .acquiring)
         if inFlight > 0 {
@@ -178,9 +216,11 @@ final class Daemon {
         }
         // libmicrohttpd must not be stopped with a connection suspended.
         processor.suspensions.abandonAll()
-        MHD_stop_daemon(handle)
+        stopLoopDaemons()
+        if let handle { MHD_stop_daemon(handle) }
         processor.headerDeadline.stop()
-        self.handle = nil
+        handle = nil
+        isRunning = false
         Unmanaged.passUnretained(processor).release()
     }
 
@@ -209,9 +249,7 @@ final class Daemon {
     }
 
     /// The accept policy (event loops only): refuses a connection over the limit.
-    private static let acceptPolicy: @convention(c) (
-        UnsafeMutableRawPointer?, UnsafePointer<sockaddr>?, socklen_t
-    ) -> MHD_Result = { cls, _, _ in
+    private static let acceptPolicy: MHD_AcceptPolicyCallback = { cls, _, _ in
         let processor = Unmanaged<RequestProcessor>.fromOpaque(cls!).takeUnretainedValue()
         return processor.openConnections.load(ordering: .relaxed) < processor.configuration.maximumConnections ? .YES : .NO
     }
@@ -229,7 +267,8 @@ final class Daemon {
             // The connection's socket context holds one retain on its
             // record until the connection closes.
             let watch = processor.headerDeadline.opened(socket: shim_MHD_get_connection_fd(connection))
-            socketContext.pointee = Unmanaged.passRetained(OpenConnection(processor: processor, watch: watch)).toOpaque()
+            let open = OpenConnection(processor: processor, watch: watch, loopDaemon: EventLoopDaemon.current)
+            socketContext.pointee = Unmanaged.passRetained(open).toOpaque()
         default:
             processor.openConnections.subtract(1, ordering: .relaxed)
             if let opaque = socketContext.pointee {
@@ -245,13 +284,16 @@ final class Daemon {
         let processor: RequestProcessor
         /// The header deadline's watch of the connection, if it has one.
         let watch: HeaderDeadline.Watch?
+        /// With event loops, the daemon (and loop) that serves the connection.
+        let loopDaemon: EventLoopDaemon?
         /// When its last request completed, in nanoseconds of
         /// `CLOCK_MONOTONIC_COARSE`; 0 before the first (`releasePoolUnlessBusy`).
         let lastCompleted = Atomic<UInt64>(0)
 
-        init(processor: RequestProcessor, watch: HeaderDeadline.Watch?) {
+        init(processor: RequestProcessor, watch: HeaderDeadline.Watch?, loopDaemon: EventLoopDaemon?) {
             self.processor = processor
             self.watch = watch
+            self.loopDaemon = loopDaemon
         }
     }
 

@@ -72,8 +72,11 @@ extension RequestProcessor {
     }
 
     /// Suspends the connection and has `response` produced off the event loop.
-    func deferResponse(_ response: HTTPResponse, to context: RequestContext, on connection: Connection, workers: WorkerPool) {
-        let suspension = Suspension(connection: connection.handle, registry: suspensions)
+    func deferResponse(
+        _ response: HTTPResponse, to context: RequestContext, on connection: Connection, daemon: EventLoopDaemon,
+        workers: WorkerPool
+    ) {
+        let suspension = Suspension(connection: connection.handle, daemon: daemon, registry: suspensions)
         let deferral = Deferral(suspension: suspension)
         context.deferral = deferral
         suspension.lock.withLock { suspension.suspendLocked() }

@@ -132,8 +132,8 @@ final class RequestProcessor: Sendable {
         var response = context.rejection?.response ?? handler(context.makeRequest())
         context.observer = response.observer
         if Self.needsWorker(response) {
-            if let workers {
-                deferResponse(response, to: context, on: connection, workers: workers)
+            if let workers, let daemon = Daemon.openConnection(connection.handle)?.loopDaemon {
+                deferResponse(response, to: context, on: connection, daemon: daemon, workers: workers)
                 return true
             }
             response = Self.resolve(response)

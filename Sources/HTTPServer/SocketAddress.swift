@@ -7,7 +7,7 @@ import Glibc
 /// ```swift
 /// let address = try SocketAddress(host: "127.0.0.1", port: 8080)
 /// ```
-struct SocketAddress {
+struct SocketAddress: CustomStringConvertible {
     private enum Storage {
         case v4(sockaddr_in)
         case v6(sockaddr_in6)
@@ -37,9 +37,54 @@ struct SocketAddress {
         throw HTTPServer.StartError(description: "host \"\(host)\" is not a numeric IPv4 or IPv6 address")
     }
 
+    /// The port (0: any free one).
+    var port: Int {
+        switch storage {
+        case .v4(let address): Int(UInt16(bigEndian: address.sin_port))
+        case .v6(let address): Int(UInt16(bigEndian: address.sin6_port))
+        }
+    }
+
+    /// The same host with another port.
+    func withPort(_ port: Int) -> SocketAddress {
+        switch storage {
+        case .v4(var address):
+            address.sin_port = in_port_t(UInt16(port).bigEndian)
+            return SocketAddress(storage: .v4(address))
+        case .v6(var address):
+            address.sin6_port = in_port_t(UInt16(port).bigEndian)
+            return SocketAddress(storage: .v6(address))
+        }
+    }
+
+    private init(storage: Storage) {
+        self.storage = storage
+    }
+
+    /// The size of the `sockaddr` that ``withSockaddr(_:)`` passes.
+    var length: socklen_t {
+        switch storage {
+        case .v4: socklen_t(MemoryLayout<sockaddr_in>.size)
+        case .v6: socklen_t(MemoryLayout<sockaddr_in6>.size)
+        }
+    }
+
     var isIPv6: Bool {
         if case .v6 = storage { return true }
         return false
+    }
+
+    /// `127.0.0.1:8080`, `[::1]:8080`.
+    var description: String {
+        var text = [CChar](repeating: 0, count: Int(INET6_ADDRSTRLEN))
+        switch storage {
+        case .v4(var address):
+            inet_ntop(AF_INET, &address.sin_addr, &text, socklen_t(text.count))
+            return "\(String(cString: text)):\(port)"
+        case .v6(var address):
+            inet_ntop(AF_INET6, &address.sin6_addr, &text, socklen_t(text.count))
+            return "[\(String(cString: text))]:\(port)"
+        }
     }
 
     func withSockaddr<Result>(_ body: (UnsafePointer<sockaddr>) throws -> Result) rethrows -> Result {

@@ -8,20 +8,24 @@ import Locking
 ///
 /// Every suspension is resumed exactly once: by the work's end, or by the
 /// server's stop (libmicrohttpd must not be stopped with a suspended
-/// connection); after the request completes, nothing resumes it.
+/// connection); after the request completes, nothing resumes it. A resume
+/// has the connection's loop run libmicrohttpd at the end of its pass: at
+/// once when it happens on that loop (a pipeline's answer), else by waking it.
 final class Suspension: @unchecked Sendable {
     // `@unchecked Sendable`: the state is touched only with `lock` held.
     // libmicrohttpd's calls are made with the lock held too, so that a
     // resume never races the request's completion.
     let lock = ConditionLock()
     private let connection: OpaquePointer
+    private let daemon: EventLoopDaemon
     private var isSuspended = false
     /// The request completed or the server stops: never resume again.
     private(set) var isOver = false
     private let registry: SuspensionRegistry
 
-    init(connection: OpaquePointer, registry: SuspensionRegistry) {
+    init(connection: OpaquePointer, daemon: EventLoopDaemon, registry: SuspensionRegistry) {
         self.connection = connection
+        self.daemon = daemon
         self.registry = registry
     }
 
@@ -40,6 +44,7 @@ final class Suspension: @unchecked Sendable {
         isSuspended = false
         registry.remove(self)
         MHD_resume_connection(connection)
+        daemon.resumed()
     }
 
     /// The request completed: forget the connection.

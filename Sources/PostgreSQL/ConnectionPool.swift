@@ -1,3 +1,4 @@
+import EventLoops
 import FoundationEssentials
 import Instrumentation
 import Locking
@@ -38,7 +39,7 @@ public final class ConnectionPool: Sendable {
         /// after connecting (not when ``poolerCompatible``: set it on the
         /// role, `ALTER ROLE ... SET statement_timeout`, instead).
         public var statementTimeout: Duration?
-        /// Connections of the pipeline loop, which runs the statements of
+        /// Connections of the pipeline, which runs the statements of
         /// non-blocking callers (``ResultSetAdapter/start(completion:)``)
         /// for many of them at once; opened on first use, besides `size`.
         public var pipelineConnections: Int
@@ -77,10 +78,12 @@ public final class ConnectionPool: Sendable {
     /// The configuration the pool was created with.
     public let configuration: Configuration
     private let state: PoolState
-    /// Runs the statements of non-blocking callers; its thread starts on first use.
-    package let pipelineLoop: PipelineLoop
     /// How long ``acquire()`` took, in nanoseconds, for `/metrics`.
     private let acquireDurations = Histogram(bounds: Histogram.durationBounds)
+    /// How many jobs each pass of the pipeline sent together.
+    private let pipelineBatchSizes = Histogram(bounds: Histogram.sizeBounds)
+    /// The pipeline's loop, started on first use and stopped by ``close()``.
+    private let pipelineLoop = PipelineLoop()
 
     /// Creates a pool; no connection is opened until one is needed.
     ///
@@ -90,10 +93,27 @@ public final class ConnectionPool: Sendable {
     public init(_ configuration: Configuration = Configuration()) {
         self.configuration = configuration
         self.state = PoolState()
-        self.pipelineLoop = PipelineLoop(
-            connections: configuration.pipelineConnections, waitTimeout: configuration.acquireTimeout
-        ) {
-            try ConnectionPool.openConnection(configuration)
+    }
+
+    // MARK: - The pipeline
+
+    /// Runs the statements of non-blocking callers, on a loop of the
+    /// pool's own (a thread that starts on first use).
+    ///
+    /// A thread of its own, rather than the HTTP server's loops: measured
+    /// on the 2-core machine of BENCHMARKS.md ("Second wave, the event
+    /// loops"), a pipeline per HTTP loop made each loop wait, asleep, for
+    /// PostgreSQL's answers one job at a time, where a pipeline thread of
+    /// its own lets the loops go on reading requests while it waits.
+    package var pipeline: Pipeline {
+        pipelineLoop.pipeline { loop in
+            let configuration = configuration
+            return Pipeline(
+                loop: loop, connections: configuration.pipelineConnections, waitTimeout: configuration.acquireTimeout,
+                batchSizes: pipelineBatchSizes
+            ) {
+                try ConnectionPool.openConnection(configuration)
+            }
         }
     }
 
@@ -217,9 +237,10 @@ public final class ConnectionPool: Sendable {
         }
     }
 
-    /// Closes the idle connections and the pipeline loop's (done also when
-    /// the pool goes away). Connections in use stay open until they are
-    /// released; non-blocking statements in flight fail.
+    /// Closes the idle connections and the pipelines' (done also when the
+    /// pool goes away). Connections in use stay open until they are
+    /// released; non-blocking statements in flight fail. The pool can be
+    /// used again afterwards: it opens new connections.
     ///
     /// ```swift
     /// pool.close()
@@ -250,7 +271,7 @@ public final class ConnectionPool: Sendable {
             inUse: counts.inUse, idle: counts.idle, waiting: counts.waiting, size: configuration.size,
             sinceLastRelease: counts.lastRelease.map { $0.duration(to: .now) },
             acquireDurations: acquireDurations.snapshot(),
-            pipelineBatchSizes: pipelineLoop.batchSizes.snapshot()
+            pipelineBatchSizes: pipelineBatchSizes.snapshot()
         )
     }
 
@@ -283,6 +304,47 @@ public final class ConnectionPool: Sendable {
             try connection.executeScript("SET statement_timeout = \(milliseconds)")
         }
         return connection
+    }
+}
+
+// MARK: - The pipeline's loop
+
+/// The loop a pool's pipeline runs on, and the pipeline: started on first
+/// use, stopped (failing the jobs in flight) by the pool's `close()`, and
+/// started again by the next use. `@unchecked Sendable`: the stored
+/// properties are touched only with `lock` held; the pipeline only on its loop.
+private final class PipelineLoop: @unchecked Sendable {
+    private let lock = ConditionLock()
+    private var loop: EventLoop?
+    private var pipeline: LoopConfined<Pipeline>?
+
+    deinit {
+        loop?.stop()
+    }
+
+    func pipeline(_ make: (EventLoop) -> Pipeline) -> Pipeline {
+        lock.withLock {
+            if let pipeline { return pipeline.value }
+            // A pool without its pipeline's thread could not run a keyed
+            // object at all: a thread that cannot be made is fatal.
+            let loop = try! EventLoop(name: "pipeline")
+            let made = make(loop)
+            self.loop = loop
+            pipeline = LoopConfined(made)
+            return made
+        }
+    }
+
+    /// Stops the loop; its pipeline's jobs in flight fail and its connections close.
+    func stop() {
+        let loop = lock.withLock {
+            defer {
+                self.loop = nil
+                pipeline = nil
+            }
+            return self.loop
+        }
+        loop?.stop()
     }
 }
 

@@ -2,7 +2,7 @@ import JSONStreaming
 import PostgreSQL
 
 /// The first row of a query and its attachments, run on a pool's
-/// ``PipelineLoop`` and written as one JSON object there:
+/// ``Pipeline`` and written as one JSON object there:
 /// ``ObjectWithAttachments`` without a thread that waits for it, each round
 /// one job. A job's statements come from the connection that takes it,
 /// which need not be the one of the round before. The row's result is read
@@ -16,16 +16,16 @@ import PostgreSQL
 enum PipelinedObject {
     /// Runs the query, as `role` when there is one; `completion` gets the
     /// object's JSON, `nil` when there is no row, or the failure.
-    /// Everything after `run` returns happens on the loop thread.
+    /// Everything after `run` returns happens on the pipeline's loop.
     static func run(
-        on loop: PipelineLoop, sql: String, arguments: SQLArguments, attachments: [Attachment],
+        on pipeline: Pipeline, sql: String, arguments: SQLArguments, attachments: [Attachment],
         options: JSONRenderingOptions, role: String? = nil, completion: @escaping (Result<[UInt8]?, any Error>) -> Void
     ) {
         // Touched by the jobs on the loop thread only.
         var object = ObjectWithAttachments(sql: sql, arguments: arguments, attachments: attachments)
         let first = role == nil ? 0 : 1
-        func round() -> PipelineLoop.Job {
-            PipelineLoop.Job(statements: { statement in
+        func round() -> Pipeline.Job {
+            Pipeline.Job(statements: { statement in
                 guard let role else { return try object.nextRound(statement) }
                 return try [PipelinedStatement(statement(Connection.setLocalRoleSQL), values: [role])] + object.nextRound(statement)
             }, completion: { outcome in
@@ -36,7 +36,7 @@ enum PipelinedObject {
                     case .noRow:
                         completion(.success(nil))
                     case .secondRound:
-                        loop.submit(round())
+                        pipeline.submit(round())
                     case .object(let rows):
                         var output: [UInt8] = []
                         output.reserveCapacity(1024)
@@ -48,7 +48,7 @@ enum PipelinedObject {
                 }
             })
         }
-        loop.submit(round())
+        pipeline.submit(round())
     }
 
     /// The result of a statement that succeeded, else its failure.

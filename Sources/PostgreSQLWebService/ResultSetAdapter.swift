@@ -220,7 +220,7 @@ public final class ResultSetAdapter: StreamingBody {
                 message: "start(completion:) takes an unstarted object adapter on a pool, without nested attachments")))
         }
         PipelinedObject.run(
-            on: pool.pipelineLoop, sql: sql, arguments: arguments, attachments: attachments, options: options, role: role
+            on: pool.pipeline, sql: sql, arguments: arguments, attachments: attachments, options: options, role: role
         ) { outcome in
             switch outcome {
             case .success(let object):

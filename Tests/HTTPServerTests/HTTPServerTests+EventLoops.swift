@@ -1,6 +1,7 @@
 #if canImport(Glibc)
 import Glibc
 #endif
+import EventLoops
 import HTTPServer
 import HTTPTestClient
 import Synchronization
@@ -142,5 +143,34 @@ extension HTTPServerTests {
         usleep(100_000)
         server.stop()
         #expect(eventually { body.value?.closeCount.load(ordering: .relaxed) == 1 })
+    }
+
+    /// Each loop listens on a socket of its own on the same port: new
+    /// connections are spread over the loops, and each is served on one.
+    @Test func connectionsAreSpreadOverTheLoops() throws {
+        let server = try startServer(.init(threading: .eventLoops(threads: 2))) { _ in
+            HTTPResponse(text: EventLoop.current?.name ?? "no loop")
+        }
+        defer { server.stop() }
+        var names: Set<String> = []
+        for _ in 0..<64 {
+            let client = try TestClient(port: server.port)
+            let first = try client.request("GET", "/").text
+            #expect(try client.request("GET", "/").text == first, "a connection stays on its loop")
+            names.insert(first)
+        }
+        #expect(names == ["http-1", "http-2"])
+    }
+
+    /// A port another server listens on is refused, not shared.
+    @Test(arguments: threadingModels)
+    func aPortInUseIsRefused(threading: HTTPServer.ThreadingModel) throws {
+        let first = try startServer(.init(threading: .eventLoops(threads: 2))) { _ in HTTPResponse(text: "first") }
+        defer { first.stop() }
+        let second = HTTPServer(configuration: .init(port: first.port, threading: threading)) { _ in HTTPResponse(text: "second") }
+        #expect(throws: HTTPServer.StartError.self) { try second.start() }
+        for _ in 0..<8 {
+            #expect(try TestClient(port: first.port).request("GET", "/").text == "first")
+        }
     }
 }

@@ -1,0 +1,523 @@
+internal import CLibPQ
+#if canImport(Glibc)
+import Glibc
+#endif
+import EventLoops
+import Instrumentation
+import Locking
+
+/// Runs short statements for many callers at once on a few connections in
+/// libpq's non-blocking pipeline mode, driven by one ``EventLoop``, without
+/// a thread waiting for each answer.
+///
+/// A pool runs its pipeline on a loop of its own (``ConnectionPool/pipeline``).
+/// Callers hand in jobs from any thread (``submit(_:)``); at the end of the
+/// loop's pass, the pipeline sends every job handed in since the last,
+/// each ending in its own synchronization point, and reads the answers as
+/// their sockets become readable. So one wake-up of a database backend
+/// serves many jobs, and no caller sleeps on a socket of its own. A job's
+/// statements run in order, as one pipeline: one that fails makes the
+/// server skip the rest of that job (not of the others). Completions run
+/// on the loop and must not block.
+///
+/// Each connection keeps its statements in its own cache
+/// (``Connection/statements``), as a blocking connection does; a statement
+/// new to a connection is prepared in the pipeline of its first execution
+/// there, not in a round trip of its own. Connections are opened on demand
+/// on a thread of their own, never on the loop, and handed to it when open.
+///
+/// For statements that answer quickly with few rows (a row by key and the
+/// rows attached to it): a job's results are read whole, and a slow
+/// statement holds up the jobs sent after it on the same connection.
+package final class Pipeline {
+    /// What a job runs and what becomes of the results.
+    package struct Job {
+        /// Builds the statements, on the loop, when a connection takes the
+        /// job: `statement(sql)` is that connection's statement for `sql`
+        /// (which the pipeline prepares there if it is new).
+        var statements: (_ statement: (String) -> PreparedStatement) throws -> [PipelinedStatement]
+        /// Called once on the loop with a result per statement, in order
+        /// (a statement's failure is its result, see `QueryResult.error`;
+        /// `nil` for one skipped after a failure), or the failure of a
+        /// preparation or of the connection.
+        var completion: (Result<[QueryResult?], any Error>) -> Void
+
+        package init(
+            statements: @escaping (_ statement: (String) -> PreparedStatement) throws -> [PipelinedStatement],
+            completion: @escaping (Result<[QueryResult?], any Error>) -> Void
+        ) {
+            self.statements = statements
+            self.completion = completion
+        }
+    }
+
+    /// The loop that drives the pipeline; everything below runs on it.
+    package let loop: EventLoop
+    private let openConnection: @Sendable () throws -> Connection
+    /// How many jobs each pass sent together (sizes of the batches).
+    private let batchSizes: Histogram
+    /// How long a job may wait for a connection that makes progress.
+    private let waitTimeout: Duration
+    /// A connection whose oldest job has been running this long gets no
+    /// new ones (a lock, a slow statement): they wait for another, or
+    /// time out as a pool's callers do.
+    static let stallThreshold: Duration = .milliseconds(100)
+
+    // The loop's own. `@exclusivity(unchecked)`: each access to a class's
+    // stored property otherwise goes through the runtime's exclusivity
+    // check (a `swift_beginAccess` and `swift_endAccess`, dozens per
+    // request); none can overlap another, all being on the loop's thread.
+    @exclusivity(unchecked) private var slots: [Slot]
+    /// Jobs handed in and not yet sent, oldest first.
+    @exclusivity(unchecked) private var waiting: [(job: Job, time: ContinuousClock.Instant)] = []
+    @exclusivity(unchecked) private var isSendScheduled = false
+    @exclusivity(unchecked) private var hookID: Int?
+    /// Counts shutdowns: a connection opened for an earlier generation is closed, not used.
+    @exclusivity(unchecked) private var generation = 0
+    /// When opening a connection last failed while others served: no other
+    /// is opened for a second, and the jobs go to those.
+    @exclusivity(unchecked) private var failedOpening: ContinuousClock.Instant?
+
+    private enum Slot {
+        case closed
+        case opening
+        case open(PipelineConnection)
+    }
+
+    /// - Parameters:
+    ///   - loop: the loop that drives it.
+    ///   - connections: how many connections it keeps (opened on demand).
+    ///   - waitTimeout: how long a job waits for a connection (then ``PoolTimeoutError``).
+    ///   - batchSizes: where the sizes of the batches sent are counted.
+    ///   - openConnection: opens one, blocking (the pool's way, with its
+    ///     settings); called on a thread of its own.
+    init(
+        loop: EventLoop, connections: Int, waitTimeout: Duration, batchSizes: Histogram,
+        openConnection: @escaping @Sendable () throws -> Connection
+    ) {
+        self.loop = loop
+        self.openConnection = openConnection
+        self.waitTimeout = waitTimeout
+        self.batchSizes = batchSizes
+        self.slots = Array(repeating: .closed, count: max(1, connections))
+    }
+
+    /// Queues `job`, from any thread; it is sent at the end of the loop's
+    /// pass, with the others handed in meanwhile. Once the loop has
+    /// stopped, the job fails at once.
+    package func submit(_ job: Job) {
+        guard loop.isCurrent else {
+            let handed = LoopConfined((pipeline: self, job: job))
+            if !loop.execute({ handed.value.pipeline.enqueue(handed.value.job) }) {
+                job.completion(.failure(Self.closedError))
+            }
+            return
+        }
+        enqueue(job)
+    }
+
+    private static var closedError: DatabaseError {
+        DatabaseError(code: .connectionFailure, message: "the connection pool is closed")
+    }
+
+    private func enqueue(_ job: Job) {
+        if hookID == nil {
+            hookID = loop.addPassHook { [weak self] in self?.passEnded() ?? -1 }
+            loop.onStop { [weak self] in self?.shutDown() }
+        }
+        waiting.append((job, .now))
+        scheduleSend()
+    }
+
+    private func scheduleSend() {
+        guard !isSendScheduled else { return }
+        isSendScheduled = true
+        loop.runAtPassEnd {
+            self.isSendScheduled = false
+            self.sendWaiting()
+            self.flushAll()
+        }
+    }
+
+    /// Fails what is in flight and waiting, and closes the connections; a
+    /// job submitted afterwards opens new ones. On the loop.
+    package func shutDown() {
+        generation += 1
+        for slot in slots.indices {
+            switch slots[slot] {
+            case .open(let connection): fail(connection, slot: slot, with: Self.closedError)
+            case .opening: slots[slot] = .closed
+            case .closed: break
+            }
+        }
+        let jobs = waiting
+        waiting = []
+        for job in jobs { job.job.completion(.failure(Self.closedError)) }
+    }
+
+    /// At the end of every pass: jobs kept waiting too long, or sent behind
+    /// one that does not finish, are answered; while there are such jobs,
+    /// the loop looks again within 10 ms. (Waiting jobs are sent when a
+    /// connection opens or answers, not from here.)
+    private func passEnded() -> Int {
+        guard !waiting.isEmpty || hasQueuedBehind else { return -1 }
+        let now = ContinuousClock.now
+        abandonOverdueJobs(at: now)
+        while let first = waiting.first, first.time.duration(to: now) >= waitTimeout {
+            waiting.removeFirst()
+            first.job.completion(.failure(timeoutError))
+        }
+        return 10
+    }
+
+    private var hasQueuedBehind: Bool {
+        for slot in slots {
+            if case .open(let connection) = slot, connection.inFlight.count > 1 { return true }
+        }
+        return false
+    }
+
+    // MARK: - Sending
+
+    /// Sends the waiting jobs, in order, while a connection takes them.
+    private func sendWaiting() {
+        guard !waiting.isEmpty else { return }
+        let now = ContinuousClock.now
+        var taken = 0
+        while taken < waiting.count, let available = availableConnection(at: now) {
+            let next = waiting[taken]
+            taken += 1
+            send(next.job, submitted: next.time, on: available.connection, slot: available.slot)
+        }
+        waiting.removeFirst(taken)
+        if taken > 0 { batchSizes.record(UInt64(taken)) }
+    }
+
+    private var timeoutError: PoolTimeoutError {
+        PoolTimeoutError(timeout: waitTimeout, poolSize: slots.count)
+    }
+
+    /// Jobs sent behind one that does not finish (a lock) have not started:
+    /// past the wait timeout they are answered as a pool's waiting callers
+    /// are, and their results dropped when they come.
+    private func abandonOverdueJobs(at now: ContinuousClock.Instant) {
+        for slot in slots {
+            guard case .open(let connection) = slot, connection.inFlight.count > 1 else { continue }
+            for index in 1..<connection.inFlight.count where !connection.inFlight[index].isAbandoned {
+                guard connection.inFlight[index].submitted.duration(to: now) >= waitTimeout else { break }
+                connection.inFlight[index].isAbandoned = true
+                connection.inFlight[index].job.completion(.failure(timeoutError))
+            }
+        }
+    }
+
+    private func send(_ job: Job, submitted: ContinuousClock.Instant, on connection: PipelineConnection, slot: Int) {
+        guard let handle = connection.connection.handle else {
+            return fail(connection, slot: slot, with: connection.connection.connectionError(), andAlso: job)
+        }
+        if connection.connection.statements.isFull, connection.connection.preparesNothing {
+            connection.connection.forgetPreparedStatements()
+        } else if connection.connection.statements.isFull, connection.inFlight.isEmpty {
+            // Between jobs only (a failed DEALLOCATE fails the oldest job in
+            // flight, which must be the next one sent here), and before this
+            // job takes its statements, so that it drops none of them.
+            if PQsendQueryParams(handle, "DEALLOCATE ALL", 0, nil, nil, nil, nil, 0) == 1 {
+                connection.expected.append(.prepare(nil))
+                connection.connection.forgetPreparedStatements()
+            }
+        }
+        let statements: [PipelinedStatement]
+        do {
+            statements = try job.statements { connection.connection.statements.statementPreparedLater(for: $0) }
+        } catch {
+            return job.completion(.failure(error))
+        }
+        var sent = InFlight(job: job, count: statements.count, submitted: submitted, sent: .now)
+        for index in statements.indices {
+            guard let statement = statements[index].prepared else { continue }
+            if !statement.isPrepared, !connection.connection.preparesNothing {
+                let accepted = statement.name.withCString { name in
+                    statement.parameters.sql.withCString { PQsendPrepare(handle, name, $0, 0, nil) }
+                }
+                guard accepted == 1 else {
+                    return fail(connection, slot: slot, with: connection.connection.connectionError(), andAlso: job)
+                }
+                statement.isPrepared = true
+                connection.expected.append(.prepare(statement))
+            }
+            guard connection.connection.sendExecution(of: statement, statements[index].values, handle: handle) == 1 else {
+                return fail(connection, slot: slot, with: connection.connection.connectionError(), andAlso: job)
+            }
+            connection.expected.append(.statement)
+        }
+        guard PQpipelineSync(handle) == 1 else {
+            return fail(connection, slot: slot, with: connection.connection.connectionError(), andAlso: job)
+        }
+        connection.expected.append(.sync)
+        sent.results.reserveCapacity(statements.count)
+        connection.inFlight.append(sent)
+        connection.needsFlush = true
+    }
+
+    private func flushAll() {
+        for slot in slots.indices {
+            guard case .open(let connection) = slots[slot], connection.needsFlush else { continue }
+            flush(connection, slot: slot)
+        }
+    }
+
+    private func flush(_ connection: PipelineConnection, slot: Int) {
+        guard let handle = connection.connection.handle else { return }
+        switch PQflush(handle) {
+        case 0:
+            connection.needsFlush = false
+            connection.registration.interest = .readable
+        case 1:
+            // The socket is full: the rest goes once it has room.
+            connection.registration.interest = [.readable, .writable]
+        default:
+            fail(connection, slot: slot, with: connection.connection.connectionError())
+        }
+    }
+
+    /// The connection with the fewest jobs in flight among those whose
+    /// oldest job is not stalled; `nil` when none can take a job now. When
+    /// every open one is busy and a place is free, a new connection opens
+    /// there, and the jobs wait for it rather than queue behind the others
+    /// (unless opening one failed within the last second).
+    private func availableConnection(at now: ContinuousClock.Instant) -> (slot: Int, connection: PipelineConnection)? {
+        var best: (slot: Int, connection: PipelineConnection)?
+        var free: Int?
+        var isOpening = false
+        for slot in slots.indices {
+            switch slots[slot] {
+            case .closed:
+                if free == nil { free = slot }
+            case .opening:
+                isOpening = true
+            case .open(let connection):
+                if let oldest = connection.inFlight.first, oldest.sent.duration(to: now) >= Self.stallThreshold { continue }
+                if best == nil || connection.inFlight.count < best!.connection.inFlight.count { best = (slot, connection) }
+            }
+        }
+        if let best, best.connection.inFlight.isEmpty { return best }
+        if isOpening { return nil }
+        if let free, failedOpening.map({ $0.duration(to: now) >= .seconds(1) }) ?? true {
+            open(free)
+            return nil
+        }
+        return best
+    }
+
+    /// Opens a connection for `slot` on a thread of its own (connecting
+    /// blocks), and hands it to the loop.
+    private func open(_ slot: Int) {
+        slots[slot] = .opening
+        let generation = generation
+        let loop = loop
+        let openConnection = openConnection
+        let pipeline = LoopConfined(Weak(self))
+        let started = DetachedThread.start {
+            let outcome = LoopConfined(Result { try openConnection() })
+            let handed = loop.execute {
+                guard let self = pipeline.value.object else {
+                    if case .success(let connection) = outcome.value { connection.close() }
+                    return
+                }
+                self.opened(outcome.value, slot: slot, generation: generation)
+            }
+            if !handed, case .success(let connection) = outcome.value { connection.close() }
+        }
+        if !started {
+            opened(.failure(DatabaseError(code: .internalError, message: "cannot start a thread to connect")), slot: slot, generation: generation)
+        }
+    }
+
+    private func opened(_ outcome: Result<Connection, any Error>, slot: Int, generation: Int) {
+        guard generation == self.generation, case .opening = slots[slot] else {
+            if case .success(let connection) = outcome { connection.close() }
+            return
+        }
+        do {
+            let connection = try outcome.get()
+            guard let handle = connection.handle, PQsetnonblocking(handle, 1) == 0, PQenterPipelineMode(handle) == 1 else {
+                let error = connection.connectionError()
+                connection.close()
+                throw error
+            }
+            let registration = loop.register(PQsocket(handle), for: .readable) { [weak self] _ in
+                self?.readable(slot: slot)
+            }
+            slots[slot] = .open(PipelineConnection(connection, registration: registration))
+            failedOpening = nil
+            if !waiting.isEmpty { scheduleSend() }
+        } catch {
+            slots[slot] = .closed
+            // The jobs waiting for it fail with its error, unless another connection can take them.
+            let isServing = slots.contains { if case .closed = $0 { false } else { true } }
+            guard !isServing else {
+                failedOpening = .now
+                if !waiting.isEmpty { scheduleSend() }
+                return
+            }
+            let jobs = waiting
+            waiting = []
+            for job in jobs { job.job.completion(.failure(error)) }
+        }
+    }
+
+    // MARK: - Receiving
+
+    private func readable(slot: Int) {
+        guard case .open(let connection) = slots[slot] else { return }
+        receive(on: connection, slot: slot)
+        if !waiting.isEmpty { scheduleSend() }
+    }
+
+    private func receive(on connection: PipelineConnection, slot: Int) {
+        guard let handle = connection.connection.handle else { return }
+        if connection.needsFlush {
+            flush(connection, slot: slot)
+            guard case .open = slots[slot] else { return }
+        }
+        guard PQconsumeInput(handle) == 1 else {
+            return fail(connection, slot: slot, with: connection.connection.connectionError())
+        }
+        while !connection.expected.isEmpty, PQisBusy(handle) == 0 {
+            let raw = PQgetResult(handle)
+            switch connection.expected[connection.expectedStart] {
+            case .prepare(let statement):
+                guard let raw else {
+                    connection.advance()
+                    continue
+                }
+                let result = QueryResult(taking: raw)
+                guard let error = result.error else { continue }
+                // Not prepared after all: the next job that needs it prepares it again.
+                statement?.isPrepared = false
+                // Skipped after an earlier statement's failure, which tells what happened.
+                if result.status == PGRES_PIPELINE_ABORTED { continue }
+                // The job's statements fail too; the preparation's error is the one that tells.
+                if !connection.inFlight.isEmpty, connection.inFlight[0].failure == nil {
+                    connection.inFlight[0].failure = error
+                }
+            case .statement:
+                guard let raw else {
+                    connection.advance()
+                    continue
+                }
+                let result = QueryResult(taking: raw)
+                guard !connection.inFlight.isEmpty else { continue }
+                connection.inFlight[0].results.append(result.status == PGRES_PIPELINE_ABORTED ? nil : result)
+            case .sync:
+                guard let raw else {
+                    // Not yet: the synchronization point comes with the next input.
+                    return
+                }
+                let status = PQresultStatus(raw)
+                PQclear(raw)
+                guard status == PGRES_PIPELINE_SYNC else { continue }
+                connection.advance()
+                guard !connection.inFlight.isEmpty else { continue }
+                let done = connection.inFlight.removeFirst()
+                if done.isAbandoned { continue }
+                if let failure = done.failure {
+                    done.job.completion(.failure(failure))
+                } else if done.results.count != done.count {
+                    done.job.completion(.failure(DatabaseError(
+                        code: .internalError, message: "a pipelined statement came back without a result")))
+                } else {
+                    done.job.completion(.success(done.results))
+                }
+            }
+        }
+        if PQstatus(handle) == CONNECTION_BAD {
+            fail(connection, slot: slot, with: connection.connection.connectionError())
+        }
+    }
+
+    /// The connection is lost: its jobs (and `job`) fail, it closes, and a
+    /// new one takes its place on the next job.
+    private func fail(_ connection: PipelineConnection, slot: Int, with error: DatabaseError, andAlso job: Job? = nil) {
+        slots[slot] = .closed
+        loop.unregister(connection.registration)
+        let lost = connection.inFlight
+        connection.inFlight = []
+        connection.connection.close()
+        var failure = error
+        if !failure.isConnectionFailure {
+            failure = DatabaseError(code: .connectionFailure, message: error.message)
+        }
+        for inFlight in lost where !inFlight.isAbandoned { inFlight.job.completion(.failure(failure)) }
+        job?.completion(.failure(failure))
+    }
+}
+
+/// A weak reference, to hand a pipeline to a thread that may outlive it.
+private struct Weak<Object: AnyObject> {
+    weak var object: Object?
+    init(_ object: Object) { self.object = object }
+}
+
+/// A pipeline belongs to its loop's thread.
+@available(*, unavailable)
+extension Pipeline: Sendable {}
+
+// MARK: - Connections of a pipeline
+
+/// A job sent, waiting for its results.
+private struct InFlight {
+    let job: Pipeline.Job
+    /// How many statement results make it complete.
+    let count: Int
+    let submitted: ContinuousClock.Instant
+    let sent: ContinuousClock.Instant
+    /// Answered already (overdue behind a job that does not finish).
+    var isAbandoned = false
+    var results: [QueryResult?] = []
+    /// A preparation's failure, which fails the whole job.
+    var failure: (any Error)?
+
+    init(job: Pipeline.Job, count: Int, submitted: ContinuousClock.Instant, sent: ContinuousClock.Instant) {
+        self.job = job
+        self.count = count
+        self.submitted = submitted
+        self.sent = sent
+    }
+}
+
+/// One connection of a pipeline, in pipeline mode, and what it waits for.
+/// Touched by the loop's thread alone: its `var`s are not checked for
+/// exclusivity at run time (see `Pipeline`).
+private final class PipelineConnection {
+    enum Expected {
+        /// A preparation (of the statement), or `DEALLOCATE ALL`.
+        case prepare(PreparedStatement?)
+        case statement
+        case sync
+    }
+
+    let connection: Connection
+    let registration: EventLoop.Registration
+    @exclusivity(unchecked) var inFlight: [InFlight] = []
+    /// The results still to come, in order, from `expectedStart` on.
+    @exclusivity(unchecked) var expected: [Expected] = []
+    @exclusivity(unchecked) var expectedStart = 0
+    @exclusivity(unchecked) var needsFlush = false
+
+    init(_ connection: Connection, registration: EventLoop.Registration) {
+        self.connection = connection
+        self.registration = registration
+    }
+
+    func advance() {
+        expectedStart += 1
+        if expectedStart == expected.count {
+            expected.removeAll(keepingCapacity: true)
+            expectedStart = 0
+        } else if expectedStart >= 1024 {
+            expected.removeFirst(expectedStart)
+            expectedStart = 0
+        }
+    }
+}
