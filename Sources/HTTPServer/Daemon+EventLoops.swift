@@ -4,6 +4,7 @@ import EventLoops
 import Glibc
 #endif
 import Locking
+import Synchronization
 
 // MARK: - A daemon run by an event loop
 
@@ -24,6 +25,8 @@ final class EventLoopDaemon: @unchecked Sendable {
     let loop: EventLoop
     private let handle: OpaquePointer
     @exclusivity(unchecked) private var isRunScheduled = false
+    /// A task that schedules a run is on its way to the loop (`resumed()`).
+    private let isRunRequested = Atomic<Bool>(false)
     private var isStopped = false
 
     /// The key under which a loop keeps its daemon among its ``EventLoop/locals``.
@@ -61,10 +64,18 @@ final class EventLoopDaemon: @unchecked Sendable {
 
     /// A connection of this daemon was resumed (`MHD_resume_connection`),
     /// on any thread: libmicrohttpd processes it at the loop's next pass.
+    ///
+    /// From another thread, one task on the loop serves every resume made
+    /// before it runs: a pool's pipeline resumes many connections of a loop
+    /// in one pass, and each would otherwise hand the loop a task of its own.
     func resumed() {
         if loop.isCurrent { return scheduleRun() }
+        guard !isRunRequested.exchange(true, ordering: .acquiringAndReleasing) else { return }
         let daemon = LoopConfined(self)
-        loop.execute { daemon.value.scheduleRun() }
+        loop.execute {
+            daemon.value.isRunRequested.store(false, ordering: .releasing)
+            daemon.value.scheduleRun()
+        }
     }
 
     /// How long the loop may sleep for libmicrohttpd: until its next

@@ -83,7 +83,7 @@ public final class ConnectionPool: Sendable {
     /// How many jobs each pass of the pipeline sent together.
     private let pipelineBatchSizes = Histogram(bounds: Histogram.sizeBounds)
     /// The pipeline's loop, started on first use and stopped by ``close()``.
-    private let pipelineLoop = PipelineLoop()
+    private let pipelineLoop = PipelineThread()
 
     /// Creates a pool; no connection is opened until one is needed.
     ///
@@ -313,7 +313,7 @@ public final class ConnectionPool: Sendable {
 /// use, stopped (failing the jobs in flight) by the pool's `close()`, and
 /// started again by the next use. `@unchecked Sendable`: the stored
 /// properties are touched only with `lock` held; the pipeline only on its loop.
-private final class PipelineLoop: @unchecked Sendable {
+private final class PipelineThread: @unchecked Sendable {
     private let lock = ConditionLock()
     private var loop: EventLoop?
     private var pipeline: LoopConfined<Pipeline>?

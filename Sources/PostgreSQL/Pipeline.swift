@@ -63,6 +63,12 @@ package final class Pipeline {
     /// time out as a pool's callers do.
     static let stallThreshold: Duration = .milliseconds(100)
 
+    /// Jobs handed in from other threads, not yet taken by the loop;
+    /// touched only with `incomingLock` held.
+    private let incomingLock = ConditionLock()
+    @exclusivity(unchecked) private var incoming: [Job] = []
+    @exclusivity(unchecked) private var isHandOverScheduled = false
+
     // The loop's own. `@exclusivity(unchecked)`: each access to a class's
     // stored property otherwise goes through the runtime's exclusivity
     // check (a `swift_beginAccess` and `swift_endAccess`, dozens per
@@ -74,8 +80,8 @@ package final class Pipeline {
     @exclusivity(unchecked) private var hookID: Int?
     /// Counts shutdowns: a connection opened for an earlier generation is closed, not used.
     @exclusivity(unchecked) private var generation = 0
-    /// When opening a connection last failed while others served: no other
-    /// is opened for a second, and the jobs go to those.
+    /// When opening a connection last failed while others were open: no
+    /// other is opened for a second.
     @exclusivity(unchecked) private var failedOpening: ContinuousClock.Instant?
 
     private enum Slot {
@@ -106,14 +112,31 @@ package final class Pipeline {
     /// pass, with the others handed in meanwhile. Once the loop has
     /// stopped, the job fails at once.
     package func submit(_ job: Job) {
-        guard loop.isCurrent else {
-            let handed = LoopConfined((pipeline: self, job: job))
-            if !loop.execute({ handed.value.pipeline.enqueue(handed.value.job) }) {
-                job.completion(.failure(Self.closedError))
-            }
-            return
+        if loop.isCurrent { return enqueue(job) }
+        // Jobs from other threads gather in `incoming`, which one task on the
+        // loop takes whole: the HTTP loops hand in many jobs per pass of theirs.
+        incomingLock.lock()
+        incoming.append(job)
+        let mustHandOver = !isHandOverScheduled
+        isHandOverScheduled = true
+        incomingLock.unlock()
+        guard mustHandOver else { return }
+        let pipeline = LoopConfined(self)
+        let handed = loop.execute {
+            let jobs = pipeline.value.takeIncoming()
+            for job in jobs { pipeline.value.enqueue(job) }
         }
-        enqueue(job)
+        if !handed {
+            for job in takeIncoming() { job.completion(.failure(Self.closedError)) }
+        }
+    }
+
+    private func takeIncoming() -> [Job] {
+        incomingLock.lock()
+        defer { incomingLock.unlock() }
+        isHandOverScheduled = false
+        defer { incoming = [] }
+        return incoming
     }
 
     private static var closedError: DatabaseError {
@@ -281,10 +304,14 @@ package final class Pipeline {
     }
 
     /// The connection with the fewest jobs in flight among those whose
-    /// oldest job is not stalled; `nil` when none can take a job now. When
-    /// every open one is busy and a place is free, a new connection opens
-    /// there, and the jobs wait for it rather than queue behind the others
-    /// (unless opening one failed within the last second).
+    /// oldest job is not stalled; `nil` when none can take a job now.
+    ///
+    /// A second connection opens only when every open one is stalled (or
+    /// none is open), and the jobs wait for it: one connection takes every
+    /// batch while it keeps up, which makes the batches, and so the jobs
+    /// each wake-up of its backend serves, as large as they can be
+    /// (BENCHMARKS.md, "Second wave: the event loops"). After a failure to
+    /// open one while others serve, none is opened for a second.
     private func availableConnection(at now: ContinuousClock.Instant) -> (slot: Int, connection: PipelineConnection)? {
         var best: (slot: Int, connection: PipelineConnection)?
         var free: Int?
@@ -300,13 +327,11 @@ package final class Pipeline {
                 if best == nil || connection.inFlight.count < best!.connection.inFlight.count { best = (slot, connection) }
             }
         }
-        if let best, best.connection.inFlight.isEmpty { return best }
-        if isOpening { return nil }
-        if let free, failedOpening.map({ $0.duration(to: now) >= .seconds(1) }) ?? true {
+        if let best { return best }
+        if !isOpening, let free, failedOpening.map({ $0.duration(to: now) >= .seconds(1) }) ?? true {
             open(free)
-            return nil
         }
-        return best
+        return nil
     }
 
     /// Opens a connection for `slot` on a thread of its own (connecting

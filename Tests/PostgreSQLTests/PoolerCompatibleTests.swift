@@ -40,7 +40,7 @@ import Testing
         defer { pool.close() }
         let object = ResultSetAdapter(pool, sql: "SELECT :id::int AS id", arguments: ["id": 2], shape: .object)
         object.attach("tenfold", "SELECT :id::int * 10 AS tenfold")
-        let outcome = try PipelineLoopTests.run(object).get()
+        let outcome = try PoolPipelineTests.run(object).get()
         #expect(outcome.body == #"{"id":2,"tenfold":[{"tenfold":20}]}"#)
 
         let list = ResultSetAdapter(pool, sql: "SELECT n AS id FROM generate_series(1, 3) n ORDER BY n")

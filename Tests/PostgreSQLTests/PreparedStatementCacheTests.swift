@@ -39,7 +39,7 @@ import Testing
         func object(_ sql: String, attaching attachment: String? = nil) throws -> String {
             let adapter = ResultSetAdapter(pool, sql: sql, shape: .object)
             if let attachment { adapter.attach("more", attachment) }
-            return try PipelineLoopTests.run(adapter).get().body
+            return try PoolPipelineTests.run(adapter).get().body
         }
         for number in 0...Self.limit {
             #expect(try object("SELECT \(number) AS n") == #"{"n":\#(number)}"#)

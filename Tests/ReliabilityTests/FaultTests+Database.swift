@@ -19,11 +19,12 @@ extension FaultTests {
         }
     }
 
-    /// Every pooled connection held by a slow request, and every connection
-    /// of the pipeline loop (which serves `GET /employees/{n}`) stalled by
-    /// one: the next requests of either kind wait the acquisition timeout,
-    /// then get 503 with `Retry-After`; once the slow ones end, requests
-    /// succeed again.
+    /// Every pooled connection held by a slow request, and both connections
+    /// of the pipeline (which serves `GET /employees/{n}`) stalled by one:
+    /// the pipeline opens its second connection only once the first has
+    /// stalled, so the second slow object request comes later. The next
+    /// requests of either kind wait the acquisition timeout, then get 503
+    /// with `Retry-After`; once the slow ones end, requests succeed again.
     @Test func poolExhaustedBySlowRequests() throws {
         let cluster = try FaultCluster.prepared()
         defer { cluster.stop() }
@@ -40,8 +41,11 @@ extension FaultTests {
         let lock = try TableLock(cluster)
         defer { lock.release() }
         let slow = Shared<[Outcome]>([])
+        let firstObject = onNewThread { slow.append(fetch(port: port, "/employees/10001")) }
+        #expect(eventually { try cluster.sessions(of: application).filter { $0.state == "active" }.count == 1 })
+        usleep(200_000)
         let slowRequests = onNewThread {
-            onThreads(4) { index in slow.append(fetch(port: port, index < 2 ? "/employees/10001" : "/employees?limit=1")) }
+            onThreads(3) { index in slow.append(fetch(port: port, index == 0 ? "/employees/10001" : "/employees?limit=1")) }
         }
         let bothWaiting = eventually { try cluster.sessions(of: application).filter { $0.state == "active" }.count == 4 }
         #expect(bothWaiting, "both pooled and both pipeline connections wait on the lock: \(Result { try cluster.sessions(of: application) })")
@@ -57,6 +61,7 @@ extension FaultTests {
         print("pool exhausted: \(waiting.value.map { String(format: "%d after %.3f s", $0.status, $0.elapsed) })")
 
         lock.release()
+        firstObject.wait()
         slowRequests.wait()
         #expect(slow.value.count == 4 && slow.value.allSatisfy { $0.kind == .ok }, "the slow requests finish: \(slow.value)")
         let after = Shared<[Outcome]>([])

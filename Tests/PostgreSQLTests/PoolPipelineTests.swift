@@ -8,8 +8,8 @@ import Synchronization
 import Testing
 
 /// Object adapters started without blocking (`start(completion:)`), run on
-/// the pool's pipeline loop with other callers' statements.
-@Suite struct PipelineLoopTests {
+/// the pool's pipeline with other callers' statements.
+@Suite struct PoolPipelineTests {
     /// Starts `adapter` on the loop and waits for it; the body (or the failure).
     static func run(_ adapter: ResultSetAdapter) -> Result<(found: Bool, body: String), any Error> {
         let done = Done()
@@ -101,13 +101,44 @@ import Testing
         #expect(wrong.load(ordering: .relaxed) == 0)
     }
 
-    /// Second rounds (guesses that fail) among many callers on the loop's
-    /// two connections: each round takes its statements from the connection
-    /// that runs it. Five SQL texts used in no set order give the same
-    /// statement different names on the two.
+    /// While its connection keeps up, the pipeline sends every batch on it
+    /// and opens no other.
+    @Test func oneConnectionServesWhileItKeepsUp() throws {
+        let application = "pipeline-one-\(UInt32.random(in: 0...UInt32.max))"
+        let pool = ConnectionPool(.init(conninfo: "application_name=\(application)", size: 1))
+        defer { pool.close() }
+        let done = Atomic<Int>(0)
+        let total = 2_000
+        for number in 0..<total {
+            let adapter = ResultSetAdapter(pool, sql: "SELECT :n::int AS n", arguments: ["n": number], shape: .object)
+            adapter.start { _ in
+                adapter.close()
+                done.add(1, ordering: .relaxed)
+            }
+        }
+        let deadline = ContinuousClock.now + .seconds(30)
+        while done.load(ordering: .relaxed) < total, ContinuousClock.now < deadline { usleep(10_000) }
+        #expect(done.load(ordering: .relaxed) == total)
+        let observer = try TestDatabase.connect()
+        defer { observer.close() }
+        let sessions = try observer.fetchOne(
+            Int.self, "SELECT count(*) AS count FROM pg_stat_activity WHERE application_name = :name", ["name": application])
+        #expect(sessions == 1)
+    }
+
+    /// Second rounds (guesses that fail) among many callers on the
+    /// pipeline's two connections: each round takes its statements from the
+    /// connection that runs it. Five SQL texts used in no set order give the
+    /// same statement different names on the two. A slow statement stalls
+    /// the first connection, so that the second opens; once it ends, both
+    /// take jobs.
     @Test func secondRoundsRunOnEitherConnection() throws {
         let pool = TestDatabase.pool(size: 1)
         defer { pool.close() }
+        let slow = ResultSetAdapter(pool, sql: "SELECT 1 AS id FROM pg_sleep(0.4)", shape: .object)
+        let slowDone = Done()
+        slow.start { slowDone.put($0) }
+        usleep(200_000)
         let wrong = Atomic<Int>(0)
         let done = Atomic<Int>(0)
         let total = 1_000
@@ -133,6 +164,8 @@ import Testing
         while done.load(ordering: .relaxed) < total, ContinuousClock.now < deadline { usleep(10_000) }
         #expect(done.load(ordering: .relaxed) == total)
         #expect(wrong.load(ordering: .relaxed) == 0)
+        #expect((try? slowDone.wait().get()) == true)
+        slow.close()
     }
 
     /// Closing the pool fails what is in flight; the next caller starts the loop again.
