@@ -50,6 +50,11 @@ public final class Connection {
     /// client's of the same name. Set before the first statement.
     package var preparesNothing = false
 
+    /// Whether streamed rows are read by libpq in its single-row mode, as
+    /// on an encrypted connection, rather than from the socket: for tests
+    /// of that path on a cluster without TLS.
+    package var streamsThroughLibpq = false
+
     /// `true` once the connection failed in a way that makes it unusable
     /// (lost socket, server shutdown). A pool replaces such a connection.
     ///
@@ -159,6 +164,27 @@ public final class Connection {
         }
         noteFailure(error)
         throw error
+    }
+
+    /// Marks the connection broken: lost outside libpq (``WireRowReader``).
+    func markBroken() {
+        isBroken = true
+    }
+
+    /// Tells libpq the transaction status the server reported at the end of
+    /// an execution libpq did not read (``WireRowReader``), when it differs
+    /// from what libpq believes (a statement that failed inside a
+    /// transaction): an empty query, whose answer libpq reads, carries it.
+    func settleTransactionStatus(_ status: UInt8) throws {
+        guard let handle else { return }
+        let reported = switch status {
+        case UInt8(ascii: "T"): PQTRANS_INTRANS
+        case UInt8(ascii: "E"): PQTRANS_INERROR
+        default: PQTRANS_IDLE
+        }
+        guard PQtransactionStatus(handle) != reported else { return }
+        guard let raw = PQexec(handle, "") else { throw connectionError() }
+        PQclear(raw)
     }
 
     /// Marks the connection broken if libpq lost it or `error` says the server is going away.
@@ -312,14 +338,22 @@ public final class Connection {
         return result
     }
 
-    /// Sends a prepared statement and switches to single-row mode; the
-    /// returned cursor then reads the rows one `PGresult` at a time.
+    /// Sends a prepared statement; the returned cursor reads the rows as
+    /// they come, from the socket (``WireRowReader``), or on an encrypted
+    /// connection in libpq's single-row mode, one `PGresult` at a time.
     func stream(_ statement: PreparedStatement, values: [String?]) throws -> RowCursor {
         finishActiveCursor()
         let handle = try openHandle()
-        guard sendExecution(of: statement, values, handle: handle) == 1 else { throw connectionError() }
-        PQsetSingleRowMode(handle)
-        let cursor = RowCursor(connection: self, statement: statement)
+        let cursor: RowCursor
+        if WireRowReader.isUsable(on: self) {
+            let reader = try WireRowReader(
+                connection: self, statement: statement, values: values, describe: statement.knownLayout == nil)
+            cursor = RowCursor(connection: self, statement: statement, wire: reader)
+        } else {
+            guard sendExecution(of: statement, values, handle: handle) == 1 else { throw connectionError() }
+            PQsetSingleRowMode(handle)
+            cursor = RowCursor(connection: self, statement: statement, wire: nil)
+        }
         activeCursor = cursor
         return cursor
     }

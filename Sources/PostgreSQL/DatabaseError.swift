@@ -129,6 +129,11 @@ public struct SQLState: RawRepresentable, Hashable, Sendable, CustomStringConver
     /// `08P01` protocol violation.
     public static let protocolViolation = SQLState(rawValue: "08P01")
 
+    // MARK: - Class 0A: feature not supported
+
+    /// `0A000` feature not supported.
+    public static let featureNotSupported = SQLState(rawValue: "0A000")
+
     // MARK: - Class 22: data exception
 
     /// `22P02` invalid text representation (`'x'::int`).

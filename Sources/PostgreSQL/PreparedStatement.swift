@@ -25,10 +25,20 @@ package final class PreparedStatement {
     /// out once: its result columns do not change between runs.
     package func layout(of result: QueryResult) -> ColumnLayout {
         if let layout { return layout }
-        let layout = ColumnLayout(spelled(result.columns))
+        return layout(of: result.columns)
+    }
+
+    /// The column layout of this statement's results, whose columns are
+    /// `columns` as the server names them; worked out once.
+    func layout(of columns: [Column]) -> ColumnLayout {
+        if let layout { return layout }
+        let layout = ColumnLayout(spelled(columns))
         self.layout = layout
         return layout
     }
+
+    /// The layout, once a result has told it.
+    var knownLayout: ColumnLayout? { layout }
 }
 
 /// A statement is used by its connection's thread only.

@@ -2,10 +2,11 @@ internal import CLibPQ
 
 /// A query result read row by row while the server sends it.
 ///
-/// The connection is in libpq's single-row mode: each ``next()`` reads one
-/// row, so even a result of millions of rows never sits in memory. Closing
-/// the cursor before the end (or dropping it) cancels the query and reads
-/// what is left, so the connection is idle and reusable afterwards.
+/// Each ``next()`` reads one row from the connection's socket
+/// (`WireRowReader`; on an encrypted connection, libpq's single-row mode),
+/// so even a result of millions of rows never sits in memory. Closing the
+/// cursor before the end (or dropping it) cancels the query and reads what
+/// is left, so the connection is idle and reusable afterwards.
 ///
 /// ```swift
 /// let rows = try connection.query("SELECT emp_no, first_name FROM employees")
@@ -18,11 +19,14 @@ public final class RowCursor {
     private var layout: ColumnLayout?
     /// The prepared statement read, which keeps the layout of its results.
     private let statement: PreparedStatement
+    /// Reads the rows from the socket; `nil` when libpq reads them.
+    private let wire: WireRowReader?
     private var isFinished = false
 
-    init(connection: Connection, statement: PreparedStatement) {
+    init(connection: Connection, statement: PreparedStatement, wire: WireRowReader?) {
         self.connection = connection
         self.statement = statement
+        self.wire = wire
     }
 
     deinit {
@@ -47,6 +51,7 @@ public final class RowCursor {
     /// ```
     public func next() throws -> Row? {
         guard !isFinished else { return nil }
+        if let wire { return try next(from: wire) }
         guard let handle = connection.handle, let raw = PQgetResult(handle) else {
             finish()
             if connection.handle == nil || connection.isBroken { throw connection.connectionError() }
@@ -65,6 +70,20 @@ public final class RowCursor {
         return nil
     }
 
+    private func next(from wire: WireRowReader) throws -> Row? {
+        do {
+            guard let row = try wire.next() else {
+                _ = wireLayout(wire)
+                finish()
+                return nil
+            }
+            return Row(wire: row, layout: wireLayout(wire))
+        } catch {
+            finish()
+            throw error
+        }
+    }
+
     /// Stops reading: cancels the query if rows are left, drains the
     /// connection and makes it available again. Safe to call twice.
     ///
@@ -76,19 +95,27 @@ public final class RowCursor {
     public func close() {
         guard !isFinished else { return }
         isFinished = true
-        connection.cancelAndDrain()
+        if let wire { wire.close() } else { connection.cancelAndDrain() }
         if connection.activeCursor === self { connection.activeCursor = nil }
     }
 
     private func finish() {
         isFinished = true
-        connection.drain()
+        if wire == nil { connection.drain() }
         if connection.activeCursor === self { connection.activeCursor = nil }
     }
 
     private func layout(for result: QueryResult) -> ColumnLayout {
         if let layout { return layout }
         let layout = statement.layout(of: result)
+        self.layout = layout
+        return layout
+    }
+
+    /// The statement's layout, or the one the server described.
+    private func wireLayout(_ wire: WireRowReader) -> ColumnLayout {
+        if let layout { return layout }
+        let layout = statement.knownLayout ?? statement.layout(of: wire.describedColumns ?? [])
         self.layout = layout
         return layout
     }
@@ -131,14 +158,23 @@ package final class ColumnLayout {
 /// row["one"]     // "1"
 /// row["nothing"] // nil
 /// ```
-public struct Row {
-    package let result: QueryResult
-    package let index: Int32
+public struct Row: RowValues {
+    /// Where the values are: a row of a complete result, or one read from the socket.
+    package enum Values {
+        case result(QueryResult, Int32)
+        case wire(WireRow)
+    }
+
+    package let values: Values
     package let layout: ColumnLayout
 
     package init(result: QueryResult, index: Int32, layout: ColumnLayout) {
-        self.result = result
-        self.index = index
+        self.values = .result(result, index)
+        self.layout = layout
+    }
+
+    init(wire: WireRow, layout: ColumnLayout) {
+        self.values = .wire(wire)
         self.layout = layout
     }
 
@@ -155,7 +191,7 @@ public struct Row {
     /// row[0] // "10001"
     /// ```
     public subscript(_ column: Int) -> String? {
-        result.string(row: index, column: Int32(column))
+        bytes(column).map { String(decoding: $0, as: UTF8.self) }
     }
 
     /// The value of the first column labelled `label`, `nil` for NULL or an unknown label.
@@ -169,6 +205,39 @@ public struct Row {
 
     /// The raw text bytes of a value (valid while the row lives), `nil` for NULL.
     package func bytes(_ column: Int) -> UnsafeRawBufferPointer? {
-        result.bytes(row: index, column: Int32(column))
+        switch values {
+        case .result(let result, let index): result.bytes(row: index, column: Int32(column))
+        case .wire(let row): row.bytes(column)
+        }
+    }
+
+    /// Whether the value is NULL.
+    package func isNull(_ column: Int) -> Bool {
+        bytes(column) == nil
+    }
+}
+
+/// The text values of one row, by column index, as the JSON and CSV
+/// writers read them: a ``Row``, or a row of a complete result
+/// (``QueryResult/RowView``).
+package protocol RowValues {
+    /// The value's text bytes (valid while the row lives), `nil` for NULL.
+    func bytes(_ column: Int) -> UnsafeRawBufferPointer?
+}
+
+extension QueryResult {
+    /// Row `index` of the result, as ``RowValues``.
+    package struct RowView: RowValues {
+        let result: QueryResult
+        let index: Int32
+
+        package init(_ result: QueryResult, row index: Int32) {
+            self.result = result
+            self.index = index
+        }
+
+        package func bytes(_ column: Int) -> UnsafeRawBufferPointer? {
+            result.bytes(row: index, column: Int32(column))
+        }
     }
 }

@@ -59,11 +59,22 @@ struct ObjectTemplate {
         row: Int32, of result: QueryResult, options: JSONRenderingOptions, to output: inout [UInt8],
         attachment: (Int, inout [UInt8]) throws -> Void
     ) rethrows {
-        try Self.write(entries, row: row, of: result, options: options, to: &output, attachment: attachment)
+        try Self.write(entries, QueryResult.RowView(result, row: row), options: options, to: &output, attachment: attachment)
     }
 
-    private static func write(
-        _ entries: [Entry], row: Int32, of result: QueryResult, options: JSONRenderingOptions,
+    /// Writes the object for `row`; `attachment` writes the value (an
+    /// array) of the attachment with the given index.
+    func write(
+        _ row: Row, options: JSONRenderingOptions, to output: inout [UInt8],
+        attachment: (Int, inout [UInt8]) throws -> Void
+    ) rethrows {
+        try Self.write(entries, row, options: options, to: &output, attachment: attachment)
+    }
+
+    // Generic over where the values are, and specialised for each: a row
+    // of a whole result, or a row read from the socket.
+    private static func write<Values: RowValues>(
+        _ entries: [Entry], _ values: Values, options: JSONRenderingOptions,
         to output: inout [UInt8], attachment: (Int, inout [UInt8]) throws -> Void
     ) rethrows {
         if entries.isEmpty { output.append(UInt8(ascii: "{")) }
@@ -73,15 +84,14 @@ struct ObjectTemplate {
             output.append(contentsOf: entries[position].key)
             switch entries[position].kind {
             case .column:
-                if let bytes = result.bytes(row: row, column: Int32(entries[position].index)),
+                if let bytes = values.bytes(entries[position].index),
                    let format = entries[position].format {
                     PostgresJSON.append(bytes, format: format, to: &output, options: options)
                 } else {
                     JSONWriter.appendNull(to: &output)
                 }
             case .object:
-                try write(
-                    entries[position].entries, row: row, of: result, options: options, to: &output, attachment: attachment)
+                try write(entries[position].entries, values, options: options, to: &output, attachment: attachment)
             case .attachment:
                 try attachment(entries[position].index, &output)
             }

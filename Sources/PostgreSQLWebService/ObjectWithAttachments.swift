@@ -39,7 +39,7 @@ struct ObjectWithAttachments {
 
         /// Writes the row as a JSON object, with its attachments' arrays.
         func write(options: JSONRenderingOptions, to output: inout [UInt8]) {
-            template.write(row: row.index, of: row.result, options: options, to: &output) { index, output in
+            template.write(row, options: options, to: &output) { index, output in
                 children[index].writeArray(forParent: 0, options: options, to: &output)
             }
         }
@@ -153,7 +153,7 @@ struct ObjectWithAttachments {
         for (index, name) in parameters.names.enumerated() {
             guard let column = row.layout.index(of: name) else { continue }
             guard let value = values[index] else {
-                if row.result.isNull(row: row.index, column: Int32(column)) { continue }
+                if row.isNull(column) { continue }
                 return false
             }
             guard let bytes = row.bytes(column), bytes.elementsEqual(value.utf8) else { return false }

@@ -32,7 +32,7 @@ final class StreamingRows: RowSource {
         guard let row = pending else { return }
         pending = nil
         if template == nil { template = row.layout.objectTemplate }
-        template!.write(row: row.index, of: row.result, options: options, to: &output) { _, _ in }
+        template!.write(row, options: options, to: &output) { _, _ in }
     }
 
     func close() {

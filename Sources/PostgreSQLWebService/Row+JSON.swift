@@ -10,6 +10,6 @@ extension Row {
     ///     .appendJSON(to: &body)   // {"id":1,"name":"pen"}
     /// ```
     public func appendJSON(options: JSONRenderingOptions = JSONRenderingOptions(), to output: inout [UInt8]) {
-        layout.objectTemplate.write(row: index, of: result, options: options, to: &output) { _, _ in }
+        layout.objectTemplate.write(self, options: options, to: &output) { _, _ in }
     }
 }

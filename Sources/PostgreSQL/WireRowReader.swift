@@ -1,0 +1,498 @@
+internal import CLibPQ
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// Runs one execution of a prepared statement and reads its rows from the
+/// connection's socket as the server sends them, one `DataRow` message at a
+/// time, with libpq idle meanwhile.
+///
+/// libpq's single-row mode builds a `PGresult` for every row (a copy of the
+/// column descriptions, several allocations, freed again): most of what a
+/// streamed list of short rows costs the server (BENCHMARKS.md, "Second
+/// wave: rows from the socket"). Here a row is the place of its values in
+/// a buffer of received bytes, read in place.
+///
+/// libpq has connected, authenticated and prepared the statement, and is
+/// idle: the messages of the frontend/backend protocol that one execution
+/// takes (`Bind`, `Describe`, `Execute`, `Sync`; `Parse` first for a
+/// connection that ``Connection/preparesNothing``) are written to its
+/// socket here, and every answer up to and including `ReadyForQuery` is
+/// read here, so libpq finds the connection as it left it. Not for an
+/// encrypted connection (TLS or GSSAPI), whose bytes only libpq can read:
+/// ``isUsable(on:)`` tells.
+final class WireRowReader {
+    private let connection: Connection
+    private let socket: Int32
+    /// The received bytes; messages are read from `position` on.
+    private var buffer: WireBuffer
+    private var position = 0
+    /// The frame the next row is read into, reused while no row handed out
+    /// before is still held.
+    private var frame: WireRow.Frame
+    /// The columns the server described, `nil` when the statement's layout
+    /// was known already (no `Describe` was sent).
+    private(set) var describedColumns: [Column]?
+    /// The failure the server reported; thrown once `ReadyForQuery` came.
+    private var failure: DatabaseError?
+    /// `ReadyForQuery` has been read: the connection is idle again.
+    private(set) var isFinished = false
+
+    /// The buffer's first size: a few of PostgreSQL's 8 KB sends.
+    static let initialCapacity = 32 << 10
+
+    /// Whether rows can be read from `connection`'s socket: it is open and not encrypted.
+    static func isUsable(on connection: Connection) -> Bool {
+        guard let handle = connection.handle, !connection.streamsThroughLibpq else { return false }
+        return PQsslInUse(handle) == 0 && PQgssEncInUse(handle) == 0
+    }
+
+    /// Sends one execution of `statement` with text-format `values`; with
+    /// `describe`, the server describes the result's columns first.
+    init(connection: Connection, statement: PreparedStatement, values: [String?], describe: Bool) throws {
+        let handle = try connection.openHandle()
+        self.connection = connection
+        socket = PQsocket(handle)
+        buffer = WireBuffer(capacity: Self.initialCapacity)
+        frame = WireRow.Frame(buffer: buffer)
+        var message = WireMessage()
+        if connection.preparesNothing {
+            message.begin("P")
+            message.appendCString("")
+            message.appendCString(statement.parameters.sql)
+            message.appendInt16(0)
+            message.end()
+        }
+        message.begin("B")
+        message.appendCString("")
+        message.appendCString(connection.preparesNothing ? "" : statement.name)
+        message.appendInt16(0)  // every parameter in text format
+        message.appendInt16(Int16(truncatingIfNeeded: values.count))
+        for value in values {
+            guard var value else {
+                message.appendInt32(-1)
+                continue
+            }
+            value.withUTF8 { utf8 in
+                message.appendInt32(Int32(truncatingIfNeeded: utf8.count))
+                message.bytes.append(contentsOf: utf8)
+            }
+        }
+        message.appendInt16(0)  // every column in text format
+        message.end()
+        if describe {
+            message.begin("D")
+            message.bytes.append(UInt8(ascii: "P"))
+            message.appendCString("")
+            message.end()
+        }
+        message.begin("E")
+        message.appendCString("")
+        message.appendInt32(0)  // every row
+        message.end()
+        message.begin("S")
+        message.end()
+        try write(message.bytes)
+    }
+
+    // MARK: - Reading
+
+    /// The next row, `nil` at the end of the result.
+    ///
+    /// - Throws: the server's error once the execution is over (the
+    ///   connection is idle again then), or a ``DatabaseError`` of class
+    ///   `08` when the connection is lost.
+    func next() throws -> WireRow? {
+        while !isFinished {
+            let (type, body) = try nextMessage()
+            switch type {
+            case UInt8(ascii: "D"):
+                // A row handed out before and still held keeps its frame and
+                // its buffer, which is then never written to again.
+                if !isKnownUniquelyReferenced(&frame) {
+                    frame.buffer.isPinned = true
+                    frame = WireRow.Frame(buffer: buffer)
+                } else if frame.buffer !== buffer {
+                    frame.buffer = buffer
+                }
+                try frame.read(body)
+                return WireRow(frame: frame)
+            case UInt8(ascii: "T"):
+                describedColumns = try Self.columns(in: body)
+            case UInt8(ascii: "n"):
+                describedColumns = []
+            case UInt8(ascii: "E"):
+                failure = failure ?? Self.error(in: body)
+            case UInt8(ascii: "Z"):
+                isFinished = true
+                try connection.settleTransactionStatus(UInt8(body.first ?? UInt8(ascii: "I")))
+                if let failure {
+                    connection.noteFailure(failure)
+                    throw failure
+                }
+            case UInt8(ascii: "H"), UInt8(ascii: "G"), UInt8(ascii: "W"):
+                failure = failure ?? DatabaseError(
+                    code: .featureNotSupported, message: "COPY cannot stream rows here: run it with execute")
+            default:
+                // ParseComplete, BindComplete, CommandComplete, EmptyQueryResponse,
+                // notices, parameter status, notifications, copy data: nothing to keep.
+                continue
+            }
+        }
+        return nil
+    }
+
+    /// Stops before the end: the server is asked to cancel the execution,
+    /// and everything it sends up to `ReadyForQuery` is read and dropped.
+    /// Safe to call twice; a lost connection is left broken.
+    func close() {
+        guard !isFinished, let handle = connection.handle else { return }
+        if let cancel = PQgetCancel(handle) {
+            var buffer = [CChar](repeating: 0, count: 256)
+            _ = PQcancel(cancel, &buffer, Int32(buffer.count))
+            PQfreeCancel(cancel)
+        }
+        failure = nil
+        do {
+            while try next() != nil {}
+        } catch {
+            // The cancellation's own error (57014), or a lost connection (marked broken).
+        }
+    }
+
+    /// The next whole message at `position`, reading from the socket as
+    /// needed: its type and body (valid until the next read).
+    private func nextMessage() throws -> (UInt8, UnsafeRawBufferPointer) {
+        while true {
+            let available = buffer.count - position
+            if available >= 5 {
+                let length = Int(buffer.int32(at: position + 1))
+                guard length >= 4 else { throw lost("a malformed message from the server") }
+                if available >= 1 + length {
+                    let type = buffer.byte(at: position)
+                    let body = UnsafeRawBufferPointer(start: buffer.storage + position + 5, count: length - 4)
+                    position += 1 + length
+                    return (type, body)
+                }
+                try makeRoom(for: 1 + length)
+            } else {
+                try makeRoom(for: 5)
+            }
+            try receive()
+        }
+    }
+
+    /// Makes room after the unread bytes for a message of `size` bytes:
+    /// moves them to the front, or into a new buffer when the current one
+    /// is too small or held by a row handed out.
+    private func makeRoom(for size: Int) throws {
+        let unread = buffer.count - position
+        // Appending moves nothing: a pinned buffer takes more bytes at its end.
+        if buffer.capacity - buffer.count >= size - unread { return }
+        if !buffer.isPinned, size <= buffer.capacity {
+            buffer.moveToFront(from: position)
+        } else {
+            let replacement = WireBuffer(capacity: max(buffer.capacity, size))
+            replacement.append(from: buffer, offset: position, count: unread)
+            buffer = replacement
+        }
+        position = 0
+    }
+
+    /// Reads what the socket has into the buffer, waiting for it if nothing has come.
+    private func receive() throws {
+        while true {
+            let count = recv(socket, buffer.storage + buffer.count, buffer.capacity - buffer.count, 0)
+            if count > 0 {
+                buffer.count += count
+                return
+            }
+            if count == 0 { throw lost("the server closed the connection") }
+            switch errno {
+            case EINTR:
+                continue
+            case EAGAIN, EWOULDBLOCK:
+                var ready = pollfd(fd: socket, events: Int16(POLLIN), revents: 0)
+                if poll(&ready, 1, -1) < 0, errno != EINTR { throw lost("poll: \(String(cString: strerror(errno)))") }
+            default:
+                throw lost("recv: \(String(cString: strerror(errno)))")
+            }
+        }
+    }
+
+    private func write(_ bytes: [UInt8]) throws {
+        var sent = 0
+        while sent < bytes.count {
+            let count = bytes.withUnsafeBytes { send(socket, $0.baseAddress! + sent, bytes.count - sent, Int32(MSG_NOSIGNAL)) }
+            if count > 0 {
+                sent += count
+                continue
+            }
+            switch errno {
+            case EINTR:
+                continue
+            case EAGAIN, EWOULDBLOCK:
+                var ready = pollfd(fd: socket, events: Int16(POLLOUT), revents: 0)
+                if poll(&ready, 1, -1) < 0, errno != EINTR { throw lost("poll: \(String(cString: strerror(errno)))") }
+            default:
+                throw lost("send: \(String(cString: strerror(errno)))")
+            }
+        }
+    }
+
+    /// The connection is lost: it is marked broken, the reader finished.
+    private func lost(_ reason: String) -> DatabaseError {
+        isFinished = true
+        // A fatal error the server sent before closing says best what happened.
+        let error = failure.flatMap { $0.isConnectionFailure ? $0 : nil }
+            ?? DatabaseError(code: .connectionFailure, message: "connection lost: \(reason)")
+        connection.markBroken()
+        return error
+    }
+
+    // MARK: - Messages
+
+    /// The columns of a `RowDescription`: each field's name and type.
+    private static func columns(in body: UnsafeRawBufferPointer) throws -> [Column] {
+        var reader = WireBodyReader(body)
+        let count = Int(try reader.int16())
+        var columns: [Column] = []
+        columns.reserveCapacity(count)
+        for _ in 0..<count {
+            let name = try reader.cString()
+            _ = try reader.int32()  // table
+            _ = try reader.int16()  // attribute number
+            let type = UInt32(bitPattern: try reader.int32())
+            _ = try reader.int16()  // size
+            _ = try reader.int32()  // type modifier
+            _ = try reader.int16()  // format
+            columns.append(Column(label: name, type: PostgresType(oid: type)))
+        }
+        return columns
+    }
+
+    /// The fields of an `ErrorResponse` as a ``DatabaseError``.
+    static func error(in body: UnsafeRawBufferPointer) -> DatabaseError {
+        var fields: [UInt8: String] = [:]
+        var reader = WireBodyReader(body)
+        while let code = try? reader.byte(), code != 0, let value = try? reader.cString() {
+            fields[code] = value
+        }
+        return DatabaseError(
+            code: fields[UInt8(ascii: "C")].map(SQLState.init(rawValue:)) ?? .internalError,
+            message: fields[UInt8(ascii: "M")] ?? "the server reported an error",
+            detail: fields[UInt8(ascii: "D")], hint: fields[UInt8(ascii: "H")],
+            position: fields[UInt8(ascii: "P")].flatMap { Int($0) },
+            constraint: fields[UInt8(ascii: "n")], table: fields[UInt8(ascii: "t")], column: fields[UInt8(ascii: "c")])
+    }
+}
+
+/// A reader reads from its connection, which one thread uses at a time.
+@available(*, unavailable)
+extension WireRowReader: Sendable {}
+
+// MARK: - Rows
+
+/// One row read from the socket: where its values lie in the received bytes.
+package struct WireRow {
+    /// The values' places, and the buffer they lie in. A class, so that the
+    /// reader can tell whether a row it handed out is still held
+    /// (`isKnownUniquelyReferenced`) before it reads the next into it.
+    ///
+    /// Every value of every row streamed passes here: the places are kept
+    /// in memory of its own (no array's checks and copies), and the
+    /// properties are not checked for exclusivity at run time (one thread
+    /// reads the row it was handed, after the reader wrote it).
+    final class Frame {
+        @exclusivity(unchecked) var buffer: WireBuffer
+        /// Each value's offset in the buffer (-1 for NULL) and its length.
+        @exclusivity(unchecked) private var offsets: UnsafeMutablePointer<Int>
+        @exclusivity(unchecked) private var lengths: UnsafeMutablePointer<Int>
+        @exclusivity(unchecked) private var capacity = 16
+        @exclusivity(unchecked) private(set) var count = 0
+
+        init(buffer: WireBuffer) {
+            self.buffer = buffer
+            offsets = .allocate(capacity: capacity)
+            lengths = .allocate(capacity: capacity)
+        }
+
+        deinit {
+            offsets.deallocate()
+            lengths.deallocate()
+        }
+
+        /// Reads the values of a `DataRow` message's body, which lies in `buffer`.
+        func read(_ body: UnsafeRawBufferPointer) throws {
+            let end = body.count
+            guard end >= 2 else { throw Self.malformed }
+            let columns = Int(UInt16(bigEndian: body.loadUnaligned(as: UInt16.self)))
+            if columns > capacity {
+                offsets.deallocate()
+                lengths.deallocate()
+                capacity = columns
+                offsets = .allocate(capacity: capacity)
+                lengths = .allocate(capacity: capacity)
+            }
+            let base = body.baseAddress! - UnsafeRawPointer(buffer.storage)
+            var offset = 2
+            for column in 0..<columns {
+                guard offset + 4 <= end else { throw Self.malformed }
+                let length = Int(Int32(bigEndian: body.loadUnaligned(fromByteOffset: offset, as: Int32.self)))
+                offset += 4
+                if length < 0 {
+                    offsets[column] = -1
+                    lengths[column] = 0
+                    continue
+                }
+                guard offset + length <= end else { throw Self.malformed }
+                offsets[column] = base + offset
+                lengths[column] = length
+                offset += length
+            }
+            count = columns
+        }
+
+        private static var malformed: DatabaseError {
+            DatabaseError(code: .protocolViolation, message: "a malformed row from the server")
+        }
+
+        @inline(__always)
+        func bytes(_ column: Int) -> UnsafeRawBufferPointer? {
+            guard column >= 0, column < count else { return nil }
+            let offset = offsets[column]
+            guard offset >= 0 else { return nil }
+            return UnsafeRawBufferPointer(start: buffer.storage + offset, count: lengths[column])
+        }
+    }
+
+    let frame: Frame
+
+    var columnCount: Int { frame.count }
+
+    /// The value's text bytes (valid while the row is held), `nil` for NULL.
+    @inline(__always)
+    func bytes(_ column: Int) -> UnsafeRawBufferPointer? {
+        frame.bytes(column)
+    }
+}
+
+/// Received bytes: a block of memory of a fixed capacity, freed with the
+/// object. Rows read in place point into it.
+final class WireBuffer {
+    let storage: UnsafeMutableRawPointer
+    let capacity: Int
+    var count = 0
+    /// A row handed out reads from this buffer: nothing may move in it.
+    var isPinned = false
+
+    init(capacity: Int) {
+        self.capacity = capacity
+        storage = .allocate(byteCount: capacity, alignment: 8)
+    }
+
+    deinit {
+        storage.deallocate()
+    }
+
+    func byte(at offset: Int) -> UInt8 {
+        storage.load(fromByteOffset: offset, as: UInt8.self)
+    }
+
+    func int32(at offset: Int) -> Int32 {
+        Int32(bigEndian: storage.loadUnaligned(fromByteOffset: offset, as: Int32.self))
+    }
+
+    /// Copies `count` bytes of `other` from `offset` on to the end of this one.
+    func append(from other: WireBuffer, offset: Int, count: Int) {
+        (storage + self.count).copyMemory(from: other.storage + offset, byteCount: count)
+        self.count += count
+    }
+
+    /// Drops the bytes before `offset`, moving the rest to the front.
+    func moveToFront(from offset: Int) {
+        let remaining = count - offset
+        if remaining > 0 { storage.copyMemory(from: storage + offset, byteCount: remaining) }
+        count = remaining
+    }
+}
+
+// MARK: - The protocol's encoding
+
+/// Reads the fields of one message's body, checking each against its end.
+struct WireBodyReader {
+    private let body: UnsafeRawBufferPointer
+    private(set) var offset = 0
+
+    init(_ body: UnsafeRawBufferPointer) {
+        self.body = body
+    }
+
+    private var malformed: DatabaseError {
+        DatabaseError(code: .protocolViolation, message: "a malformed message from the server")
+    }
+
+    mutating func byte() throws -> UInt8 {
+        guard offset < body.count else { throw malformed }
+        defer { offset += 1 }
+        return body[offset]
+    }
+
+    mutating func int16() throws -> Int16 {
+        guard offset + 2 <= body.count else { throw malformed }
+        defer { offset += 2 }
+        return Int16(bigEndian: body.loadUnaligned(fromByteOffset: offset, as: Int16.self))
+    }
+
+    mutating func int32() throws -> Int32 {
+        guard offset + 4 <= body.count else { throw malformed }
+        defer { offset += 4 }
+        return Int32(bigEndian: body.loadUnaligned(fromByteOffset: offset, as: Int32.self))
+    }
+
+    mutating func skip(_ count: Int) throws {
+        guard offset + count <= body.count else { throw malformed }
+        offset += count
+    }
+
+    mutating func cString() throws -> String {
+        guard let end = body[offset...].firstIndex(of: 0) else { throw malformed }
+        defer { offset = end + 1 }
+        return String(decoding: UnsafeRawBufferPointer(rebasing: body[offset..<end]), as: UTF8.self)
+    }
+}
+
+/// Frontend messages, appended one after the other to be sent at once.
+struct WireMessage {
+    var bytes: [UInt8] = []
+    private var start = 0
+
+    init() {
+        bytes.reserveCapacity(256)
+    }
+
+    /// Starts a message of `type`; its length is filled in by ``end()``.
+    mutating func begin(_ type: Unicode.Scalar) {
+        bytes.append(UInt8(ascii: type))
+        start = bytes.count
+        bytes.append(contentsOf: [0, 0, 0, 0] as [UInt8])
+    }
+
+    mutating func end() {
+        let length = UInt32(bytes.count - start).bigEndian
+        withUnsafeBytes(of: length) { bytes.replaceSubrange(start..<(start + 4), with: $0) }
+    }
+
+    mutating func appendInt16(_ value: Int16) {
+        withUnsafeBytes(of: value.bigEndian) { bytes.append(contentsOf: $0) }
+    }
+
+    mutating func appendInt32(_ value: Int32) {
+        withUnsafeBytes(of: value.bigEndian) { bytes.append(contentsOf: $0) }
+    }
+
+    mutating func appendCString(_ text: String) {
+        bytes.append(contentsOf: text.utf8)
+        bytes.append(0)
+    }
+}
