@@ -32,9 +32,14 @@ public enum JSONWriter {
         var runStart = 0
         var index = 0
         while index < count {
-            // Eight plain bytes at a time (most text is plain ASCII).
+            // Eight plain bytes at a time (most text is plain ASCII), and the
+            // last few in one word too: a short value (a name) is looked at
+            // in one or two steps, not byte by byte.
             while index + 8 <= count, isPlainASCII(bytes.loadUnaligned(fromByteOffset: index, as: UInt64.self)) {
                 index += 8
+            }
+            if index < count, count - index < 8, isPlainASCII(tail(of: bytes, from: index)) {
+                index = count
             }
             guard index < count else { break }
             let byte = bytes[index]
@@ -50,7 +55,7 @@ public enum JSONWriter {
                 }
             }
             if runStart < index {
-                output.append(contentsOf: UnsafeRawBufferPointer(rebasing: bytes[runStart..<index]))
+                appendRaw(UnsafeRawBufferPointer(rebasing: bytes[runStart..<index]), to: &output)
             }
             if byte >= 0x80 {
                 output.append(contentsOf: [0xEF, 0xBF, 0xBD] as [UInt8])
@@ -61,8 +66,23 @@ public enum JSONWriter {
             runStart = index
         }
         if runStart < count {
-            output.append(contentsOf: UnsafeRawBufferPointer(rebasing: bytes[runStart..<count]))
+            appendRaw(UnsafeRawBufferPointer(rebasing: bytes[runStart..<count]), to: &output)
         }
+    }
+
+    /// Appends `bytes` as they are, in one copy.
+    ///
+    /// `Array.append(contentsOf:)` with an `UnsafeRawBufferPointer` copies
+    /// through the sequence's iterator, a byte at a time; with the same
+    /// bytes typed as `UInt8` it copies them at once. Every key and value
+    /// of every row written passes here.
+    ///
+    /// ```swift
+    /// JSONWriter.appendRaw(UnsafeRawBufferPointer(start: text, count: length), to: &output)
+    /// ```
+    @inlinable
+    public static func appendRaw(_ bytes: UnsafeRawBufferPointer, to output: inout [UInt8]) {
+        output.append(contentsOf: bytes.assumingMemoryBound(to: UInt8.self))
     }
 
     /// Whether none of the eight bytes needs escaping or UTF-8 checking:
@@ -78,6 +98,17 @@ public enum JSONWriter {
         let quote = hasZero(word ^ 0x2222_2222_2222_2222)
         let backslash = hasZero(word ^ 0x5C5C_5C5C_5C5C_5C5C)
         return (word & highs) | control | quote | backslash == 0
+    }
+
+    /// The bytes of `bytes` from `start` to its end (fewer than eight), in a
+    /// word whose other bytes are plain (`A`).
+    @inline(__always)
+    private static func tail(of bytes: UnsafeRawBufferPointer, from start: Int) -> UInt64 {
+        var word: UInt64 = 0x4141_4141_4141_4141
+        withUnsafeMutableBytes(of: &word) { word in
+            word.baseAddress!.copyMemory(from: bytes.baseAddress! + start, byteCount: bytes.count - start)
+        }
+        return word
     }
 
     private static let hexDigits: [UInt8] = Array("0123456789abcdef".utf8)

@@ -158,7 +158,7 @@ package final class ColumnLayout {
 /// row["one"]     // "1"
 /// row["nothing"] // nil
 /// ```
-public struct Row: RowValues {
+public struct Row {
     /// Where the values are: a row of a complete result, or one read from the socket.
     package enum Values {
         case result(QueryResult, Int32)
@@ -214,30 +214,5 @@ public struct Row: RowValues {
     /// Whether the value is NULL.
     package func isNull(_ column: Int) -> Bool {
         bytes(column) == nil
-    }
-}
-
-/// The text values of one row, by column index, as the JSON and CSV
-/// writers read them: a ``Row``, or a row of a complete result
-/// (``QueryResult/RowView``).
-package protocol RowValues {
-    /// The value's text bytes (valid while the row lives), `nil` for NULL.
-    func bytes(_ column: Int) -> UnsafeRawBufferPointer?
-}
-
-extension QueryResult {
-    /// Row `index` of the result, as ``RowValues``.
-    package struct RowView: RowValues {
-        let result: QueryResult
-        let index: Int32
-
-        package init(_ result: QueryResult, row index: Int32) {
-            self.result = result
-            self.index = index
-        }
-
-        package func bytes(_ column: Int) -> UnsafeRawBufferPointer? {
-            result.bytes(row: index, column: Int32(column))
-        }
     }
 }

@@ -357,7 +357,6 @@ package struct WireRow {
             DatabaseError(code: .protocolViolation, message: "a malformed row from the server")
         }
 
-        @inline(__always)
         func bytes(_ column: Int) -> UnsafeRawBufferPointer? {
             guard column >= 0, column < count else { return nil }
             let offset = offsets[column]
@@ -371,8 +370,7 @@ package struct WireRow {
     var columnCount: Int { frame.count }
 
     /// The value's text bytes (valid while the row is held), `nil` for NULL.
-    @inline(__always)
-    func bytes(_ column: Int) -> UnsafeRawBufferPointer? {
+    package func bytes(_ column: Int) -> UnsafeRawBufferPointer? {
         frame.bytes(column)
     }
 }

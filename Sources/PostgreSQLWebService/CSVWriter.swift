@@ -1,3 +1,4 @@
+import JSONStreaming
 import PostgreSQL
 /// Rows as RFC 4180 CSV: fields separated by commas, lines ended by CRLF,
 /// a field quoted (its quotes doubled) when it holds a comma, a quote, a
@@ -30,7 +31,7 @@ enum CSVWriter {
     private static func appendField(_ bytes: UnsafeRawBufferPointer, to output: inout [UInt8]) {
         let needsQuotes = bytes.contains { $0 == UInt8(ascii: ",") || $0 == UInt8(ascii: "\"") || $0 == 0x0A || $0 == 0x0D }
             || bytes.first == UInt8(ascii: " ") || bytes.last == UInt8(ascii: " ")
-        guard needsQuotes else { return output.append(contentsOf: bytes) }
+        guard needsQuotes else { return JSONWriter.appendRaw(bytes, to: &output) }
         output.append(UInt8(ascii: "\""))
         for byte in bytes {
             if byte == UInt8(ascii: "\"") { output.append(byte) }

@@ -25,8 +25,11 @@ struct ObjectTemplate {
 
         let kind: Kind
         /// The key, escaped, with its `:`, after `{` for the first entry and
-        /// `,` for the others: one append per entry.
-        let key: [UInt8]
+        /// `,` for the others: one append per entry. The bytes lie in the
+        /// template's `keyBytes`, which lives as long as the template: a
+        /// pointer, not an array, so that appending a key costs no retain
+        /// and release on every row.
+        let key: UnsafeRawBufferPointer
         /// The result column (`.column`) or the attachment (`.attachment`).
         let index: Int
         /// How the column's values are written (`.column`).
@@ -36,6 +39,8 @@ struct ObjectTemplate {
     }
 
     let entries: [Entry]
+    /// Holds the bytes of every key of `entries`.
+    private let keyBytes: KeyBytes
 
     /// - Parameters:
     ///   - columns: the columns to write, in order.
@@ -50,7 +55,23 @@ struct ObjectTemplate {
         for (index, key) in attachmentKeys.enumerated() {
             root.insert(path: key, .attachment(index: index))
         }
-        entries = root.entries()
+        keyBytes = KeyBytes(root.keyBytes())
+        var offset = 0
+        entries = root.entries(keyBytes, offset: &offset)
+    }
+
+    /// The keys' bytes, in one block of memory that lives as long as the template.
+    private final class KeyBytes {
+        let storage: UnsafeMutableRawBufferPointer
+
+        init(_ bytes: [UInt8]) {
+            storage = .allocate(byteCount: max(bytes.count, 1), alignment: 1)
+            storage.copyBytes(from: bytes)
+        }
+
+        deinit {
+            storage.deallocate()
+        }
     }
 
     /// Writes the object for row `row` of `result`; `attachment` writes the
@@ -59,7 +80,7 @@ struct ObjectTemplate {
         row: Int32, of result: QueryResult, options: JSONRenderingOptions, to output: inout [UInt8],
         attachment: (Int, inout [UInt8]) throws -> Void
     ) rethrows {
-        try Self.write(entries, QueryResult.RowView(result, row: row), options: options, to: &output, attachment: attachment)
+        try Self.write(entries, { result.bytes(row: row, column: Int32($0)) }, options: options, to: &output, attachment: attachment)
     }
 
     /// Writes the object for `row`; `attachment` writes the value (an
@@ -68,30 +89,37 @@ struct ObjectTemplate {
         _ row: Row, options: JSONRenderingOptions, to output: inout [UInt8],
         attachment: (Int, inout [UInt8]) throws -> Void
     ) rethrows {
-        try Self.write(entries, row, options: options, to: &output, attachment: attachment)
+        // Where the values are is decided once per row, not per value.
+        switch row.values {
+        case .wire(let values):
+            try Self.write(entries, { values.bytes($0) }, options: options, to: &output, attachment: attachment)
+        case .result(let result, let index):
+            try Self.write(entries, { result.bytes(row: index, column: Int32($0)) }, options: options, to: &output, attachment: attachment)
+        }
     }
 
-    // Generic over where the values are, and specialised for each: a row
-    // of a whole result, or a row read from the socket.
-    private static func write<Values: RowValues>(
-        _ entries: [Entry], _ values: Values, options: JSONRenderingOptions,
+    /// `value(column)` gives a column's text bytes, `nil` for NULL: a
+    /// closure that is not kept, so that reading a value costs a call and
+    /// no reference counting, wherever the row lies.
+    private static func write(
+        _ entries: [Entry], _ value: (Int) -> UnsafeRawBufferPointer?, options: JSONRenderingOptions,
         to output: inout [UInt8], attachment: (Int, inout [UInt8]) throws -> Void
     ) rethrows {
         if entries.isEmpty { output.append(UInt8(ascii: "{")) }
         // By index, fields read in place: a copy of each entry (its two
         // arrays) would cost retains and releases on every row.
         for position in entries.indices {
-            output.append(contentsOf: entries[position].key)
+            JSONWriter.appendRaw(entries[position].key, to: &output)
             switch entries[position].kind {
             case .column:
-                if let bytes = values.bytes(entries[position].index),
+                if let bytes = value(entries[position].index),
                    let format = entries[position].format {
                     PostgresJSON.append(bytes, format: format, to: &output, options: options)
                 } else {
                     JSONWriter.appendNull(to: &output)
                 }
             case .object:
-                try write(entries[position].entries, values, options: options, to: &output, attachment: attachment)
+                try write(entries[position].entries, value, options: options, to: &output, attachment: attachment)
             case .attachment:
                 try attachment(entries[position].index, &output)
             }
@@ -149,11 +177,30 @@ struct ObjectTemplate {
             children[key] = child
         }
 
-        func entries() -> [Entry] {
+        /// A key as written: after `{` or `,`, escaped, with its `:`.
+        private static func written(_ key: String, position: Int) -> [UInt8] {
+            var bytes: [UInt8] = [position == 0 ? UInt8(ascii: "{") : UInt8(ascii: ",")]
+            JSONWriter.appendString(key, to: &bytes)
+            bytes.append(UInt8(ascii: ":"))
+            return bytes
+        }
+
+        /// Every key of this level and those below, in the order `entries` takes them.
+        func keyBytes() -> [UInt8] {
+            var bytes: [UInt8] = []
+            for (position, key) in keys.enumerated() {
+                bytes += Self.written(key, position: position)
+                if case .node(let node) = children[key]! { bytes += node.keyBytes() }
+            }
+            return bytes
+        }
+
+        /// The entries, their keys in `storage` from `offset` on.
+        func entries(_ storage: KeyBytes, offset: inout Int) -> [Entry] {
             keys.enumerated().map { position, key in
-                var keyBytes: [UInt8] = [position == 0 ? UInt8(ascii: "{") : UInt8(ascii: ",")]
-                JSONWriter.appendString(key, to: &keyBytes)
-                keyBytes.append(UInt8(ascii: ":"))
+                let count = Self.written(key, position: position).count
+                let keyBytes = UnsafeRawBufferPointer(rebasing: storage.storage[offset..<(offset + count)])
+                offset += count
                 switch children[key]! {
                 case .leaf(.column(let index, let type)):
                     return Entry(
@@ -161,7 +208,7 @@ struct ObjectTemplate {
                 case .leaf(.attachment(let index)):
                     return Entry(kind: .attachment, key: keyBytes, index: index, format: nil, entries: [])
                 case .node(let node):
-                    return Entry(kind: .object, key: keyBytes, index: 0, format: nil, entries: node.entries())
+                    return Entry(kind: .object, key: keyBytes, index: 0, format: nil, entries: node.entries(storage, offset: &offset))
                 }
             }
         }

@@ -119,7 +119,7 @@ enum PostgresJSON {
                 JSONWriter.appendString(utf8: value, to: &output)
             }
         case .json:
-            output.append(contentsOf: value)
+            JSONWriter.appendRaw(value, to: &output)
         case .date, .timestamp, .timestamptz:
             appendDateTime(value, kind: kind, to: &output, options: options)
         case .bytea:
@@ -136,7 +136,7 @@ enum PostgresJSON {
     /// which become `null`).
     static func appendNumber(_ value: UnsafeRawBufferPointer, to output: inout [UInt8]) {
         if isJSONNumber(value) {
-            output.append(contentsOf: value)
+            JSONWriter.appendRaw(value, to: &output)
         } else if equals(value, "NaN") || equals(value, "Infinity") || equals(value, "-Infinity") {
             JSONWriter.appendNull(to: &output)
         } else {
