@@ -13,21 +13,23 @@ public enum JSONWriter {
 
     /// Appends `string` as a quoted, escaped JSON string.
     @inlinable
-    public static func appendString(_ string: String, to output: inout [UInt8]) {
+    public static func appendString<Output: JSONOutput>(_ string: String, to output: inout Output) {
         var string = string
         string.withUTF8 { appendString(utf8: UnsafeRawBufferPointer($0), to: &output) }
     }
 
     /// Appends raw bytes, taken as UTF-8, as a quoted, escaped JSON string.
     /// Bytes that are not valid UTF-8 become U+FFFD.
-    public static func appendString(utf8 bytes: UnsafeRawBufferPointer, to output: inout [UInt8]) {
+    @inlinable
+    public static func appendString<Output: JSONOutput>(utf8 bytes: UnsafeRawBufferPointer, to output: inout Output) {
         output.append(UInt8(ascii: "\""))
         appendEscaped(utf8: bytes, to: &output)
         output.append(UInt8(ascii: "\""))
     }
 
     /// Appends the escaped contents of a JSON string, without the quotes.
-    public static func appendEscaped(utf8 bytes: UnsafeRawBufferPointer, to output: inout [UInt8]) {
+    @inlinable
+    public static func appendEscaped<Output: JSONOutput>(utf8 bytes: UnsafeRawBufferPointer, to output: inout Output) {
         let count = bytes.count
         var runStart = 0
         var index = 0
@@ -55,10 +57,12 @@ public enum JSONWriter {
                 }
             }
             if runStart < index {
-                appendRaw(UnsafeRawBufferPointer(rebasing: bytes[runStart..<index]), to: &output)
+                output.append(raw: UnsafeRawBufferPointer(rebasing: bytes[runStart..<index]))
             }
             if byte >= 0x80 {
-                output.append(contentsOf: [0xEF, 0xBF, 0xBD] as [UInt8])
+                output.append(0xEF)
+                output.append(0xBF)
+                output.append(0xBD)
             } else {
                 appendEscape(for: byte, to: &output)
             }
@@ -66,7 +70,7 @@ public enum JSONWriter {
             runStart = index
         }
         if runStart < count {
-            appendRaw(UnsafeRawBufferPointer(rebasing: bytes[runStart..<count]), to: &output)
+            output.append(raw: UnsafeRawBufferPointer(rebasing: bytes[runStart..<count]))
         }
     }
 
@@ -81,14 +85,14 @@ public enum JSONWriter {
     /// JSONWriter.appendRaw(UnsafeRawBufferPointer(start: text, count: length), to: &output)
     /// ```
     @inlinable
-    public static func appendRaw(_ bytes: UnsafeRawBufferPointer, to output: inout [UInt8]) {
-        output.append(contentsOf: bytes.assumingMemoryBound(to: UInt8.self))
+    public static func appendRaw<Output: JSONOutput>(_ bytes: UnsafeRawBufferPointer, to output: inout Output) {
+        output.append(raw: bytes)
     }
 
     /// Whether none of the eight bytes needs escaping or UTF-8 checking:
     /// none is below 0x20, `"`, `\\` or 0x80 and above.
-    @inline(__always)
-    private static func isPlainASCII(_ word: UInt64) -> Bool {
+    @inlinable @inline(__always)
+    static func isPlainASCII(_ word: UInt64) -> Bool {
         let ones: UInt64 = 0x0101_0101_0101_0101
         let highs: UInt64 = 0x8080_8080_8080_8080
         // A byte's high bit in `hasZero(x)` is set when that byte of x is 0
@@ -102,8 +106,8 @@ public enum JSONWriter {
 
     /// The bytes of `bytes` from `start` to its end (fewer than eight), in a
     /// word whose other bytes are plain (`A`).
-    @inline(__always)
-    private static func tail(of bytes: UnsafeRawBufferPointer, from start: Int) -> UInt64 {
+    @inlinable @inline(__always)
+    static func tail(of bytes: UnsafeRawBufferPointer, from start: Int) -> UInt64 {
         var word: UInt64 = 0x4141_4141_4141_4141
         withUnsafeMutableBytes(of: &word) { word in
             word.baseAddress!.copyMemory(from: bytes.baseAddress! + start, byteCount: bytes.count - start)
@@ -111,22 +115,30 @@ public enum JSONWriter {
         return word
     }
 
-    private static let hexDigits: [UInt8] = Array("0123456789abcdef".utf8)
-
-    private static func appendEscape(for byte: UInt8, to output: inout [UInt8]) {
+    /// Appends the escape of `byte` (a quote, a backslash or a control character).
+    @inlinable
+    static func appendEscape<Output: JSONOutput>(for byte: UInt8, to output: inout Output) {
+        output.append(0x5C)   // \
         switch byte {
-        case 0x22: output.append(contentsOf: [0x5C, 0x22] as [UInt8])   // \"
-        case 0x5C: output.append(contentsOf: [0x5C, 0x5C] as [UInt8])   // \\
-        case 0x0A: output.append(contentsOf: [0x5C, 0x6E] as [UInt8])   // \n
-        case 0x0D: output.append(contentsOf: [0x5C, 0x72] as [UInt8])   // \r
-        case 0x09: output.append(contentsOf: [0x5C, 0x74] as [UInt8])   // \t
-        case 0x08: output.append(contentsOf: [0x5C, 0x62] as [UInt8])   // \b
-        case 0x0C: output.append(contentsOf: [0x5C, 0x66] as [UInt8])   // \f
+        case 0x22: output.append(0x22)   // \"
+        case 0x5C: output.append(0x5C)   // \\
+        case 0x0A: output.append(0x6E)   // \n
+        case 0x0D: output.append(0x72)   // \r
+        case 0x09: output.append(0x74)   // \t
+        case 0x08: output.append(0x62)   // \b
+        case 0x0C: output.append(0x66)   // \f
         default:
-            output.append(contentsOf: [0x5C, 0x75, 0x30, 0x30] as [UInt8]) // \u00
-            output.append(hexDigits[Int(byte >> 4)])
-            output.append(hexDigits[Int(byte & 0x0F)])
+            output.append(0x75)   // u00, then two hexadecimal digits
+            output.append(0x30)
+            output.append(0x30)
+            output.append(hexDigit(byte >> 4))
+            output.append(hexDigit(byte & 0x0F))
         }
+    }
+
+    @inlinable
+    static func hexDigit(_ value: UInt8) -> UInt8 {
+        value < 10 ? UInt8(ascii: "0") + value : UInt8(ascii: "a") + value - 10
     }
 
     /// Length of the well-formed UTF-8 sequence starting at `index`, or 0 if
@@ -164,26 +176,34 @@ public enum JSONWriter {
 
     /// Appends `true` or `false`.
     @inlinable
-    public static func appendBool(_ value: Bool, to output: inout [UInt8]) {
-        output.append(contentsOf: value ? "true".utf8 : "false".utf8)
+    public static func appendBool<Output: JSONOutput>(_ value: Bool, to output: inout Output) {
+        appendLiteral(value ? "true" : "false", to: &output)
+    }
+
+    @inlinable
+    static func appendLiteral<Output: JSONOutput>(_ literal: StaticString, to output: inout Output) {
+        output.append(raw: UnsafeRawBufferPointer(start: literal.utf8Start, count: literal.utf8CodeUnitCount))
     }
 
     /// Appends `null`.
     @inlinable
-    public static func appendNull(to output: inout [UInt8]) {
-        output.append(contentsOf: "null".utf8)
+    public static func appendNull<Output: JSONOutput>(to output: inout Output) {
+        appendLiteral("null", to: &output)
     }
 
     /// Appends an integer in decimal.
-    public static func appendInteger<T: BinaryInteger>(_ value: T, to output: inout [UInt8]) {
+    @inlinable
+    public static func appendInteger<T: BinaryInteger, Output: JSONOutput>(_ value: T, to output: inout Output) {
         if let small = Int64(exactly: value) {
             appendInt64(small, to: &output)
         } else {
-            output.append(contentsOf: String(value).utf8)
+            var text = String(value)
+            text.withUTF8 { output.append(raw: UnsafeRawBufferPointer($0)) }
         }
     }
 
-    private static func appendInt64(_ value: Int64, to output: inout [UInt8]) {
+    @inlinable
+    static func appendInt64<Output: JSONOutput>(_ value: Int64, to output: inout Output) {
         if value == 0 {
             output.append(UInt8(ascii: "0"))
             return
@@ -197,13 +217,14 @@ public enum JSONWriter {
                 magnitude /= 10
             }
             if value < 0 { output.append(UInt8(ascii: "-")) }
-            output.append(contentsOf: UnsafeBufferPointer(rebasing: digits[position..<20]))
+            output.append(raw: UnsafeRawBufferPointer(UnsafeBufferPointer(rebasing: digits[position..<20])))
         }
     }
 
     /// Appends a number; NaN and infinities, which JSON cannot express,
     /// become `null`. Integral values print without a fraction (`2`, not `2.0`).
-    public static func appendDouble(_ value: Double, to output: inout [UInt8]) {
+    @inlinable
+    public static func appendDouble<Output: JSONOutput>(_ value: Double, to output: inout Output) {
         guard value.isFinite else {
             appendNull(to: &output)
             return
@@ -211,7 +232,8 @@ public enum JSONWriter {
         if value == value.rounded(), let integral = Int64(exactly: value) {
             appendInt64(integral, to: &output)
         } else {
-            output.append(contentsOf: value.description.utf8)
+            var text = value.description
+            text.withUTF8 { output.append(raw: UnsafeRawBufferPointer($0)) }
         }
     }
 }

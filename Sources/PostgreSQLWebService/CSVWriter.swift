@@ -5,30 +5,32 @@ import PostgreSQL
 /// line break or leading or trailing space. Values are PostgreSQL's text
 /// format, with booleans as `true` and `false`; NULL is an empty field.
 enum CSVWriter {
-    static func appendHeader(_ columns: [Column], to output: inout [UInt8]) {
+    static func appendHeader<Output: JSONOutput>(_ columns: [Column], to output: inout Output) {
         for (index, column) in columns.enumerated() {
             if index > 0 { output.append(UInt8(ascii: ",")) }
             var label = column.label
             label.withUTF8 { appendField(UnsafeRawBufferPointer($0), to: &output) }
         }
-        output.append(contentsOf: [0x0D, 0x0A])
+        output.append(0x0D)
+        output.append(0x0A)
     }
 
-    static func appendRow(_ row: Row, to output: inout [UInt8]) {
+    static func appendRow<Output: JSONOutput>(_ row: Row, to output: inout Output) {
         let columns = row.layout.columns
         for index in columns.indices {
             if index > 0 { output.append(UInt8(ascii: ",")) }
             guard let bytes = row.bytes(index) else { continue }
             if columns[index].type == .bool, bytes.count == 1 {
-                output.append(contentsOf: bytes[0] == UInt8(ascii: "t") ? Array("true".utf8) : Array("false".utf8))
+                JSONWriter.appendBool(bytes[0] == UInt8(ascii: "t"), to: &output)
             } else {
                 appendField(bytes, to: &output)
             }
         }
-        output.append(contentsOf: [0x0D, 0x0A])
+        output.append(0x0D)
+        output.append(0x0A)
     }
 
-    private static func appendField(_ bytes: UnsafeRawBufferPointer, to output: inout [UInt8]) {
+    private static func appendField<Output: JSONOutput>(_ bytes: UnsafeRawBufferPointer, to output: inout Output) {
         let needsQuotes = bytes.contains { $0 == UInt8(ascii: ",") || $0 == UInt8(ascii: "\"") || $0 == 0x0A || $0 == 0x0D }
             || bytes.first == UInt8(ascii: " ") || bytes.last == UInt8(ascii: " ")
         guard needsQuotes else { return JSONWriter.appendRaw(bytes, to: &output) }

@@ -76,18 +76,18 @@ struct ObjectTemplate {
 
     /// Writes the object for row `row` of `result`; `attachment` writes the
     /// value (an array) of the attachment with the given index.
-    func write(
-        row: Int32, of result: QueryResult, options: JSONRenderingOptions, to output: inout [UInt8],
-        attachment: (Int, inout [UInt8]) throws -> Void
+    func write<Output: JSONOutput>(
+        row: Int32, of result: QueryResult, options: JSONRenderingOptions, to output: inout Output,
+        attachment: (Int, inout Output) throws -> Void
     ) rethrows {
         try Self.write(entries, { result.bytes(row: row, column: Int32($0)) }, options: options, to: &output, attachment: attachment)
     }
 
     /// Writes the object for `row`; `attachment` writes the value (an
     /// array) of the attachment with the given index.
-    func write(
-        _ row: Row, options: JSONRenderingOptions, to output: inout [UInt8],
-        attachment: (Int, inout [UInt8]) throws -> Void
+    func write<Output: JSONOutput>(
+        _ row: Row, options: JSONRenderingOptions, to output: inout Output,
+        attachment: (Int, inout Output) throws -> Void
     ) rethrows {
         // Where the values are is decided once per row, not per value.
         switch row.values {
@@ -101,9 +101,9 @@ struct ObjectTemplate {
     /// `value(column)` gives a column's text bytes, `nil` for NULL: a
     /// closure that is not kept, so that reading a value costs a call and
     /// no reference counting, wherever the row lies.
-    private static func write(
+    private static func write<Output: JSONOutput>(
         _ entries: [Entry], _ value: (Int) -> UnsafeRawBufferPointer?, options: JSONRenderingOptions,
-        to output: inout [UInt8], attachment: (Int, inout [UInt8]) throws -> Void
+        to output: inout Output, attachment: (Int, inout Output) throws -> Void
     ) rethrows {
         if entries.isEmpty { output.append(UInt8(ascii: "{")) }
         // By index, fields read in place: a copy of each entry (its two

@@ -7,7 +7,7 @@ extension PostgresJSON {
     /// `bytea` as a base64 string (RFC 4648, padded): `\x010203` → `"AQID"`.
     /// Reads the hex output format and the older escape format
     /// (`\001\\abc`); other text is written as a plain string.
-    static func appendBase64(bytea value: UnsafeRawBufferPointer, to output: inout [UInt8]) {
+    static func appendBase64<Output: JSONOutput>(bytea value: UnsafeRawBufferPointer, to output: inout Output) {
         let start = output.count
         output.append(UInt8(ascii: "\""))
         var encoder = Base64Encoder()
@@ -43,7 +43,7 @@ extension PostgresJSON {
             }
         }
         guard isValid else {
-            output.removeSubrange(start...)
+            output.truncate(to: start)
             JSONWriter.appendString(utf8: value, to: &output)
             return
         }
@@ -76,7 +76,7 @@ struct Base64Encoder {
 
     private static let alphabet: [UInt8] = Array("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/".utf8)
 
-    mutating func append(_ byte: UInt8, to output: inout [UInt8]) {
+    mutating func append<Output: JSONOutput>(_ byte: UInt8, to output: inout Output) {
         pending = pending << 8 | UInt32(byte)
         pendingCount += 1
         if pendingCount == 3 {
@@ -86,7 +86,7 @@ struct Base64Encoder {
         }
     }
 
-    mutating func finish(to output: inout [UInt8]) {
+    mutating func finish<Output: JSONOutput>(to output: inout Output) {
         guard pendingCount > 0 else { return }
         let characters = pendingCount + 1
         pending <<= UInt32(8 * (3 - pendingCount))
@@ -96,7 +96,7 @@ struct Base64Encoder {
         pendingCount = 0
     }
 
-    private func writeGroup(characters: Int, to output: inout [UInt8]) {
+    private func writeGroup<Output: JSONOutput>(characters: Int, to output: inout Output) {
         for position in 0..<characters {
             let shift = UInt32(18 - 6 * position)
             output.append(Self.alphabet[Int((pending >> shift) & 0x3F)])

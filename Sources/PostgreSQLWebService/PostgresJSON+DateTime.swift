@@ -11,7 +11,7 @@ extension PostgresJSON {
     /// `"2024-05-01T10:00:00.5"`, `2024-05-01 10:00:00+02` →
     /// `"2024-05-01T10:00:00+02:00"`. `infinity`, `-infinity` and the ` BC`
     /// suffix are kept as PostgreSQL prints them (as `to_json` does).
-    static func appendDateTime(_ value: UnsafeRawBufferPointer, kind: Format.Kind, to output: inout [UInt8], options: JSONRenderingOptions) {
+    static func appendDateTime<Output: JSONOutput>(_ value: UnsafeRawBufferPointer, kind: Format.Kind, to output: inout Output, options: JSONRenderingOptions) {
         if options.dateFormat == .epochMilliseconds, let milliseconds = PostgresDateTime.epochMilliseconds(value) {
             JSONWriter.appendInteger(milliseconds, to: &output)
             return
@@ -30,7 +30,7 @@ extension PostgresJSON {
     /// time replaced by `T` and a whole-hour offset (`+02`, PostgreSQL's
     /// ISO style) written as `+02:00`. Offsets with minutes or seconds
     /// (`+05:30`, `+00:53:28`) are kept.
-    static func appendISO8601(_ value: UnsafeRawBufferPointer, normalisesOffset: Bool, to output: inout [UInt8]) {
+    static func appendISO8601<Output: JSONOutput>(_ value: UnsafeRawBufferPointer, normalisesOffset: Bool, to output: inout Output) {
         guard let space = value.firstIndex(of: UInt8(ascii: " ")), space + 1 < value.count,
               DigitReader.isDigit(value[space + 1])
         else {
@@ -54,7 +54,7 @@ extension PostgresJSON {
         output.append(UInt8(ascii: "T"))
         JSONWriter.appendEscaped(utf8: UnsafeRawBufferPointer(rebasing: value[timeStart..<offsetEnd]), to: &output)
         if needsMinutes {
-            output.append(contentsOf: ":00".utf8)
+            JSONWriter.appendRaw(UnsafeRawBufferPointer(start: (":00" as StaticString).utf8Start, count: 3), to: &output)
             JSONWriter.appendEscaped(utf8: UnsafeRawBufferPointer(rebasing: value[offsetEnd...]), to: &output)
         }
         output.append(UInt8(ascii: "\""))

@@ -93,12 +93,12 @@ enum PostgresJSON {
 
     /// Appends one value of the given type; for many values of one column,
     /// make its ``Format`` once and use `append(_:format:to:options:)`.
-    static func append(_ value: UnsafeRawBufferPointer, typeOID: UInt32, to output: inout [UInt8], options: JSONRenderingOptions) {
+    static func append<Output: JSONOutput>(_ value: UnsafeRawBufferPointer, typeOID: UInt32, to output: inout Output, options: JSONRenderingOptions) {
         append(value, format: Format(type: PostgresType(oid: typeOID)), to: &output, options: options)
     }
 
     /// Appends one (non-NULL) value in the column's format.
-    static func append(_ value: UnsafeRawBufferPointer, format: Format, to output: inout [UInt8], options: JSONRenderingOptions) {
+    static func append<Output: JSONOutput>(_ value: UnsafeRawBufferPointer, format: Format, to output: inout Output, options: JSONRenderingOptions) {
         if format.kind == .array {
             appendArray(value, elementKind: format.elementKind, delimiter: format.delimiter, to: &output, options: options)
         } else {
@@ -106,7 +106,7 @@ enum PostgresJSON {
         }
     }
 
-    static func appendScalar(_ value: UnsafeRawBufferPointer, kind: Format.Kind, to output: inout [UInt8], options: JSONRenderingOptions) {
+    static func appendScalar<Output: JSONOutput>(_ value: UnsafeRawBufferPointer, kind: Format.Kind, to output: inout Output, options: JSONRenderingOptions) {
         switch kind {
         case .number:
             appendNumber(value, to: &output)
@@ -134,7 +134,7 @@ enum PostgresJSON {
     /// Numeric text is copied as it is when it is a JSON number (PostgreSQL's
     /// output always is, except for `NaN`, `Infinity` and `-Infinity`,
     /// which become `null`).
-    static func appendNumber(_ value: UnsafeRawBufferPointer, to output: inout [UInt8]) {
+    static func appendNumber<Output: JSONOutput>(_ value: UnsafeRawBufferPointer, to output: inout Output) {
         if isJSONNumber(value) {
             JSONWriter.appendRaw(value, to: &output)
         } else if equals(value, "NaN") || equals(value, "Infinity") || equals(value, "-Infinity") {

@@ -1,3 +1,4 @@
+import JSONStreaming
 import PostgreSQL
 import Synchronization
 /// Where a ``ResultSetAdapter`` gets its rows, one JSON object at a time.
@@ -18,6 +19,8 @@ final class StreamingRows: RowSource {
     private var pending: Row?
     /// The rows' template, looked up once: every row has the same columns.
     private var template: ObjectTemplate?
+    /// Where ``writeRows(as:options:afterRow:limit:to:)`` writes a block of rows.
+    private let writer = ByteWriter()
 
     init(connection: Connection, sql: String, arguments: SQLArguments) throws {
         cursor = try connection.query(sql, arguments)
@@ -43,11 +46,35 @@ final class StreamingRows: RowSource {
     /// The columns, known once the query answered (also without rows).
     var columns: [Column] { cursor.columns }
 
-    /// Writes the next row as a CSV line; only after `hasNext()` returned `true`.
-    func writeNextCSV(to output: inout [UInt8]) {
-        guard let row = pending else { return }
-        pending = nil
-        CSVWriter.appendRow(row, to: &output)
+    /// Appends rows, as JSON objects separated by commas (one before the
+    /// first too when `afterRow`) or as CSV lines, until about `limit`
+    /// bytes or the end: whether rows are left.
+    ///
+    /// The rows are written through a ``ByteWriter`` and appended to
+    /// `output` at once: a row's dozen appends to the array itself would
+    /// each check it and copy through the collection machinery.
+    func writeRows(
+        as format: ResultSetAdapter.Format, options: JSONRenderingOptions, afterRow: inout Bool, limit: Int,
+        to output: inout [UInt8]
+    ) throws -> Bool {
+        var writer = self.writer
+        defer { writer.flush(into: &output) }
+        guard try hasNext(), let first = pending else { return false }
+        // Once per block, not per row: taking the template out of its optional copies it.
+        let template = self.template ?? first.layout.objectTemplate
+        self.template = template
+        while writer.count < limit, try hasNext() {
+            guard let row = pending.take() else { break }
+            switch format {
+            case .csv:
+                CSVWriter.appendRow(row, to: &writer)
+            case .json:
+                if afterRow { writer.append(UInt8(ascii: ",")) }
+                template.write(row, options: options, to: &writer) { _, _ in }
+            }
+            afterRow = true
+        }
+        return try hasNext()
     }
 }
 

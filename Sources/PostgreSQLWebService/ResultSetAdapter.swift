@@ -267,23 +267,30 @@ public final class ResultSetAdapter: StreamingBody {
             guard let rows = rows as? StreamingRows else {
                 throw DatabaseError(code: .internalError, message: "CSV takes a list without attachments")
             }
-            let limit = output.count + 16_384
             if !hasWrittenOpening {
+                _ = try rows.hasNext()  // the columns, for the header
                 CSVWriter.appendHeader(rows.columns, to: &output)
                 hasWrittenOpening = true
             }
-            while output.count < limit, try rows.hasNext() {
-                rows.writeNextCSV(to: &output)
+            if try rows.writeRows(as: .csv, options: options, afterRow: &hasWrittenRow, limit: 16_384, to: &output) {
+                return true
             }
-            if try rows.hasNext() { return true }
             rows.close()
             return false
         case .array:
-            let limit = output.count + 16_384
             if !hasWrittenOpening {
                 output.append(UInt8(ascii: "["))
                 hasWrittenOpening = true
             }
+            if let rows = rows as? StreamingRows {
+                if try rows.writeRows(as: .json, options: options, afterRow: &hasWrittenRow, limit: 16_384, to: &output) {
+                    return true
+                }
+                output.append(UInt8(ascii: "]"))
+                rows.close()
+                return false
+            }
+            let limit = output.count + 16_384
             while output.count < limit, try rows.hasNext() {
                 if hasWrittenRow { output.append(UInt8(ascii: ",")) }
                 hasWrittenRow = true
