@@ -1,3 +1,4 @@
+import JSONStreaming
 import PostgreSQL
 /// A subquery whose rows are nested, as an array, in each row of its parent.
 ///
@@ -295,7 +296,7 @@ final class ChildBlock {
     }
 
     /// Writes the JSON array of the rows that belong to parent `parent`.
-    func writeArray(forParent parent: Int32, options: JSONRenderingOptions, to output: inout [UInt8]) {
+    func writeArray<Output: JSONOutput>(forParent parent: Int32, options: JSONRenderingOptions, to output: inout Output) {
         output.append(UInt8(ascii: "["))
         defer { output.append(UInt8(ascii: "]")) }
         guard let result else { return }

@@ -38,7 +38,7 @@ struct ObjectWithAttachments {
         let children: [ChildBlock]
 
         /// Writes the row as a JSON object, with its attachments' arrays.
-        func write(options: JSONRenderingOptions, to output: inout [UInt8]) {
+        func write<Output: JSONOutput>(options: JSONRenderingOptions, to output: inout Output) {
             template.write(row, options: options, to: &output) { index, output in
                 children[index].writeArray(forParent: 0, options: options, to: &output)
             }

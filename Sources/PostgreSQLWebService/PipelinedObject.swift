@@ -38,10 +38,11 @@ enum PipelinedObject {
                     case .secondRound:
                         pipeline.submit(round())
                     case .object(let rows):
-                        var output: [UInt8] = []
-                        output.reserveCapacity(1024)
-                        rows.write(options: options, to: &output)
-                        completion(.success(output))
+                        // Written through a writer, then copied into the
+                        // body's array once (see `ByteWriter`).
+                        var writer = ByteWriter(capacity: 2 << 10)
+                        rows.write(options: options, to: &writer)
+                        completion(.success(Array(writer.bytes)))
                     }
                 } catch {
                     completion(.failure(error))

@@ -2,13 +2,34 @@ import JSONStreaming
 import PostgreSQL
 import Synchronization
 /// Where a ``ResultSetAdapter`` gets its rows, one JSON object at a time.
+///
+/// Rows are written to the adapter's ``ByteWriter``, which the adapter
+/// appends to the response's array once per block: a row's dozen appends
+/// to the array itself would each check it and copy through the collection
+/// machinery.
 protocol RowSource: AnyObject {
     /// Whether another row is available (reads ahead if needed).
     func hasNext() throws -> Bool
     /// Writes the next row as a JSON object; only after `hasNext()` returned `true`.
-    func writeNext(options: JSONRenderingOptions, to output: inout [UInt8]) throws
+    func writeNext(options: JSONRenderingOptions, to writer: ByteWriter) throws
+    /// Writes rows as JSON objects separated by commas (one before the
+    /// first too when `afterRow`) until the writer holds about `limit`
+    /// bytes or the rows end: whether rows are left.
+    func writeRows(options: JSONRenderingOptions, afterRow: inout Bool, limit: Int, to writer: ByteWriter) throws -> Bool
     /// Stops: cancels what is still running, leaves the connection idle.
     func close()
+}
+
+extension RowSource {
+    func writeRows(options: JSONRenderingOptions, afterRow: inout Bool, limit: Int, to writer: ByteWriter) throws -> Bool {
+        var output = writer
+        while writer.count < limit, try hasNext() {
+            if afterRow { output.append(UInt8(ascii: ",")) }
+            afterRow = true
+            try writeNext(options: options, to: writer)
+        }
+        return try hasNext()
+    }
 }
 
 // MARK: - Single-row mode
@@ -19,8 +40,6 @@ final class StreamingRows: RowSource {
     private var pending: Row?
     /// The rows' template, looked up once: every row has the same columns.
     private var template: ObjectTemplate?
-    /// Where ``writeRows(as:options:afterRow:limit:to:)`` writes a block of rows.
-    private let writer = ByteWriter()
 
     init(connection: Connection, sql: String, arguments: SQLArguments) throws {
         cursor = try connection.query(sql, arguments)
@@ -31,10 +50,10 @@ final class StreamingRows: RowSource {
         return pending != nil
     }
 
-    func writeNext(options: JSONRenderingOptions, to output: inout [UInt8]) throws {
-        guard let row = pending else { return }
-        pending = nil
+    func writeNext(options: JSONRenderingOptions, to writer: ByteWriter) throws {
+        guard let row = pending.take() else { return }
         if template == nil { template = row.layout.objectTemplate }
+        var output = writer
         template!.write(row, options: options, to: &output) { _, _ in }
     }
 
@@ -46,20 +65,17 @@ final class StreamingRows: RowSource {
     /// The columns, known once the query answered (also without rows).
     var columns: [Column] { cursor.columns }
 
-    /// Appends rows, as JSON objects separated by commas (one before the
-    /// first too when `afterRow`) or as CSV lines, until about `limit`
-    /// bytes or the end: whether rows are left.
-    ///
-    /// The rows are written through a ``ByteWriter`` and appended to
-    /// `output` at once: a row's dozen appends to the array itself would
-    /// each check it and copy through the collection machinery.
+    func writeRows(options: JSONRenderingOptions, afterRow: inout Bool, limit: Int, to writer: ByteWriter) throws -> Bool {
+        try writeRows(as: .json, options: options, afterRow: &afterRow, limit: limit, to: writer)
+    }
+
+    /// ``writeRows(options:afterRow:limit:to:)`` as JSON objects or as CSV lines.
     func writeRows(
         as format: ResultSetAdapter.Format, options: JSONRenderingOptions, afterRow: inout Bool, limit: Int,
-        to output: inout [UInt8]
+        to writer: ByteWriter
     ) throws -> Bool {
-        var writer = self.writer
-        defer { writer.flush(into: &output) }
         guard try hasNext(), let first = pending else { return false }
+        var output = writer
         // Once per block, not per row: taking the template out of its optional copies it.
         let template = self.template ?? first.layout.objectTemplate
         self.template = template
@@ -67,10 +83,10 @@ final class StreamingRows: RowSource {
             guard let row = pending.take() else { break }
             switch format {
             case .csv:
-                CSVWriter.appendRow(row, to: &writer)
+                CSVWriter.appendRow(row, to: &output)
             case .json:
-                if afterRow { writer.append(UInt8(ascii: ",")) }
-                template.write(row, options: options, to: &writer) { _, _ in }
+                if afterRow { output.append(UInt8(ascii: ",")) }
+                template.write(row, options: options, to: &output) { _, _ in }
             }
             afterRow = true
         }
@@ -117,9 +133,10 @@ final class FirstRowWithAttachments: RowSource {
         rows != nil
     }
 
-    func writeNext(options: JSONRenderingOptions, to output: inout [UInt8]) throws {
+    func writeNext(options: JSONRenderingOptions, to writer: ByteWriter) throws {
         guard let rows else { return }
         self.rows = nil
+        var output = writer
         rows.write(options: options, to: &output)
     }
 
@@ -293,10 +310,11 @@ final class BlockRows: RowSource {
         ahead = (parents, statements.isEmpty ? nil : try connection.startPipeline(statements))
     }
 
-    func writeNext(options: JSONRenderingOptions, to output: inout [UInt8]) throws {
+    func writeNext(options: JSONRenderingOptions, to writer: ByteWriter) throws {
         guard let block, let template, position < block.rowCount else { return }
         let row = position
         position += 1
+        var output = writer
         template.write(row: row, of: block, options: options, to: &output) { index, output in
             children[index].writeArray(forParent: row, options: options, to: &output)
         }

@@ -94,6 +94,7 @@ public final class ResultSetAdapter: StreamingBody {
     private var rows: (any RowSource)?
     /// The object written by the pipeline loop (``start(completion:)``), `nil` before.
     private var pipelined: PipelinedOutcome?
+    private var rowWriter: ByteWriter?
     private var hasWrittenOpening = false
     private var hasWrittenRow = false
     private var isClosed = false
@@ -258,9 +259,12 @@ public final class ResultSetAdapter: StreamingBody {
         }
         let hasRow = try start()
         guard let rows else { return false }
+        let writer = self.writer
+        var bytes = writer
+        defer { writer.flush(into: &output) }
         switch shape {
         case .object:
-            if hasRow { try rows.writeNext(options: options, to: &output) } else { JSONWriter.appendNull(to: &output) }
+            if hasRow { try rows.writeNext(options: options, to: writer) } else { JSONWriter.appendNull(to: &bytes) }
             rows.close()
             return false
         case .array where format == .csv:
@@ -268,39 +272,37 @@ public final class ResultSetAdapter: StreamingBody {
                 throw DatabaseError(code: .internalError, message: "CSV takes a list without attachments")
             }
             if !hasWrittenOpening {
-                _ = try rows.hasNext()  // the columns, for the header
-                CSVWriter.appendHeader(rows.columns, to: &output)
+                CSVWriter.appendHeader(rows.columns, to: &bytes)
                 hasWrittenOpening = true
             }
-            if try rows.writeRows(as: .csv, options: options, afterRow: &hasWrittenRow, limit: 16_384, to: &output) {
+            if try rows.writeRows(as: .csv, options: options, afterRow: &hasWrittenRow, limit: Self.blockLimit, to: writer) {
                 return true
             }
             rows.close()
             return false
         case .array:
             if !hasWrittenOpening {
-                output.append(UInt8(ascii: "["))
+                writer.append(UInt8(ascii: "["))
                 hasWrittenOpening = true
             }
-            if let rows = rows as? StreamingRows {
-                if try rows.writeRows(as: .json, options: options, afterRow: &hasWrittenRow, limit: 16_384, to: &output) {
-                    return true
-                }
-                output.append(UInt8(ascii: "]"))
-                rows.close()
-                return false
+            if try rows.writeRows(options: options, afterRow: &hasWrittenRow, limit: Self.blockLimit, to: writer) {
+                return true
             }
-            let limit = output.count + 16_384
-            while output.count < limit, try rows.hasNext() {
-                if hasWrittenRow { output.append(UInt8(ascii: ",")) }
-                hasWrittenRow = true
-                try rows.writeNext(options: options, to: &output)
-            }
-            if try rows.hasNext() { return true }
-            output.append(UInt8(ascii: "]"))
+            writer.append(UInt8(ascii: "]"))
             rows.close()
             return false
         }
+    }
+
+    /// About how many bytes of rows one ``write(into:)`` appends.
+    static let blockLimit = 16_384
+
+    /// Where rows are written before they go to the caller's array, made on first use.
+    private var writer: ByteWriter {
+        if let rowWriter { return rowWriter }
+        let made = ByteWriter(capacity: 4 << 10)
+        rowWriter = made
+        return made
     }
 
     /// Ends the adapter: cancels the query if rows are left, ends the
