@@ -145,7 +145,7 @@ let package = Package(
         // MARK: - Tests
         .testTarget(name: "JSONStreamingTests", dependencies: ["JSONStreaming"]),
         .testTarget(name: "LockingTests", dependencies: ["Locking"]),
-        .testTarget(name: "EventLoopsTests", dependencies: ["EventLoops"]),
+        .testTarget(name: "EventLoopsTests", dependencies: ["EventLoops", "Locking"]),
         .testTarget(name: "InstrumentationTests", dependencies: ["Instrumentation"]),
         .testTarget(name: "CivilCalendarTests", dependencies: ["CivilCalendar"]),
         .target(name: "HTTPTestClient", path: "Tests/HTTPTestClient"),

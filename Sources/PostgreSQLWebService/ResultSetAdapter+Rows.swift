@@ -34,7 +34,7 @@ extension RowSource {
 
 // MARK: - Single-row mode
 
-/// Rows of a query without attachments, read in single-row mode.
+/// Rows of a query without attachments, streamed (``RowCursor``).
 final class StreamingRows: RowSource {
     private let cursor: RowCursor
     private var pending: Row?

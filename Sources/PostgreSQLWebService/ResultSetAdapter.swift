@@ -9,7 +9,8 @@ import PostgreSQL
 /// makes a nested object. ``attach(_:_:)`` nests the rows of a subquery in
 /// each row as an array.
 ///
-/// Without attachments the query runs in single-row mode. With attachments
+/// Without attachments the rows stream as the server sends them (a
+/// ``RowCursor``, one row at a time). With attachments
 /// and ``Shape/object``, the row and its attachments take one or two round
 /// trips of prepared statements (see `ObjectWithAttachments`). With attachments and
 /// ``Shape/array``, the parent query runs as a server-side cursor, fetched in blocks of

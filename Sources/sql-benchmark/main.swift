@@ -181,7 +181,7 @@ do {
     print("ResultSetAdapter + 2 attachments (\(bytes) bytes): median \(milliseconds(adapterMedian)), best \(milliseconds(adapterTimes.min()!))")
     print("psql json_agg + LATERAL to /dev/null:            median \(milliseconds(psqlMedian)), best \(milliseconds(psqlTimes.min()!))")
 
-    // For scale: a flat result of a million rows in single-row mode.
+    // For scale: a flat result of a million rows, streamed.
     var streamed = 0
     let flat = try time {
         let adapter = ResultSetAdapter(pool, sql: "SELECT generate_series(1, 1000000) AS id, 'row' AS label, true AS flag")
