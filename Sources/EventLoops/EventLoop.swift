@@ -98,8 +98,8 @@ public final class EventLoop: @unchecked Sendable {
     @exclusivity(unchecked) private var hooks: [(id: Int, hook: () -> Int)] = []
     @exclusivity(unchecked) private var stopHooks: [() -> Void] = []
     @exclusivity(unchecked) private var nextHookID = 0
-    /// What the participants keep per loop (a pool's pipeline, say), by a
-    /// key of their own; on the loop's thread only.
+    /// What the participants keep per loop (the HTTP daemon a loop runs,
+    /// say), by a key of their own; on the loop's thread only.
     @exclusivity(unchecked) public var locals: [Int: AnyObject] = [:]
 
     /// Why a loop could not be created.
@@ -126,6 +126,7 @@ public final class EventLoop: @unchecked Sendable {
             var value: UInt64 = 0
             _ = read(wake, &value, 8)
         }
+        hasThread = true
         let box = Unmanaged.passRetained(self)
         var thread = pthread_t()
         let created = pthread_create(&thread, nil, { argument in
@@ -141,7 +142,6 @@ public final class EventLoop: @unchecked Sendable {
         }
         _ = String(decoding: name.utf8.prefix(15), as: UTF8.self).withCString { pthread_setname_np(thread, $0) }
         pthread_detach(thread)
-        lock.withLock { hasThread = true }
     }
 
     deinit {
@@ -285,6 +285,11 @@ public final class EventLoop: @unchecked Sendable {
         return nextHookID
     }
 
+    /// Removes the pass hook with `id` (what ``addPassHook(_:)`` returned).
+    ///
+    /// ```swift
+    /// loop.removePassHook(hook)
+    /// ```
     public func removePassHook(_ id: Int) {
         hooks.removeAll { $0.id == id }
     }

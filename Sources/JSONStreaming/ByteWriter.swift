@@ -42,8 +42,8 @@ extension Array: JSONOutput where Element == UInt8 {
 /// and has room, and copies through the collection machinery: about a
 /// hundred instructions for a few bytes. Rows of a streamed list are
 /// written here instead, a dozen appends each, and the block of rows is
-/// appended to the response's array once (BENCHMARKS.md, "Second wave:
-/// rows from the socket").
+/// appended to the response's array once (BENCHMARKS.md, "Second wave: the
+/// event loops, rows from the socket").
 ///
 /// ```swift
 /// let writer = ByteWriter()

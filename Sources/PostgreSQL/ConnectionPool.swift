@@ -101,12 +101,14 @@ public final class ConnectionPool: Sendable {
     /// pool's own (a thread that starts on first use).
     ///
     /// A thread of its own, rather than the HTTP server's loops: measured
-    /// on the 2-core machine of BENCHMARKS.md ("Second wave, the event
-    /// loops"), a pipeline per HTTP loop made each loop wait, asleep, for
-    /// PostgreSQL's answers one job at a time, where a pipeline thread of
-    /// its own lets the loops go on reading requests while it waits.
-    package var pipeline: Pipeline {
-        pipelineLoop.pipeline { loop in
+    /// on the 2-core machine of BENCHMARKS.md ("Second wave: the event
+    /// loops, rows from the socket"), a pipeline per HTTP loop made each
+    /// loop wait, asleep, for PostgreSQL's answers one job at a time, where
+    /// a pipeline thread of its own lets the loops go on meanwhile.
+    ///
+    /// - Throws: ``DatabaseError`` when the loop's thread cannot be started.
+    package func pipeline() throws -> Pipeline {
+        try pipelineLoop.pipeline { loop in
             let configuration = configuration
             return Pipeline(
                 loop: loop, connections: configuration.pipelineConnections, waitTimeout: configuration.acquireTimeout,
@@ -237,7 +239,7 @@ public final class ConnectionPool: Sendable {
         }
     }
 
-    /// Closes the idle connections and the pipelines' (done also when the
+    /// Closes the idle connections and the pipeline's (done also when the
     /// pool goes away). Connections in use stay open until they are
     /// released; non-blocking statements in flight fail. The pool can be
     /// used again afterwards: it opens new connections.
@@ -322,12 +324,15 @@ private final class PipelineThread: @unchecked Sendable {
         loop?.stop()
     }
 
-    func pipeline(_ make: (EventLoop) -> Pipeline) -> Pipeline {
-        lock.withLock {
+    func pipeline(_ make: (EventLoop) -> Pipeline) throws -> Pipeline {
+        try lock.withLock {
             if let pipeline { return pipeline.value }
-            // A pool without its pipeline's thread could not run a keyed
-            // object at all: a thread that cannot be made is fatal.
-            let loop = try! EventLoop(name: "pipeline")
+            let loop: EventLoop
+            do {
+                loop = try EventLoop(name: "pipeline")
+            } catch {
+                throw DatabaseError(code: .internalError, message: "cannot start the pipeline's thread: \(error)")
+            }
             let made = make(loop)
             self.loop = loop
             pipeline = LoopConfined(made)

@@ -310,7 +310,7 @@ package final class Pipeline {
     /// none is open), and the jobs wait for it: one connection takes every
     /// batch while it keeps up, which makes the batches, and so the jobs
     /// each wake-up of its backend serves, as large as they can be
-    /// (BENCHMARKS.md, "Second wave: the event loops"). After a failure to
+    /// (BENCHMARKS.md, "Second wave: the event loops, rows from the socket"). After a failure to
     /// open one while others serve, none is opened for a second.
     private func availableConnection(at now: ContinuousClock.Instant) -> (slot: Int, connection: PipelineConnection)? {
         var best: (slot: Int, connection: PipelineConnection)?

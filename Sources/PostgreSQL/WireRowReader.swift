@@ -10,8 +10,8 @@ import Glibc
 /// libpq's single-row mode builds a `PGresult` for every row (a copy of the
 /// column descriptions, several allocations, freed again): most of what a
 /// streamed list of short rows costs the server (BENCHMARKS.md, "Second
-/// wave: rows from the socket"). Here a row is the place of its values in
-/// a buffer of received bytes, read in place.
+/// wave: the event loops, rows from the socket"). Here a row is the place
+/// of its values in a buffer of received bytes, read in place.
 ///
 /// libpq has connected, authenticated and prepared the statement, and is
 /// idle: the messages of the frontend/backend protocol that one execution
@@ -201,41 +201,37 @@ final class WireRowReader {
 
     /// Reads what the socket has into the buffer, waiting for it if nothing has come.
     private func receive() throws {
-        while true {
-            let count = recv(socket, buffer.storage + buffer.count, buffer.capacity - buffer.count, 0)
-            if count > 0 {
-                buffer.count += count
-                return
-            }
-            if count == 0 { throw lost("the server closed the connection") }
-            switch errno {
-            case EINTR:
-                continue
-            case EAGAIN, EWOULDBLOCK:
-                var ready = pollfd(fd: socket, events: Int16(POLLIN), revents: 0)
-                if poll(&ready, 1, -1) < 0, errno != EINTR { throw lost("poll: \(String(cString: strerror(errno)))") }
-            default:
-                throw lost("recv: \(String(cString: strerror(errno)))")
-            }
+        let count = try transfer(waitingFor: POLLIN, "recv") {
+            recv(socket, buffer.storage + buffer.count, buffer.capacity - buffer.count, 0)
         }
+        if count == 0 { throw lost("the server closed the connection") }
+        buffer.count += count
     }
 
     private func write(_ bytes: [UInt8]) throws {
         var sent = 0
         while sent < bytes.count {
-            let count = bytes.withUnsafeBytes { send(socket, $0.baseAddress! + sent, bytes.count - sent, Int32(MSG_NOSIGNAL)) }
-            if count > 0 {
-                sent += count
-                continue
+            sent += try transfer(waitingFor: POLLOUT, "send") {
+                bytes.withUnsafeBytes { send(socket, $0.baseAddress! + sent, bytes.count - sent, Int32(MSG_NOSIGNAL)) }
             }
+        }
+    }
+
+    /// Runs `operation` (a `recv` or a `send` on the non-blocking socket)
+    /// until it moves bytes or the stream ends, waiting for the socket to be
+    /// ready for `events` meanwhile: the count moved, 0 at the end.
+    private func transfer(waitingFor events: Int32, _ call: String, _ operation: () -> Int) throws -> Int {
+        while true {
+            let count = operation()
+            if count >= 0 { return count }
             switch errno {
             case EINTR:
                 continue
             case EAGAIN, EWOULDBLOCK:
-                var ready = pollfd(fd: socket, events: Int16(POLLOUT), revents: 0)
+                var ready = pollfd(fd: socket, events: Int16(events), revents: 0)
                 if poll(&ready, 1, -1) < 0, errno != EINTR { throw lost("poll: \(String(cString: strerror(errno)))") }
             default:
-                throw lost("send: \(String(cString: strerror(errno)))")
+                throw lost("\(call): \(String(cString: strerror(errno)))")
             }
         }
     }

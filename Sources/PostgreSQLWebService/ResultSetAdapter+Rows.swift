@@ -22,9 +22,8 @@ protocol RowSource: AnyObject {
 
 extension RowSource {
     func writeRows(options: JSONRenderingOptions, afterRow: inout Bool, limit: Int, to writer: ByteWriter) throws -> Bool {
-        var output = writer
         while writer.count < limit, try hasNext() {
-            if afterRow { output.append(UInt8(ascii: ",")) }
+            if afterRow { writer.append(UInt8(ascii: ",")) }
             afterRow = true
             try writeNext(options: options, to: writer)
         }

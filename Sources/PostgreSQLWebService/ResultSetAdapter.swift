@@ -221,8 +221,14 @@ public final class ResultSetAdapter: StreamingBody {
                 code: .internalError,
                 message: "start(completion:) takes an unstarted object adapter on a pool, without nested attachments")))
         }
+        let pipeline: Pipeline
+        do {
+            pipeline = try pool.pipeline()
+        } catch {
+            return completion(.failure(error))
+        }
         PipelinedObject.run(
-            on: pool.pipeline, sql: sql, arguments: arguments, attachments: attachments, options: options, role: role
+            on: pipeline, sql: sql, arguments: arguments, attachments: attachments, options: options, role: role
         ) { outcome in
             switch outcome {
             case .success(let object):

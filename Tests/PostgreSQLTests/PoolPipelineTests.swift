@@ -10,6 +10,13 @@ import Testing
 /// Object adapters started without blocking (`start(completion:)`), run on
 /// the pool's pipeline with other callers' statements.
 @Suite struct PoolPipelineTests {
+    /// Waits up to 30 s until `done` reaches `total`.
+    static func expectAllDone(_ done: borrowing Atomic<Int>, total: Int) {
+        let deadline = ContinuousClock.now + .seconds(30)
+        while done.load(ordering: .relaxed) < total, ContinuousClock.now < deadline { usleep(10_000) }
+        #expect(done.load(ordering: .relaxed) == total)
+    }
+
     /// Starts `adapter` on the loop and waits for it; the body (or the failure).
     static func run(_ adapter: ResultSetAdapter) -> Result<(found: Bool, body: String), any Error> {
         let done = Done()
@@ -95,9 +102,7 @@ import Testing
                 done.add(1, ordering: .relaxed)
             }
         }
-        let deadline = ContinuousClock.now + .seconds(30)
-        while done.load(ordering: .relaxed) < total, ContinuousClock.now < deadline { usleep(10_000) }
-        #expect(done.load(ordering: .relaxed) == total)
+        Self.expectAllDone(done, total: total)
         #expect(wrong.load(ordering: .relaxed) == 0)
     }
 
@@ -116,9 +121,7 @@ import Testing
                 done.add(1, ordering: .relaxed)
             }
         }
-        let deadline = ContinuousClock.now + .seconds(30)
-        while done.load(ordering: .relaxed) < total, ContinuousClock.now < deadline { usleep(10_000) }
-        #expect(done.load(ordering: .relaxed) == total)
+        Self.expectAllDone(done, total: total)
         let observer = try TestDatabase.connect()
         defer { observer.close() }
         let sessions = try observer.fetchOne(
@@ -160,9 +163,7 @@ import Testing
                 done.add(1, ordering: .relaxed)
             }
         }
-        let deadline = ContinuousClock.now + .seconds(30)
-        while done.load(ordering: .relaxed) < total, ContinuousClock.now < deadline { usleep(10_000) }
-        #expect(done.load(ordering: .relaxed) == total)
+        Self.expectAllDone(done, total: total)
         #expect(wrong.load(ordering: .relaxed) == 0)
         #expect((try? slowDone.wait().get()) == true)
         slow.close()
