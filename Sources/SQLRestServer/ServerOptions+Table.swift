@@ -103,7 +103,7 @@ extension ServerOptions {
         Option("pool-size", .prefixed("POOL_SIZE"), "Most database connections open at once",
                apply: { set(&$0.poolSize, Int($1)) }, defaultValue: { String($0.poolSize) }),
         Option("pipeline-connections", .prefixed("PIPELINE_CONNECTIONS"),
-               "Connections, besides the pool, that run the single-object queries of many requests together",
+               "Connections, besides the pool, that run the single-object queries of many requests together; one while it keeps up, more when it is held up",
                apply: { set(&$0.pipelineConnections, Int($1)) }, defaultValue: { String($0.pipelineConnections) }),
         Option("event-loops", .prefixed("EVENT_LOOPS"),
                "Threads that serve the client connections; handlers that block run on worker threads",
