@@ -83,10 +83,20 @@ public struct Operation: Sendable {
     // MARK: - Answering
 
     /// The route that answers for this operation, below its service's path.
+    ///
+    /// The handler holds the operation through a reference: captured as a
+    /// structure, it would be copied (each of its arrays, strings and
+    /// dictionaries retained, then released) on every request.
     var route: Route {
-        Route(method, routePath, description: description, parameters: parameters.map(\.runtime), returns: result) { values in
-            self.query(values)
+        let operation = Reference(self)
+        return Route(method, routePath, description: description, parameters: parameters.map(\.runtime), returns: result) { values in
+            operation.value.query(values)
         }
+    }
+
+    private final class Reference: Sendable {
+        let value: Operation
+        init(_ value: Operation) { self.value = value }
     }
 
     /// The router's form of the path below the service: `/?:employeeNumber`.
@@ -108,9 +118,12 @@ public struct Operation: Sendable {
             return location.map(query.created(at:)) ?? query
         case .object:
             let names = askedNames(values)
-            let asked = names.map { details[$0]! }
+            let asked = details(named: names)
             for detail in asked { bind(detail.requestBindings, from: values, into: &arguments) }
-            var query = Query.object(statements[0], arguments, notFound: self.notFoundError(values))
+            // The 404 is built only when no row comes, from what its closure
+            // captures: these two, not the whole operation (a copy per request).
+            let (notFound, parameters) = (self.notFound, self.parameters)
+            var query = Query.object(statements[0], arguments, notFound: Self.notFoundError(notFound, parameters, values))
             for (name, detail) in zip(names, asked) {
                 if detail.isStreamed {
                     var memberArguments = SQLArguments()
@@ -123,7 +136,7 @@ public struct Operation: Sendable {
             return query
         case .list(let paged):
             let names = askedNames(values)
-            let asked = names.map { details[$0]! }
+            let asked = details(named: names)
             for detail in asked { bind(detail.requestBindings, from: values, into: &arguments) }
             var query = Query.list(statements[0], arguments)
             if paged {
@@ -141,6 +154,15 @@ public struct Operation: Sendable {
         }
     }
 
+    /// The details of these names. A loop, not `names.map { details[$0]! }`,
+    /// whose closure would copy the whole operation on every request.
+    private func details(named names: [String]) -> [Detail] {
+        var asked: [Detail] = []
+        asked.reserveCapacity(names.count)
+        for name in names { asked.append(details[name]!) }
+        return asked
+    }
+
     private func askedNames(_ values: [Argument]) -> [String] {
         for value in values { if case .names(let names) = value { return names } }
         return []
@@ -154,7 +176,9 @@ public struct Operation: Sendable {
 
     /// The 404 for an object without a row: the `@notfound` text with its
     /// `{name}` placeholders filled with the parameters' values.
-    func notFoundError(_ values: [Argument]) -> HTTPError {
+    static func notFoundError(
+        _ notFound: (template: String, parameter: String?)?, _ parameters: [Parameter], _ values: [Argument]
+    ) -> HTTPError {
         guard let notFound else { return HTTPError(.notFound, detail: "There is no such record.") }
         var detail = ""
         var rest = Substring(notFound.template)

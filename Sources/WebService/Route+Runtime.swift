@@ -20,19 +20,34 @@ extension Route {
     ///     Query.object("SELECT id, name FROM products WHERE id = :id", ["id": values[0]], notFound: "No product.")
     /// }
     /// ```
+    ///
+    /// Inlinable, as the typed routes' initialisers are: specialised in the
+    /// module that declares `Value` and `Result`, the handler's closure
+    /// finds their types' metadata (of `[Value]`, of `Result.Runner` for
+    /// the cast) at compile time, where unspecialised code looks each up
+    /// in the runtime's tables on every request.
+    @inlinable
     public init<Value: Sendable, Result: RunnableResult>(
         _ method: HTTPMethod, _ path: String, description: String = "",
         parameters: [RuntimeParameter<Value>], returns: ResultDescription? = nil,
         handler: @escaping @Sendable ([Value]) throws -> Result
     ) {
+        // Each parameter read through a closure of its own: reading it
+        // from the array would copy it (and retain and release every
+        // string and closure it holds) on every request.
+        let readers = parameters.map { parameter in
+            { @Sendable (context: RouteContext) throws -> Value in try parameter.value(in: context) }
+        }
         self.init(method, path, description: description, inputs: parameters.map(\.declaration),
                   result: .described(returns), execution: .eventLoop, runnerType: Result.Runner.self) { context in
             var values: [Value] = []
-            values.reserveCapacity(parameters.count)
-            for parameter in parameters { values.append(try parameter.value(in: context)) }
+            values.reserveCapacity(readers.count)
+            for index in readers.indices { values.append(try readers[index](context)) }
             let result = try handler(values)
-            // The router checked, when it mounted the route, that it holds a runner of this type.
-            return result.response(runner: context.runner as! Result.Runner, request: context.runRequest)
+            // The router checked, when it mounted the route, that it holds a
+            // runner of this type. Unwrapped before the cast: a cast from the
+            // optional existential takes the runtime's slower general path.
+            return result.response(runner: context.runner.unsafelyUnwrapped as! Result.Runner, request: context.runRequest)
         }
     }
 }

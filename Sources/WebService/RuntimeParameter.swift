@@ -90,6 +90,7 @@ public struct RuntimeParameter<Value: Sendable>: Sendable {
 
     /// The argument's value for one request: from the path variable of its
     /// name, else from the request's arguments, else its value when absent.
+    @usableFromInline
     func value(in context: RouteContext) throws(HTTPError) -> Value {
         let inputs: [ArgumentInput]
         if let pathValue = context.pattern.value(named: name, in: context.path) {
@@ -97,10 +98,7 @@ public struct RuntimeParameter<Value: Sendable>: Sendable {
         } else {
             inputs = context.arguments.isEmpty ? [] : context.arguments[name] ?? []
         }
-        if inputs.isEmpty {
-            guard let valueWhenAbsent else { throw HTTPError.missingArgument(name, type: type) }
-            return valueWhenAbsent
-        }
+        if inputs.isEmpty { return try absentValue() }
         do {
             return try convert(inputs)
         } catch {
@@ -108,6 +106,18 @@ public struct RuntimeParameter<Value: Sendable>: Sendable {
         }
     }
 
+    /// The value when absent, or a 400.
+    ///
+    /// Apart from `value(in:)`, which runs unspecialized: code that handles
+    /// a `Value?` there looks up the metadata of `Optional<Value>` on every
+    /// call, even when the argument is present.
+    @inline(never)
+    private func absentValue() throws(HTTPError) -> Value {
+        guard let valueWhenAbsent else { throw HTTPError.missingArgument(name, type: type) }
+        return valueWhenAbsent
+    }
+
+    @usableFromInline
     var declaration: InputDeclaration {
         InputDeclaration(
             kind: .runtimeArgument(name: name, type: type, defaultText: defaultText, required: valueWhenAbsent == nil),
