@@ -40,7 +40,7 @@ public enum JSONWriter {
             while index + 8 <= count, isPlainASCII(bytes.loadUnaligned(fromByteOffset: index, as: UInt64.self)) {
                 index += 8
             }
-            if index < count, count - index < 8, isPlainASCII(tail(of: bytes, from: index)) {
+            if index < count, count - index < 8, isPlainASCII(lastBytes(of: bytes)) {
                 index = count
             }
             guard index < count else { break }
@@ -84,7 +84,7 @@ public enum JSONWriter {
     /// ```swift
     /// JSONWriter.appendRaw(UnsafeRawBufferPointer(start: text, count: length), to: &output)
     /// ```
-    @inlinable
+    @inlinable @inline(__always)
     public static func appendRaw<Output: JSONOutput>(_ bytes: UnsafeRawBufferPointer, to output: inout Output) {
         output.append(raw: bytes)
     }
@@ -104,15 +104,28 @@ public enum JSONWriter {
         return (word & highs) | control | quote | backslash == 0
     }
 
-    /// The bytes of `bytes` from `start` to its end (fewer than eight), in a
-    /// word whose other bytes are plain (`A`).
+    /// A word holding the last bytes of `bytes` (not empty), up to eight,
+    /// and otherwise plain ones (`A`), read without a call to `memcpy`: the
+    /// last eight bytes when there are eight, else two overlapping halves,
+    /// else the one to three bytes. For the fewer than eight left to look
+    /// at: the word may also hold bytes before them, which are plain when
+    /// they were skipped as such; one that is not (an escape, a multi-byte
+    /// character) only sends the caller the slow way.
     @inlinable @inline(__always)
-    static func tail(of bytes: UnsafeRawBufferPointer, from start: Int) -> UInt64 {
-        var word: UInt64 = 0x4141_4141_4141_4141
-        withUnsafeMutableBytes(of: &word) { word in
-            word.baseAddress!.copyMemory(from: bytes.baseAddress! + start, byteCount: bytes.count - start)
+    static func lastBytes(of bytes: UnsafeRawBufferPointer) -> UInt64 {
+        let count = bytes.count
+        let base = bytes.baseAddress!
+        if count >= 8 { return base.loadUnaligned(fromByteOffset: count - 8, as: UInt64.self) }
+        if count >= 4 {
+            let first = UInt64(base.loadUnaligned(as: UInt32.self))
+            let last = UInt64(base.loadUnaligned(fromByteOffset: count - 4, as: UInt32.self))
+            return first | last << 32
         }
-        return word
+        // One to three bytes: the first, the middle and the last, in A's.
+        let first = UInt64(base.load(as: UInt8.self))
+        let middle = UInt64(base.load(fromByteOffset: count / 2, as: UInt8.self))
+        let last = UInt64(base.load(fromByteOffset: count - 1, as: UInt8.self))
+        return 0x4141_4141_4100_0000 | first | middle << 8 | last << 16
     }
 
     /// Appends the escape of `byte` (a quote, a backslash or a control character).

@@ -84,6 +84,35 @@ public final class RowCursor {
         }
     }
 
+    /// Reads rows while `more()` says so, handing each to `body` as its
+    /// values' text bytes by column index (`nil` for NULL), valid during
+    /// the call only: whether the rows have ended. `nil` when the rows
+    /// come through libpq (an encrypted connection): then read them with
+    /// ``next()``. For the rows after a first read with ``next()``, whose
+    /// ``Row/layout`` holds for them all.
+    ///
+    /// A list's loop, without a ``Row`` per row (which holds references,
+    /// retained and released): see `WireRowReader.readRows(while:_:)`.
+    package func readRows(
+        while more: () -> Bool, _ body: (_ value: (Int) -> UnsafeRawBufferPointer?) throws -> Void
+    ) throws -> Bool? {
+        guard let wire else { return nil }
+        guard !isFinished else { return true }
+        do {
+            let ended = try wire.readRows(while: more) { frame in
+                try body { frame.bytes($0) }
+            }
+            if ended {
+                _ = wireLayout(wire)
+                finish()
+            }
+            return ended
+        } catch {
+            finish()
+            throw error
+        }
+    }
+
     /// Stops reading: cancels the query if rows are left, drains the
     /// connection and makes it available again. Safe to call twice.
     ///

@@ -117,29 +117,65 @@ final class WireRowReader {
                 }
                 try frame.read(body)
                 return WireRow(frame: frame)
-            case UInt8(ascii: "T"):
-                describedColumns = try Self.columns(in: body)
-            case UInt8(ascii: "n"):
-                describedColumns = []
-            case UInt8(ascii: "E"):
-                failure = failure ?? Self.error(in: body)
-            case UInt8(ascii: "Z"):
-                isFinished = true
-                try connection.settleTransactionStatus(UInt8(body.first ?? UInt8(ascii: "I")))
-                if let failure {
-                    connection.noteFailure(failure)
-                    throw failure
-                }
-            case UInt8(ascii: "H"), UInt8(ascii: "G"), UInt8(ascii: "W"):
-                failure = failure ?? DatabaseError(
-                    code: .featureNotSupported, message: "COPY cannot stream rows here: run it with execute")
             default:
-                // ParseComplete, BindComplete, CommandComplete, EmptyQueryResponse,
-                // notices, parameter status, notifications, copy data: nothing to keep.
-                continue
+                try handle(type, body)
             }
         }
         return nil
+    }
+
+    /// Reads rows into one frame and hands each to `body`, while `more()`
+    /// says so and rows come: whether the result has ended. `body` must not
+    /// keep the frame, which the next row is read into.
+    ///
+    /// For a list's loop: a row here costs no reference counting, where
+    /// each ``next()`` hands out a row that holds its frame (a retain and a
+    /// release, and a check that the frame is free, per row).
+    ///
+    /// - Throws: as ``next()``.
+    func readRows(while more: () -> Bool, _ body: (WireRow.Frame) throws -> Void) throws -> Bool {
+        if !isKnownUniquelyReferenced(&frame) {
+            frame.buffer.isPinned = true
+            frame = WireRow.Frame(buffer: buffer)
+        }
+        let frame = self.frame
+        while !isFinished, more() {
+            let (type, message) = try nextMessage()
+            guard type == UInt8(ascii: "D") else {
+                try handle(type, message)
+                continue
+            }
+            if frame.buffer !== buffer { frame.buffer = buffer }
+            try frame.read(message)
+            try body(frame)
+        }
+        return isFinished
+    }
+
+    /// A message other than a row.
+    private func handle(_ type: UInt8, _ body: UnsafeRawBufferPointer) throws {
+        switch type {
+        case UInt8(ascii: "T"):
+            describedColumns = try Self.columns(in: body)
+        case UInt8(ascii: "n"):
+            describedColumns = []
+        case UInt8(ascii: "E"):
+            failure = failure ?? Self.error(in: body)
+        case UInt8(ascii: "Z"):
+            isFinished = true
+            try connection.settleTransactionStatus(UInt8(body.first ?? UInt8(ascii: "I")))
+            if let failure {
+                connection.noteFailure(failure)
+                throw failure
+            }
+        case UInt8(ascii: "H"), UInt8(ascii: "G"), UInt8(ascii: "W"):
+            failure = failure ?? DatabaseError(
+                code: .featureNotSupported, message: "COPY cannot stream rows here: run it with execute")
+        default:
+            // ParseComplete, BindComplete, CommandComplete, EmptyQueryResponse,
+            // notices, parameter status, notifications, copy data: nothing to keep.
+            break
+        }
     }
 
     /// Stops before the end: the server is asked to cancel the execution,

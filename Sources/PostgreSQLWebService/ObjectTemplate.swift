@@ -98,6 +98,14 @@ struct ObjectTemplate {
         }
     }
 
+    /// Writes the object for a row whose values `value(column)` gives (its
+    /// text bytes, `nil` for NULL), without attachments.
+    func write<Output: JSONOutput>(
+        values value: (Int) -> UnsafeRawBufferPointer?, options: JSONRenderingOptions, to output: inout Output
+    ) {
+        Self.write(entries, value, options: options, to: &output) { _, _ in }
+    }
+
     /// `value(column)` gives a column's text bytes, `nil` for NULL: a
     /// closure that is not kept, so that reading a value costs a call and
     /// no reference counting, wherever the row lies.

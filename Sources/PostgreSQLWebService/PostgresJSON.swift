@@ -55,7 +55,7 @@ enum PostgresJSON {
     /// How one column's values are written, decided once from its type.
     struct Format: Sendable, Hashable {
         enum Kind: Sendable, Hashable {
-            case number, bool, json, date, timestamp, timestamptz, bytea, string, array
+            case integer, number, bool, json, date, timestamp, timestamptz, bytea, string, array
         }
 
         /// The kind of the values themselves.
@@ -79,7 +79,8 @@ enum PostgresJSON {
 
         static func scalarKind(of type: PostgresType) -> Kind {
             switch type {
-            case .int2, .int4, .int8, .oid, .numeric, .float4, .float8: .number
+            case .int2, .int4, .int8, .oid: .integer
+            case .numeric, .float4, .float8: .number
             case .bool: .bool
             case .json, .jsonb: .json
             case .date: .date
@@ -98,16 +99,31 @@ enum PostgresJSON {
     }
 
     /// Appends one (non-NULL) value in the column's format.
+    ///
+    /// Strings and integers, most values of most rows, are written here,
+    /// inline in the row's loop; the other kinds in a call.
+    @inline(__always)
     static func append<Output: JSONOutput>(_ value: UnsafeRawBufferPointer, format: Format, to output: inout Output, options: JSONRenderingOptions) {
-        if format.kind == .array {
+        switch format.kind {
+        case .string:
+            JSONWriter.appendString(utf8: value, to: &output)
+        case .integer where isJSONInteger(value):
+            JSONWriter.appendRaw(value, to: &output)
+        case .array:
             appendArray(value, elementKind: format.elementKind, delimiter: format.delimiter, to: &output, options: options)
-        } else {
+        default:
             appendScalar(value, kind: format.kind, to: &output, options: options)
         }
     }
 
     static func appendScalar<Output: JSONOutput>(_ value: UnsafeRawBufferPointer, kind: Format.Kind, to output: inout Output, options: JSONRenderingOptions) {
         switch kind {
+        case .integer:
+            if isJSONInteger(value) {
+                JSONWriter.appendRaw(value, to: &output)
+            } else {
+                JSONWriter.appendString(utf8: value, to: &output)
+            }
         case .number:
             appendNumber(value, to: &output)
         case .bool:
@@ -142,6 +158,25 @@ enum PostgresJSON {
         } else {
             JSONWriter.appendString(utf8: value, to: &output)
         }
+    }
+
+    /// `-?(0|[1-9][0-9]*)`: the text of every integer PostgreSQL writes.
+    /// Apart from ``isJSONNumber(_:)``, and inline: a key column's value
+    /// is checked on every row of a list.
+    @inline(__always)
+    static func isJSONInteger(_ text: UnsafeRawBufferPointer) -> Bool {
+        let count = text.count
+        var index = 0
+        if count > 1 && text[0] == UInt8(ascii: "-") { index = 1 }
+        guard index < count else { return false }
+        let first = text[index] &- UInt8(ascii: "0")
+        guard first < 10, first != 0 || index == count - 1 else { return false }
+        index += 1
+        while index < count {
+            guard text[index] &- UInt8(ascii: "0") < 10 else { return false }
+            index += 1
+        }
+        return true
     }
 
     /// `-?(0|[1-9][0-9]*)(\.[0-9]+)?([eE][+-]?[0-9]+)?`

@@ -86,6 +86,13 @@ final class StreamingRows: RowSource {
             case .json:
                 if afterRow { output.append(UInt8(ascii: ",")) }
                 template.write(row, options: options, to: &output) { _, _ in }
+                // The rest of the block read from the socket without a `Row` each.
+                if let ended = try cursor.readRows(while: { writer.count < limit }, { values in
+                    output.append(UInt8(ascii: ","))
+                    template.write(values: values, options: options, to: &output)
+                }), ended {
+                    return false
+                }
             }
             afterRow = true
         }
