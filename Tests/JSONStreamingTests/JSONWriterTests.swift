@@ -38,22 +38,52 @@ private func jsonString(bytes: [UInt8]) -> String {
     #expect(json { JSONWriter.appendDouble(-.infinity, to: &$0) } == "null")
 }
 
-@Test("every byte that needs care is found at every position of a long plain run")
+/// The same string written through a ``ByteWriter``.
+private func jsonStringThroughWriter(bytes: [UInt8]) -> String {
+    let writer = ByteWriter(capacity: 16)
+    var output = writer
+    bytes.withUnsafeBytes { JSONWriter.appendString(utf8: $0, to: &output) }
+    var out: [UInt8] = []
+    writer.flush(into: &out)
+    return String(decoding: out, as: UTF8.self)
+}
+
+@Test("every byte that needs care is found at every position of a plain run of every length")
 func findsSpecialBytesInsideWordsOfPlainText() {
-    // The writer skips plain text eight bytes at a time: put each kind of
-    // byte at each offset of a 19-byte string and compare with the expected text.
+    // The writer skips plain text eight bytes at a time and looks at the
+    // last few in one word (read three ways, by length): put each kind of
+    // byte at each offset of strings of 1 to 19 bytes and compare with the
+    // expected text, written to an array and through a ByteWriter.
     let cases: [(bytes: [UInt8], escaped: String)] = [
         ([0x22], #"\""#), ([0x5C], #"\\"#), ([0x0A], #"\n"#), ([0x00], #"\u0000"#), ([0x1F], #"\u001f"#),
         ([0xC3, 0xA9], "é"), ([0xFF], "\u{FFFD}"), ([0x7F], "\u{7F}"), ([0x20], " "), ([0x21], "!"), ([0x23], "#"),
         ([0x5B], "["), ([0x5D], "]"),
     ]
     for (special, escaped) in cases {
-        for offset in 0...19 - special.count {
-            var bytes = Array(repeating: UInt8(ascii: "a"), count: 19)
-            bytes.replaceSubrange(offset..<offset + special.count, with: special)
-            let prefix = String(repeating: "a", count: offset)
-            let suffix = String(repeating: "a", count: 19 - offset - special.count)
-            #expect(jsonString(bytes: bytes) == "\"" + prefix + escaped + suffix + "\"")
+        for length in special.count...19 {
+            for offset in 0...length - special.count {
+                var bytes = Array(repeating: UInt8(ascii: "a"), count: length)
+                bytes.replaceSubrange(offset..<offset + special.count, with: special)
+                let prefix = String(repeating: "a", count: offset)
+                let suffix = String(repeating: "a", count: length - offset - special.count)
+                let expected = "\"" + prefix + escaped + suffix + "\""
+                #expect(jsonString(bytes: bytes) == expected)
+                #expect(jsonStringThroughWriter(bytes: bytes) == expected)
+            }
         }
     }
+}
+
+@Test("a ByteWriter copies appends of every length whole, across its growth")
+func byteWriterCopiesEveryLength() {
+    // Short appends are copied inline in overlapping words (up to 32
+    // bytes), longer ones by memcpy: each length once, in order.
+    let writer = ByteWriter(capacity: 16)
+    var expected: [UInt8] = []
+    for length in 0...70 {
+        let bytes = (0..<length).map { UInt8(truncatingIfNeeded: $0 &* 7 &+ length) }
+        bytes.withUnsafeBytes { writer.append(raw: $0) }
+        expected += bytes
+    }
+    #expect(Array(writer.bytes) == expected)
 }

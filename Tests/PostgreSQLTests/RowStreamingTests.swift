@@ -36,6 +36,61 @@ import Testing
         #expect(try connection.fetchOne(Int.self, "SELECT 1 AS value") == 1)
     }
 
+    /// A list's loop (`readRows(while:_:)`) reads the rows without a `Row`
+    /// each, in blocks that stop when asked, between rows read with
+    /// `next()`; it says when the rows have ended. Through libpq there is
+    /// no such loop (`nil`): every row comes from `next()`.
+    @Test(arguments: [false, true]) func rowsReadInBlocksComeOutAsSent(throughLibpq: Bool) throws {
+        let connection = try Self.connect(throughLibpq: throughLibpq)
+        defer { connection.close() }
+        let rows = try connection.query("""
+            SELECT g AS n, CASE WHEN g % 3 = 0 THEN NULL ELSE 'é' || g END AS text,
+                   CASE WHEN g = 500 THEN repeat('x', 200000) END AS long
+            FROM generate_series(1, 1000) g
+            """)
+        var seen: [(n: String?, text: String?, long: Int?)] = []
+        var ended = false
+        while !ended {
+            guard let row = try rows.next() else { break }
+            seen.append((row["n"], row["text"], row["long"]?.count))
+            var inBlock = 0
+            let outcome = try rows.readRows(while: { inBlock < 7 }) { value in
+                inBlock += 1
+                func text(_ column: Int) -> String? { value(column).map { String(decoding: $0, as: UTF8.self) } }
+                seen.append((text(0), text(1), value(2)?.count))
+            }
+            if throughLibpq { #expect(outcome == nil) }
+            ended = outcome ?? false
+        }
+        #expect(seen.count == 1000)
+        for (index, row) in seen.enumerated() {
+            let n = index + 1
+            #expect(row.n == String(n))
+            #expect(row.text == (n % 3 == 0 ? nil : "é\(n)"))
+            #expect(row.long == (n == 500 ? 200_000 : nil))
+        }
+        #expect(try rows.next() == nil)
+        #expect(rows.columns.map(\.label) == ["n", "text", "long"])
+        #expect(try connection.fetchOne(Int.self, "SELECT 1 AS value") == 1)
+    }
+
+    /// A failure met by a list's loop is thrown once the server has said
+    /// so; the connection runs the next statement.
+    @Test func aFailureInABlockIsThrownAndTheConnectionGoesOn() throws {
+        let connection = try Self.connect(throughLibpq: false)
+        defer { connection.close() }
+        let rows = try connection.query("SELECT 10 / (100 - g) AS n FROM generate_series(1, 200) g")
+        #expect(try rows.next() != nil)
+        var count = 1
+        #expect {
+            _ = try rows.readRows(while: { true }) { _ in count += 1 }
+        } throws: { ($0 as? DatabaseError)?.code == .divisionByZero }
+        #expect(count < 100)
+        #expect(try rows.next() == nil)
+        #expect(!connection.isBroken)
+        #expect(try connection.fetchOne(Int.self, "SELECT 2 AS value") == 2)
+    }
+
     /// Rows kept while later ones are read keep their values: the reader
     /// reads the next row into a frame and a buffer of its own then.
     @Test(arguments: [false, true]) func keptRowsKeepTheirValues(throughLibpq: Bool) throws {
