@@ -73,28 +73,32 @@ final class StreamingRows: RowSource {
         as format: ResultSetAdapter.Format, options: JSONRenderingOptions, afterRow: inout Bool, limit: Int,
         to writer: ByteWriter
     ) throws -> Bool {
-        guard try hasNext(), let first = pending else { return false }
+        guard try hasNext(), let layout = pending?.layout else { return false }
         var output = writer
         // Once per block, not per row: taking the template out of its optional copies it.
-        let template = self.template ?? first.layout.objectTemplate
+        let template = self.template ?? layout.objectTemplate
         self.template = template
         while writer.count < limit, try hasNext() {
-            guard let row = pending.take() else { break }
-            switch format {
-            case .csv:
-                CSVWriter.appendRow(row, to: &output)
-            case .json:
-                if afterRow { output.append(UInt8(ascii: ",")) }
-                template.write(row, options: options, to: &output) { _, _ in }
-                // The rest of the block read from the socket without a `Row` each.
-                if let ended = try cursor.readRows(while: { writer.count < limit }, { values in
-                    output.append(UInt8(ascii: ","))
-                    template.write(values: values, options: options, to: &output)
-                }), ended {
-                    return false
+            // The row read ahead, written and let go before the loop below:
+            // a row still held keeps its frame from being read into again.
+            do {
+                guard let row = pending.take() else { break }
+                switch format {
+                case .csv:
+                    CSVWriter.appendRow(row, to: &output)
+                case .json:
+                    if afterRow { output.append(UInt8(ascii: ",")) }
+                    template.write(row, options: options, to: &output) { _, _ in }
                 }
             }
             afterRow = true
+            // The rest of the block read from the socket without a `Row` each.
+            if format == .json, let ended = try cursor.readRows(while: { writer.count < limit }, { values in
+                output.append(UInt8(ascii: ","))
+                template.write(values: values, options: options, to: &output)
+            }), ended {
+                return false
+            }
         }
         return try hasNext()
     }
