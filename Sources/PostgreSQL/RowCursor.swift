@@ -73,8 +73,7 @@ public final class RowCursor {
     private func next(from wire: WireRowReader) throws -> Row? {
         do {
             guard let row = try wire.next() else {
-                _ = wireLayout(wire)
-                finish()
+                finish(wire)
                 return nil
             }
             return Row(wire: row, layout: wireLayout(wire))
@@ -102,10 +101,7 @@ public final class RowCursor {
             let ended = try wire.readRows(while: more) { frame in
                 try body { frame.bytes($0) }
             }
-            if ended {
-                _ = wireLayout(wire)
-                finish()
-            }
+            if ended { finish(wire) }
             return ended
         } catch {
             finish()
@@ -126,6 +122,13 @@ public final class RowCursor {
         isFinished = true
         if let wire { wire.close() } else { connection.cancelAndDrain() }
         if connection.activeCursor === self { connection.activeCursor = nil }
+    }
+
+    /// The socket's rows have ended: the layout is taken (known also
+    /// without rows), and the cursor is done.
+    private func finish(_ wire: WireRowReader) {
+        _ = wireLayout(wire)
+        finish()
     }
 
     private func finish() {

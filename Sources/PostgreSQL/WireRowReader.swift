@@ -103,30 +103,16 @@ final class WireRowReader {
     ///   connection is idle again then), or a ``DatabaseError`` of class
     ///   `08` when the connection is lost.
     func next() throws -> WireRow? {
-        while !isFinished {
-            let (type, body) = try nextMessage()
-            switch type {
-            case UInt8(ascii: "D"):
-                // A row handed out before and still held keeps its frame and
-                // its buffer, which is then never written to again.
-                if !isKnownUniquelyReferenced(&frame) {
-                    frame.buffer.isPinned = true
-                    frame = WireRow.Frame(buffer: buffer)
-                } else if frame.buffer !== buffer {
-                    frame.buffer = buffer
-                }
-                try frame.read(body)
-                return WireRow(frame: frame)
-            default:
-                try handle(type, body)
-            }
-        }
-        return nil
+        var row: WireRow?
+        _ = try readRows(while: { row == nil }) { row = WireRow(frame: $0) }
+        return row
     }
 
     /// Reads rows into one frame and hands each to `body`, while `more()`
-    /// says so and rows come: whether the result has ended. `body` must not
-    /// keep the frame, which the next row is read into.
+    /// says so and rows come: whether the result has ended. The call's
+    /// next row is read into the same frame; a frame still held when a
+    /// later call begins (``next()`` hands it out in a row) keeps its
+    /// values, and the rows go into a frame of their own.
     ///
     /// For a list's loop: a row here costs no reference counting, where
     /// each ``next()`` hands out a row that holds its frame (a retain and a
@@ -134,6 +120,8 @@ final class WireRowReader {
     ///
     /// - Throws: as ``next()``.
     func readRows(while more: () -> Bool, _ body: (WireRow.Frame) throws -> Void) throws -> Bool {
+        // A row handed out before and still held keeps its frame and its
+        // buffer, which is then never written to again.
         if !isKnownUniquelyReferenced(&frame) {
             frame.buffer.isPinned = true
             frame = WireRow.Frame(buffer: buffer)

@@ -107,8 +107,8 @@ enum PostgresJSON {
         switch format.kind {
         case .string:
             JSONWriter.appendString(utf8: value, to: &output)
-        case .integer where isJSONInteger(value):
-            JSONWriter.appendRaw(value, to: &output)
+        case .integer:
+            appendInteger(value, to: &output)
         case .array:
             appendArray(value, elementKind: format.elementKind, delimiter: format.delimiter, to: &output, options: options)
         default:
@@ -119,11 +119,7 @@ enum PostgresJSON {
     static func appendScalar<Output: JSONOutput>(_ value: UnsafeRawBufferPointer, kind: Format.Kind, to output: inout Output, options: JSONRenderingOptions) {
         switch kind {
         case .integer:
-            if isJSONInteger(value) {
-                JSONWriter.appendRaw(value, to: &output)
-            } else {
-                JSONWriter.appendString(utf8: value, to: &output)
-            }
+            appendInteger(value, to: &output)
         case .number:
             appendNumber(value, to: &output)
         case .bool:
@@ -155,6 +151,17 @@ enum PostgresJSON {
             JSONWriter.appendRaw(value, to: &output)
         } else if equals(value, "NaN") || equals(value, "Infinity") || equals(value, "-Infinity") {
             JSONWriter.appendNull(to: &output)
+        } else {
+            JSONWriter.appendString(utf8: value, to: &output)
+        }
+    }
+
+    /// Integer text is copied as it is when it is a JSON number (PostgreSQL's
+    /// always is), else written as a string.
+    @inline(__always)
+    static func appendInteger<Output: JSONOutput>(_ value: UnsafeRawBufferPointer, to output: inout Output) {
+        if isJSONInteger(value) {
+            JSONWriter.appendRaw(value, to: &output)
         } else {
             JSONWriter.appendString(utf8: value, to: &output)
         }

@@ -74,23 +74,6 @@ import Testing
         #expect(try connection.fetchOne(Int.self, "SELECT 1 AS value") == 1)
     }
 
-    /// A failure met by a list's loop is thrown once the server has said
-    /// so; the connection runs the next statement.
-    @Test func aFailureInABlockIsThrownAndTheConnectionGoesOn() throws {
-        let connection = try Self.connect(throughLibpq: false)
-        defer { connection.close() }
-        let rows = try connection.query("SELECT 10 / (100 - g) AS n FROM generate_series(1, 200) g")
-        #expect(try rows.next() != nil)
-        var count = 1
-        #expect {
-            _ = try rows.readRows(while: { true }) { _ in count += 1 }
-        } throws: { ($0 as? DatabaseError)?.code == .divisionByZero }
-        #expect(count < 100)
-        #expect(try rows.next() == nil)
-        #expect(!connection.isBroken)
-        #expect(try connection.fetchOne(Int.self, "SELECT 2 AS value") == 2)
-    }
-
     /// Rows kept while later ones are read keep their values: the reader
     /// reads the next row into a frame and a buffer of its own then.
     @Test(arguments: [false, true]) func keptRowsKeepTheirValues(throughLibpq: Bool) throws {
@@ -109,14 +92,21 @@ import Testing
         }
     }
 
-    /// A failure after some rows is thrown once the server has said so; the
-    /// connection runs the next statement.
-    @Test(arguments: [false, true]) func aFailureAfterRowsIsThrownAndTheConnectionGoesOn(throughLibpq: Bool) throws {
+    /// A failure after some rows is thrown once the server has said so,
+    /// also to a list's loop reading blocks; the connection runs the next
+    /// statement.
+    @Test(arguments: [false, true], [false, true])
+    func aFailureAfterRowsIsThrownAndTheConnectionGoesOn(throughLibpq: Bool, inBlocks: Bool) throws {
         let connection = try Self.connect(throughLibpq: throughLibpq)
         defer { connection.close() }
         let rows = try connection.query("SELECT 10 / (100 - g) AS n FROM generate_series(1, 200) g")
         var count = 0
-        #expect { while try rows.next() != nil { count += 1 } } throws: { ($0 as? DatabaseError)?.code == .divisionByZero }
+        #expect {
+            while try rows.next() != nil {
+                count += 1
+                if inBlocks { _ = try rows.readRows(while: { true }) { _ in count += 1 } }
+            }
+        } throws: { ($0 as? DatabaseError)?.code == .divisionByZero }
         #expect(count >= 0 && count < 100)
         #expect(try rows.next() == nil)
         #expect(!connection.isBroken)
