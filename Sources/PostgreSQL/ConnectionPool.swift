@@ -2,6 +2,7 @@ import EventLoops
 import FoundationEssentials
 import Instrumentation
 import Locking
+import Synchronization
 
 /// A bounded set of connections shared by blocking threads.
 ///
@@ -39,9 +40,10 @@ public final class ConnectionPool: Sendable {
         /// after connecting (not when ``poolerCompatible``: set it on the
         /// role, `ALTER ROLE ... SET statement_timeout`, instead).
         public var statementTimeout: Duration?
-        /// Connections of the pipeline, which runs the statements of
-        /// non-blocking callers (``ResultSetAdapter/start(completion:)``)
-        /// for many of them at once; opened on first use, besides `size`.
+        /// Connections of each pipeline (one per event loop that uses the
+        /// pool), which runs the statements of non-blocking callers
+        /// (``ResultSetAdapter/start(completion:)``) for many of them at
+        /// once; opened on first use, besides `size`.
         public var pipelineConnections: Int
         /// Whether the connections leave no state on the server between
         /// transactions: no named prepared statements (each statement is
@@ -82,8 +84,11 @@ public final class ConnectionPool: Sendable {
     private let acquireDurations = Histogram(bounds: Histogram.durationBounds)
     /// How many jobs each pass of the pipeline sent together.
     private let pipelineBatchSizes = Histogram(bounds: Histogram.sizeBounds)
-    /// The pipeline's loop, started on first use and stopped by ``close()``.
+    /// The pipeline of callers that are not on an event loop, on a loop of
+    /// its own, started on first use and stopped by ``close()``.
     private let pipelineLoop = PipelineThread()
+    /// The pipelines on the event loops that have called ``pipeline()``.
+    private let loopPipelines = LoopPipelines()
 
     /// Creates a pool; no connection is opened until one is needed.
     ///
@@ -97,30 +102,43 @@ public final class ConnectionPool: Sendable {
 
     // MARK: - The pipeline
 
-    /// Runs the statements of non-blocking callers, on a loop of the
-    /// pool's own (a thread that starts on first use).
+    /// Runs the statements of non-blocking callers: on an event loop, that
+    /// loop's pipeline for this pool (made on first use); on any other
+    /// thread, the pipeline on a loop of the pool's own (a thread that
+    /// starts on first use).
     ///
-    /// A thread of its own, rather than the HTTP server's loops: measured
-    /// on the 2-core machine of BENCHMARKS.md ("Second wave: the event
-    /// loops, rows from the socket"), a pipeline per HTTP loop made each
-    /// loop wait, asleep, for PostgreSQL's answers one job at a time, where
-    /// a pipeline thread of its own lets the loops go on meanwhile.
+    /// On the loop that called, a request's statements, their answers and
+    /// its response stay on one thread: no hand-off to another thread and
+    /// back, no wake-up of it. Each pass of the loop reads every request
+    /// that has come, and sends their statements together at its end.
+    /// Measured on the 2-core machine of BENCHMARKS.md ("Second wave: one
+    /// loop for the request and its statements"), one HTTP loop with its
+    /// pipeline served scenario 1 at 25–30 µs of server CPU per request,
+    /// against 31–39 with a pipeline thread of its own beside two loops.
+    /// With two loops, each with its pipeline, the batches halve and each
+    /// loop sleeps more: see `ServerOptions.eventLoops` for how many loops.
     ///
-    /// - Throws: ``DatabaseError`` when the loop's thread cannot be started.
+    /// - Throws: ``DatabaseError`` when the pool's loop cannot be started.
     package func pipeline() throws -> Pipeline {
-        try pipelineLoop.pipeline { loop in
-            let configuration = configuration
-            return Pipeline(
-                loop: loop, connections: configuration.pipelineConnections, waitTimeout: configuration.acquireTimeout,
-                batchSizes: pipelineBatchSizes
-            ) {
-                try ConnectionPool.openConnection(configuration)
-            }
+        if let loop = EventLoop.current {
+            return loopPipelines.pipeline(on: loop, make: makePipeline)
+        }
+        return try pipelineLoop.pipeline(makePipeline)
+    }
+
+    private func makePipeline(on loop: EventLoop) -> Pipeline {
+        let configuration = configuration
+        return Pipeline(
+            loop: loop, connections: configuration.pipelineConnections, waitTimeout: configuration.acquireTimeout,
+            batchSizes: pipelineBatchSizes
+        ) {
+            try ConnectionPool.openConnection(configuration)
         }
     }
 
     deinit {
         close()
+        loopPipelines.forget()
     }
 
     // MARK: - Acquiring and releasing
@@ -249,6 +267,7 @@ public final class ConnectionPool: Sendable {
     /// ```
     public func close() {
         pipelineLoop.stop()
+        loopPipelines.shutDown()
         for connection in state.takeAllIdle() {
             connection.close()
         }
@@ -324,7 +343,7 @@ private final class PipelineThread: @unchecked Sendable {
         loop?.stop()
     }
 
-    func pipeline(_ make: (EventLoop) -> Pipeline) throws -> Pipeline {
+    func pipeline(_ make: (_ on: EventLoop) -> Pipeline) throws -> Pipeline {
         try lock.withLock {
             if let pipeline { return pipeline.value }
             let loop: EventLoop
@@ -350,6 +369,79 @@ private final class PipelineThread: @unchecked Sendable {
             return self.loop
         }
         loop?.stop()
+    }
+}
+
+/// The pipelines a pool keeps on other event loops (an HTTP server's), one
+/// per loop, each kept among its loop's ``EventLoop/locals`` under a key
+/// of the pool's own, and listed here so that the pool can shut them down.
+/// `@unchecked Sendable`: `pipelines` is touched only with `lock` held, and
+/// each pipeline only on its loop.
+private final class LoopPipelines: @unchecked Sendable {
+    private static let nextKey = Atomic<Int>(0)
+    /// The pool's key among a loop's locals (an `EventLoopDaemon` uses `Int.min`).
+    private let key = LoopPipelines.nextKey.add(1, ordering: .relaxed).newValue
+    private let lock = ConditionLock()
+    private var pipelines: [(loop: EventLoop, pipeline: LoopConfined<Pipeline>)] = []
+
+    /// The pipeline on `loop`, the calling thread's; made by `make` the first time.
+    func pipeline(on loop: EventLoop, make: (_ on: EventLoop) -> Pipeline) -> Pipeline {
+        if let existing = loop.locals[key] { return unsafeDowncast(existing, to: Pipeline.self) }
+        let made = make(loop)
+        loop.locals[key] = made
+        lock.withLock { pipelines.append((loop, LoopConfined(made))) }
+        return made
+    }
+
+    /// Fails the jobs in flight and closes the connections of every
+    /// pipeline, each on its loop, and waits until they are closed. The
+    /// pipelines stay, and open connections again for the next jobs.
+    func shutDown() {
+        for (loop, pipeline) in lock.withLock({ pipelines }) {
+            Self.onLoop(loop) { pipeline.value.shutDown() }
+        }
+    }
+
+    /// Takes the pipelines out of their loops (the pool is going away).
+    func forget() {
+        let key = key
+        for (loop, _) in lock.withLock({ pipelines }) {
+            Self.onLoop(loop) { _ = EventLoop.current?.locals.removeValue(forKey: key) }
+        }
+        lock.withLock { pipelines = [] }
+    }
+
+    /// Runs `body` on `loop` and waits for it; at once when this is the
+    /// loop's thread, not at all when the loop has stopped.
+    private static func onLoop(_ loop: EventLoop, _ body: @escaping () -> Void) {
+        if loop.isCurrent { return body() }
+        let done = DoneSignal()
+        let task = LoopConfined(body)
+        guard loop.execute({
+            task.value()
+            done.signal()
+        }) else { return }
+        done.wait()
+    }
+}
+
+/// A signal one thread waits for, once. `@unchecked Sendable`: `isDone`
+/// is touched only with `lock` held.
+private final class DoneSignal: @unchecked Sendable {
+    private let lock = ConditionLock()
+    private var isDone = false
+
+    func signal() {
+        lock.withLock {
+            isDone = true
+            lock.signal()
+        }
+    }
+
+    func wait() {
+        lock.withLock {
+            while !isDone { _ = lock.wait(until: .now + .seconds(1)) }
+        }
     }
 }
 

@@ -1,3 +1,6 @@
+#if canImport(Glibc)
+import Glibc
+#endif
 import HTTPServer
 import PostgreSQL
 import PostgreSQLWebService
@@ -36,8 +39,9 @@ public struct ServerOptions: Equatable, Sendable {
     public internal(set) var poolSize = 16
     /// `--pipeline-connections`: the pool's pipeline connections.
     public internal(set) var pipelineConnections = 2
-    /// `--event-loops`: threads that serve the client connections.
-    public internal(set) var eventLoops = 2
+    /// `--event-loops`: threads that serve the client connections; `nil`
+    /// for ``automaticEventLoops``.
+    public internal(set) var eventLoops: Int?
     /// `--acquire-timeout`: seconds a request waits for a database connection.
     public internal(set) var acquireTimeout = 5.0
     /// `--statement-timeout`: seconds a query may run; 0 for no limit.
@@ -173,7 +177,7 @@ public struct ServerOptions: Equatable, Sendable {
         try check((0...65535).contains(port), "--port must be 0 to 65535.")
         try check(poolSize >= 1, "--pool-size must be at least 1.")
         try check(pipelineConnections >= 1, "--pipeline-connections must be at least 1.")
-        try check(eventLoops >= 1, "--event-loops must be at least 1.")
+        try check((eventLoops ?? 1) >= 1, "--event-loops must be at least 1.")
         try check(acquireTimeout > 0, "--acquire-timeout must be more than 0.")
         try check(maxReplicaLag > 0, "--max-replica-lag must be more than 0.")
         try check(statementTimeout >= 0, "--statement-timeout must be 0 or more.")
@@ -239,6 +243,16 @@ public struct ServerOptions: Equatable, Sendable {
         ReplicaSet.Configuration(maxLag: .milliseconds(Int(maxReplicaLag * 1000)))
     }
 
+    /// Event loops when `--event-loops` is not given: half the processors,
+    /// at least one. Each loop runs the statements of its own requests
+    /// (`ConnectionPool.pipeline()`), so a loop is busy for as long as a
+    /// request takes, database round trip aside; the other half is left to
+    /// PostgreSQL and the clients, which usually share the machine. On the
+    /// 2-core machine of BENCHMARKS.md ("Second wave: one loop for the
+    /// request and its statements"), a second loop cost scenario 1 more in
+    /// thread switches and halved batches than it gained.
+    static let automaticEventLoops = max(1, Int(sysconf(Int32(_SC_NPROCESSORS_ONLN))) / 2)
+
     /// The HTTP server these options describe: event loops, whose handlers
     /// never block (the router sends blocking work to worker threads).
     var serverConfiguration: HTTPServer.Configuration {
@@ -248,7 +262,7 @@ public struct ServerOptions: Equatable, Sendable {
             maximumConnections: maxConnections,
             connectionTimeout: connectionTimeout,
             shutdownTimeout: shutdownTimeout,
-            threading: .eventLoops(threads: eventLoops),
+            threading: .eventLoops(threads: eventLoops ?? Self.automaticEventLoops),
             crossOrigin: corsOrigins.isEmpty ? nil : CrossOriginPolicy(allowedOrigins: corsOrigins),
             accessLogFields: logFormat == .json
         )
