@@ -26,6 +26,19 @@ import Locking
 /// there, not in a round trip of its own. Connections are opened on demand
 /// on a thread of their own, never on the loop, and handed to it when open.
 ///
+/// Reads (``Job/isReadOnly``) sent one after another on a connection in a
+/// pass share one synchronization point: one transaction, made read-only
+/// by its first statement, which PostgreSQL ends once for all of them and
+/// answers with one flush; libpq 15 also sends its buffer at each
+/// synchronization point (`PQpipelineSync`), so one write carries them
+/// all. Measured on the 2-core machine of BENCHMARKS.md ("Second wave: one
+/// loop for the request and its statements"), a synchronization point per
+/// job cost scenario 1 about 3 µs of the server's CPU and 4 µs of
+/// PostgreSQL's per request. A read that fails makes the server skip the
+/// reads after it up to that point: they are sent again, in a later
+/// group, so each job still gets its own outcome. Every other job has a
+/// synchronization point, and so a transaction, of its own.
+///
 /// For statements that answer quickly with few rows (a row by key and the
 /// rows attached to it): a job's results are read whole, and a slow
 /// statement holds up the jobs sent after it on the same connection.
@@ -41,11 +54,18 @@ package final class Pipeline {
         /// `nil` for one skipped after a failure), or the failure of a
         /// preparation or of the connection.
         var completion: (Result<[QueryResult?], any Error>) -> Void
+        /// Whether the job only reads: it may then share its
+        /// synchronization point, and so its transaction, made read-only,
+        /// with the reads sent beside it (see ``Pipeline``). Its
+        /// statements must be the same when they are asked for again.
+        var isReadOnly: Bool
 
         package init(
+            isReadOnly: Bool = false,
             statements: @escaping (_ statement: (String) -> PreparedStatement) throws -> [PipelinedStatement],
             completion: @escaping (Result<[QueryResult?], any Error>) -> Void
         ) {
+            self.isReadOnly = isReadOnly
             self.statements = statements
             self.completion = completion
         }
@@ -214,6 +234,10 @@ package final class Pipeline {
         }
         waiting.removeFirst(taken)
         if taken > 0 { batchSizes.record(UInt64(taken)) }
+        for slot in slots.indices {
+            guard case .open(let connection) = slots[slot], connection.isGroupOpen, !endGroup(on: connection) else { continue }
+            fail(connection, slot: slot, with: connection.connection.connectionError())
+        }
     }
 
     private var timeoutError: PoolTimeoutError {
@@ -238,6 +262,9 @@ package final class Pipeline {
         guard let handle = connection.connection.handle else {
             return fail(connection, slot: slot, with: connection.connection.connectionError(), andAlso: job)
         }
+        if connection.isGroupOpen, !job.isReadOnly, !endGroup(on: connection) {
+            return fail(connection, slot: slot, with: connection.connection.connectionError(), andAlso: job)
+        }
         if connection.connection.statements.isFull, connection.connection.preparesNothing {
             connection.connection.forgetPreparedStatements()
         } else if connection.connection.statements.isFull, connection.inFlight.isEmpty {
@@ -256,30 +283,60 @@ package final class Pipeline {
             return job.completion(.failure(error))
         }
         var sent = InFlight(job: job, count: statements.count, submitted: submitted, sent: .now)
-        for index in statements.indices {
-            guard let statement = statements[index].prepared else { continue }
-            if !statement.isPrepared, !connection.connection.preparesNothing {
-                let accepted = statement.name.withCString { name in
-                    statement.parameters.sql.withCString { PQsendPrepare(handle, name, $0, 0, nil) }
-                }
-                guard accepted == 1 else {
-                    return fail(connection, slot: slot, with: connection.connection.connectionError(), andAlso: job)
-                }
-                statement.isPrepared = true
-                connection.expected.append(.prepare(statement))
-            }
-            guard connection.connection.sendExecution(of: statement, statements[index].values, handle: handle) == 1 else {
+        if job.isReadOnly, !connection.isGroupOpen {
+            // The group's transaction is read-only: a read that writes fails
+            // (25006) rather than have its writes undone by another's failure.
+            let readOnly = connection.connection.statements.statementPreparedLater(for: Self.readOnlySQL)
+            guard self.send(readOnly, [], as: .readOnly, on: connection, handle: handle) else {
                 return fail(connection, slot: slot, with: connection.connection.connectionError(), andAlso: job)
             }
-            connection.expected.append(.statement)
+            connection.isGroupOpen = true
         }
-        guard PQpipelineSync(handle) == 1 else {
-            return fail(connection, slot: slot, with: connection.connection.connectionError(), andAlso: job)
+        for index in statements.indices {
+            guard let statement = statements[index].prepared else { continue }
+            guard self.send(statement, statements[index].values, as: .statement, on: connection, handle: handle) else {
+                return fail(connection, slot: slot, with: connection.connection.connectionError(), andAlso: job)
+            }
         }
-        connection.expected.append(.sync)
         sent.results.reserveCapacity(statements.count)
         connection.inFlight.append(sent)
         connection.needsFlush = true
+        if !job.isReadOnly, !endGroup(on: connection) {
+            fail(connection, slot: slot, with: connection.connection.connectionError())
+        }
+    }
+
+    /// Makes the transaction of a group of reads read-only.
+    static let readOnlySQL = "SELECT set_config('transaction_read_only', 'on', true)"
+
+    /// Sends the execution of `statement`, prepared first if it is new to
+    /// the connection; `false` when libpq refuses (the connection is lost).
+    private func send(
+        _ statement: PreparedStatement, _ values: [String?], as expected: PipelineConnection.Expected,
+        on connection: PipelineConnection, handle: OpaquePointer
+    ) -> Bool {
+        if !statement.isPrepared, !connection.connection.preparesNothing {
+            let accepted = statement.name.withCString { name in
+                statement.parameters.sql.withCString { PQsendPrepare(handle, name, $0, 0, nil) }
+            }
+            guard accepted == 1 else { return false }
+            statement.isPrepared = true
+            connection.expected.append(.prepare(statement))
+        }
+        guard connection.connection.sendExecution(of: statement, values, handle: handle) == 1 else { return false }
+        connection.expected.append(expected)
+        return true
+    }
+
+    /// Ends what was sent on `connection` since its last synchronization
+    /// point (a job, or a group of reads) with one; `false` when libpq
+    /// refuses (the connection is lost).
+    private func endGroup(on connection: PipelineConnection) -> Bool {
+        connection.isGroupOpen = false
+        guard let handle = connection.connection.handle, PQpipelineSync(handle) == 1 else { return false }
+        connection.expected.append(.sync)
+        if !connection.inFlight.isEmpty { connection.inFlight[connection.inFlight.count - 1].endsGroup = true }
+        return true
     }
 
     private func flushAll() {
@@ -423,8 +480,18 @@ package final class Pipeline {
                 // Skipped after an earlier statement's failure, which tells what happened.
                 if result.status == PGRES_PIPELINE_ABORTED { continue }
                 // The job's statements fail too; the preparation's error is the one that tells.
-                if !connection.inFlight.isEmpty, connection.inFlight[0].failure == nil {
-                    connection.inFlight[0].failure = error
+                if let receiving = connection.receiving, connection.inFlight[receiving].failure == nil {
+                    connection.inFlight[receiving].failure = error
+                }
+            case .readOnly:
+                guard let raw else {
+                    connection.advance()
+                    continue
+                }
+                // Its failure skips the group: the first read fails with it.
+                let result = QueryResult(taking: raw)
+                if let error = result.error, let receiving = connection.receiving, connection.inFlight[receiving].failure == nil {
+                    connection.inFlight[receiving].failure = error
                 }
             case .statement:
                 guard let raw else {
@@ -432,8 +499,8 @@ package final class Pipeline {
                     continue
                 }
                 let result = QueryResult(taking: raw)
-                guard !connection.inFlight.isEmpty else { continue }
-                connection.inFlight[0].results.append(result.status == PGRES_PIPELINE_ABORTED ? nil : result)
+                guard let receiving = connection.receiving else { continue }
+                connection.inFlight[receiving].results.append(result.status == PGRES_PIPELINE_ABORTED ? nil : result)
             case .sync:
                 guard let raw else {
                     // Not yet: the synchronization point comes with the next input.
@@ -443,17 +510,7 @@ package final class Pipeline {
                 PQclear(raw)
                 guard status == PGRES_PIPELINE_SYNC else { continue }
                 connection.advance()
-                guard !connection.inFlight.isEmpty else { continue }
-                let done = connection.inFlight.removeFirst()
-                if done.isAbandoned { continue }
-                if let failure = done.failure {
-                    done.job.completion(.failure(failure))
-                } else if done.results.count != done.count {
-                    done.job.completion(.failure(DatabaseError(
-                        code: .internalError, message: "a pipelined statement came back without a result")))
-                } else {
-                    done.job.completion(.success(done.results))
-                }
+                completeGroup(on: connection)
             }
         }
         if PQstatus(handle) == CONNECTION_BAD {
@@ -461,13 +518,38 @@ package final class Pipeline {
         }
     }
 
+    /// The jobs up to the synchronization point just passed are done: each
+    /// gets its results, except the reads skipped after another's failure,
+    /// which wait to be sent again (first, keeping their place in line).
+    private func completeGroup(on connection: PipelineConnection) {
+        var skipped: [(job: Job, time: ContinuousClock.Instant)] = []
+        while !connection.inFlight.isEmpty {
+            let done = connection.removeFirst()
+            if !done.isAbandoned {
+                if let failure = done.failure {
+                    done.job.completion(.failure(failure))
+                } else if done.results.count != done.count {
+                    done.job.completion(.failure(DatabaseError(
+                        code: .internalError, message: "a pipelined statement came back without a result")))
+                } else if done.count > 0, done.results[0] == nil {
+                    skipped.append((done.job, done.submitted))
+                } else {
+                    done.job.completion(.success(done.results))
+                }
+            }
+            if done.endsGroup { break }
+        }
+        guard !skipped.isEmpty else { return }
+        waiting.insert(contentsOf: skipped, at: 0)
+        scheduleSend()
+    }
+
     /// The connection is lost: its jobs (and `job`) fail, it closes, and a
     /// new one takes its place on the next job.
     private func fail(_ connection: PipelineConnection, slot: Int, with error: DatabaseError, andAlso job: Job? = nil) {
         slots[slot] = .closed
         loop.unregister(connection.registration)
-        let lost = connection.inFlight
-        connection.inFlight = []
+        let lost = connection.removeAll()
         connection.connection.close()
         var failure = error
         if !failure.isConnectionFailure {
@@ -499,6 +581,8 @@ private struct InFlight {
     let sent: ContinuousClock.Instant
     /// Answered already (overdue behind a job that does not finish).
     var isAbandoned = false
+    /// The last job before a synchronization point.
+    var endsGroup = false
     var results: [QueryResult?] = []
     /// A preparation's failure, which fails the whole job.
     var failure: (any Error)?
@@ -518,17 +602,46 @@ private final class PipelineConnection {
     enum Expected {
         /// A preparation (of the statement), or `DEALLOCATE ALL`.
         case prepare(PreparedStatement?)
+        /// The statement that makes a group of reads read-only.
+        case readOnly
         case statement
         case sync
     }
 
     let connection: Connection
     let registration: EventLoop.Registration
+    /// Jobs sent, oldest first; taken out by `removeFirst()` and `removeAll()`.
     @exclusivity(unchecked) var inFlight: [InFlight] = []
     /// The results still to come, in order, from `expectedStart` on.
     @exclusivity(unchecked) var expected: [Expected] = []
     @exclusivity(unchecked) var expectedStart = 0
     @exclusivity(unchecked) var needsFlush = false
+    /// Reads have been sent since the last synchronization point.
+    @exclusivity(unchecked) var isGroupOpen = false
+
+    /// Where the job whose results come next is in `inFlight`.
+    @exclusivity(unchecked) private var receivingIndex = 0
+
+    /// The job whose results come next: the first still short of them.
+    var receiving: Int? {
+        while receivingIndex < inFlight.count, inFlight[receivingIndex].results.count >= inFlight[receivingIndex].count {
+            receivingIndex += 1
+        }
+        return receivingIndex < inFlight.count ? receivingIndex : nil
+    }
+
+    /// Takes the first job in flight out.
+    func removeFirst() -> InFlight {
+        receivingIndex = max(0, receivingIndex - 1)
+        return inFlight.removeFirst()
+    }
+
+    /// Takes every job in flight out.
+    func removeAll() -> [InFlight] {
+        receivingIndex = 0
+        defer { inFlight = [] }
+        return inFlight
+    }
 
     init(_ connection: Connection, registration: EventLoop.Registration) {
         self.connection = connection

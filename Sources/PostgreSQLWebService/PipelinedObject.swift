@@ -14,18 +14,22 @@ import PostgreSQL
 /// implicit transaction up to its synchronization point, so the role holds
 /// for the round's statements and ends with them. Without one, nothing is added.
 enum PipelinedObject {
-    /// Runs the query, as `role` when there is one; `completion` gets the
-    /// object's JSON, `nil` when there is no row, or the failure.
+    /// Runs the query, as `role` when there is one; without one, a query
+    /// that `isReadOnly` shares a read-only transaction with other reads
+    /// (``Pipeline/Job/isReadOnly``). `completion` gets the object's JSON,
+    /// `nil` when there is no row, or the failure.
     /// Everything after `run` returns happens on the pipeline's loop.
     static func run(
         on pipeline: Pipeline, sql: String, arguments: SQLArguments, attachments: [Attachment],
-        options: JSONRenderingOptions, role: String? = nil, completion: @escaping (Result<[UInt8]?, any Error>) -> Void
+        options: JSONRenderingOptions, role: String? = nil, isReadOnly: Bool = false,
+        completion: @escaping (Result<[UInt8]?, any Error>) -> Void
     ) {
         // Touched by the jobs on the loop thread only.
         var object = ObjectWithAttachments(sql: sql, arguments: arguments, attachments: attachments)
         let first = role == nil ? 0 : 1
         func round() -> Pipeline.Job {
-            Pipeline.Job(statements: { statement in
+            // Reads as a role do not share a transaction: the role holds to its end.
+            Pipeline.Job(isReadOnly: isReadOnly && role == nil, statements: { statement in
                 guard let role else { return try object.nextRound(statement) }
                 return try [PipelinedStatement(statement(Connection.setLocalRoleSQL), values: [role])] + object.nextRound(statement)
             }, completion: { outcome in

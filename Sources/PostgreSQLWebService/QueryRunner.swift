@@ -12,8 +12,10 @@ import WebService
 ///
 /// How a query runs is chosen here, from its shape:
 /// - an object without nested attachments (a row by key, with its
-///   details) goes on the pool's pipeline loop, whose one thread sends the
-///   statements of many requests together, without a thread per request;
+///   details) goes on the pool's pipeline on the request's event loop,
+///   which sends the statements of many requests together, without a
+///   thread per request (a `GET` or `HEAD` as a read: see
+///   ``ResultSetAdapter/isReadOnly``);
 /// - a list runs on a worker thread, streamed from the database as the
 ///   client reads it (a server-side cursor when it has attachments);
 /// - anything else (nested attachments, streamed members, statements)
@@ -116,14 +118,15 @@ extension Query: RunnableResult {
         }
     }
 
-    /// On `pool`'s pipeline loop: the object is written there, and the
-    /// response is completed from that thread (or from the primary's, when
-    /// a replica was gone).
+    /// On `pool`'s pipeline, on this event loop: the object is written
+    /// there, and the response completed there (on the primary's pipeline,
+    /// when a replica was gone).
     private func pipelinedObject(
         runner: QueryRunner, request: RunRequest, notFound: @escaping @Sendable () -> HTTPError, pool: ConnectionPool,
         promise: ResponsePromise
     ) {
         let adapter = self.adapter(runner: runner, pool: pool, role: request.role)
+        adapter.isReadOnly = request.method == .get || request.method == .head
         adapter.start { outcome in
             defer { adapter.close() }
             do {

@@ -88,6 +88,16 @@ public final class ResultSetAdapter: StreamingBody {
     /// adapter.role = "payroll"
     /// ```
     public var role: String?
+    /// Whether the query only reads (it answers a `GET` or a `HEAD`), set
+    /// before the adapter starts. Started on the pipeline
+    /// (``start(completion:)``) without a role, it then shares a
+    /// transaction, made read-only, with the reads sent beside it: a
+    /// statement that writes fails (SQLSTATE `25006`), as on a replica.
+    ///
+    /// ```swift
+    /// adapter.isReadOnly = request.method == .get
+    /// ```
+    public var isReadOnly = false
     /// Whether the adapter began a transaction for ``role``, to end in ``close()``.
     private var isInRoleTransaction = false
 
@@ -202,9 +212,10 @@ public final class ResultSetAdapter: StreamingBody {
     }
 
     /// Runs the query without blocking the calling thread: on the pool's
-    /// pipeline loop, which sends the statements of many such adapters
-    /// together (one database round trip serves many requests), and
-    /// writes the object there. For a ``Shape/object`` adapter on a pool,
+    /// pipeline (``ConnectionPool``'s, on the calling event loop, else on
+    /// a loop of the pool's own), which sends the statements of many such
+    /// adapters together (one database round trip serves many requests),
+    /// and writes the object there. For a ``Shape/object`` adapter on a pool,
     /// whose row is found by key: the row's result is read whole, and the
     /// attachments may not have attachments of their own. `QueryRunner`
     /// chooses it for such queries.
@@ -228,7 +239,8 @@ public final class ResultSetAdapter: StreamingBody {
             return completion(.failure(error))
         }
         PipelinedObject.run(
-            on: pipeline, sql: sql, arguments: arguments, attachments: attachments, options: options, role: role
+            on: pipeline, sql: sql, arguments: arguments, attachments: attachments, options: options, role: role,
+            isReadOnly: isReadOnly
         ) { outcome in
             switch outcome {
             case .success(let object):
