@@ -1,6 +1,7 @@
 #if canImport(Glibc)
 import Glibc
 #endif
+import EventLoops
 import Locking
 import PostgreSQL
 import PostgreSQLWebService
@@ -167,6 +168,109 @@ import Testing
         #expect(wrong.load(ordering: .relaxed) == 0)
         #expect((try? slowDone.wait().get()) == true)
         slow.close()
+    }
+
+    /// Reads handed in together share a transaction (one `now()`), made
+    /// read-only; a read that fails among them fails alone, and the reads
+    /// skipped after it are sent again and get their own rows.
+    @Test func readsShareATransactionAndFailAlone() throws {
+        let pool = TestDatabase.pool(size: 1)
+        defer { pool.close() }
+        let lock = ConditionLock()
+        // `@unchecked Sendable` in effect: touched only with `lock` held.
+        nonisolated(unsafe) var outcomes: [Int: String] = [:]
+        let done = Atomic<Int>(0)
+        let total = 300
+        for number in 0..<total {
+            let divisor = number % 7 == 3 ? 0 : 1
+            let adapter = ResultSetAdapter(
+                pool,
+                sql: "SELECT :n::int / :divisor::int AS n, now()::text AS started, current_setting('transaction_read_only') AS readOnly",
+                arguments: ["n": number, "divisor": divisor], shape: .object)
+            adapter.isReadOnly = true
+            adapter.start { outcome in
+                var output: [UInt8] = []
+                let text: String
+                switch outcome {
+                case .success: _ = try? adapter.write(into: &output); text = String(decoding: output, as: UTF8.self)
+                case .failure(let error): text = "\((error as? DatabaseError)?.code.rawValue ?? "\(error)")"
+                }
+                adapter.close()
+                lock.withLock { outcomes[number] = text }
+                done.add(1, ordering: .relaxed)
+            }
+        }
+        Self.expectAllDone(done, total: total)
+        let results = lock.withLock { outcomes }
+        var started: Set<String> = []
+        for number in 0..<total {
+            let text = try #require(results[number])
+            if number % 7 == 3 {
+                #expect(text == SQLState.divisionByZero.rawValue)
+                continue
+            }
+            #expect(text.hasPrefix(#"{"n":\#(number),"started":""#), "\(number): \(text)")
+            #expect(text.hasSuffix(#","readOnly":"on"}"#), "\(number): \(text)")
+            started.insert(String(text.split(separator: ",")[1]))
+        }
+        #expect(started.count < total / 2, "reads handed in together share transactions")
+    }
+
+    /// A read that writes fails in its read-only transaction (`25006`); the
+    /// same statement not marked as a read runs in a transaction of its own.
+    @Test func aReadThatWritesFails() throws {
+        try TestDatabase.withScratchSchema("CREATE SEQUENCE counter") { schema in
+            let pool = TestDatabase.pool(size: 1)
+            defer { pool.close() }
+            let read = ResultSetAdapter(pool, sql: "SELECT nextval('\(schema).counter') AS n", shape: .object)
+            read.isReadOnly = true
+            #expect { try Self.run(read).get() } throws: { ($0 as? DatabaseError)?.code == .readOnlySQLTransaction }
+
+            let write = ResultSetAdapter(pool, sql: "SELECT nextval('\(schema).counter') AS n", shape: .object)
+            let body = try Self.run(write).get().body
+            #expect(body == #"{"n":1}"#)
+        }
+    }
+
+    /// On an event loop the pool's pipeline is that loop's: the completion
+    /// runs there, with no other thread. Closing the pool closes its
+    /// connections before it returns; the next caller opens one again.
+    @Test func onAnEventLoopThePipelineIsTheLoops() throws {
+        let application = "pipeline-loop-\(UInt32.random(in: 0...UInt32.max))"
+        let pool = ConnectionPool(.init(conninfo: "application_name=\(application)", size: 1))
+        defer { pool.close() }
+        let loop = try EventLoop(name: "test-loop")
+        defer { loop.stop() }
+        let observer = try TestDatabase.connect()
+        defer { observer.close() }
+        func sessions() throws -> Int? {
+            try observer.fetchOne(
+                Int.self, "SELECT count(*) AS count FROM pg_stat_activity WHERE application_name = :name", ["name": application])
+        }
+        for round in 1...2 {
+            let done = Done()
+            let onLoop = Atomic<Bool>(false)
+            let adapter = ResultSetAdapter(pool, sql: "SELECT :n::int AS n", arguments: ["n": round], shape: .object)
+            adapter.isReadOnly = true
+            let handed = LoopConfined(adapter)
+            let isHandedIn = loop.execute {
+                handed.value.start { outcome in
+                    onLoop.store(loop.isCurrent, ordering: .relaxed)
+                    done.put(outcome)
+                }
+            }
+            #expect(isHandedIn)
+            #expect((try? done.wait().get()) == true)
+            let ranOnLoop = onLoop.load(ordering: .relaxed)
+            #expect(ranOnLoop)
+            var output: [UInt8] = []
+            _ = try adapter.write(into: &output)
+            adapter.close()
+            #expect(String(decoding: output, as: UTF8.self) == #"{"n":\#(round)}"#)
+            #expect(try sessions() == 1)
+            pool.close()
+            #expect(try sessions() == 0)
+        }
     }
 
     /// Closing the pool fails what is in flight; the next caller starts the loop again.
