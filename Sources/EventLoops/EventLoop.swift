@@ -196,6 +196,30 @@ public final class EventLoop: @unchecked Sendable {
         return true
     }
 
+    /// Runs `task` on the loop's thread and waits until it has run; at once
+    /// when called there. Returns `false`, without running it, once the
+    /// loop has stopped, or when it stops before the task's turn comes.
+    ///
+    /// ```swift
+    /// loop.executeAndWait { pipeline.shutDown() }
+    /// ```
+    @discardableResult
+    public func executeAndWait(_ task: @escaping @Sendable () -> Void) -> Bool {
+        if isCurrent {
+            task()
+            return true
+        }
+        let done = DoneSignal()
+        guard execute({
+            task()
+            done.signal()
+        }) else { return false }
+        while !done.wait(for: .milliseconds(100)) {
+            if lock.withLock({ hasFinished }) { return done.wait(for: .zero) }
+        }
+        return true
+    }
+
     /// Stops the loop: its stop hooks run on its thread, then the thread
     /// ends; waits for that, unless called on the loop's own thread (which
     /// then ends after the current pass). Tasks handed in later are not
@@ -396,4 +420,27 @@ extension EventLoop.Registration: Sendable {}
 public struct LoopConfined<Value>: @unchecked Sendable {
     public let value: Value
     public init(_ value: Value) { self.value = value }
+}
+
+/// A signal one thread waits for, once. `@unchecked Sendable`: `isDone`
+/// is touched only with `lock` held.
+private final class DoneSignal: @unchecked Sendable {
+    private let lock = ConditionLock()
+    private var isDone = false
+
+    func signal() {
+        lock.withLock {
+            isDone = true
+            lock.signal()
+        }
+    }
+
+    /// Whether the signal came within `duration`.
+    func wait(for duration: Duration) -> Bool {
+        let deadline = ContinuousClock.now + duration
+        return lock.withLock {
+            while !isDone, ContinuousClock.now < deadline { _ = lock.wait(until: deadline) }
+            return isDone
+        }
+    }
 }

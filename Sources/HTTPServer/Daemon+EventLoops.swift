@@ -94,14 +94,11 @@ final class EventLoopDaemon: @unchecked Sendable {
     /// Stops accepting connections: the listening socket leaves the loop
     /// and closes. Waits until the loop has done it.
     func quiesce() {
-        let done = DoneSignal()
         let daemon = LoopConfined(self)
-        let queued = loop.execute {
+        loop.executeAndWait {
             let socket = MHD_quiesce_daemon(daemon.value.handle)
             if socket >= 0 { close(socket) }
-            done.signal()
         }
-        if queued { done.wait() }
     }
 
     /// Ends the loop, then stops the daemon here (nothing runs it any more).
@@ -117,26 +114,6 @@ final class EventLoopDaemon: @unchecked Sendable {
 private func MHD_get_daemon_info_epoll_fd(_ handle: OpaquePointer) -> Int32? {
     let descriptor = shim_MHD_get_epoll_fd(handle)
     return descriptor >= 0 ? descriptor : nil
-}
-
-/// A one-time signal one thread waits for.
-private final class DoneSignal: @unchecked Sendable {
-    // `@unchecked Sendable`: `isDone` is touched only with `lock` held.
-    private let lock = ConditionLock()
-    private var isDone = false
-
-    func signal() {
-        lock.withLock {
-            isDone = true
-            lock.signal()
-        }
-    }
-
-    func wait() {
-        lock.withLock {
-            while !isDone { _ = lock.wait(until: .now + .seconds(1)) }
-        }
-    }
 }
 
 // MARK: - Listening sockets

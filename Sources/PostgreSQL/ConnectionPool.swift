@@ -398,49 +398,19 @@ private final class LoopPipelines: @unchecked Sendable {
     /// pipelines stay, and open connections again for the next jobs.
     func shutDown() {
         for (loop, pipeline) in lock.withLock({ pipelines }) {
-            Self.onLoop(loop) { pipeline.value.shutDown() }
+            loop.executeAndWait { pipeline.value.shutDown() }
         }
     }
 
     /// Takes the pipelines out of their loops (the pool is going away).
     func forget() {
         let key = key
-        for (loop, _) in lock.withLock({ pipelines }) {
-            Self.onLoop(loop) { _ = EventLoop.current?.locals.removeValue(forKey: key) }
+        let forgotten = lock.withLock {
+            defer { pipelines = [] }
+            return pipelines
         }
-        lock.withLock { pipelines = [] }
-    }
-
-    /// Runs `body` on `loop` and waits for it; at once when this is the
-    /// loop's thread, not at all when the loop has stopped.
-    private static func onLoop(_ loop: EventLoop, _ body: @escaping () -> Void) {
-        if loop.isCurrent { return body() }
-        let done = DoneSignal()
-        let task = LoopConfined(body)
-        guard loop.execute({
-            task.value()
-            done.signal()
-        }) else { return }
-        done.wait()
-    }
-}
-
-/// A signal one thread waits for, once. `@unchecked Sendable`: `isDone`
-/// is touched only with `lock` held.
-private final class DoneSignal: @unchecked Sendable {
-    private let lock = ConditionLock()
-    private var isDone = false
-
-    func signal() {
-        lock.withLock {
-            isDone = true
-            lock.signal()
-        }
-    }
-
-    func wait() {
-        lock.withLock {
-            while !isDone { _ = lock.wait(until: .now + .seconds(1)) }
+        for (loop, _) in forgotten {
+            loop.executeAndWait { _ = EventLoop.current?.locals.removeValue(forKey: key) }
         }
     }
 }

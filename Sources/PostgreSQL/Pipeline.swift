@@ -272,7 +272,7 @@ package final class Pipeline {
             // flight, which must be the next one sent here), and before this
             // job takes its statements, so that it drops none of them.
             if PQsendQueryParams(handle, "DEALLOCATE ALL", 0, nil, nil, nil, nil, 0) == 1 {
-                connection.expected.append(.prepare(nil))
+                connection.expected.append(.preliminary(nil))
                 connection.connection.forgetPreparedStatements()
             }
         }
@@ -287,7 +287,7 @@ package final class Pipeline {
             // The group's transaction is read-only: a read that writes fails
             // (25006) rather than have its writes undone by another's failure.
             let readOnly = connection.connection.statements.statementPreparedLater(for: Self.readOnlySQL)
-            guard self.send(readOnly, [], as: .readOnly, on: connection, handle: handle) else {
+            guard self.send(readOnly, [], as: .preliminary(nil), on: connection, handle: handle) else {
                 return fail(connection, slot: slot, with: connection.connection.connectionError(), andAlso: job)
             }
             connection.isGroupOpen = true
@@ -321,7 +321,7 @@ package final class Pipeline {
             }
             guard accepted == 1 else { return false }
             statement.isPrepared = true
-            connection.expected.append(.prepare(statement))
+            connection.expected.append(.preliminary(statement))
         }
         guard connection.connection.sendExecution(of: statement, values, handle: handle) == 1 else { return false }
         connection.expected.append(expected)
@@ -468,7 +468,7 @@ package final class Pipeline {
         while !connection.expected.isEmpty, PQisBusy(handle) == 0 {
             let raw = PQgetResult(handle)
             switch connection.expected[connection.expectedStart] {
-            case .prepare(let statement):
+            case .preliminary(let statement):
                 guard let raw else {
                     connection.advance()
                     continue
@@ -479,18 +479,9 @@ package final class Pipeline {
                 statement?.isPrepared = false
                 // Skipped after an earlier statement's failure, which tells what happened.
                 if result.status == PGRES_PIPELINE_ABORTED { continue }
-                // The job's statements fail too; the preparation's error is the one that tells.
-                if let receiving = connection.receiving, connection.inFlight[receiving].failure == nil {
-                    connection.inFlight[receiving].failure = error
-                }
-            case .readOnly:
-                guard let raw else {
-                    connection.advance()
-                    continue
-                }
-                // Its failure skips the group: the first read fails with it.
-                let result = QueryResult(taking: raw)
-                if let error = result.error, let receiving = connection.receiving, connection.inFlight[receiving].failure == nil {
+                // The job's statements fail too (a group's first read's, for the
+                // statement that makes the group read-only); this error is the one that tells.
+                if let receiving = connection.receivingJob(), connection.inFlight[receiving].failure == nil {
                     connection.inFlight[receiving].failure = error
                 }
             case .statement:
@@ -499,7 +490,7 @@ package final class Pipeline {
                     continue
                 }
                 let result = QueryResult(taking: raw)
-                guard let receiving = connection.receiving else { continue }
+                guard let receiving = connection.receivingJob() else { continue }
                 connection.inFlight[receiving].results.append(result.status == PGRES_PIPELINE_ABORTED ? nil : result)
             case .sync:
                 guard let raw else {
@@ -600,10 +591,10 @@ private struct InFlight {
 /// exclusivity at run time (see `Pipeline`).
 private final class PipelineConnection {
     enum Expected {
-        /// A preparation (of the statement), or `DEALLOCATE ALL`.
-        case prepare(PreparedStatement?)
-        /// The statement that makes a group of reads read-only.
-        case readOnly
+        /// A statement sent before a job's own, whose failure is the job's:
+        /// the preparation of the statement; without one, `DEALLOCATE ALL`
+        /// or the statement that makes a group of reads read-only.
+        case preliminary(PreparedStatement?)
         case statement
         case sync
     }
@@ -622,8 +613,8 @@ private final class PipelineConnection {
     /// Where the job whose results come next is in `inFlight`.
     @exclusivity(unchecked) private var receivingIndex = 0
 
-    /// The job whose results come next: the first still short of them.
-    var receiving: Int? {
+    /// Where the job whose results come next is: the first still short of them.
+    func receivingJob() -> Int? {
         while receivingIndex < inFlight.count, inFlight[receivingIndex].results.count >= inFlight[receivingIndex].count {
             receivingIndex += 1
         }

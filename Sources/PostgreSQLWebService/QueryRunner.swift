@@ -75,7 +75,7 @@ public final class QueryRunner: Sendable {
     /// The pool for `query` answering `request`: a healthy replica for a
     /// read, else the primary.
     func pool(for query: Query, request: RunRequest) -> ConnectionPool {
-        guard let replicas, request.method == .get || request.method == .head else { return pool }
+        guard let replicas, request.isRead else { return pool }
         switch query.shape {
         case .list, .object: return replicas.next() ?? pool
         case .execute, .write: return pool
@@ -126,7 +126,7 @@ extension Query: RunnableResult {
         promise: ResponsePromise
     ) {
         let adapter = self.adapter(runner: runner, pool: pool, role: request.role)
-        adapter.isReadOnly = request.method == .get || request.method == .head
+        adapter.isReadOnly = request.isRead
         adapter.start { outcome in
             defer { adapter.close() }
             do {

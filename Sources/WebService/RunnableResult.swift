@@ -51,6 +51,10 @@ public final class RunRequest: Sendable {
     /// The role the request acts as (see `HTTPRequest.role`); `nil`: the server's own.
     public let role: String?
 
+    /// Whether the request only reads: a `GET` or a `HEAD`. Runners may
+    /// send it to a replica, or run it in a read-only transaction.
+    public var isRead: Bool { method == .get || method == .head }
+
     /// A request to run for; the router makes them.
     ///
     /// ```swift

@@ -48,6 +48,28 @@ private func eventually(within seconds: Double = 5, _ condition: () -> Bool) -> 
     }
 
     /// A descriptor's handler runs while it is ready; after `unregister`, never again.
+    /// `executeAndWait` returns once the task has run on the loop; on the
+    /// loop's own thread it runs the task at once; after `stop()` it runs nothing.
+    @Test func executeAndWaitReturnsOnceTheTaskHasRun() throws {
+        let loop = try EventLoop(name: "test-wait")
+        let log = Log()
+        let ran = loop.executeAndWait {
+            usleep(50_000)
+            log.add(loop.isCurrent ? "on the loop" : "elsewhere")
+        }
+        #expect(ran)
+        #expect(log.all == ["on the loop"])
+        let nested = loop.executeAndWait {
+            let inner = loop.executeAndWait { log.add("inner") }
+            log.add("outer \(inner)")
+        }
+        #expect(nested)
+        #expect(log.all == ["on the loop", "inner", "outer true"])
+        loop.stop()
+        #expect(!loop.executeAndWait { log.add("after stop") })
+        #expect(log.all.count == 3)
+    }
+
     @Test func aReadyDescriptorRunsItsHandler() throws {
         let loop = try EventLoop(name: "test-fd")
         defer { loop.stop() }
