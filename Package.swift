@@ -54,7 +54,7 @@ let package = Package(
         .target(name: "JSONStreaming"),
         .target(name: "Locking"),
         .target(name: "EventLoops", dependencies: ["CEpoll", "Locking"]),
-        .target(name: "Instrumentation"),
+        .target(name: "Instrumentation", dependencies: ["Locking"]),
         .target(name: "CivilCalendar"),
         .target(
             name: "HTTPServer",
@@ -102,7 +102,7 @@ let package = Package(
         // HTTP basic and bearer-token authentication, and the role each request acts as.
         .target(
             name: "Authentication",
-            dependencies: ["CLibCrypto", "HTTPServer", "WebService", .product(name: "Logging", package: "swift-log")]
+            dependencies: ["CLibCrypto", "HTTPServer", "Locking", "WebService", .product(name: "Logging", package: "swift-log")]
         ),
         .target(
             name: "SQLRestServer",
@@ -149,11 +149,11 @@ let package = Package(
         .testTarget(name: "InstrumentationTests", dependencies: ["Instrumentation"]),
         .testTarget(name: "CivilCalendarTests", dependencies: ["CivilCalendar"]),
         .target(name: "HTTPTestClient", path: "Tests/HTTPTestClient"),
-        .testTarget(name: "HTTPServerTests", dependencies: ["EventLoops", "HTTPServer", "HTTPTestClient"]),
-        .testTarget(name: "WebServiceTests", dependencies: ["WebService", "HTTPServer", "HTTPTestClient"]),
+        .testTarget(name: "HTTPServerTests", dependencies: ["EventLoops", "HTTPServer", "HTTPTestClient", "Locking"]),
+        .testTarget(name: "WebServiceTests", dependencies: ["WebService", "HTTPServer", "HTTPTestClient", "Locking"]),
         .testTarget(name: "PostgreSQLTests", dependencies: ["PostgreSQL", "PostgreSQLWebService", "Locking", "EventLoops"]),
         .testTarget(name: "PostgreSQLWebServiceTests", dependencies: ["PostgreSQLWebService"]),
-        .testTarget(name: "EmployeesServiceTests", dependencies: ["EmployeesService", "HTTPTestClient", "SQLRestServer"]),
+        .testTarget(name: "EmployeesServiceTests", dependencies: ["EmployeesService", "HTTPTestClient", "Locking", "SQLRestServer"]),
         .testTarget(name: "SQLRestServerTests", dependencies: ["SQLRestServer"]),
         .testTarget(name: "AuthenticationTests", dependencies: ["Authentication", "WebService"]),
         .testTarget(
@@ -166,13 +166,13 @@ let package = Package(
         .testTarget(
             name: "SQLServicesTests",
             dependencies: [
-                "SQLServices", "EmployeesService", "PostgreSQLWebService", "HTTPTestClient",
+                "SQLServices", "EmployeesService", "PostgreSQLWebService", "HTTPTestClient", "Locking",
                 .product(name: "Logging", package: "swift-log"),
             ]
         ),
         // Fault tests: a private second cluster and the employees-server executable
         // (`swift test --filter ReliabilityTests` runs them alone).
-        .testTarget(name: "ReliabilityTests", dependencies: ["EmployeesService", "PostgreSQL", "HTTPTestClient"]),
+        .testTarget(name: "ReliabilityTests", dependencies: ["EmployeesService", "PostgreSQL", "HTTPTestClient", "Locking"]),
         .testTarget(name: "HostileInputTests", dependencies: ["EmployeesService", "PostgreSQLWebService", "HTTPTestClient", "SQLRestServer"]),
     ],
     swiftLanguageModes: [.v6]

@@ -1,6 +1,6 @@
 import HTTPServer
 import Logging
-import Synchronization
+import Locking
 import WebService
 
 /// Authenticates requests before a handler sees them, and sets the role
@@ -80,7 +80,7 @@ public final class Authenticator: Sendable {
     public let configuration: Configuration
     private let logger: Logger
     /// Basic credentials found right lately: role and expiry by keyed hash of the header's value.
-    private let remembered = Mutex<[[UInt8]: (role: String, expiry: ContinuousClock.Instant)]>([:])
+    private let remembered = Locked<[[UInt8]: (role: String, expiry: ContinuousClock.Instant)]>([:])
     /// The key of those hashes, new for each process: the plain header is never kept.
     private let rememberingKey = LibCrypto.randomBytes(32)
     /// Checked for a user not in the password file, so that an unknown

@@ -2,6 +2,7 @@
 import Glibc
 #endif
 import Logging
+import Locking
 import Synchronization
 
 /// An HTTP/1.1 server on libmicrohttpd.
@@ -158,7 +159,7 @@ public final class HTTPServer: Sendable {
     private let configuration: Configuration
     private let logger: Logger
     private let handler: Handler
-    private let daemon = Mutex<Daemon?>(nil)
+    private let daemon = Locked<Daemon?>(nil)
     private let boundPort = Atomic<Int>(0)
 
     /// Creates a server; nothing is bound until `start()`.

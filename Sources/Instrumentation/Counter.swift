@@ -1,3 +1,4 @@
+import Locking
 import Synchronization
 
 /// A Prometheus counter: an atomic total that only grows.
@@ -37,7 +38,7 @@ public final class Counter: Sendable {
 /// errors.values    // [("23", 1)]
 /// ```
 public final class CounterFamily: Sendable {
-    private let counts = Mutex<[String: UInt64]>([:])
+    private let counts = Locked<[String: UInt64]>([:])
 
     /// A family with no counter yet.
     public init() {}

@@ -1,6 +1,6 @@
 import HTTPServer
 import Instrumentation
-import Synchronization
+import Locking
 
 /// Request counts and durations by route, for `/metrics`: a router given
 /// one (``WebServiceRouter/init(services:runners:logger:openAPI:metrics:)``)
@@ -27,7 +27,7 @@ import Synchronization
 /// under their paths (`/`, `/openapi.json`, `/jsonrpc`, `/employees?api`).
 /// HEAD requests count with their GET route.
 public final class RouteMetrics: Sendable {
-    private let slots = Mutex<[SlotKey: Slot]>([:])
+    private let slots = Locked<[SlotKey: Slot]>([:])
 
     private struct SlotKey: Hashable {
         let route: String
@@ -86,7 +86,7 @@ public final class RouteMetrics: Sendable {
         /// A counter per status in `Slot.statuses`.
         private let counts = Counters(count: Slot.statuses.count)
         /// Statuses outside `Slot.statuses`, rare: counted under a lock.
-        private let otherCounts = Mutex<[Int: UInt64]>([:])
+        private let otherCounts = Locked<[Int: UInt64]>([:])
 
         init(route: String, method: String) {
             self.route = route

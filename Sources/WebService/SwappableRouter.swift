@@ -1,5 +1,5 @@
 import HTTPServer
-import Synchronization
+import Locking
 
 /// A reference to the ``WebServiceRouter`` that answers requests, which
 /// another router can replace while the server runs: services reloaded
@@ -13,11 +13,11 @@ import Synchronization
 /// router.swap(to: WebServiceRouter(services: try loadServices(), runners: [runner]))
 /// ```
 public final class SwappableRouter: Sendable {
-    private let current: Mutex<WebServiceRouter>
+    private let current: Locked<WebServiceRouter>
 
     /// A reference to `router`.
     public init(_ router: WebServiceRouter) {
-        current = Mutex(router)
+        current = Locked(router)
     }
 
     /// The router that answers new requests.

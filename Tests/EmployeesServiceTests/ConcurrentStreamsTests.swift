@@ -1,6 +1,6 @@
 import Foundation
 import HTTPTestClient
-import Synchronization
+import Locking
 import Testing
 
 /// Many clients streaming `GET /employees?details=salaries` from the
@@ -71,7 +71,7 @@ struct ConcurrentStreamsTests {
         #expect(try TestClient.request("GET", "/employees?details=salaries&limit=1000", port: port).status == 200)
         let before = Self.status("VmRSS", of: pid)
 
-        let outcomes = Mutex([Outcome](repeating: Outcome(), count: Self.streams))
+        let outcomes = Locked([Outcome](repeating: Outcome(), count: Self.streams))
         let finished = DispatchGroup()
         for index in 0..<Self.streams {
             finished.enter()

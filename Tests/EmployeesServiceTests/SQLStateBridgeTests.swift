@@ -3,7 +3,7 @@ import Foundation
 import HTTPTestClient
 import PostgreSQL
 import PostgreSQLWebService
-import Synchronization
+import Locking
 import Testing
 import WebService
 
@@ -164,7 +164,7 @@ struct SQLStateBridgeTests {
     @Test("concurrent requests share a small pool without errors")
     func concurrentRequests() throws {
         try withServer(poolSize: 3, acquireTimeout: .seconds(10)) { _, port in
-            let statuses = Mutex<[Int]>([])
+            let statuses = Locked<[Int]>([])
             DispatchQueue.concurrentPerform(iterations: 24) { index in
                 let target = index % 2 == 0 ? "/employees/\(10001 + index)?details=titles,salaries" : "/employees?name=*son&limit=50&details=titles"
                 let status = (try? TestClient.request("GET", target, port: port).status) ?? -1

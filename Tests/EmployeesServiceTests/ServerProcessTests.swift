@@ -3,7 +3,7 @@ import Foundation
 import Glibc
 #endif
 import HTTPTestClient
-import Synchronization
+import Locking
 import Testing
 
 /// The built `employees-server` executable, run as a separate process.
@@ -26,9 +26,9 @@ struct ServerProcessTests {
     /// A running server process and everything it has printed so far.
     final class RunningServer: Sendable {
         let process: Process
-        private let output = Mutex("")
+        private let output = Locked("")
         /// Set when the output pipe reached its end (the process and its copies of it closed).
-        private let outputEnded = Mutex(false)
+        private let outputEnded = Locked(false)
 
         init(arguments: [String]) throws {
             guard FileManager.default.isExecutableFile(atPath: ServerProcessTests.executable.path) else {

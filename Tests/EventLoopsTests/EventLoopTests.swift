@@ -6,14 +6,11 @@ import Locking
 import Synchronization
 import Testing
 
-/// What the loop's thread records, read by the test. A pthread lock, not
-/// `Mutex`: ThreadSanitizer does not see the ordering `Mutex`'s futex gives.
-private final class Log: @unchecked Sendable {
-    // `@unchecked Sendable`: `entries` is touched only with `lock` held.
-    private let lock = ConditionLock()
-    private var entries: [String] = []
-    func add(_ entry: String) { lock.withLock { entries.append(entry) } }
-    var all: [String] { lock.withLock { entries } }
+/// What the loop's thread records, read by the test.
+private final class Log: Sendable {
+    private let entries = Locked<[String]>([])
+    func add(_ entry: String) { entries.withLock { $0.append(entry) } }
+    var all: [String] { entries.withLock { $0 } }
 }
 
 /// A registration, kept on the loop's thread.

@@ -3,7 +3,7 @@ import Foundation
 import Glibc
 #endif
 import HTTPTestClient
-import Synchronization
+import Locking
 import Testing
 
 /// The built `sql-rest` executable, run as a separate process: `check`,
@@ -24,8 +24,8 @@ struct ProcessTests {
     /// A running `sql-rest` and everything it has printed so far (standard output and error apart).
     final class Run: Sendable {
         let process: Process
-        private let output = Mutex("")
-        private let errors = Mutex("")
+        private let output = Locked("")
+        private let errors = Locked("")
 
         init(_ arguments: [String]) throws {
             guard FileManager.default.isExecutableFile(atPath: ProcessTests.executable.path) else {

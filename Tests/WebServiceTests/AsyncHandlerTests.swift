@@ -3,28 +3,15 @@ import Foundation
 import FoundationNetworking
 #endif
 import HTTPTestClient
-import Synchronization
+import Locking
 import Testing
 import WebService
 
-/// Statuses recorded by several threads. A pthread lock (`NSLock`), not
-/// `Mutex`: ThreadSanitizer does not see the ordering `Mutex`'s futex gives.
-private final class Statuses: @unchecked Sendable {
-    // `@unchecked Sendable`: `statuses` is touched only with `lock` held.
-    private let lock = NSLock()
-    private var statuses: [Int] = []
-
-    func append(_ status: Int) {
-        lock.lock()
-        defer { lock.unlock() }
-        statuses.append(status)
-    }
-
-    var all: [Int] {
-        lock.lock()
-        defer { lock.unlock() }
-        return statuses
-    }
+/// Statuses recorded by several threads.
+private final class Statuses: Sendable {
+    private let statuses = Locked<[Int]>([])
+    func append(_ status: Int) { statuses.withLock { $0.append(status) } }
+    var all: [Int] { statuses.withLock { $0 } }
 }
 
 /// Holds the threads that pass it until it is opened.

@@ -4,6 +4,7 @@ import Glibc
 import HTTPServer
 import JSONStreaming
 import Logging
+import Locking
 import Synchronization
 import Testing
 
@@ -32,8 +33,8 @@ func startServer(
 
 /// A value shared between the handler's thread and the test.
 final class Shared<Value: Sendable>: Sendable {
-    private let storage: Mutex<Value>
-    init(_ value: Value) { storage = Mutex(value) }
+    private let storage: Locked<Value>
+    init(_ value: Value) { storage = Locked(value) }
     var value: Value {
         get { storage.withLock { $0 } }
         set { storage.withLock { $0 = newValue } }

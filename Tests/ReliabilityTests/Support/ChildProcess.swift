@@ -1,5 +1,5 @@
 import Foundation
-import Synchronization
+import Locking
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -22,7 +22,7 @@ final class ChildProcess: Sendable {
     let pid: pid_t
     /// The read end of the output pipe.
     let output: Int32
-    private let exitStatus = Mutex<Int32?>(nil)
+    private let exitStatus = Locked<Int32?>(nil)
 
     init(_ executable: String, _ arguments: [String], environment: [String: String] = [:]) throws {
         var pipeEnds: [Int32] = [-1, -1]

@@ -1,6 +1,6 @@
 import Foundation
 import PostgreSQL
-import Synchronization
+import Locking
 
 /// A second private PostgreSQL cluster that the fault tests may stop and
 /// restart: `<repo>/.pgdata-faults`, on the shared test cluster's port − 30000
@@ -32,7 +32,7 @@ struct FaultCluster: Sendable {
         return FaultCluster(directory: Paths.repository + "/.pgdata-faults", port: port)
     }()
 
-    private static let isFilled = Mutex(false)
+    private static let isFilled = Locked(false)
 
     /// The shared cluster, running, with its data in place.
     static func prepared() throws -> FaultCluster {
