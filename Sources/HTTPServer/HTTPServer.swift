@@ -184,7 +184,8 @@ public final class HTTPServer: Sendable {
     /// Binds the socket and serves in background threads; returns at once.
     /// Starting a running server does nothing. It first raises the
     /// process's soft limit on open files to the hard limit (each
-    /// connection takes a file descriptor).
+    /// connection takes a file descriptor), and turns glibc's fast bins
+    /// off (``AllocatorTuning``).
     ///
     /// ```swift
     /// try server.start()
@@ -194,6 +195,7 @@ public final class HTTPServer: Sendable {
         try daemon.withLock { daemon in
             guard daemon == nil else { return }
             let descriptors = FileDescriptorLimit.raiseToHardLimit()
+            AllocatorTuning.disableFastBins()
             if descriptors < configuration.maximumConnections + 64 {
                 logger.warning(
                     "the process may open \(descriptors) file descriptors, too few for \(configuration.maximumConnections) connections (raise the hard limit, ulimit -Hn)"
