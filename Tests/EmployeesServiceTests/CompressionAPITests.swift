@@ -49,8 +49,10 @@ struct CompressionAPITests {
         #expect(large.header("Content-Encoding") == "gzip")
         #expect(large.header("Content-Length") == String(large.body.count))
         #expect(try Self.gunzip(large.body) == server.get("/employees/10004?details=titles,salaries").body)
+        #expect(large.header("Vary") == "Accept-Encoding")
         let small = try server.get("/employees/10004", headers: [("Accept-Encoding", "gzip")])
         #expect(small.header("Content-Encoding") == nil)
+        #expect(small.header("Vary") == nil, "never compressed, so it does not vary with Accept-Encoding")
     }
 
     @Test("no gzip when the client refuses it, for CSV as for JSON")
