@@ -134,13 +134,13 @@ extension SQLArguments {
     /// Throws what `parameters.bind(self)` throws, with one look-up per
     /// name when all is well (an unknown name is looked for only after a failure).
     package func textValues(for parameters: Parameters) throws -> [String?] {
-        if values.count > parameters.names.count, let unknown = parameters.unknownName(in: self) {
+        if count > parameters.names.count, let unknown = parameters.unknownName(in: self) {
             throw ParameterError(.unknown, name: unknown)
         }
         do {
-            return try parameters.textValues { values[$0] }
+            return try parameters.textValues { self[value: $0] }
         } catch {
-            if parameters.names.contains(where: { values[$0] == nil }), let unknown = parameters.unknownName(in: self) {
+            if parameters.names.contains(where: { self[value: $0] == nil }), let unknown = parameters.unknownName(in: self) {
                 throw ParameterError(.unknown, name: unknown)
             }
             throw error

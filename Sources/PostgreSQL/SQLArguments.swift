@@ -8,8 +8,12 @@
 /// Values are converted to ``SQLValue`` when the arguments are made, so
 /// `SQLArguments` is `Sendable` whatever the Swift types were.
 public struct SQLArguments: Sendable, Hashable, ExpressibleByDictionaryLiteral {
-    /// The values by parameter name.
-    public var values: [String: SQLValue]
+    /// The values in the order their names were first given. A query has a
+    /// handful of parameters, and names are short strings that compare in a
+    /// few instructions, so searching this list costs less than making a
+    /// dictionary for every request and hashing every name into and out of
+    /// it (BENCHMARKS.md, "Second wave").
+    private var entries: [(name: String, value: SQLValue)]
 
     /// Arguments from a dictionary of values.
     ///
@@ -17,17 +21,34 @@ public struct SQLArguments: Sendable, Hashable, ExpressibleByDictionaryLiteral {
     /// let arguments = SQLArguments(["employeeNumber": 10004])
     /// ```
     public init(_ values: [String: (any SQLValueConvertible)?] = [:]) {
-        self.values = values.mapValues { $0?.sqlValue ?? .null }
+        entries = values.map { (name: $0.key, value: $0.value?.sqlValue ?? .null) }
     }
 
     /// Arguments from a literal; a repeated name keeps its last value.
     public init(dictionaryLiteral elements: (String, (any SQLValueConvertible)?)...) {
-        // Straight into the dictionary: no array of pairs to build and merge.
-        values = Dictionary(minimumCapacity: elements.count)
+        entries = []
+        entries.reserveCapacity(elements.count)
         for (name, value) in elements {
-            values[name] = value?.sqlValue ?? .null
+            self[value: name] = value?.sqlValue ?? .null
         }
     }
+
+    /// The values by parameter name.
+    ///
+    /// ```swift
+    /// let arguments: SQLArguments = ["a": 1, "b": nil]
+    /// arguments.values    // ["a": .text("1"), "b": .null]
+    /// ```
+    public var values: [String: SQLValue] {
+        get { Dictionary(entries, uniquingKeysWith: { $1 }) }
+        set { entries = newValue.map { (name: $0.key, value: $0.value) } }
+    }
+
+    /// The number of arguments.
+    public var count: Int { entries.count }
+
+    /// The names of the arguments, in the order they were first given.
+    public var names: [String] { entries.map(\.name) }
 
     /// The value for `name`; setting `nil` removes the argument (to bind
     /// SQL `NULL`, set `SQLValue.null`).
@@ -37,8 +58,40 @@ public struct SQLArguments: Sendable, Hashable, ExpressibleByDictionaryLiteral {
     /// arguments["name"] = "bal%"
     /// ```
     public subscript(name: String) -> (any SQLValueConvertible)? {
-        get { values[name] }
-        set { values[name] = newValue.map { $0.sqlValue } }
+        get { self[value: name] }
+        set { self[value: name] = newValue.map { $0.sqlValue } }
+    }
+
+    /// The value for `name` as it is bound; setting `nil` removes the argument.
+    ///
+    /// ```swift
+    /// arguments[value: "pageLimit"] = .null
+    /// arguments[value: "employeeNumber"]    // .text("10004")
+    /// ```
+    public subscript(value name: String) -> SQLValue? {
+        get {
+            for entry in entries where entry.name == name { return entry.value }
+            return nil
+        }
+        set {
+            let index = entries.firstIndex { $0.name == name }
+            switch (index, newValue) {
+            case (let index?, let value?): entries[index].value = value
+            case (let index?, nil): entries.remove(at: index)
+            case (nil, let value?): entries.append((name: name, value: value))
+            case (nil, nil): break
+            }
+        }
+    }
+
+    /// Equal when they hold the same values by name, in whatever order.
+    public static func == (left: SQLArguments, right: SQLArguments) -> Bool {
+        left.count == right.count && left.entries.allSatisfy { right[value: $0.name] == $0.value }
+    }
+
+    /// Hashes the values by name, in whatever order.
+    public func hash(into hasher: inout Hasher) {
+        hasher.combine(values)
     }
 }
 
@@ -93,16 +146,16 @@ extension Parameters {
     /// try query.bind([:])                         // throws ParameterError(.missing, name: "employeeNumber")
     /// ```
     public func bind(_ arguments: SQLArguments) throws(ParameterError) -> [SQLValue] {
-        if arguments.values.count > names.count || names.contains(where: { arguments.values[$0] == nil }) {
+        if arguments.count > names.count || names.contains(where: { arguments[value: $0] == nil }) {
             if let unknown = unknownName(in: arguments) { throw ParameterError(.unknown, name: unknown) }
         }
-        return try bind { arguments.values[$0] }
+        return try bind { arguments[value: $0] }
     }
 
     /// The first name, in sorted order, of the arguments that has no parameter.
     func unknownName(in arguments: SQLArguments) -> String? {
         let known = Set(names)
-        return arguments.values.keys.sorted().first { !known.contains($0) }
+        return arguments.names.sorted().first { !known.contains($0) }
     }
 
     /// The values of the query's parameters in placeholder order, looked up

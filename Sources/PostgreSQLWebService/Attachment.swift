@@ -196,7 +196,7 @@ final class ChildBlock {
                     ArrayLiteral.text((0..<parentCount).map { parents.string(row: $0, column: firstColumn + Int32(column)) }))
             } else {
                 let value: String? =
-                    switch arguments.values[name] {
+                    switch arguments[value: name] {
                     case .text(let text): text
                     case .null: nil
                     case nil: throw ParameterError(.missing, name: name)

@@ -86,7 +86,7 @@ struct ObjectWithAttachments {
         let rowStatement = try statement(sql)
         self.rowStatement = rowStatement
         for attachment in attachments { try childStatements.append(statement(attachment.sql)) }
-        let values = try rowStatement.parameters.textValues { arguments.values[$0] }
+        let values = try rowStatement.parameters.textValues { arguments[value: $0] }
         pipeline.append(PipelinedStatement(rowStatement, values: values, firstRowOnly: true))
         for child in childStatements {
             // The same names as the row's (all `:employeeNumber`, say): the same values, no look-ups.
@@ -94,7 +94,7 @@ struct ObjectWithAttachments {
                 pipeline.append(PipelinedStatement(child, values: values))
                 continue
             }
-            guard let values = try? child.parameters.textValues({ arguments.values[$0] }) else {
+            guard let values = try? child.parameters.textValues({ arguments[value: $0] }) else {
                 pipeline.removeSubrange(1...)
                 return
             }
@@ -109,7 +109,7 @@ struct ObjectWithAttachments {
         for child in childStatements {
             let values = try child.parameters.textValues { name in
                 if let column = layout.index(of: name) { return row[column].map(SQLValue.text) ?? .null }
-                return arguments.values[name]
+                return arguments[value: name]
             }
             pipeline.append(PipelinedStatement(child, values: values))
         }

@@ -30,7 +30,7 @@ extension Query {
         guard limit != nil || offset > 0 else { return (sql, arguments, headers) }
 
         var arguments = self.arguments
-        arguments.values["pageLimit"] = limit?.sqlValue ?? .null  // NULL: no limit
+        arguments[value: "pageLimit"] = limit?.sqlValue ?? .null  // NULL: no limit
         guard page != nil else {
             // The runner's cap on a list that does not page: the query as a subquery.
             // The closing parenthesis on a line of its own: the SQL may end with a `--` comment.
@@ -50,7 +50,7 @@ extension Query {
     private func count(on pool: ConnectionPool, role: String?) throws -> Int {
         var counted = SQLArguments()
         for name in Parameters.parse(sql).names {
-            if let value = arguments.values[name] { counted.values[name] = value }
+            if let value = arguments[value: name] { counted[value: name] = value }
         }
         let countSQL = "SELECT count(*) AS count FROM (\(Self.withoutTrailingSemicolons(sql))\n) AS counted"
         return try pool.withConnection { connection in

@@ -47,7 +47,7 @@ extension Query {
     private static func arguments(_ arguments: SQLArguments, for statement: String) -> SQLArguments {
         var bound = SQLArguments()
         for name in Parameters.parse(statement).names {
-            if let value = arguments.values[name] { bound.values[name] = value }
+            if let value = arguments[value: name] { bound[value: name] = value }
         }
         return bound
     }

@@ -206,7 +206,7 @@ final class BlockRows: RowSource {
     init(connection: Connection, sql: String, arguments: SQLArguments, attachments: [Attachment], blockSize: Int?) throws {
         let parameters = Parameters.parse(sql)
         // The arguments may also hold values for the attachments' parameters.
-        let values = try parameters.bind { arguments.values[$0] }.map { $0.text }
+        let values = try parameters.bind { arguments[value: $0] }.map { $0.text }
         self.connection = connection
         self.arguments = arguments
         self.attachments = attachments

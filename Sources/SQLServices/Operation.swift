@@ -110,7 +110,7 @@ public struct Operation: Sendable {
     func query(_ values: [Argument]) -> Query {
         var arguments = SQLArguments()
         for (index, name) in bindings {
-            if case .value(let value) = values[index] { arguments.values[name] = value }
+            if case .value(let value) = values[index] { arguments[value: name] = value }
         }
         switch kind {
         case .write(let returning):
@@ -170,7 +170,7 @@ public struct Operation: Sendable {
 
     private func bind(_ bindings: [(index: Int, name: String)], from values: [Argument], into arguments: inout SQLArguments) {
         for (index, name) in bindings {
-            if case .value(let value) = values[index] { arguments.values[name] = value }
+            if case .value(let value) = values[index] { arguments[value: name] = value }
         }
     }
 

@@ -88,6 +88,25 @@ struct SQLArgumentsTests {
         #expect(SQLArguments(["n": 2.5]).values == ["n": .text("2.5")])
     }
 
+    @Test func argumentsByValueKeepTheLastOfARepeatedNameAndCompareInAnyOrder() {
+        var arguments: SQLArguments = ["a": 1, "b": 2, "a": 3]
+        #expect(arguments.count == 2)
+        #expect(arguments.names == ["a", "b"])
+        #expect(arguments[value: "a"] == .text("3"))
+        #expect(arguments[value: "z"] == nil)
+        arguments[value: "b"] = .null
+        arguments[value: "c"] = .text("x")
+        arguments[value: "a"] = nil
+        arguments[value: "missing"] = nil
+        #expect(arguments.names == ["b", "c"])
+        #expect(arguments == ["c": "x", "b": nil])
+        #expect(arguments != ["c": "x"])
+        #expect(arguments != ["c": "x", "b": 0])
+        #expect(Set([arguments, ["c": "x", "b": nil]]).count == 1)
+        arguments.values = ["d": .text("4")]
+        #expect(arguments.names == ["d"])
+    }
+
     // MARK: - Values
 
     @Test func scalarValues() {
