@@ -10,8 +10,9 @@ import Glibc
 /// per-thread cache (seven blocks of each size) overflows into the fast
 /// bins. libpq then allocates a 2 KB block for each result, and a block
 /// of that size first consolidates every fast bin. Without fast bins the
-/// overflow goes to the ordinary bins at once: about 2 % fewer instructions
-/// per request, the same memory (BENCHMARKS.md).
+/// overflow goes to the ordinary bins at once, for fewer instructions per
+/// request and the same memory (BENCHMARKS.md, "Second wave: the
+/// allocator's fast bins").
 ///
 /// `mallopt` is looked up by name because Swift's Glibc module does not
 /// import `malloc.h`. With another C library (or another allocator

@@ -55,12 +55,12 @@ public struct ResponseCompression: Sendable {
         response.headers.add("Vary", "Accept-Encoding")
         guard Self.acceptsGzip(requestHeaders) else { return response }
         switch response.body {
-        case .bytes(let bytes) where bytes.count >= minimumSize:
+        case .bytes(let bytes):
             guard let compressed = try? GzipBody.compress(bytes, level: level) else { return response }
             response.body = .bytes(compressed)
         case .stream(let body):
             response.body = .stream(GzipBody(body, level: level))
-        default:
+        case .empty:
             return response
         }
         response.headers["Content-Encoding"] = "gzip"

@@ -129,22 +129,10 @@ extension PreparedStatement {
 }
 
 extension SQLArguments {
-    /// The text-format values for the statement's `$1`, `$2`, ... in order.
-    ///
-    /// Throws what `parameters.bind(self)` throws, with one look-up per
-    /// name when all is well (an unknown name is looked for only after a failure).
+    /// The text-format values for the statement's `$1`, `$2`, ... in order;
+    /// throws what `parameters.bind(self)` throws.
     package func textValues(for parameters: Parameters) throws -> [String?] {
-        if count > parameters.names.count, let unknown = parameters.unknownName(in: self) {
-            throw ParameterError(.unknown, name: unknown)
-        }
-        do {
-            return try parameters.textValues { self[value: $0] }
-        } catch {
-            if parameters.names.contains(where: { self[value: $0] == nil }), let unknown = parameters.unknownName(in: self) {
-                throw ParameterError(.unknown, name: unknown)
-            }
-            throw error
-        }
+        try parameters.boundValues(self) { $0.text }
     }
 }
 

@@ -31,13 +31,12 @@ import Locking
 /// by its first statement, which PostgreSQL ends once for all of them and
 /// answers with one flush; libpq 15 also sends its buffer at each
 /// synchronization point (`PQpipelineSync`), so one write carries them
-/// all. Measured on the 2-core machine of BENCHMARKS.md ("Second wave: one
-/// loop for the request and its statements"), a synchronization point per
-/// job cost scenario 1 about 3 µs of the server's CPU and 4 µs of
-/// PostgreSQL's per request. A read that fails makes the server skip the
-/// reads after it up to that point: they are sent again, in a later
-/// group, so each job still gets its own outcome. Every other job has a
-/// synchronization point, and so a transaction, of its own.
+/// all (what a synchronization point per job cost: BENCHMARKS.md, "Second
+/// wave: one loop for the request and its statements"). A read that fails
+/// makes the server skip the reads after it up to that point: they are
+/// sent again, in a later group, so each job still gets its own outcome.
+/// Every other job has a synchronization point, and so a transaction, of
+/// its own.
 ///
 /// For statements that answer quickly with few rows (a row by key and the
 /// rows attached to it): a job's results are read whole, and a slow

@@ -40,7 +40,7 @@ public struct SQLArguments: Sendable, Hashable, ExpressibleByDictionaryLiteral {
     /// arguments.values    // ["a": .text("1"), "b": .null]
     /// ```
     public var values: [String: SQLValue] {
-        get { Dictionary(entries, uniquingKeysWith: { $1 }) }
+        get { Dictionary(uniqueKeysWithValues: entries) }
         set { entries = newValue.map { (name: $0.key, value: $0.value) } }
     }
 
@@ -146,10 +146,27 @@ extension Parameters {
     /// try query.bind([:])                         // throws ParameterError(.missing, name: "employeeNumber")
     /// ```
     public func bind(_ arguments: SQLArguments) throws(ParameterError) -> [SQLValue] {
-        if arguments.count > names.count || names.contains(where: { arguments[value: $0] == nil }) {
-            if let unknown = unknownName(in: arguments) { throw ParameterError(.unknown, name: unknown) }
+        try boundValues(arguments) { $0 }
+    }
+
+    /// Each parameter's value in `arguments`, checked as `bind(_:)` checks
+    /// it and passed through `transform`. One look-up per name when all is
+    /// well: a name the query does not have is looked for only when there
+    /// are more arguments than parameters, or after a failure with a
+    /// parameter left without a value, where it is the error that tells
+    /// (a misspelt name, rather than the parameter it leaves empty).
+    func boundValues<Value>(_ arguments: SQLArguments, _ transform: (SQLValue) -> Value) throws(ParameterError) -> [Value] {
+        if arguments.count > names.count, let unknown = unknownName(in: arguments) {
+            throw ParameterError(.unknown, name: unknown)
         }
-        return try bind { arguments[value: $0] }
+        do {
+            return try boundValues({ arguments[value: $0] }, transform)
+        } catch {
+            if names.contains(where: { arguments[value: $0] == nil }), let unknown = unknownName(in: arguments) {
+                throw ParameterError(.unknown, name: unknown)
+            }
+            throw error
+        }
     }
 
     /// The first name, in sorted order, of the arguments that has no parameter.

@@ -6,23 +6,11 @@ import Testing
 
 @Test func lockedValueTakesChangesFromManyThreadsWhole() {
     let counts = Locked<[String: Int]>([:])
-    var threads: [pthread_t] = []
-    for name in ["a", "b", "c", "d"] {
-        final class Box {
-            let body: () -> Void
-            init(_ body: @escaping () -> Void) { self.body = body }
-        }
-        var thread = pthread_t()
-        let body = {
+    let threads = ["a", "b", "c", "d"].map { name in
+        onThread {
             for _ in 0..<10_000 { counts.withLock { $0[name, default: 0] += 1 } }
             for _ in 0..<10_000 { counts.withLock { $0["all", default: 0] += 1 } }
         }
-        let created = pthread_create(&thread, nil, { argument in
-            Unmanaged<Box>.fromOpaque(argument!).takeRetainedValue().body()
-            return nil
-        }, Unmanaged.passRetained(Box(body)).toOpaque())
-        #expect(created == 0)
-        threads.append(thread)
     }
     for thread in threads { pthread_join(thread, nil) }
     #expect(counts.withLock { $0 } == ["a": 10_000, "b": 10_000, "c": 10_000, "d": 10_000, "all": 40_000])
