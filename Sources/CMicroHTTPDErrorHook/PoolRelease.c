@@ -8,11 +8,9 @@
 //
 // This file gives the pool's zeroed pages back to the kernel instead:
 //
-// 1. libmicrohttpd calls `memset` through its own PLT slot (one
-//    R_X86_64_JUMP_SLOT relocation; with BIND_NOW it is resolved at load and
-//    made read-only by RELRO). `mhd_pool_release_install` finds that slot in
-//    libmicrohttpd's dynamic section and points it at `release_or_zero`, for
-//    libmicrohttpd alone: no other caller of `memset` is affected.
+// 1. `mhd_pool_release_install` points libmicrohttpd's own calls of
+//    `memset` at `release_or_zero` (LibrarySlots.c): no other caller of
+//    `memset` is affected.
 // 2. For a zeroing of at least four pages, `release_or_zero` hands the whole
 //    pages inside the range to `madvise(MADV_DONTNEED)` and zeroes only the
 //    partial pages at either end. On private anonymous memory, which every
@@ -40,12 +38,10 @@
 
 #define _GNU_SOURCE
 #include "CMicroHTTPDErrorHook.h"
+#include "LibrarySlots.h"
 
 #if defined(__linux__)
 
-#include <dlfcn.h>
-#include <elf.h>
-#include <link.h>
 #include <pthread.h>
 #include <string.h>
 #include <sys/mman.h>
@@ -86,78 +82,14 @@ static void *release_or_zero(void *start, int value, size_t length)
 
 static bool installed;
 
-/// The address of libmicrohttpd's PLT slot for `memset`, or NULL.
-static void **memset_slot(struct dl_phdr_info *info)
-{
-    const ElfW(Dyn) *dynamic = NULL;
-    for (ElfW(Half) index = 0; index < info->dlpi_phnum; index++) {
-        if (info->dlpi_phdr[index].p_type == PT_DYNAMIC) {
-            dynamic = (const ElfW(Dyn) *)(info->dlpi_addr + info->dlpi_phdr[index].p_vaddr);
-        }
-    }
-    if (dynamic == NULL) return NULL;
-    const ElfW(Rela) *relocations = NULL;
-    const ElfW(Sym) *symbols = NULL;
-    const char *strings = NULL;
-    size_t relocations_size = 0;
-    // glibc's loader rewrites these entries to addresses; other loaders
-    // leave them as offsets from the library's base.
-#define ADDRESS(value) ((value) < info->dlpi_addr ? info->dlpi_addr + (value) : (value))
-    for (const ElfW(Dyn) *entry = dynamic; entry->d_tag != DT_NULL; entry++) {
-        switch (entry->d_tag) {
-        case DT_JMPREL: relocations = (const ElfW(Rela) *)ADDRESS(entry->d_un.d_ptr); break;
-        case DT_PLTRELSZ: relocations_size = entry->d_un.d_val; break;
-        case DT_SYMTAB: symbols = (const ElfW(Sym) *)ADDRESS(entry->d_un.d_ptr); break;
-        case DT_STRTAB: strings = (const char *)ADDRESS(entry->d_un.d_ptr); break;
-        default: break;
-        }
-    }
-#undef ADDRESS
-    if (relocations == NULL || symbols == NULL || strings == NULL) return NULL;
-    for (size_t index = 0; index < relocations_size / sizeof(ElfW(Rela)); index++) {
-        const ElfW(Rela) *relocation = &relocations[index];
-        if (ELF64_R_TYPE(relocation->r_info) != R_X86_64_JUMP_SLOT) continue;
-        if (strcmp(strings + symbols[ELF64_R_SYM(relocation->r_info)].st_name, "memset") == 0) {
-            return (void **)(info->dlpi_addr + relocation->r_offset);
-        }
-    }
-    return NULL;
-}
-
-static int patch_library(struct dl_phdr_info *info, size_t size, void *data)
-{
-    (void)size;
-    (void)data;
-    if (info->dlpi_name == NULL || strstr(info->dlpi_name, "libmicrohttpd.so") == NULL) return 0;
-    void **slot = memset_slot(info);
-    if (slot == NULL) return 1;
-    // With BIND_NOW the slot lies in the RELRO segment, which the loader
-    // made read-only from its first page to its last whole page: opened for
-    // the one store, read-only again after. With lazy binding, or in
-    // RELRO's last partial page, it is writable and stays so.
-    const uintptr_t page = (uintptr_t)slot & ~(page_size - 1);
-    bool read_only = false;
-    for (ElfW(Half) index = 0; index < info->dlpi_phnum; index++) {
-        const ElfW(Phdr) *header = &info->dlpi_phdr[index];
-        const uintptr_t start = info->dlpi_addr + header->p_vaddr;
-        const uintptr_t end = (start + header->p_memsz) & ~(page_size - 1);
-        if (header->p_type == PT_GNU_RELRO && page + page_size > start && page + page_size <= end) read_only = true;
-    }
-    if (read_only && mprotect((void *)page, page_size, PROT_READ | PROT_WRITE) != 0) return 1;
-    __atomic_store_n(slot, (void *)release_or_zero, __ATOMIC_RELEASE);
-    if (read_only) mprotect((void *)page, page_size, PROT_READ);
-    installed = true;
-    return 1;
-}
-
 static pthread_once_t patched = PTHREAD_ONCE_INIT;
 
 static void patch(void)
 {
     page_size = (uintptr_t)sysconf(_SC_PAGESIZE);
-#if defined(__x86_64__)
-    dl_iterate_phdr(patch_library, NULL);
-#endif
+    const char *const names[] = {"memset"};
+    void *const functions[] = {(void *)release_or_zero};
+    installed = mhd_redirect_library_calls(names, functions, 1);
 }
 
 bool mhd_pool_release_install(void)

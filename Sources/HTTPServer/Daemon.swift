@@ -77,6 +77,11 @@ final class Daemon {
                 // then has no inter-thread channel of its own; a resume from
                 // another thread wakes the loop instead, `EventLoopDaemon.resumed`).
                 flags |= MHD_USE_EPOLL.rawValue | MHD_ALLOW_SUSPEND_RESUME.rawValue
+                if !Daemon.keepsSuspendedSockets {
+                    processor.logger.debug(
+                        "libmicrohttpd takes each suspended connection out of its epoll set and puts it back after the resume: its epoll calls are not redirected in this build"
+                    )
+                }
                 let sockets = try ListeningSockets(address: address, count: max(threads, 1))
                 port = sockets.port
                 for (index, socket) in sockets.descriptors.enumerated() {

@@ -1,4 +1,5 @@
 internal import CMicroHTTPD
+internal import CMicroHTTPDErrorHook
 import Locking
 
 /// A connection that an event loop set aside (`MHD_suspend_connection`)
@@ -35,7 +36,8 @@ final class Suspension: @unchecked Sendable {
         guard !isSuspended, !isOver else { return }
         isSuspended = true
         registry.add(self)
-        MHD_suspend_connection(connection)
+        // Leaves the socket in the loop's epoll set (Daemon+EpollSuspension.swift).
+        mhd_suspend_connection_in_epoll(connection)
     }
 
     /// Has the connection processed again; with `lock` held.

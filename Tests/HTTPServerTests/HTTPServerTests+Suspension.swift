@@ -1,0 +1,150 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+import HTTPServer
+import HTTPTestClient
+import Synchronization
+import Testing
+
+/// A connection waiting for its response is suspended; on an event loop,
+/// its socket stays in libmicrohttpd's epoll set meanwhile, its events held
+/// back until the resume (CMicroHTTPDErrorHook/EpollSuspension.c).
+extension HTTPServerTests {
+    /// Opened by the test; the handler's work waits for it.
+    final class Gate: Sendable {
+        private let isOpen = Atomic<Bool>(false)
+        func open() { isOpen.store(true, ordering: .releasing) }
+        func wait() {
+            while !isOpen.load(ordering: .acquiring) { usleep(1_000) }
+        }
+    }
+
+    /// A server on one event loop whose `/wait` responses come once `gate`
+    /// opens, from another thread, and whose other responses come 2 ms
+    /// later, from another thread too: each request is suspended.
+    private func startSuspendingServer(gate: Gate) throws -> HTTPServer {
+        try startServer(.init(threading: .eventLoops(threads: 1))) { request in
+            let path = request.rawPath
+            return HTTPResponse.later { promise in
+                onNewThread {
+                    if path == "/wait" { gate.wait() } else { usleep(2_000) }
+                    promise.succeed(HTTPResponse(text: "done \(path)"))
+                }
+            }
+        }
+    }
+
+#if os(Linux) && arch(x86_64)
+    @Test func aSuspendedConnectionStaysInItsEpollSet() throws {
+        let gate = Gate()
+        let server = try startSuspendingServer(gate: gate)
+        defer { server.stop() }
+        let client = try TestClient(port: server.port)
+        #expect(try client.request("GET", "/first").text == "done /first")
+        try client.sendRequest("GET", "/wait")
+        usleep(100_000)
+        let sockets = Self.acceptedSockets(port: server.port)
+        try #require(sockets.count == 1, "the server's side of the one connection: \(sockets)")
+        #expect(Self.epollRegistrations().contains(sockets[0]), "socket \(sockets[0]), suspended, is in no epoll set")
+        gate.open()
+        #expect(try client.readResponse().text == "done /wait")
+        // Registered once, the socket goes on serving requests.
+        for index in 0..<3 {
+            #expect(try client.request("GET", "/after/\(index)").text == "done /after/\(index)")
+        }
+    }
+
+    /// This process's sockets accepted on `port` (whose peer is connected).
+    private static func acceptedSockets(port: Int) -> [Int32] {
+        descriptors().filter { descriptor in
+            var address = sockaddr_in()
+            var length = socklen_t(MemoryLayout<sockaddr_in>.size)
+            let named = withUnsafeMutablePointer(to: &address) {
+                $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(descriptor, $0, &length) }
+            }
+            guard named == 0, address.sin_family == sa_family_t(AF_INET), Int(UInt16(bigEndian: address.sin_port)) == port
+            else { return false }
+            var peer = sockaddr_in()
+            length = socklen_t(MemoryLayout<sockaddr_in>.size)
+            return withUnsafeMutablePointer(to: &peer) {
+                $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getpeername(descriptor, $0, &length) }
+            } == 0
+        }
+    }
+
+    /// The descriptors registered in this process's epoll sets, from each
+    /// set's `/proc/self/fdinfo` (`tfd:` lines).
+    private static func epollRegistrations() -> Set<Int32> {
+        var registered: Set<Int32> = []
+        for descriptor in descriptors() where link(descriptor) == "anon_inode:[eventpoll]" {
+            guard let file = fopen("/proc/self/fdinfo/\(descriptor)", "r") else { continue }
+            defer { fclose(file) }
+            var line: UnsafeMutablePointer<CChar>?
+            var capacity = 0
+            defer { free(line) }
+            while getline(&line, &capacity, file) > 0, let line {
+                let fields = String(cString: line).split(separator: " ", omittingEmptySubsequences: true)
+                if fields.count > 1, fields[0] == "tfd:", let target = Int32(fields[1]) { registered.insert(target) }
+            }
+        }
+        return registered
+    }
+
+    private static func descriptors() -> [Int32] {
+        guard let directory = opendir("/proc/self/fd") else { return [] }
+        defer { closedir(directory) }
+        var descriptors: [Int32] = []
+        while let entry = readdir(directory) {
+            let name = withUnsafeBytes(of: entry.pointee.d_name) { String(decoding: $0.prefix { $0 != 0 }, as: UTF8.self) }
+            if let descriptor = Int32(name) { descriptors.append(descriptor) }
+        }
+        return descriptors
+    }
+
+    private static func link(_ descriptor: Int32) -> String {
+        var buffer = [CChar](repeating: 0, count: 256)
+        let length = readlink("/proc/self/fd/\(descriptor)", &buffer, buffer.count - 1)
+        guard length > 0 else { return "" }
+        return String(decoding: buffer[..<length].map { UInt8(bitPattern: $0) }, as: UTF8.self)
+    }
+#endif
+
+    /// A second request sent while the first is suspended (pipelined): its
+    /// bytes arrive during the suspension, and are read after the resume.
+    @Test func aRequestPipelinedBehindASuspendedOneIsAnswered() throws {
+        let gate = Gate()
+        let server = try startSuspendingServer(gate: gate)
+        defer { server.stop() }
+        let client = try TestClient(port: server.port)
+        try client.sendRequest("GET", "/wait")
+        usleep(50_000)
+        try client.sendRequest("GET", "/second")
+        usleep(50_000)
+        gate.open()
+        #expect(try client.readResponse().text == "done /wait")
+        #expect(try client.readResponse().text == "done /second")
+        #expect(try client.request("GET", "/third").text == "done /third")
+    }
+
+    /// Connections that end around a suspension (closed after their answer,
+    /// or by the client while waiting for it) leave nothing behind: the new
+    /// connections that follow, likely on the same descriptor numbers, are
+    /// answered at once.
+    @Test func connectionsEndingAroundASuspensionLeaveTheNextOnesServed() throws {
+        let server = try startSuspendingServer(gate: Gate())
+        defer { server.stop() }
+        for round in 0..<30 {
+            let closing = try TestClient.request("GET", "/closing/\(round)", port: server.port)
+            #expect(closing.text == "done /closing/\(round)")
+            do {
+                let abandoned = try TestClient(port: server.port)
+                try abandoned.sendRequest("GET", "/abandoned/\(round)")
+                usleep(1_000)
+            }
+            let next = try TestClient(port: server.port, timeoutSeconds: 5)
+            for index in 0..<2 {
+                #expect(try next.request("GET", "/next/\(round)/\(index)").text == "done /next/\(round)/\(index)")
+            }
+        }
+    }
+}
