@@ -2,44 +2,56 @@
 // of its epoll set when the connection is suspended (EPOLL_CTL_DEL, in
 // `internal_suspend_connection_`) and puts it back after the resume, once
 // the connection waits for its socket again (EPOLL_CTL_ADD, in
-// `MHD_connection_epoll_update_`). The server suspends every request that
-// waits for the database, so every such request pays two system calls that
-// free and allocate the kernel's record of the registration and its entry
-// in the socket's wait queue.
+// `MHD_connection_epoll_update_`). On resume it also marks the connection
+// ready to read and to write ("we might have missed the edge poll event
+// during suspension"), so it reads the socket again, most often to find it
+// empty. The server suspends every request that waits for the database, so
+// every such request pays three system calls for nothing: two that free and
+// allocate the kernel's record of the registration and its entry in the
+// socket's wait queue, and an empty read.
 //
-// This file keeps a suspended connection's socket in the set instead:
+// This file keeps a suspended connection's socket in the set, and answers
+// that read itself when it knows the socket is empty:
 //
-// 1. `mhd_suspend_connection_in_epoll` names the connection being
+// 1. Every connection libmicrohttpd adds to its set is known by its socket
+//    and by its address (the data of its events), until its socket is
+//    removed for good or closed. A socket libmicrohttpd closes while kept
+//    (2) is removed from the set first, as libmicrohttpd removes the others:
+//    the kernel drops a closed socket's registration only once no process
+//    holds the socket any more. Then it is forgotten, so that a new
+//    connection on the same descriptor number, maybe with its structure at
+//    the same address, is added for real.
+// 2. `mhd_suspend_connection_in_epoll` names the connection being
 //    suspended, on this thread, around `MHD_suspend_connection`. The
 //    EPOLL_CTL_DEL made meanwhile is recorded, not made: the connection is
 //    "kept".
-// 2. libmicrohttpd must never see an event for a suspended connection: it
+// 3. libmicrohttpd must never see an event for a suspended connection: it
 //    would put the connection in its ready list, process it while
 //    suspended, and panic when resuming it ("Resumed connection was already
 //    in EREADY set"). So events of kept connections are taken out of
 //    `epoll_wait`'s results before libmicrohttpd reads them, and noted.
-// 3. After the resume, libmicrohttpd marks the connection ready to read and
-//    to write ("we might have missed the edge poll event during
-//    suspension"), and adds the socket back once a read or write finds it
-//    empty or full. That EPOLL_CTL_ADD, for the same socket and connection,
-//    finds the registration still there, with the same events and data: the
-//    connection is no longer kept, and nothing is done, unless an event was
-//    hidden meanwhile. Such an event may have come after libmicrohttpd last
-//    found the socket empty, so the registration is then modified
-//    (EPOLL_CTL_MOD), which polls the socket and reports it if it is ready,
-//    as the ADD would have.
-// 4. A socket that libmicrohttpd closes (a connection that ends between its
-//    resume and that ADD) is forgotten at once: the kernel drops a closed
-//    socket's registration, and a new connection on the same descriptor
-//    number, maybe with its structure at the same address, must be added
-//    for real.
+// 4. The EPOLL_CTL_ADD that libmicrohttpd makes after the resume, once a
+//    read or write found the socket empty or full, for the same socket and
+//    connection, finds the registration still there, with the same events
+//    and data: the connection is no longer kept, and nothing is done, unless
+//    an event was held back meanwhile. Such an event may have come after
+//    libmicrohttpd last found the socket empty, so the registration is then
+//    modified (EPOLL_CTL_MOD), which polls the socket and reports it if it
+//    is ready, as the ADD would have.
+// 5. A socket is known empty from a read that came back short (libmicrohttpd
+//    itself then stops reading until the next event) or found nothing, until
+//    the next event of its connection is taken from the kernel, held back or
+//    not. Any byte that arrives later makes the kernel queue such an event.
+//    A read of a kept socket known empty fails with EAGAIN without a system
+//    call. libmicrohttpd then adds the socket back (4), so that an event the
+//    kernel has queued meanwhile reaches it.
 //
-// libmicrohttpd's calls of `epoll_ctl`, `epoll_wait` and `close` come here
-// (LibrarySlots.c), and nobody else's. The state is the calling thread's: a
-// daemon without a thread of its own is run, and its connections suspended,
-// on one thread (the server's event loop); anything else (a daemon's stop,
-// on another thread, after its loop has ended) finds nothing kept and goes
-// straight to the C library.
+// libmicrohttpd's calls of `epoll_ctl`, `epoll_wait`, `recv` and `close`
+// come here (LibrarySlots.c), and nobody else's. The state is the calling
+// thread's: a daemon without a thread of its own is run, and its
+// connections suspended, on one thread (the server's event loop); anything
+// else (a daemon's stop, on another thread, after its loop has ended) finds
+// nothing known and goes straight to the C library.
 
 #define _GNU_SOURCE
 #include "CMicroHTTPDErrorHook.h"
@@ -47,50 +59,56 @@
 
 #if defined(__linux__)
 
+#include <errno.h>
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/epoll.h>
+#include <sys/socket.h>
 #include <unistd.h>
 
-/// A kept registration, found by its socket.
-struct kept_socket {
-    const void *connection;  // NULL: not kept (all zero)
+/// A known registration, found by its socket.
+struct known_socket {
+    const void *connection;  // NULL: not known (all zero)
     int epoll;
-    /// An event of this socket was hidden from libmicrohttpd meanwhile.
-    bool hid_event;
+    /// Suspended, or resumed and not yet added back.
+    bool kept;
+    /// An event of this socket was held back while it was kept.
+    bool held_event;
+    /// Nothing to read, as far as the events tell.
+    bool empty;
 };
 
-/// A kept connection in the set of addresses.
-struct kept_entry {
+/// A known connection in the set of addresses.
+struct known_entry {
     const void *connection;  // NULL: an empty slot
     int socket;
 };
 
-/// One thread's kept connections: by socket (for `epoll_ctl` and `close`),
-/// and as a set of connection addresses (for `epoll_wait`'s events, which
-/// carry the connection, not the socket).
-struct kept_connections {
-    struct kept_socket *by_socket;
+/// One thread's known connections: by socket (for `epoll_ctl`, `recv` and
+/// `close`), and as a set of connection addresses (for `epoll_wait`'s
+/// events, which carry the connection, not the socket).
+struct known_connections {
+    struct known_socket *by_socket;
     size_t sockets;  // capacity of `by_socket`
     /// Open addressing with linear probing.
-    struct kept_entry *set;
+    struct known_entry *set;
     size_t set_mask;  // capacity - 1, the capacity a power of two
     size_t count;
     /// The connection `MHD_suspend_connection` is suspending on this thread.
     const void *suspending;
 };
 
-static _Thread_local struct kept_connections *kept;
-static pthread_key_t kept_key;
+static _Thread_local struct known_connections *known;
+static pthread_key_t known_key;
 static pthread_once_t key_made = PTHREAD_ONCE_INIT;
 static atomic_bool installed;
 
-static void free_kept(void *value)
+static void free_known(void *value)
 {
-    struct kept_connections *state = value;
+    struct known_connections *state = value;
     free(state->by_socket);
     free(state->set);
     free(state);
@@ -98,18 +116,18 @@ static void free_kept(void *value)
 
 static void make_key(void)
 {
-    pthread_key_create(&kept_key, free_kept);
+    pthread_key_create(&known_key, free_known);
 }
 
 /// This thread's state, made on first use; NULL if memory ran out.
-static struct kept_connections *thread_kept(void)
+static struct known_connections *thread_known(void)
 {
-    if (kept != NULL) return kept;
+    if (known != NULL) return known;
     pthread_once(&key_made, make_key);
-    struct kept_connections *state = calloc(1, sizeof *state);
+    struct known_connections *state = calloc(1, sizeof *state);
     if (state == NULL) return NULL;
-    pthread_setspecific(kept_key, state);
-    kept = state;
+    pthread_setspecific(known_key, state);
+    known = state;
     return state;
 }
 
@@ -119,9 +137,10 @@ static size_t slot_of(const void *connection, size_t mask)
     return (size_t)(hash >> 32) & mask;
 }
 
-/// The kept socket of `connection`, or -1.
-static int set_find(const struct kept_connections *state, const void *connection)
+/// The socket of `connection`, or -1.
+static int set_find(const struct known_connections *state, const void *connection)
 {
+    if (state->set == NULL) return -1;
     for (size_t slot = slot_of(connection, state->set_mask);; slot = (slot + 1) & state->set_mask) {
         if (state->set[slot].connection == connection) return state->set[slot].socket;
         if (state->set[slot].connection == NULL) return -1;
@@ -129,14 +148,14 @@ static int set_find(const struct kept_connections *state, const void *connection
 }
 
 /// Adds `connection` to a set with room for it.
-static void set_insert(struct kept_connections *state, const void *connection, int socket)
+static void set_insert(struct known_connections *state, const void *connection, int socket)
 {
     size_t slot = slot_of(connection, state->set_mask);
     while (state->set[slot].connection != NULL) slot = (slot + 1) & state->set_mask;
-    state->set[slot] = (struct kept_entry){connection, socket};
+    state->set[slot] = (struct known_entry){connection, socket};
 }
 
-static void set_remove(struct kept_connections *state, const void *connection)
+static void set_remove(struct known_connections *state, const void *connection)
 {
     const size_t mask = state->set_mask;
     size_t slot = slot_of(connection, mask);
@@ -154,17 +173,17 @@ static void set_remove(struct kept_connections *state, const void *connection)
             hole = next;
         }
     }
-    state->set[hole] = (struct kept_entry){NULL, -1};
+    state->set[hole] = (struct known_entry){NULL, -1};
 }
 
-/// Makes room for one more kept connection on `socket`; false if memory ran out.
-static bool reserve(struct kept_connections *state, int socket)
+/// Makes room for one more known connection on `socket`; false if memory ran out.
+static bool reserve(struct known_connections *state, int socket)
 {
     if ((size_t)socket >= state->sockets) {
         size_t sockets = state->sockets == 0 ? 1024 : state->sockets;
         while (sockets <= (size_t)socket) sockets *= 2;
-        // calloc, not realloc: the pages of sockets never kept stay untouched.
-        struct kept_socket *by_socket = calloc(sockets, sizeof *by_socket);
+        // calloc, not realloc: the pages of sockets never known stay untouched.
+        struct known_socket *by_socket = calloc(sockets, sizeof *by_socket);
         if (by_socket == NULL) return false;
         if (state->sockets > 0) memcpy(by_socket, state->by_socket, state->sockets * sizeof *by_socket);
         free(state->by_socket);
@@ -174,9 +193,9 @@ static bool reserve(struct kept_connections *state, int socket)
     // At most half full, so that probes stay short.
     if (state->set == NULL || 2 * (state->count + 1) > state->set_mask + 1) {
         const size_t capacity = state->set == NULL ? 64 : 2 * (state->set_mask + 1);
-        struct kept_entry *old = state->set;
+        struct known_entry *old = state->set;
         const size_t old_capacity = state->set == NULL ? 0 : state->set_mask + 1;
-        struct kept_entry *set = calloc(capacity, sizeof *set);
+        struct known_entry *set = calloc(capacity, sizeof *set);
         if (set == NULL) return false;
         state->set = set;
         state->set_mask = capacity - 1;
@@ -188,40 +207,67 @@ static bool reserve(struct kept_connections *state, int socket)
     return true;
 }
 
-static void forget(struct kept_connections *state, int socket)
+/// The known socket `socket`, or NULL.
+static struct known_socket *find(struct known_connections *state, int socket)
 {
-    struct kept_socket *entry = &state->by_socket[socket];
+    if (state == NULL || socket < 0 || (size_t)socket >= state->sockets) return NULL;
+    struct known_socket *entry = &state->by_socket[socket];
+    return entry->connection != NULL ? entry : NULL;
+}
+
+static void forget(struct known_connections *state, int socket)
+{
+    struct known_socket *entry = &state->by_socket[socket];
     set_remove(state, entry->connection);
-    *entry = (struct kept_socket){NULL, 0, false};
+    *entry = (struct known_socket){0};
     state->count--;
+}
+
+/// Knows `connection` on `socket`, registered in `epoll`; if memory runs
+/// out, it stays unknown (its socket is then left to the C library).
+static void learn(struct known_connections *state, int socket, const void *connection, int epoll)
+{
+    if (!reserve(state, socket)) return;
+    if (state->by_socket[socket].connection != NULL) forget(state, socket);
+    state->by_socket[socket] = (struct known_socket){connection, epoll, false, false, false};
+    set_insert(state, connection, socket);
+    state->count++;
 }
 
 static int keeping_epoll_ctl(int epoll, int operation, int socket, struct epoll_event *event)
 {
-    struct kept_connections *state = kept;
-    if (state != NULL && socket >= 0) {
-        if (operation == EPOLL_CTL_DEL && state->suspending != NULL && reserve(state, socket)) {
-            if (state->by_socket[socket].connection != NULL) forget(state, socket);
-            state->by_socket[socket] = (struct kept_socket){state->suspending, epoll, false};
-            set_insert(state, state->suspending, socket);
-            state->count++;
+    struct known_connections *state = known;
+    struct known_socket *entry = find(state, socket);
+    switch (operation) {
+    case EPOLL_CTL_DEL:
+        if (state != NULL && state->suspending != NULL) {
+            if (entry == NULL || entry->connection != state->suspending || entry->epoll != epoll) {
+                learn(state, socket, state->suspending, epoll);
+                entry = find(state, socket);
+                if (entry == NULL) break;
+            }
+            entry->kept = true;
+            entry->held_event = false;
             return 0;
         }
-        if (operation == EPOLL_CTL_ADD && (size_t)socket < state->sockets) {
-            const struct kept_socket entry = state->by_socket[socket];
-            if (entry.connection != NULL) {
-                forget(state, socket);
-                if (entry.connection == event->data.ptr && entry.epoll == epoll) {
-                    // An ADD polls the socket and reports it at once if it
-                    // is ready. An event hidden meanwhile may have come after
-                    // libmicrohttpd last found the socket empty (or full), so
-                    // the registration polls it again, as an ADD would.
-                    return entry.hid_event ? epoll_ctl(epoll, EPOLL_CTL_MOD, socket, event) : 0;
-                }
-                // Another connection on this socket: the kept one's registration
-                // cannot be there any more (its socket was closed), so add.
-            }
+        if (entry != NULL) forget(state, socket);
+        break;
+    case EPOLL_CTL_ADD:
+        if (entry != NULL && entry->kept && entry->connection == event->data.ptr && entry->epoll == epoll) {
+            entry->kept = false;
+            // An ADD polls the socket and reports it at once if it is ready.
+            return entry->held_event ? epoll_ctl(epoll, EPOLL_CTL_MOD, socket, event) : 0;
         }
+        if (entry != NULL) forget(state, socket);  // another connection, on a socket closed and reused
+        if (state == NULL && atomic_load_explicit(&installed, memory_order_acquire)) state = thread_known();
+        if (state != NULL && socket >= 0 && event->data.ptr != NULL) {
+            const int result = epoll_ctl(epoll, operation, socket, event);
+            if (result == 0) learn(state, socket, event->data.ptr, epoll);
+            return result;
+        }
+        break;
+    default:
+        break;
     }
     return epoll_ctl(epoll, operation, socket, event);
 }
@@ -229,25 +275,48 @@ static int keeping_epoll_ctl(int epoll, int operation, int socket, struct epoll_
 static int keeping_epoll_wait(int epoll, struct epoll_event *events, int most, int timeout)
 {
     const int count = epoll_wait(epoll, events, most, timeout);
-    struct kept_connections *state = kept;
+    struct known_connections *state = known;
     if (count <= 0 || state == NULL || state->count == 0) return count;
     int left = 0;
     for (int index = 0; index < count; index++) {
         const int socket = events[index].data.ptr == NULL ? -1 : set_find(state, events[index].data.ptr);
         if (socket >= 0) {
-            state->by_socket[socket].hid_event = true;
-            continue;
+            struct known_socket *entry = &state->by_socket[socket];
+            entry->empty = false;
+            if (entry->kept) {
+                entry->held_event = true;
+                continue;
+            }
         }
         events[left++] = events[index];
     }
     return left;
 }
 
+static ssize_t keeping_recv(int socket, void *buffer, size_t length, int flags)
+{
+    struct known_socket *entry = find(known, socket);
+    if (entry != NULL && entry->kept && entry->empty && length > 0) {
+        errno = EAGAIN;
+        return -1;
+    }
+    const ssize_t received = recv(socket, buffer, length, flags);
+    if (entry != NULL) {
+        entry->empty = received > 0 ? (size_t)received < length : received < 0 && (errno == EAGAIN || errno == EWOULDBLOCK);
+    }
+    return received;
+}
+
 static int keeping_close(int descriptor)
 {
-    struct kept_connections *state = kept;
-    if (state != NULL && descriptor >= 0 && (size_t)descriptor < state->sockets
-        && state->by_socket[descriptor].connection != NULL) {
+    struct known_connections *state = known;
+    const struct known_socket *entry = find(state, descriptor);
+    if (entry != NULL) {
+        // A kept socket is still registered. Closing does not remove the
+        // registration while another process holds the socket too (a child
+        // between fork and exec): it would go on reporting events with this
+        // connection's address after its structure is freed.
+        if (entry->kept) epoll_ctl(entry->epoll, EPOLL_CTL_DEL, descriptor, NULL);
         forget(state, descriptor);
     }
     return close(descriptor);
@@ -257,10 +326,11 @@ static pthread_once_t redirected = PTHREAD_ONCE_INIT;
 
 static void redirect(void)
 {
-    // `epoll_ctl` last: the other two do nothing until it keeps a connection.
-    const char *const names[] = {"epoll_wait", "close", "epoll_ctl"};
-    void *const functions[] = {(void *)keeping_epoll_wait, (void *)keeping_close, (void *)keeping_epoll_ctl};
-    atomic_store_explicit(&installed, mhd_redirect_library_calls(names, functions, 3), memory_order_release);
+    // `epoll_ctl` last: the others do nothing until it knows a connection.
+    const char *const names[] = {"epoll_wait", "recv", "close", "epoll_ctl"};
+    void *const functions[] = {
+        (void *)keeping_epoll_wait, (void *)keeping_recv, (void *)keeping_close, (void *)keeping_epoll_ctl};
+    atomic_store_explicit(&installed, mhd_redirect_library_calls(names, functions, 4), memory_order_release);
 }
 
 bool mhd_epoll_suspension_install(void)
@@ -271,8 +341,8 @@ bool mhd_epoll_suspension_install(void)
 
 void mhd_suspend_connection_in_epoll(struct MHD_Connection *connection)
 {
-    struct kept_connections *state =
-        atomic_load_explicit(&installed, memory_order_acquire) ? thread_kept() : NULL;
+    struct known_connections *state =
+        atomic_load_explicit(&installed, memory_order_acquire) ? thread_known() : NULL;
     if (state == NULL) return MHD_suspend_connection(connection);
     state->suspending = connection;
     MHD_suspend_connection(connection);
