@@ -45,13 +45,40 @@ extension HTTPServerTests {
         usleep(100_000)
         let sockets = Self.acceptedSockets(port: server.port)
         try #require(sockets.count == 1, "the server's side of the one connection: \(sockets)")
-        #expect(Self.epollRegistrations().contains(sockets[0]), "socket \(sockets[0]), suspended, is in no epoll set")
+        #expect(Self.epollRegistrations().contains(Self.inode(sockets[0])), "the suspended socket is in no epoll set")
         gate.open()
         #expect(try client.readResponse().text == "done /wait")
         // Registered once, the socket goes on serving requests.
         for index in 0..<3 {
             #expect(try client.request("GET", "/after/\(index)").text == "done /after/\(index)")
         }
+    }
+
+    /// A connection closed by the server right after a suspension leaves
+    /// the epoll set even while another descriptor keeps its socket open (as
+    /// a child process between fork and exec does): a registration left
+    /// behind would report the socket's events under the freed connection.
+    @Test func aSocketClosedAfterASuspensionLeavesTheEpollSetThoughStillOpenElsewhere() throws {
+        let gate = Gate()
+        let server = try startSuspendingServer(gate: gate)
+        defer { server.stop() }
+        let client = try TestClient(port: server.port)
+        try client.sendRequest("GET", "/wait", headers: [("Connection", "close")])
+        usleep(100_000)
+        let sockets = Self.acceptedSockets(port: server.port)
+        try #require(sockets.count == 1, "the server's side of the one connection: \(sockets)")
+        let held = dup(sockets[0])
+        try #require(held >= 0)
+        defer { close(held) }
+        let socket = Self.inode(held)
+        gate.open()
+        #expect(try client.readResponse().text == "done /wait")
+        #expect(eventually { !Self.acceptedSockets(port: server.port).contains { $0 != held } }, "the server closed its descriptor")
+        #expect(!Self.epollRegistrations().contains(socket), "the closed socket is still registered")
+        // Events on the socket (the client's end closing) reach no one; new connections are served.
+        try client.send("GET /more HTTP/1.1\r\nHost: x\r\n\r\n")
+        usleep(20_000)
+        #expect(try TestClient(port: server.port).request("GET", "/next").text == "done /next")
     }
 
     /// This process's sockets accepted on `port` (whose peer is connected).
@@ -72,10 +99,16 @@ extension HTTPServerTests {
         }
     }
 
-    /// The descriptors registered in this process's epoll sets, from each
-    /// set's `/proc/self/fdinfo` (`tfd:` lines).
-    private static func epollRegistrations() -> Set<Int32> {
-        var registered: Set<Int32> = []
+    /// The inode of the file `descriptor` refers to (a socket's, here).
+    private static func inode(_ descriptor: Int32) -> UInt64 {
+        var status = stat()
+        return fstat(descriptor, &status) == 0 ? UInt64(status.st_ino) : 0
+    }
+
+    /// The inodes of the files registered in this process's epoll sets,
+    /// from each set's `/proc/self/fdinfo` (`tfd:` lines, `ino:` in hex).
+    private static func epollRegistrations() -> Set<UInt64> {
+        var registered: Set<UInt64> = []
         for descriptor in descriptors() where link(descriptor) == "anon_inode:[eventpoll]" {
             guard let file = fopen("/proc/self/fdinfo/\(descriptor)", "r") else { continue }
             defer { fclose(file) }
@@ -83,8 +116,11 @@ extension HTTPServerTests {
             var capacity = 0
             defer { free(line) }
             while getline(&line, &capacity, file) > 0, let line {
-                let fields = String(cString: line).split(separator: " ", omittingEmptySubsequences: true)
-                if fields.count > 1, fields[0] == "tfd:", let target = Int32(fields[1]) { registered.insert(target) }
+                let fields = String(cString: line).split(whereSeparator: { $0 == " " || $0 == "\t" || $0 == "\n" })
+                guard fields.first == "tfd:", let field = fields.first(where: { $0.hasPrefix("ino:") }),
+                    let inode = UInt64(field.dropFirst(4), radix: 16)
+                else { continue }
+                registered.insert(inode)
             }
         }
         return registered
