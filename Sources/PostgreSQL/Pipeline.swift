@@ -27,12 +27,13 @@ import Locking
 /// on a thread of their own, never on the loop, and handed to it when open.
 ///
 /// Reads (``Job/isReadOnly``) sent one after another on a connection in a
-/// pass share one synchronization point: one transaction, made read-only
-/// by its first statement, which PostgreSQL ends once for all of them and
-/// answers with one flush; libpq 15 also sends its buffer at each
-/// synchronization point (`PQpipelineSync`), so one write carries them
-/// all (what a synchronization point per job cost: BENCHMARKS.md, "Second
-/// wave: one loop for the request and its statements"). A read that fails
+/// pass share a synchronization point, up to ``largestGroup`` of them: one
+/// transaction, made read-only by its first statement, which PostgreSQL
+/// ends once for all of them and answers with one flush; libpq 15 also
+/// sends its buffer at each synchronization point (`PQpipelineSync`), so
+/// one write carries the group (what a synchronization point per job cost:
+/// BENCHMARKS.md, "Second wave: one loop for the request and its
+/// statements"). A read that fails
 /// makes the server skip the reads after it up to that point: they are
 /// sent again, in a later group, so each job still gets its own outcome.
 /// Every other job has a synchronization point, and so a transaction, of
@@ -282,6 +283,9 @@ package final class Pipeline {
             return job.completion(.failure(error))
         }
         var sent = InFlight(job: job, count: statements.count, submitted: submitted, sent: .now)
+        if job.isReadOnly, connection.isGroupOpen, connection.groupSize >= Self.largestGroup, !endGroup(on: connection) {
+            return fail(connection, slot: slot, with: connection.connection.connectionError(), andAlso: job)
+        }
         if job.isReadOnly, !connection.isGroupOpen {
             // The group's transaction is read-only: a read that writes fails
             // (25006) rather than have its writes undone by another's failure.
@@ -290,7 +294,9 @@ package final class Pipeline {
                 return fail(connection, slot: slot, with: connection.connection.connectionError(), andAlso: job)
             }
             connection.isGroupOpen = true
+            connection.groupSize = 0
         }
+        connection.groupSize += 1
         for index in statements.indices {
             guard let statement = statements[index].prepared else { continue }
             guard self.send(statement, statements[index].values, as: .statement, on: connection, handle: handle) else {
@@ -304,6 +310,15 @@ package final class Pipeline {
             fail(connection, slot: slot, with: connection.connection.connectionError())
         }
     }
+
+    /// The most reads that share a synchronization point. PostgreSQL
+    /// answers a group with one flush at its end, and libpq sends what it
+    /// holds at each one: in groups of this many, the answers of a pass's
+    /// first reads come back, and the loop writes their responses, while
+    /// PostgreSQL works on the next group. With one group per pass, each
+    /// side waited for the other's whole batch (BENCHMARKS.md, "Second
+    /// wave: suspended sockets stay registered, reads in groups of 16").
+    static let largestGroup = 16
 
     /// Makes the transaction of a group of reads read-only.
     static let readOnlySQL = "SELECT set_config('transaction_read_only', 'on', true)"
@@ -608,6 +623,8 @@ private final class PipelineConnection {
     @exclusivity(unchecked) var needsFlush = false
     /// Reads have been sent since the last synchronization point.
     @exclusivity(unchecked) var isGroupOpen = false
+    /// Reads sent since the last synchronization point.
+    @exclusivity(unchecked) var groupSize = 0
 
     /// Where the job whose results come next is in `inFlight`.
     @exclusivity(unchecked) private var receivingIndex = 0
