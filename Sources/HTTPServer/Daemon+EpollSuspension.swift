@@ -12,6 +12,7 @@ extension Daemon {
     /// allocates the kernel's record of the registration.
     /// `CMicroHTTPDErrorHook/EpollSuspension.c` keeps the registration and
     /// hides the socket's events from libmicrohttpd until the resume, which
-    /// is what the removal was for (BENCHMARKS.md, scenario 1).
+    /// is what the removal was for (BENCHMARKS.md, "Second wave: suspended
+    /// sockets stay registered, reads in groups of 16").
     static let keepsSuspendedSockets: Bool = mhd_epoll_suspension_install()
 }

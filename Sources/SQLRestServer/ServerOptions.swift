@@ -249,8 +249,9 @@ public struct ServerOptions: Equatable, Sendable {
     /// request takes, database round trip aside; the other half is left to
     /// PostgreSQL and the clients, which usually share the machine. On the
     /// 2-core machine of BENCHMARKS.md ("Second wave: one loop for the
-    /// request and its statements"), a second loop cost scenario 1 more in
-    /// thread switches and halved batches than it gained.
+    /// request and its statements", and "A second event loop, tried
+    /// again"), a second loop halved the batches: scenario 1 lost, then
+    /// gained, but scenario 2 fell below pgbench's rate.
     static let automaticEventLoops = max(1, Int(sysconf(Int32(_SC_NPROCESSORS_ONLN))) / 2)
 
     /// The HTTP server these options describe: event loops, whose handlers
