@@ -137,10 +137,9 @@ static size_t slot_of(const void *connection, size_t mask)
     return (size_t)(hash >> 32) & mask;
 }
 
-/// The socket of `connection`, or -1.
+/// The socket of `connection`, or -1; the set is allocated (a connection is known).
 static int set_find(const struct known_connections *state, const void *connection)
 {
-    if (state->set == NULL) return -1;
     for (size_t slot = slot_of(connection, state->set_mask);; slot = (slot + 1) & state->set_mask) {
         if (state->set[slot].connection == connection) return state->set[slot].socket;
         if (state->set[slot].connection == NULL) return -1;
@@ -223,15 +222,17 @@ static void forget(struct known_connections *state, int socket)
     state->count--;
 }
 
-/// Knows `connection` on `socket`, registered in `epoll`; if memory runs
-/// out, it stays unknown (its socket is then left to the C library).
-static void learn(struct known_connections *state, int socket, const void *connection, int epoll)
+/// Knows `connection` on `socket`, registered in `epoll`, and returns its
+/// entry; NULL if memory runs out: it stays unknown (its socket is then left
+/// to the C library).
+static struct known_socket *learn(struct known_connections *state, int socket, const void *connection, int epoll)
 {
-    if (!reserve(state, socket)) return;
+    if (!reserve(state, socket)) return NULL;
     if (state->by_socket[socket].connection != NULL) forget(state, socket);
     state->by_socket[socket] = (struct known_socket){connection, epoll, false, false, false};
     set_insert(state, connection, socket);
     state->count++;
+    return &state->by_socket[socket];
 }
 
 static int keeping_epoll_ctl(int epoll, int operation, int socket, struct epoll_event *event)
@@ -242,8 +243,7 @@ static int keeping_epoll_ctl(int epoll, int operation, int socket, struct epoll_
     case EPOLL_CTL_DEL:
         if (state != NULL && state->suspending != NULL) {
             if (entry == NULL || entry->connection != state->suspending || entry->epoll != epoll) {
-                learn(state, socket, state->suspending, epoll);
-                entry = find(state, socket);
+                entry = learn(state, socket, state->suspending, epoll);
                 if (entry == NULL) break;
             }
             entry->kept = true;

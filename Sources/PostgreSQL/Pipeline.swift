@@ -262,7 +262,7 @@ package final class Pipeline {
         guard let handle = connection.connection.handle else {
             return fail(connection, slot: slot, with: connection.connection.connectionError(), andAlso: job)
         }
-        if connection.isGroupOpen, !job.isReadOnly, !endGroup(on: connection) {
+        if connection.isGroupOpen, !job.isReadOnly || connection.groupSize >= Self.largestGroup, !endGroup(on: connection) {
             return fail(connection, slot: slot, with: connection.connection.connectionError(), andAlso: job)
         }
         if connection.connection.statements.isFull, connection.connection.preparesNothing {
@@ -283,9 +283,6 @@ package final class Pipeline {
             return job.completion(.failure(error))
         }
         var sent = InFlight(job: job, count: statements.count, submitted: submitted, sent: .now)
-        if job.isReadOnly, connection.isGroupOpen, connection.groupSize >= Self.largestGroup, !endGroup(on: connection) {
-            return fail(connection, slot: slot, with: connection.connection.connectionError(), andAlso: job)
-        }
         if job.isReadOnly, !connection.isGroupOpen {
             // The group's transaction is read-only: a read that writes fails
             // (25006) rather than have its writes undone by another's failure.
@@ -293,10 +290,8 @@ package final class Pipeline {
             guard self.send(readOnly, [], as: .preliminary(nil), on: connection, handle: handle) else {
                 return fail(connection, slot: slot, with: connection.connection.connectionError(), andAlso: job)
             }
-            connection.isGroupOpen = true
-            connection.groupSize = 0
         }
-        connection.groupSize += 1
+        if job.isReadOnly { connection.groupSize += 1 }
         for index in statements.indices {
             guard let statement = statements[index].prepared else { continue }
             guard self.send(statement, statements[index].values, as: .statement, on: connection, handle: handle) else {
@@ -346,7 +341,7 @@ package final class Pipeline {
     /// point (a job, or a group of reads) with one; `false` when libpq
     /// refuses (the connection is lost).
     private func endGroup(on connection: PipelineConnection) -> Bool {
-        connection.isGroupOpen = false
+        connection.groupSize = 0
         guard let handle = connection.connection.handle, PQpipelineSync(handle) == 1 else { return false }
         connection.expected.append(.sync)
         if !connection.inFlight.isEmpty { connection.inFlight[connection.inFlight.count - 1].endsGroup = true }
@@ -621,10 +616,10 @@ private final class PipelineConnection {
     @exclusivity(unchecked) var expected: [Expected] = []
     @exclusivity(unchecked) var expectedStart = 0
     @exclusivity(unchecked) var needsFlush = false
-    /// Reads have been sent since the last synchronization point.
-    @exclusivity(unchecked) var isGroupOpen = false
     /// Reads sent since the last synchronization point.
     @exclusivity(unchecked) var groupSize = 0
+    /// Reads have been sent since the last synchronization point.
+    var isGroupOpen: Bool { groupSize > 0 }
 
     /// Where the job whose results come next is in `inFlight`.
     @exclusivity(unchecked) private var receivingIndex = 0

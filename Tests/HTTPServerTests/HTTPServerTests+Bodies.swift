@@ -202,18 +202,22 @@ func readFile(_ path: String) -> [UInt8] {
     }
 }
 
-/// The upload files the server currently holds (`http-upload-*` in the temporary folder).
-func uploadFiles() -> [String] {
-    let directory = getenv("TMPDIR").map { String(cString: $0) }.flatMap { $0.isEmpty ? nil : $0 } ?? "/tmp"
-    guard let folder = opendir(directory) else { return [] }
+/// The names in the folder at `path` (empty if it cannot be read).
+func directoryNames(_ path: String) -> [String] {
+    guard let folder = opendir(path) else { return [] }
     defer { closedir(folder) }
     var names: [String] = []
     while let entry = readdir(folder) {
         // `d_name` is declared 256 bytes long but the entry may end sooner:
         // read the name in place, up to its NUL, never copy the whole field.
-        let name = String(cString: UnsafeRawPointer(entry).advanced(by: MemoryLayout<dirent>.offset(of: \dirent.d_name)!)
-            .assumingMemoryBound(to: CChar.self))
-        if name.hasPrefix("http-upload-") { names.append(name) }
+        names.append(String(cString: UnsafeRawPointer(entry).advanced(by: MemoryLayout<dirent>.offset(of: \dirent.d_name)!)
+            .assumingMemoryBound(to: CChar.self)))
     }
     return names
+}
+
+/// The upload files the server currently holds (`http-upload-*` in the temporary folder).
+func uploadFiles() -> [String] {
+    let directory = getenv("TMPDIR").map { String(cString: $0) }.flatMap { $0.isEmpty ? nil : $0 } ?? "/tmp"
+    return directoryNames(directory).filter { $0.hasPrefix("http-upload-") }
 }

@@ -110,13 +110,9 @@ extension HTTPServerTests {
     private static func epollRegistrations() -> Set<UInt64> {
         var registered: Set<UInt64> = []
         for descriptor in descriptors() where link(descriptor) == "anon_inode:[eventpoll]" {
-            guard let file = fopen("/proc/self/fdinfo/\(descriptor)", "r") else { continue }
-            defer { fclose(file) }
-            var line: UnsafeMutablePointer<CChar>?
-            var capacity = 0
-            defer { free(line) }
-            while getline(&line, &capacity, file) > 0, let line {
-                let fields = String(cString: line).split(whereSeparator: { $0 == " " || $0 == "\t" || $0 == "\n" })
+            let info = String(decoding: readFile("/proc/self/fdinfo/\(descriptor)"), as: UTF8.self)
+            for line in info.split(separator: "\n") {
+                let fields = line.split(whereSeparator: { $0 == " " || $0 == "\t" })
                 guard fields.first == "tfd:", let field = fields.first(where: { $0.hasPrefix("ino:") }),
                     let inode = UInt64(field.dropFirst(4), radix: 16)
                 else { continue }
@@ -127,14 +123,7 @@ extension HTTPServerTests {
     }
 
     private static func descriptors() -> [Int32] {
-        guard let directory = opendir("/proc/self/fd") else { return [] }
-        defer { closedir(directory) }
-        var descriptors: [Int32] = []
-        while let entry = readdir(directory) {
-            let name = withUnsafeBytes(of: entry.pointee.d_name) { String(decoding: $0.prefix { $0 != 0 }, as: UTF8.self) }
-            if let descriptor = Int32(name) { descriptors.append(descriptor) }
-        }
-        return descriptors
+        directoryNames("/proc/self/fd").compactMap { Int32($0) }
     }
 
     private static func link(_ descriptor: Int32) -> String {
