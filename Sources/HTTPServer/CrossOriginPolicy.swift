@@ -62,4 +62,26 @@ public struct CrossOriginPolicy: Sendable {
         if origin != "*" { response.headers.add("Vary", "Origin") }
         return response
     }
+
+    /// Whether a request that may change state comes from a web page of
+    /// another site: any method but GET, HEAD and OPTIONS, whose `Origin`
+    /// is not the origin of `Host` (nor one of `policy`'s), or, without
+    /// `Origin`, whose `Sec-Fetch-Site` is `cross-site`. `Origin: null`
+    /// (a sandboxed page, a redirect across sites) counts as another site.
+    /// A request from a program other than a browser sends neither and is
+    /// never refused here.
+    ///
+    /// ```swift
+    /// CrossOriginPolicy.isCrossSiteWrite(method: .post, headers: ["Host": "api.example", "Origin": "https://evil.example"],
+    ///                                    policy: nil)   // true
+    /// ```
+    static func isCrossSiteWrite(method: HTTPMethod, headers: HTTPHeaders, policy: CrossOriginPolicy?) -> Bool {
+        if method == .get || method == .head || method == .options { return false }
+        guard let origin = headers["Origin"] else {
+            return headers["Sec-Fetch-Site"]?.lowercased() == "cross-site"
+        }
+        if policy?.allowedOrigin(origin) != nil { return false }
+        guard let host = headers["Host"], let separator = origin.firstRange(of: "://") else { return true }
+        return origin[separator.upperBound...].lowercased() != host.lowercased()
+    }
 }

@@ -107,7 +107,7 @@ final class Daemon {
             self.loopDaemons = loopDaemons
         } catch {
             for daemon in loopDaemons { daemon.stop() }
-            processor.headerDeadline.stop()
+            processor.deadlines.stop()
             context.release()
             for string in tlsStrings { free(string) }
             throw error
@@ -184,7 +184,7 @@ final class Daemon {
             processor.suspensions.abandonAll()
             stopLoopDaemons()
             if let handle { MHD_stop_daemon(handle) }
-            processor.headerDeadline.stop()
+            processor.deadlines.stop()
             Unmanaged.passUnretained(processor).release()
         }
         for string in tlsStrings { free(string) }
@@ -223,7 +223,7 @@ final class Daemon {
         processor.suspensions.abandonAll()
         stopLoopDaemons()
         if let handle { MHD_stop_daemon(handle) }
-        processor.headerDeadline.stop()
+        processor.deadlines.stop()
         handle = nil
         isRunning = false
         Unmanaged.passUnretained(processor).release()
@@ -271,7 +271,7 @@ final class Daemon {
             processor.openConnections.add(1, ordering: .relaxed)
             // The connection's socket context holds one retain on its
             // record until the connection closes.
-            let watch = processor.headerDeadline.opened(socket: shim_MHD_get_connection_fd(connection))
+            let watch = processor.deadlines.opened(socket: shim_MHD_get_connection_fd(connection))
             let open = OpenConnection(processor: processor, watch: watch, loopDaemon: EventLoopDaemon.current)
             socketContext.pointee = Unmanaged.passRetained(open).toOpaque()
         default:
@@ -279,7 +279,7 @@ final class Daemon {
             if let opaque = socketContext.pointee {
                 socketContext.pointee = nil
                 let open = Unmanaged<OpenConnection>.fromOpaque(opaque).takeRetainedValue()
-                if let watch = open.watch { processor.headerDeadline.closed(watch) }
+                if let watch = open.watch { processor.deadlines.closed(watch) }
             }
         }
     }
@@ -287,15 +287,15 @@ final class Daemon {
     /// What the server keeps for one open connection, as its socket context.
     final class OpenConnection {
         let processor: RequestProcessor
-        /// The header deadline's watch of the connection, if it has one.
-        let watch: HeaderDeadline.Watch?
+        /// The deadlines' watch of the connection, if it has one.
+        let watch: ConnectionDeadline.Watch?
         /// With event loops, the daemon (and loop) that serves the connection.
         let loopDaemon: EventLoopDaemon?
         /// When its last request completed, in nanoseconds of
         /// `CLOCK_MONOTONIC_COARSE`; 0 before the first (`releasePoolUnlessBusy`).
         let lastCompleted = Atomic<UInt64>(0)
 
-        init(processor: RequestProcessor, watch: HeaderDeadline.Watch?, loopDaemon: EventLoopDaemon?) {
+        init(processor: RequestProcessor, watch: ConnectionDeadline.Watch?, loopDaemon: EventLoopDaemon?) {
             self.processor = processor
             self.watch = watch
             self.loopDaemon = loopDaemon
@@ -307,8 +307,8 @@ final class Daemon {
         shim_MHD_get_socket_context(connection).map { Unmanaged<OpenConnection>.fromOpaque($0).takeUnretainedValue() }
     }
 
-    /// The header deadline's watch of a connection, if it has one.
-    private static func watch(_ connection: OpaquePointer) -> HeaderDeadline.Watch? {
+    /// The deadlines' watch of a connection, if it has one.
+    static func watch(_ connection: OpaquePointer) -> ConnectionDeadline.Watch? {
         openConnection(connection)?.watch
     }
 
@@ -319,7 +319,7 @@ final class Daemon {
     ) -> Void = { cls, connection, contextPointer, termination in
         let processor = Unmanaged<RequestProcessor>.fromOpaque(cls!).takeUnretainedValue()
         if let connection, let open = openConnection(connection) {
-            if let watch = open.watch { processor.headerDeadline.requestCompleted(watch) }
+            if let watch = open.watch { processor.deadlines.requestCompleted(watch) }
             if termination == .REQUEST_TERMINATED_COMPLETED_OK {
                 releasePoolUnlessBusy(open)
             } else {
@@ -348,7 +348,7 @@ final class Daemon {
         let connectionHandle = Connection(connection)
 
         if !context.hasStarted {
-            if let watch = watch(connection) { processor.headerDeadline.headersReceived(watch) }
+            if let watch = watch(connection) { processor.deadlines.headersReceived(watch) }
             return processor.begin(context, on: connectionHandle, method: method.map { String(cString: $0) } ?? "")
                 ? .YES : .NO
         }

@@ -49,6 +49,7 @@ public struct HTTPStatus: Hashable, Sendable, CustomStringConvertible {
     public static let uriTooLong = HTTPStatus(414)
     public static let unsupportedMediaType = HTTPStatus(415)
     public static let unprocessableContent = HTTPStatus(422)
+    public static let tooManyRequests = HTTPStatus(429)
     public static let requestHeaderFieldsTooLarge = HTTPStatus(431)
     public static let internalServerError = HTTPStatus(500)
     public static let serviceUnavailable = HTTPStatus(503)

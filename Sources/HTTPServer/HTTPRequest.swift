@@ -71,8 +71,10 @@ public struct HTTPRequest: Sendable {
     /// A request with the client's address as received (the server's).
     init(
         method: HTTPMethod, rawPath: String, pathSegments: [String], rawQuery: String?, queryItems: [QueryItem],
-        headers: HTTPHeaders, formFields: [FormField], body: [UInt8], peerAddress: PeerAddress, requestID: String = ""
+        headers: HTTPHeaders, formFields: [FormField], body: [UInt8], peerAddress: PeerAddress, requestID: String = "",
+        role: String? = nil
     ) {
+        self.role = role
         self.method = method
         self.rawPath = rawPath
         self.pathSegments = pathSegments
@@ -83,6 +85,32 @@ public struct HTTPRequest: Sendable {
         self.body = body
         self.peerAddress = peerAddress
         self.requestID = requestID
+    }
+
+    /// This request sent on to another target: a new method, path, query,
+    /// header fields and body, with the same identity (``role``,
+    /// ``requestID``, ``remoteAddress``, and whatever else says who asks).
+    /// Every request made from another (a JSON-RPC call, a retry) is made
+    /// by this, never field by field, so that no part of the caller's
+    /// identity can be left behind.
+    ///
+    /// ```swift
+    /// let call = outer.redirected(method: .get, rawPath: "/employees/10004", pathSegments: ["employees", "10004"])
+    /// ```
+    public func redirected(
+        method: HTTPMethod, rawPath: String, pathSegments: [String], rawQuery: String? = nil, queryItems: [QueryItem] = [],
+        headers: HTTPHeaders = HTTPHeaders(), body: [UInt8] = []
+    ) -> HTTPRequest {
+        var request = self
+        request.method = method
+        request.rawPath = rawPath
+        request.pathSegments = pathSegments
+        request.rawQuery = rawQuery
+        request.queryItems = queryItems
+        request.headers = headers
+        request.formFields = []
+        request.body = body
+        return request
     }
 
     /// The media type of the body, lower-cased, without parameters

@@ -67,6 +67,28 @@ public final class HTTPServer: Sendable {
         public var accessLogFields: Bool
         /// HTTPS with this certificate and key (libmicrohttpd's GnuTLS); `nil`: plain HTTP.
         public var tls: TLSCertificate?
+        /// Decides from the header fields, before the body is read, whether
+        /// a request goes on and as which role (an authenticator); `nil`:
+        /// every request goes on, without a role.
+        public var admission: (any RequestAdmission)?
+        /// Seconds a request's body may take to arrive, from the end of its header fields.
+        public var bodyTimeout: Double = 30
+        /// Seconds a streamed response may take to be sent, from its first
+        /// block, however slowly its client reads; past it the connection is
+        /// closed (the client sees a truncated body), and what the response
+        /// held (a database connection) is let go.
+        public var responseTimeout: Double = 600
+        /// The most bytes of request bodies held at once, every request's
+        /// together (in memory or in temporary files); a body that would go
+        /// past it is discarded and its request answered 503.
+        public var maximumBodyBytesInFlight: Int = 64 << 20
+        /// Whether a request that may change state (any method but GET,
+        /// HEAD and OPTIONS) from a web page of another site is refused with
+        /// 403: its `Origin` names another host than `Host` and is not one
+        /// of ``crossOrigin``'s, or, without `Origin`, its `Sec-Fetch-Site`
+        /// is `cross-site`. A browser sends such requests (a form posted
+        /// from elsewhere) with the user's credentials.
+        public var refusesCrossSiteWrites = true
 
         /// Every setting has a default; name only what differs.
         ///

@@ -36,8 +36,10 @@ final class RequestContext {
     var receivedBytes = 0
     @exclusivity(unchecked) var body: [UInt8] = []
     @exclusivity(unchecked) var form: FormReader?
-    /// The body went over the limit: the rest is discarded, the answer is 413.
-    var isTooLarge = false
+    /// Bytes of the body counted in the server's bodies in flight.
+    var heldBodyBytes = 0
+    /// The body is discarded (over a limit): the connection closes after the answer.
+    var closesConnection = false
     /// A problem found before the handler runs; answered instead of calling it.
     @exclusivity(unchecked) var rejection: HTTPError?
 
@@ -55,7 +57,11 @@ final class RequestContext {
     @exclusivity(unchecked) var responseBytes: [UInt8] = []
 
     /// Set while another thread produces the response (event loops).
-    @exclusivity(unchecked) var deferral: Deferral?
+    @exclusivity(unchecked) var deferral: Deferral<PreparedResponse>?
+    /// Set while another thread decides whether the request is admitted (event loops).
+    @exclusivity(unchecked) var admissionWait: Deferral<Admission>?
+    /// The role the admission gave the request.
+    @exclusivity(unchecked) var role: String?
 
     /// Files holding uploaded parts, removed when the request completes.
     @exclusivity(unchecked) var temporaryFiles: [String] = []
@@ -83,7 +89,8 @@ final class RequestContext {
             formFields: form?.fields ?? [],
             body: body,
             peerAddress: remoteAddress,
-            requestID: requestID
+            requestID: requestID,
+            role: role
         )
     }
 

@@ -12,42 +12,37 @@ struct PreparedResponse {
     var isCompressed = false
 }
 
-/// A request whose response another thread produces; its connection is
-/// suspended meanwhile.
-final class Deferral: @unchecked Sendable {
+/// A value another thread produces for a request (its response, or the
+/// admission's decision); its connection is suspended meanwhile.
+final class Deferral<Value>: @unchecked Sendable {
     // `@unchecked Sendable`: `ready` is touched only with `suspension.lock` held.
     let suspension: Suspension
-    private var ready: PreparedResponse?
+    private var ready: Value?
 
     init(suspension: Suspension) {
         self.suspension = suspension
     }
 
-    /// Hands the response over and has the connection processed again;
-    /// from any thread. Too late (the request is over): the body is closed.
-    func fulfil(_ prepared: PreparedResponse) {
-        let isLate = suspension.lock.withLock {
-            guard !suspension.isOver else { return true }
-            ready = prepared
+    /// Hands the value over and has the connection processed again; from
+    /// any thread. Returns `false` when it is too late (the request is
+    /// over): the value was not taken, and the caller disposes of it.
+    func fulfil(_ value: Value) -> Bool {
+        suspension.lock.withLock {
+            guard !suspension.isOver else { return false }
+            ready = value
             suspension.resumeLocked()
-            return false
-        }
-        guard isLate else { return }
-        if let pump = prepared.pump {
-            pump.discard()
-        } else if case .stream(let body) = prepared.response.body {
-            body.close()
+            return true
         }
     }
 
     enum Take {
-        case ready(PreparedResponse)
+        case ready(Value)
         case abandoned
         case waiting
     }
 
-    /// On the event loop, when libmicrohttpd calls again: the response if
-    /// it is there; else the connection is suspended again.
+    /// On the event loop, when libmicrohttpd calls again: the value if it
+    /// is there; else the connection is suspended again.
     func take() -> Take {
         suspension.lock.withLock {
             if let ready {
@@ -57,6 +52,18 @@ final class Deferral: @unchecked Sendable {
             if suspension.isOver { return .abandoned }
             suspension.suspendLocked()
             return .waiting
+        }
+    }
+}
+
+extension Deferral<PreparedResponse> {
+    /// ``fulfil(_:)``; too late, the body is closed.
+    func deliver(_ prepared: PreparedResponse) {
+        guard !fulfil(prepared) else { return }
+        if let pump = prepared.pump {
+            pump.discard()
+        } else if case .stream(let body) = prepared.response.body {
+            body.close()
         }
     }
 }
@@ -77,13 +84,13 @@ extension RequestProcessor {
         workers: WorkerPool
     ) {
         let suspension = Suspension(connection: connection.handle, daemon: daemon, registry: suspensions)
-        let deferral = Deferral(suspension: suspension)
+        let deferral = Deferral<PreparedResponse>(suspension: suspension)
         context.deferral = deferral
         suspension.lock.withLock { suspension.suspendLocked() }
         func promise() -> ResponsePromise {
             ResponsePromise { response in
-                guard Self.needsWorker(response) else { return deferral.fulfil(PreparedResponse(response: response)) }
-                workers.submit { deferral.fulfil(self.prepare(response, context: context, deferral: deferral)) }
+                guard Self.needsWorker(response) else { return deferral.deliver(PreparedResponse(response: response)) }
+                workers.submit { deferral.deliver(self.prepare(response, context: context, deferral: deferral)) }
             }
         }
         if let deferred = response.work {
@@ -98,14 +105,14 @@ extension RequestProcessor {
                 break
             }
         }
-        workers.submit { deferral.fulfil(self.prepare(response, context: context, deferral: deferral)) }
+        workers.submit { deferral.deliver(self.prepare(response, context: context, deferral: deferral)) }
     }
 
     /// On a worker: the response made ready to queue. Blocking work runs,
     /// promises are waited for, and a streaming body's first block is
     /// pulled: a body that ends within it goes out with `Content-Length`.
     private func prepare(
-        _ response: HTTPResponse, context: RequestContext, deferral: Deferral
+        _ response: HTTPResponse, context: RequestContext, deferral: Deferral<PreparedResponse>
     ) -> PreparedResponse {
         var response = Self.resolve(response)
         // Compressed here, on the worker, before the first block is pulled.
@@ -146,12 +153,12 @@ extension RequestProcessor {
             case .blocking(let work):
                 response = work()
             case .later(let start):
-                let box = ResponseBox()
+                let box = HandOff<HTTPResponse>()
                 start(ResponsePromise { box.put($0) })
                 response = box.take()
             case .task(let work):
                 // This thread waits for the task, which runs on Swift's own executor.
-                let box = ResponseBox()
+                let box = HandOff<HTTPResponse>()
                 Task { box.put(await work()) }
                 response = box.take()
             }
@@ -160,23 +167,23 @@ extension RequestProcessor {
     }
 }
 
-/// One response handed from a promise to a waiting thread.
-private final class ResponseBox: @unchecked Sendable {
-    // `@unchecked Sendable`: `response` is touched only with `lock` held.
+/// One value handed from another thread (a promise, a check) to a waiting thread.
+final class HandOff<Value>: @unchecked Sendable {
+    // `@unchecked Sendable`: `value` is touched only with `lock` held.
     private let lock = ConditionLock()
-    private var response: HTTPResponse?
+    private var value: Value?
 
-    func put(_ response: HTTPResponse) {
+    func put(_ value: Value) {
         lock.withLock {
-            self.response = response
+            self.value = value
             lock.signal()
         }
     }
 
-    func take() -> HTTPResponse {
+    func take() -> Value {
         lock.withLock {
-            while response == nil { _ = lock.wait(until: .now + .seconds(3600)) }
-            return response!
+            while value == nil { _ = lock.wait(until: .now + .seconds(3600)) }
+            return value!
         }
     }
 }

@@ -20,8 +20,10 @@ final class RequestProcessor: Sendable {
     let openConnections = Atomic<Int>(0)
     /// Set when a graceful stop begins: responses then carry `Connection: close`.
     let isDraining = Atomic<Bool>(false)
-    /// Closes connections whose header fields take longer than the connection timeout.
-    let headerDeadline: HeaderDeadline
+    /// Closes connections whose header fields, body or streamed response take too long.
+    let deadlines: ConnectionDeadline
+    /// Bytes of request bodies held now, every request's together.
+    let bodyBytesInFlight = Atomic<Int>(0)
     /// With event loops: the threads for work that may block.
     let workers: WorkerPool?
     /// The connections suspended while other threads work for them.
@@ -31,7 +33,9 @@ final class RequestProcessor: Sendable {
         self.configuration = configuration
         self.logger = logger
         self.handler = handler
-        self.headerDeadline = HeaderDeadline(timeout: Double(configuration.connectionTimeout))
+        self.deadlines = ConnectionDeadline(
+            header: Double(configuration.connectionTimeout), body: configuration.bodyTimeout,
+            response: configuration.responseTimeout)
         if case .eventLoops = configuration.threading {
             workers = WorkerPool(limit: configuration.maximumConnections)
         } else {
@@ -61,6 +65,48 @@ final class RequestProcessor: Sendable {
            length > configuration.maximumBodySize {
             return respond(with: tooLarge().response, to: context, on: connection, closeConnection: true)
         }
+        if configuration.refusesCrossSiteWrites, CrossOriginPolicy.isCrossSiteWrite(
+            method: context.method, headers: context.headers, policy: configuration.crossOrigin) {
+            let problem = HTTPError(
+                .forbidden,
+                detail: "A \(context.method) from a web page of another site is refused: its Origin is not this server's, nor one it allows.")
+            return respond(with: problem.response, to: context, on: connection, closeConnection: Self.expectsBody(context))
+        }
+        if context.rejection == nil, let admission = configuration.admission {
+            return conclude(admission.admit(context.makeRequest()), context: context, on: connection)
+        }
+        return proceed(context, on: connection)
+    }
+
+    /// Acts on the admission's decision: the body is read, the request answered at once, or the decision waited for.
+    private func conclude(_ admission: Admission, context: RequestContext, on connection: Connection) -> Bool {
+        switch admission {
+        case .admitted(let role):
+            context.role = role
+            return proceed(context, on: connection)
+        case .refused(let problem):
+            return respond(with: problem.response, to: context, on: connection, closeConnection: Self.expectsBody(context))
+        case .pending(let start):
+            if workers != nil, let daemon = Daemon.openConnection(connection.handle)?.loopDaemon {
+                // An event loop must not wait: the connection is set aside
+                // until the decision comes, and libmicrohttpd calls again then (`finish`).
+                let suspension = Suspension(connection: connection.handle, daemon: daemon, registry: suspensions)
+                let wait = Deferral<Admission>(suspension: suspension)
+                context.admissionWait = wait
+                suspension.lock.withLock { suspension.suspendLocked() }
+                start { _ = wait.fulfil($0) }
+                return true
+            }
+            // A thread of its own: the connection's thread waits.
+            let handOff = HandOff<Admission>()
+            start { handOff.put($0) }
+            return conclude(handOff.take(), context: context, on: connection)
+        }
+    }
+
+    /// The request goes on: its body is read (within the body deadline), then the handler called.
+    private func proceed(_ context: RequestContext, on connection: Connection) -> Bool {
+        if Self.expectsBody(context), let watch = Daemon.watch(connection.handle) { deadlines.bodyExpected(watch) }
         if context.rejection == nil, let contentType = context.contentType, FormReader.handles(contentType) {
             do {
                 context.form = try FormReader(connection: connection, context: context)
@@ -69,6 +115,14 @@ final class RequestProcessor: Sendable {
             }
         }
         return true
+    }
+
+    /// Whether the request announced a body (its connection is closed when
+    /// it is answered before the body is read).
+    private static func expectsBody(_ context: RequestContext) -> Bool {
+        if context.headers["Transfer-Encoding"] != nil { return true }
+        guard let length = context.headers["Content-Length"] else { return false }
+        return Int(length.trimmingCharacters(in: " \t")) != 0
     }
 
     /// A piece of the body arrived.
@@ -82,16 +136,25 @@ final class RequestProcessor: Sendable {
                 logger.warning("closing the connection of \(context.method) \(context.rawPathForLog): body far over the limit")
                 return false
             }
-            if !context.isTooLarge {
-                context.isTooLarge = true
+            if !context.closesConnection {
+                context.closesConnection = true
                 context.rejection = tooLarge()
-                context.form?.abandon()
-                context.form = nil
-                context.body = []
+                releaseBody(of: context)
             }
             return true
         }
         guard context.rejection == nil else { return true }
+        let held = bodyBytesInFlight.add(chunk.count, ordering: .relaxed).newValue
+        context.heldBodyBytes += chunk.count
+        if held > configuration.maximumBodyBytesInFlight {
+            // Discarded, not held: the rest goes the same way, and the answer is 503.
+            releaseBody(of: context)
+            context.closesConnection = true
+            context.rejection = HTTPError(
+                .serviceUnavailable, detail: "The server holds as many request bodies as it may at once; send again shortly.",
+                headers: ["Retry-After": "1"])
+            return true
+        }
         if let form = context.form {
             if let problem = form.process(chunk) { context.rejection = problem }
         } else {
@@ -109,6 +172,19 @@ final class RequestProcessor: Sendable {
     /// once it is resumed, and the response is queued then.
     func finish(_ context: RequestContext, on connection: Connection) -> Bool {
         guard !context.hasResponded else { return true }
+        if let wait = context.admissionWait {
+            switch wait.take() {
+            case .ready(let admission):
+                context.admissionWait = nil
+                return conclude(admission, context: context, on: connection)
+            case .waiting:
+                return true
+            case .abandoned:
+                let problem = HTTPError(.serviceUnavailable, detail: "The server is stopping.")
+                return respond(with: problem.response, to: context, on: connection, closeConnection: true)
+            }
+        }
+        if let watch = Daemon.watch(connection.handle) { deadlines.bodyReceived(watch) }
         if let deferral = context.deferral {
             switch deferral.take() {
             case .ready(let prepared):
@@ -142,7 +218,18 @@ final class RequestProcessor: Sendable {
     }
 
     private func closesConnection(_ context: RequestContext) -> Bool {
-        context.isTooLarge || isDraining.load(ordering: .acquiring)
+        context.closesConnection || isDraining.load(ordering: .acquiring)
+    }
+
+    /// Drops what the request holds of its body, and its count in ``bodyBytesInFlight``.
+    private func releaseBody(of context: RequestContext) {
+        context.form?.abandon()
+        context.form = nil
+        context.body = []
+        if context.heldBodyBytes > 0 {
+            bodyBytesInFlight.subtract(context.heldBodyBytes, ordering: .relaxed)
+            context.heldBodyBytes = 0
+        }
     }
 
     private func respond(
@@ -150,6 +237,7 @@ final class RequestProcessor: Sendable {
         pump: StreamPump? = nil, isCompressed: Bool = false
     ) -> Bool {
         context.hasResponded = true
+        if case .stream = response.body, let watch = Daemon.watch(connection.handle) { deadlines.responseStreaming(watch) }
         var response = response
         if response.status.code >= 400 { Self.addRequestID(context.requestID, toProblemIn: &response) }
         if !isCompressed, let compression = configuration.compression {
@@ -252,7 +340,9 @@ final class RequestProcessor: Sendable {
     /// write the access-log line.
     func complete(_ context: RequestContext, outcome: RequestContext.Outcome) {
         context.deferral?.suspension.end()
+        context.admissionWait?.suspension.end()
         context.removeTemporaryFiles()
+        if context.heldBodyBytes > 0 { bodyBytesInFlight.subtract(context.heldBodyBytes, ordering: .relaxed) }
         let elapsed = context.started.duration(to: .now)
         context.observer?.requestCompleted(CompletedRequest(
             status: context.status, bytesSent: context.bytesSent, isStreamed: context.isStreamed, duration: elapsed))

@@ -40,6 +40,12 @@ public final class ConnectionPool: Sendable {
         /// after connecting (not when ``poolerCompatible``: set it on the
         /// role, `ALTER ROLE ... SET statement_timeout`, instead).
         public var statementTimeout: Duration?
+        /// If set, every connection runs `SET idle_in_transaction_session_timeout`
+        /// with it after connecting (not when ``poolerCompatible``): PostgreSQL
+        /// ends a session whose transaction waits longer than this for its
+        /// next statement, so a transaction its holder forgot, or a client
+        /// that stopped reading, cannot hold locks and a connection for good.
+        public var idleInTransactionTimeout: Duration?
         /// Connections of each pipeline (one per event loop that uses the
         /// pool), which runs the statements of non-blocking callers
         /// (``ResultSetAdapter/start(completion:)``) for many of them at
@@ -65,9 +71,11 @@ public final class ConnectionPool: Sendable {
             size: Int = 10,
             acquireTimeout: Duration = .seconds(5),
             statementTimeout: Duration? = nil,
+            idleInTransactionTimeout: Duration? = nil,
             pipelineConnections: Int = 2,
             poolerCompatible: Bool = false
         ) {
+            self.idleInTransactionTimeout = idleInTransactionTimeout
             self.conninfo = conninfo
             self.size = max(1, size)
             self.acquireTimeout = acquireTimeout
@@ -320,10 +328,15 @@ public final class ConnectionPool: Sendable {
     private static func openConnection(_ configuration: Configuration) throws -> Connection {
         let connection = try Connection(configuration.conninfo)
         connection.preparesNothing = configuration.poolerCompatible
-        if let timeout = configuration.statementTimeout, !configuration.poolerCompatible {
-            let milliseconds = Int(timeout.timeInterval * 1000)
-            try connection.executeScript("SET statement_timeout = \(milliseconds)")
+        guard !configuration.poolerCompatible else { return connection }
+        var settings: [String] = []
+        if let timeout = configuration.statementTimeout {
+            settings.append("SET statement_timeout = \(Int(timeout.timeInterval * 1000))")
         }
+        if let timeout = configuration.idleInTransactionTimeout {
+            settings.append("SET idle_in_transaction_session_timeout = \(Int(timeout.timeInterval * 1000))")
+        }
+        if !settings.isEmpty { try connection.executeScript(settings.joined(separator: "; ")) }
         return connection
     }
 }

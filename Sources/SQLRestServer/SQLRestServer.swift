@@ -256,20 +256,31 @@ public struct SQLRestServer {
         }
         var configuration = options.serverConfiguration
         configuration.tls = try options.tlsCertificate()
-        let server = if let authenticator = try options.authenticator(realm: name, logger: logger) {
-            HTTPServer(configuration: configuration, logger: logger) { authenticator.respond(to: $0, next: respond) }
-        } else {
-            HTTPServer(configuration: configuration, logger: logger, handler: respond)
-        }
+        let authenticator = try options.authenticator(realm: name, logger: logger)
+        configuration.admission = authenticator
+        let server = HTTPServer(configuration: configuration, logger: logger, handler: respond)
 
         try server.start()
         let replicaNote = replicas.map { ", reads on \($0.pools.count) replica\($0.pools.count == 1 ? "" : "s")" } ?? ""
         let scheme = configuration.tls == nil ? "http" : "https"
         logger.info("Serving \(scheme)://\(options.host):\(server.port)/ (pool of \(options.poolSize) connections\(replicaNote))")
         StandardErrorOutput.shared.flush()  // Scripts wait for this line; the access log may wait.
-        var reload: (() -> Void)?
+        // What SIGHUP reads again, in order; each step logs its outcome, and
+        // one that fails keeps what it had.
+        var reloads: [() -> Void] = []
+        if let authenticator {
+            reloads.append { [name] in
+                do {
+                    guard let configuration = try options.authenticatorConfiguration(realm: name) else { return }
+                    try authenticator.reload(configuration)
+                    logger.notice("Reloaded the authentication files")
+                } catch {
+                    logger.error("The authentication files were not reloaded; the previous ones still apply: \(error)")
+                }
+            }
+        }
         if let swappable {
-            reload = {
+            reloads.append {
                 do {
                     swappable.swap(to: try makeRouter())
                     logger.notice("Reloaded the services")
@@ -280,7 +291,9 @@ public struct SQLRestServer {
             }
         }
         // Stops accepting, and lets the requests in flight finish.
-        server.runUntilSignalled(drainSeconds: options.drainSeconds, onDrain: drain.begin, onHangup: reload)
+        server.runUntilSignalled(
+            drainSeconds: options.drainSeconds, onDrain: drain.begin,
+            onHangup: reloads.isEmpty ? nil : { for reload in reloads { reload() } })
         replicas?.close()
         pool.close()
         logger.info("Stopped")

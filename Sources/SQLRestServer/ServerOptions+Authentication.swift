@@ -9,8 +9,15 @@ extension ServerOptions {
     /// The authenticator the options describe, its files read; `nil` when
     /// authentication is off (no scheme and no anonymous role).
     func authenticator(realm: String, logger: Logger) throws -> Authenticator? {
+        guard let configuration = try authenticatorConfiguration(realm: realm) else { return nil }
+        return try Authenticator(configuration, logger: logger)
+    }
+
+    /// The authentication the options describe, its files (password file,
+    /// role map, token keys) read now: at start, and again on SIGHUP.
+    func authenticatorConfiguration(realm: String) throws -> Authenticator.Configuration? {
         guard authenticates else { return nil }
-        var configuration = Authenticator.Configuration(realm: realm)
+        var configuration = Authenticator.Configuration(realm: realm, passwordChecks: passwordChecks)
         if !authBasicFile.isEmpty {
             var hashes: [String: PasswordHash] = [:]
             for (user, text) in try CredentialFile(path: authBasicFile).entries {
@@ -37,7 +44,7 @@ extension ServerOptions {
         }
         if !roleMapFile.isEmpty { configuration.roles = try CredentialFile(path: roleMapFile).entries }
         if !anonymousRole.isEmpty { configuration.anonymousRole = anonymousRole }
-        return Authenticator(configuration, logger: logger)
+        return configuration
     }
 
     /// The HTTPS certificate and key of `--tls-cert` and `--tls-key`; `nil` without them.

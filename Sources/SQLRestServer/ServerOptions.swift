@@ -96,6 +96,16 @@ public struct ServerOptions: Equatable, Sendable {
     public internal(set) var roleMapFile = ""
     /// `--anonymous-role`: the role of requests without credentials; empty for none.
     public internal(set) var anonymousRole = ""
+    /// `--password-checks`: basic password checks run at once.
+    public internal(set) var passwordChecks = 1
+    /// `--body-timeout`: seconds a request's body may take to arrive.
+    public internal(set) var bodyTimeout = 30.0
+    /// `--body-bytes-in-flight`: the most bytes of request bodies held at once.
+    public internal(set) var bodyBytesInFlight = 64 << 20
+    /// `--response-timeout`: seconds a streamed response may take to be sent.
+    public internal(set) var responseTimeout = 600.0
+    /// `--idle-in-transaction-timeout`: seconds a pooled connection may wait in a transaction; 0 for no limit.
+    public internal(set) var idleInTransactionTimeout = 60.0
     /// The values of the program's own options (``SQLRestServer/option(_:variable:meaning:required:)``), by name.
     var programOptions: [String: String] = [:]
 
@@ -224,6 +234,7 @@ public struct ServerOptions: Equatable, Sendable {
             size: poolSize,
             acquireTimeout: .milliseconds(Int(acquireTimeout * 1000)),
             statementTimeout: statementTimeout > 0 ? .milliseconds(Int(statementTimeout * 1000)) : nil,
+            idleInTransactionTimeout: idleInTransactionTimeout > 0 ? .milliseconds(Int(idleInTransactionTimeout * 1000)) : nil,
             pipelineConnections: pipelineConnections,
             poolerCompatible: poolerCompatible
         )
@@ -257,7 +268,7 @@ public struct ServerOptions: Equatable, Sendable {
     /// The HTTP server these options describe: event loops, whose handlers
     /// never block (the router sends blocking work to worker threads).
     var serverConfiguration: HTTPServer.Configuration {
-        HTTPServer.Configuration(
+        var configuration = HTTPServer.Configuration(
             host: host,
             port: port,
             maximumConnections: maxConnections,
@@ -267,5 +278,9 @@ public struct ServerOptions: Equatable, Sendable {
             crossOrigin: corsOrigins.isEmpty ? nil : CrossOriginPolicy(allowedOrigins: corsOrigins),
             accessLogFields: logFormat == .json
         )
+        configuration.bodyTimeout = bodyTimeout
+        configuration.maximumBodyBytesInFlight = bodyBytesInFlight
+        configuration.responseTimeout = responseTimeout
+        return configuration
     }
 }

@@ -35,6 +35,14 @@ extension WebServiceRouter {
                 .methodNotAllowed, detail: "\(request.method) is not allowed on /jsonrpc; use POST, OPTIONS.",
                 headers: ["Allow": "POST, OPTIONS"])
         }
+        // A browser sends a form or text/plain to another site without asking it first
+        // (CORS): accepting only JSON keeps a page elsewhere from calling as its user.
+        guard request.contentType == "application/json" else {
+            throw HTTPError(
+                .unsupportedMediaType,
+                detail: "/jsonrpc accepts application/json only; received \(request.contentType.map { "\"\($0)\"" } ?? "no Content-Type").",
+                headers: ["Accept-Post": "application/json"])
+        }
         let (entries, isBatch) = JSONRPCEntry.parse(request.body)
         var outer = request
         outer.body = []
@@ -142,7 +150,9 @@ extension WebServiceRouter {
     /// from the params named like them, the rest as a JSON object body (or
     /// the `body` param as the body, the rest in the query). The caller's
     /// header fields go along, but for those of its own body and its
-    /// conditions (a call never answers 304).
+    /// conditions (a call never answers 304). The call is derived from the
+    /// outer request, so it carries the same identity: role, request id
+    /// and address.
     static func request(for method: JSONRPCMethods.Method, params: [String: JSONValue], outer: HTTPRequest) throws(HTTPError) -> HTTPRequest {
         let names = method.pathVariableNames.first { $0.allSatisfy { params[$0] != nil } } ?? method.pathVariableNames[0]
         var remaining = params
@@ -193,10 +203,8 @@ extension WebServiceRouter {
         }
         if !body.isEmpty { headers["Content-Type"] = "application/json" }
         let rawPath = "/" + segments.map(ServiceDocumentation.percentEncoded).joined(separator: "/")
-        var request = HTTPRequest(
+        return outer.redirected(
             method: method.httpMethod, rawPath: rawPath, pathSegments: segments,
             rawQuery: queryItems.isEmpty ? nil : "", queryItems: queryItems, headers: headers, body: body)
-        request.remoteAddress = outer.remoteAddress
-        return request
     }
 }

@@ -40,7 +40,7 @@ extension FaultTests {
     /// reached, libmicrohttpd accepts and at once closes new connections,
     /// so a client is refused rather than queued. What keeps normal
     /// requests served is that a connection that sends no complete request
-    /// within the connection timeout is closed (``HeaderDeadline``), so
+    /// within the connection timeout is closed (``ConnectionDeadline``), so
     /// slots free up within that time and a client that retries, as HTTP
     /// clients do on a refused connection, gets in.
     @Test func idleConnectionFloodIsCappedAndTimedOut() throws {

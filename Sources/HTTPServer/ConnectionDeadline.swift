@@ -4,16 +4,20 @@ import Glibc
 import Locking
 import Synchronization
 
-/// Closes connections that take longer than the connection timeout to send
-/// a request's header fields.
+/// Closes connections that take too long over a request: to send its
+/// header fields, to send its body, or to read a streamed response.
 ///
 /// libmicrohttpd's connection timeout counts idle time only: a client that
-/// sends one byte every second never reaches it and holds its connection
-/// (and, with a thread per connection, a thread) for as long as it likes.
-/// This watchdog gives every connection `timeout` seconds from when it
-/// opened, or from the end of its previous request, until its header fields
-/// are complete; past that it shuts the socket down, and libmicrohttpd's
-/// thread for the connection then sees the end of the stream and closes it.
+/// sends (or reads) one byte every second never reaches it and holds its
+/// connection, with a thread, a buffer, or a database connection behind a
+/// streamed response, for as long as it likes. This watchdog gives every
+/// connection a deadline for each phase of a request: `header` seconds from
+/// when it opened, or from the end of its previous request, until its
+/// header fields are complete; `body` seconds from then until its body is
+/// in; `response` seconds for a streamed response, from its first block.
+/// Past a deadline it shuts the socket down, and libmicrohttpd then sees
+/// the end of the stream and closes the connection (a streamed response is
+/// cut off, which its client sees as a truncated chunked body).
 ///
 /// The sockets are only shut down (never closed) here, and only while the
 /// connection is registered: libmicrohttpd reports a connection closed
@@ -22,13 +26,16 @@ import Synchronization
 ///
 /// The set of connections changes under a lock as they open and close;
 /// each connection's deadline is an atomic in its own `Watch`, which
-/// libmicrohttpd keeps as the connection's socket context, so the two
-/// changes per request take no lock and no lookup.
+/// libmicrohttpd keeps as the connection's socket context, so the changes
+/// per request take no lock and no lookup.
 ///
 /// ```swift
-/// let deadline = HeaderDeadline(timeout: 30)
+/// let deadline = ConnectionDeadline(header: 30, body: 30, response: 600)
 /// let watch = deadline.opened(socket: fd)   // MHD_CONNECTION_NOTIFY_STARTED
 /// deadline.headersReceived(watch)           // first access-handler call
+/// deadline.bodyExpected(watch)              // admitted, with a body to read
+/// deadline.bodyReceived(watch)              // the handler runs
+/// deadline.responseStreaming(watch)         // a streamed body begins
 /// deadline.requestCompleted(watch)          // the next request's clock starts
 /// deadline.closed(watch)                    // MHD_CONNECTION_NOTIFY_CLOSED
 /// ```
@@ -36,12 +43,12 @@ import Synchronization
 // is a ``ConditionLock`` (a pthread mutex) rather than `Synchronization.Mutex`,
 // whose futex-based implementation ThreadSanitizer cannot see, so that the
 // sanitizer checks this code instead of reporting the lock's accesses as races.
-final class HeaderDeadline: @unchecked Sendable {
+final class ConnectionDeadline: @unchecked Sendable {
     /// One open connection's clock.
     final class Watch: Sendable {
         let socket: Int32
-        /// When the header fields must be in, in nanoseconds of
-        /// `CLOCK_MONOTONIC`; 0 while a request is being served.
+        /// When the current phase must be over, in nanoseconds of
+        /// `CLOCK_MONOTONIC`; 0 while no phase is timed (a handler runs).
         let deadline: Atomic<UInt64>
 
         fileprivate init(socket: Int32, deadline: UInt64) {
@@ -50,14 +57,20 @@ final class HeaderDeadline: @unchecked Sendable {
         }
     }
 
-    private let timeout: UInt64
+    private let headerTimeout: UInt64
+    private let bodyTimeout: UInt64
+    private let responseTimeout: UInt64
     private let lock = ConditionLock()
     private var watches: [ObjectIdentifier: Watch] = [:]
     private let isRunning = Atomic<Bool>(true)
     private let finished = Atomic<Bool>(false)
 
-    init(timeout: Double) {
-        self.timeout = UInt64(max(timeout, 0) * 1e9)
+    /// Deadlines in seconds for the header fields, the body and a streamed response.
+    init(header: Double, body: Double, response: Double) {
+        func nanoseconds(_ seconds: Double) -> UInt64 { UInt64(max(seconds, 0) * 1e9) }
+        headerTimeout = nanoseconds(header)
+        bodyTimeout = nanoseconds(body)
+        responseTimeout = nanoseconds(response)
         if !DetachedThread.start({ self.watch() }) {
             finished.store(true, ordering: .releasing)
         }
@@ -74,7 +87,7 @@ final class HeaderDeadline: @unchecked Sendable {
     /// Starts watching a new connection; `nil` without a socket.
     func opened(socket: Int32) -> Watch? {
         guard socket >= 0 else { return nil }
-        let watch = Watch(socket: socket, deadline: Self.now() + timeout)
+        let watch = Watch(socket: socket, deadline: Self.now() + headerTimeout)
         lock.withLock { watches[ObjectIdentifier(watch)] = watch }
         return watch
     }
@@ -83,8 +96,23 @@ final class HeaderDeadline: @unchecked Sendable {
         watch.deadline.store(0, ordering: .relaxed)
     }
 
+    /// The request was admitted and its body is to be read.
+    func bodyExpected(_ watch: Watch) {
+        watch.deadline.store(Self.now() + bodyTimeout, ordering: .relaxed)
+    }
+
+    /// The body is in: the handler's time is not counted here.
+    func bodyReceived(_ watch: Watch) {
+        watch.deadline.store(0, ordering: .relaxed)
+    }
+
+    /// A streamed response begins: the client has `response` seconds to read it all.
+    func responseStreaming(_ watch: Watch) {
+        watch.deadline.store(Self.now() + responseTimeout, ordering: .relaxed)
+    }
+
     func requestCompleted(_ watch: Watch) {
-        watch.deadline.store(Self.now() + timeout, ordering: .relaxed)
+        watch.deadline.store(Self.now() + headerTimeout, ordering: .relaxed)
     }
 
     /// Stops watching; once this returns, the socket is never touched here.
