@@ -217,6 +217,42 @@ struct AuthenticationAttackTests {
         #expect((counts[429] ?? 0) + (counts[503] ?? 0) >= 190, "\(counts)")
     }
 
+    @Test("SIGHUP reads the password file, role map and token key again; a file that does not load keeps the old ones")
+    func rotation() throws {
+        let folder = try Self.prepare()
+        func entry(_ password: String) throws -> String {
+            String(decoding: try Auth.run(ProcessTests.executable.path, ["hash-password", "alice", "--iterations", "1000"],
+                                          input: Data("\(password)\n".utf8)), as: UTF8.self)
+        }
+        let passwords = try Auth.temporaryFile(try entry("first password"))
+        let roles = try Auth.temporaryFile("alice:auth_test_alice\n")
+        let secretFile = try Auth.temporaryFile(String(repeating: "1", count: 48))
+        let run = try ProcessTests.Run(["serve", "--services", folder, "--port", "0", "--auth-basic-file", passwords,
+                                        "--role-map", roles, "--jwt-secret-file", secretFile])
+        let port = try run.servingPort()
+        let oldToken = "Bearer " + (try Auth.token(["role": "auth_test_alice"], hmacSecretFile: secretFile))
+        #expect(try Auth.get("/notes", port: port, authorization: Auth.basic("alice", "first password")).status == 200)
+        #expect(try Auth.get("/notes", port: port, authorization: oldToken).status == 200)
+
+        try (try entry("second password")).write(toFile: passwords, atomically: true, encoding: .utf8)
+        try "alice:auth_test_bob\n".write(toFile: roles, atomically: true, encoding: .utf8)
+        try String(repeating: "2", count: 48).write(toFile: secretFile, atomically: true, encoding: .utf8)
+        run.signal(SIGHUP)
+        #expect(run.waitUntilLogged { $0.contains("Reloaded the authentication files") })
+        // The old password, though remembered before, and the old key no longer pass.
+        #expect(try Auth.get("/notes", port: port, authorization: Auth.basic("alice", "first password")).status == 401)
+        #expect(try Auth.get("/notes", port: port, authorization: oldToken).status == 401)
+        let bob = try Auth.get("/notes", port: port, authorization: Auth.basic("alice", "second password"))
+        #expect(Auth.owners(bob) == ["auth_test_bob"], "the new role map: \(bob)")
+        let newToken = "Bearer " + (try Auth.token(["role": "auth_test_alice"], hmacSecretFile: secretFile))
+        #expect(try Auth.get("/notes", port: port, authorization: newToken).status == 200)
+
+        try "alice:not a hash\n".write(toFile: passwords, atomically: true, encoding: .utf8)
+        run.signal(SIGHUP)
+        #expect(run.waitUntilLogged { $0.contains("were not reloaded") })
+        #expect(try Auth.get("/notes", port: port, authorization: Auth.basic("alice", "second password")).status == 200)
+    }
+
     // MARK: - Bodies
 
     @Test("a request that will get 401 is answered before its body is sent")
