@@ -72,6 +72,23 @@ struct RedirectTests {
         #expect(received["X-Client"] == "app")
     }
 
+    @Test func credentialsOfTheSessionConfigurationFollowTheSameRules() async throws {
+        let landing = try Self.server()
+        defer { landing.stop() }
+        let origin = try Self.server(landingPort: landing.port)
+        defer { origin.stop() }
+        let session = URLSessionConfiguration.default
+        session.httpAdditionalHeaders = ["Authorization": "Bearer session-token", "X-Client": "session"]
+        let client = WebServiceClient(baseURL: URL(string: "http://127.0.0.1:\(origin.port)")!, session: session)
+        #expect(client.configuration.headers == ["Authorization": "Bearer session-token"])
+        let same = try await client.get("/same", as: [String: String].self)
+        #expect(same["Authorization"] == "Bearer session-token")
+        #expect(same["X-Client"] == "session")
+        let other = try await client.get("/port", as: [String: String].self)
+        #expect(other["Authorization"] == "none")
+        #expect(other["X-Client"] == "session")
+    }
+
     @Test func httpsToHTTPIsRefusedAndAnotherOriginLosesTheCredentials() throws {
         var request = URLRequest(url: URL(string: "http://api.example/landing")!)
         request.setValue("Bearer secret-token", forHTTPHeaderField: "Authorization")

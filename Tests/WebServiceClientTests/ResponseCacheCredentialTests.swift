@@ -1,4 +1,7 @@
 import Foundation
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
 import Testing
 import WebServiceClient
 
@@ -55,6 +58,24 @@ struct ResponseCacheCredentialTests {
             try await carol.send(WebServiceRequest(.get, "/echo/whoami", cachePolicy: .cacheFirst(maxAge: 3600)))
         }
         #expect(carolsError?.code == .transport)
+    }
+
+    @Test func credentialsOfTheSessionConfigurationKeyTheEntriesToo() async throws {
+        let folder = try ClientTestEnvironment.temporaryFolder()
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let server = try ClientTestEnvironment.baseURL(of: ClientTestEnvironment.shared.get())
+        let session = URLSessionConfiguration.default
+        session.httpAdditionalHeaders = ["Authorization": Authorization.basic(username: "erin", password: "erin-password").headerValue]
+        let erin = WebServiceClient(baseURL: server, configuration: .init(cache: try ResponseCache(directory: folder)), session: session)
+        #expect(try await erin.send(WebServiceRequest(.get, "/echo/whoami")).decode(String.self) == "erin")
+        _ = try await erin.send(WebServiceRequest(.get, "/employees/10004"))
+        // Erin's answers are not an anonymous caller's.
+        let anonymous = try client(server, nil, folder)
+        let employee = try await anonymous.send(WebServiceRequest(.get, "/employees/10004", cachePolicy: .cacheFirst(maxAge: 3600)))
+        #expect(!employee.isFromCache)
+        let ann = try client(server, .basic(username: "ann", password: "ann-password"), folder)
+        let forAnn = try await ann.send(WebServiceRequest(.get, "/echo/whoami", cachePolicy: .cacheFirst(maxAge: 3600)))
+        #expect(try forAnn.decode(String.self) == "ann")
     }
 
     @Test func aPrivateAnswerWithoutCredentialsIsNotKept() async throws {
