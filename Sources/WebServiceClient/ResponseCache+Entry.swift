@@ -11,7 +11,8 @@ extension ResponseCache {
             var status: Int
             var headers: [String: String]
             var storedAt: Date
-            /// The request's values of the fields named by `Vary` (absent: `nil`).
+            /// Digests of the request's values of the fields named by `Vary`
+            /// (absent: `nil`); never the values, which may be credentials.
             var varied: [String: String?]
         }
 
@@ -25,16 +26,19 @@ extension ResponseCache {
         }
 
         /// A new entry for `response`, or `nil` when it must not be kept
-        /// (`Cache-Control: no-store`, `Vary: *`).
+        /// (`Cache-Control: no-store`, `Vary: *`, `private` without credentials).
+        /// `Set-Cookie` is left out of the stored header fields.
         init?(request: URLRequest, response: WebServiceResponse, storedAt: Date) {
             let directives = Self.directives(response.header("Cache-Control"))
             guard directives["no-store"] == nil else { return nil }
+            guard directives["private"] == nil || CredentialFields.digest(of: request) != nil else { return nil }
             let varyNames = Self.varyNames(response.header("Vary"))
             guard !varyNames.contains("*") else { return nil }
             var varied: [String: String?] = [:]
-            for name in varyNames { varied[name] = .some(request.value(forHTTPHeaderField: name)) }
+            for name in varyNames { varied[name] = .some(Self.variedDigest(name, request)) }
+            let headers = response.headers.filter { $0.key.lowercased() != "set-cookie" }
             metadata = Metadata(
-                key: ResponseCache.key(of: request), status: response.status, headers: response.headers, storedAt: storedAt,
+                key: ResponseCache.key(of: request), status: response.status, headers: headers, storedAt: storedAt,
                 varied: varied)
             body = response.data
         }
@@ -57,7 +61,12 @@ extension ResponseCache {
 
         /// Whether `request` has the values this answer varies on.
         func matches(_ request: URLRequest) -> Bool {
-            metadata.varied.allSatisfy { name, value in request.value(forHTTPHeaderField: name) == value }
+            metadata.varied.allSatisfy { name, digest in Self.variedDigest(name, request) == digest }
+        }
+
+        /// The SHA-256 of `request`'s value of the field `name`; `nil` when it has none.
+        private static func variedDigest(_ name: String, _ request: URLRequest) -> String? {
+            request.value(forHTTPHeaderField: name).map { SHA256.hexDigest("vary\n" + name.lowercased() + ": " + $0) }
         }
 
         /// Seconds the answer stays fresh after `storedAt`: its `max-age`,

@@ -33,10 +33,17 @@ public enum CachePolicy: Sendable, Hashable {
 /// working offline with the answers it last had (after the seeds'
 /// "Caching Web Service Response Data").
 ///
-/// - One file per answer, named by a hash of its method and URL; the file
-///   also records the request's values of the header fields the answer
-///   varies on (`Vary`), and is used only for a request with the same
-///   values (a new answer replaces it).
+/// - One file per answer, named by the SHA-256 of its method, URL and a
+///   digest of the request's credentials (``CredentialFields``): callers
+///   with different credentials never share an entry, even in one folder.
+///   The file also records digests of the request's values of the header
+///   fields the answer varies on (`Vary`), never the values, and is used only
+///   for a request with the same values (a new answer replaces it).
+/// - `Cache-Control: private` answers are kept only for a request with
+///   credentials, under their digest: without any, the cache cannot tell
+///   whose answer it is (URLSession may have added cookies of its own).
+/// - The folder, and each folder the cache creates for it, is readable by
+///   its owner alone (0700); so is each file (0600).
 /// - Each file is written whole to a temporary name, then renamed: a crash
 ///   leaves the previous entry or the new one, never half of one.
 /// - Past `sizeLimit` bytes, the least recently used entries are removed.
@@ -60,15 +67,22 @@ public final class ResponseCache: @unchecked Sendable {
 
     static let entryExtension = "entry"
 
-    /// Opens (creating it if need be) the cache in `directory`.
+    /// Opens (creating it if need be) the cache in `directory`, and makes
+    /// the folder its owner's alone (0700).
     public init(directory: URL, sizeLimit: Int = 50 << 20) throws {
         self.directory = directory
         self.sizeLimit = sizeLimit
-        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        try Self.createPrivateDirectory(directory)
         let keys: [URLResourceKey] = [.fileSizeKey, .contentModificationDateKey]
         for file in try FileManager.default.contentsOfDirectory(at: directory, includingPropertiesForKeys: keys) {
-            if file.lastPathComponent.hasPrefix(".tmp-") {
+            let name = file.lastPathComponent
+            if name.hasPrefix(".tmp-") {
                 try? FileManager.default.removeItem(at: file)  // a write that never finished
+                continue
+            }
+            if file.pathExtension == Self.entryExtension, !Self.isEntryName(name) {
+                // Not named by a SHA-256: an earlier format, which kept `Vary` values in clear.
+                try? FileManager.default.removeItem(at: file)
                 continue
             }
             guard file.pathExtension == Self.entryExtension, let values = try? file.resourceValues(forKeys: Set(keys)) else { continue }
@@ -156,22 +170,65 @@ public final class ResponseCache: @unchecked Sendable {
         return response
     }
 
-    /// The file name of a request's entry: FNV-1a (64 bits) of its method
-    /// and URL; the entry repeats the key, so a collision is a miss.
+    /// What an entry is stored under: the method, the URL without its user
+    /// and password, and the digest of the credentials (``CredentialFields``).
     static func key(of request: URLRequest) -> String {
-        (request.httpMethod ?? "GET") + " " + (request.url?.absoluteString ?? "")
+        let url = request.url.map { CredentialFields.removed(from: $0).absoluteString } ?? ""
+        var key = (request.httpMethod ?? "GET") + " " + url
+        if let credentials = CredentialFields.digest(of: request) { key += " credentials:" + credentials }
+        return key
     }
 
+    /// The file name of an entry: the SHA-256 of its key (the entry repeats
+    /// the key, so a collision is a miss).
     private func fileName(_ key: String) -> String {
-        var hash: UInt64 = 0xcbf2_9ce4_8422_2325
-        for byte in key.utf8 {
-            hash ^= UInt64(byte)
-            hash = hash &* 0x0000_0100_0000_01b3
-        }
-        return String(hash, radix: 16) + "." + Self.entryExtension
+        SHA256.hexDigest(key) + "." + Self.entryExtension
+    }
+
+    private static func isEntryName(_ name: String) -> Bool {
+        let stem = name.dropLast(entryExtension.count + 1)
+        return stem.count == 64 && stem.allSatisfy { $0.isHexDigit && !$0.isUppercase }
     }
 
     // MARK: - Files
+
+    /// Creates `directory` and the folders missing above it with mode 0700,
+    /// and sets `directory` itself to 0700 if it was there.
+    private static func createPrivateDirectory(_ directory: URL) throws {
+        var missing: [URL] = []
+        var folder = directory.standardizedFileURL
+        while !FileManager.default.fileExists(atPath: folder.path), folder.path != "/" {
+            missing.append(folder)
+            folder = folder.deletingLastPathComponent()
+        }
+        for folder in missing.reversed() {
+            do {
+                try FileManager.default.createDirectory(
+                    at: folder, withIntermediateDirectories: false, attributes: [.posixPermissions: 0o700])
+            } catch where FileManager.default.fileExists(atPath: folder.path) {
+                // Created meanwhile by another cache or process.
+            }
+            try FileManager.default.setAttributes([.posixPermissions: 0o700], ofItemAtPath: folder.path)
+        }
+        try FileManager.default.setAttributes([.posixPermissions: 0o700], ofItemAtPath: directory.path)
+    }
+
+    /// Writes `data` to the new file `url`, created with mode 0600.
+    private static func writePrivateFile(_ data: Data, to url: URL) -> Bool {
+        let descriptor = open(url.path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o600)
+        guard descriptor >= 0 else { return false }
+        defer { close(descriptor) }
+        return data.withUnsafeBytes { bytes in
+            var offset = 0
+            while offset < bytes.count {
+                let count = pwrite(descriptor, bytes.baseAddress! + offset, bytes.count - offset, off_t(offset))
+                if count < 0, errno == EINTR { continue }
+                guard count > 0 else { return false }
+                offset += count
+            }
+            return true
+        }
+    }
 
     private func read(_ key: String, matching request: URLRequest) -> Entry? {
         let name = fileName(key)
@@ -190,7 +247,10 @@ public final class ResponseCache: @unchecked Sendable {
         let data = entry.fileData
         guard data.count <= sizeLimit else { return }
         let temporary = directory.appending(path: ".tmp-" + UUID().uuidString)
-        guard (try? data.write(to: temporary)) != nil else { return }
+        guard Self.writePrivateFile(data, to: temporary) else {
+            try? FileManager.default.removeItem(at: temporary)
+            return
+        }
         guard rename(temporary.path, directory.appending(path: name).path) == 0 else {
             try? FileManager.default.removeItem(at: temporary)
             return

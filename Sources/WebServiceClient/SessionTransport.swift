@@ -62,12 +62,26 @@ final class SessionTransport: NSObject, URLSessionDataDelegate, @unchecked Senda
         handler?.completed(error)
     }
 
-    /// Redirects are followed as URLSession does, keeping the request's header fields.
+    /// Redirects are followed as ``redirect(_:from:)`` rules: without the
+    /// credentials to another origin, never from https to http. A refused
+    /// redirect ends the call with its error at once; the task then completes
+    /// with the redirect's own answer, which no handler receives.
     func urlSession(
         _ session: URLSession, task: URLSessionTask, willPerformHTTPRedirection response: HTTPURLResponse,
         newRequest request: URLRequest, completionHandler: @escaping (URLRequest?) -> Void
     ) {
-        completionHandler(request)
+        guard let origin = response.url ?? task.currentRequest?.url else {
+            completionHandler(CredentialFields.removed(from: request))
+            return
+        }
+        switch Self.redirect(request, from: origin) {
+        case .success(let followed):
+            completionHandler(followed)
+        case .failure(let error):
+            let handler = lock.withLock { handlers.removeValue(forKey: task.taskIdentifier) }
+            handler?.completed(error)
+            completionHandler(nil)
+        }
     }
 }
 

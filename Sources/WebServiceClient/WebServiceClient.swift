@@ -62,14 +62,28 @@ public final class WebServiceClient: Sendable {
 
     /// A client of the service at `baseURL`. `session` configures the
     /// underlying `URLSession` (proxies, TLS, connection limits); its own
-    /// URL cache is not used.
+    /// URL cache is not used. Credential header fields among its
+    /// `httpAdditionalHeaders` move to `configuration.headers` (unless set
+    /// there), so that the cache and the redirect rules see them.
     public init(
         baseURL: URL, configuration: Configuration = Configuration(),
         session: URLSessionConfiguration = .default
     ) {
         self.baseURL = baseURL
-        self.configuration = configuration
         let session = session.copy() as! URLSessionConfiguration
+        var configuration = configuration
+        if var additional = session.httpAdditionalHeaders {
+            for (key, value) in additional {
+                let name = "\(key)"
+                guard CredentialFields.names.contains(where: { $0.caseInsensitiveCompare(name) == .orderedSame }) else { continue }
+                additional[key] = nil
+                if !configuration.headers.keys.contains(where: { $0.caseInsensitiveCompare(name) == .orderedSame }) {
+                    configuration.headers[name] = "\(value)"
+                }
+            }
+            session.httpAdditionalHeaders = additional
+        }
+        self.configuration = configuration
         session.urlCache = nil
         session.requestCachePolicy = .reloadIgnoringLocalCacheData
         transport = SessionTransport(configuration: session)

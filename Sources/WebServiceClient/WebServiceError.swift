@@ -33,6 +33,9 @@ public struct WebServiceError: Error, Sendable, CustomStringConvertible {
         public static let decoding = Code(rawValue: "decoding")
         /// The call could not be made as written (a path variable without its argument, say).
         public static let invalidRequest = Code(rawValue: "invalidRequest")
+        /// The server redirected an https call to http: the call is refused
+        /// rather than sent, with its credentials, in clear.
+        public static let insecureRedirect = Code(rawValue: "insecureRedirect")
 
         public var description: String { rawValue }
     }

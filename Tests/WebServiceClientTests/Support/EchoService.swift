@@ -30,6 +30,21 @@ struct EchoService: WebService {
         var name: String?
     }
 
+    /// The user name of a basic `Authorization` ("anonymous" without one),
+    /// never the credentials themselves.
+    private static func whoami(_ request: HTTPRequest, varying: Bool) -> HTTPResponse {
+        var name = "anonymous"
+        if let value = request.headers["Authorization"], value.hasPrefix("Basic "),
+           let decoded = Data(base64Encoded: String(value.dropFirst(6))),
+           let user = String(decoding: decoded, as: UTF8.self).split(separator: ":").first {
+            name = String(user)
+        }
+        var response = HTTPResponse(status: .ok, json: Array("\"\(name)\"".utf8))
+        response.headers["Cache-Control"] = "private, max-age=60"
+        if varying { response.headers["Vary"] = "Authorization" }
+        return response
+    }
+
     var routes: [Route] {
         Route(.post, "/upload", description: "Reads an uploaded file.", returns: Upload.self,
               Parameter<String>("label"), Parameter<UploadedFile>("file")) { label, file in
@@ -69,6 +84,12 @@ struct EchoService: WebService {
             response.headers["Vary"] = "X-Client"
             response.headers["Cache-Control"] = "max-age=60"
             return response
+        }
+        Route(.get, "/whoami", description: "The basic user's name: private, fresh for a minute, without `Vary`.", Request()) { request in
+            Self.whoami(request, varying: false)
+        }
+        Route(.get, "/whoami/varied", description: "As `/whoami`, varying on `Authorization`.", Request()) { request in
+            Self.whoami(request, varying: true)
         }
         Route(.get, "/slow", description: "Answers after `seconds`.", Parameter<Double>("seconds")) { seconds async in
             try? await Task.sleep(for: .seconds(seconds))
