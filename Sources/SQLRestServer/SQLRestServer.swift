@@ -51,6 +51,7 @@ public struct SQLRestServer {
     private var programOptions: [ServerOptions.Option] = []
     private var commands: [Command] = []
     private var reloadsOnHangup = false
+    private var watchedFolder: @Sendable (ServerOptions) -> String? = { _ in nil }
 
     /// A command of a program that has several (`sql-rest check`), besides `serve`.
     private struct Command {
@@ -167,9 +168,12 @@ public struct SQLRestServer {
     /// }
     /// .option("services", variable: "SERVICES", meaning: "Folder of the service files", required: true)
     /// ```
-    public func option(_ name: String, variable: String, meaning: String, required: Bool = false) -> SQLRestServer {
+    /// With `flag`, the option is on or off: `--name` alone means `true`,
+    /// and `options[option: name]` is `"true"` or `"false"`.
+    public func option(_ name: String, variable: String, meaning: String, required: Bool = false, flag: Bool = false) -> SQLRestServer {
         var server = self
-        server.programOptions.append(ServerOptions.Option(program: name, variable: variable, meaning: meaning, required: required))
+        server.programOptions.append(
+            ServerOptions.Option(program: name, variable: variable, meaning: meaning, required: required, isFlag: flag))
         return server
     }
 
@@ -198,9 +202,18 @@ public struct SQLRestServer {
     /// ```swift
     /// server.reloadingOnHangup().run()   // kill -HUP <pid> re-reads the files
     /// ```
-    public func reloadingOnHangup() -> SQLRestServer {
+    ///
+    /// `watching` names, from the options, a folder whose changes reload
+    /// the services too, as SIGHUP does (a file added, removed, or written);
+    /// `nil`: only SIGHUP reloads.
+    ///
+    /// ```swift
+    /// server.reloadingOnHangup { options in options[option: "watch"] == "true" ? options[option: "services"] : nil }
+    /// ```
+    public func reloadingOnHangup(watching: @escaping @Sendable (ServerOptions) -> String? = { _ in nil }) -> SQLRestServer {
         var server = self
         server.reloadsOnHangup = true
+        server.watchedFolder = watching
         return server
     }
 
@@ -288,6 +301,12 @@ public struct SQLRestServer {
                     logger.error("The services were not reloaded; the previous ones still serve")
                     for line in "\(error)".split(separator: "\n") { logger.error("\(line)") }
                 }
+            }
+        }
+        if reloadsOnHangup, let folder = watchedFolder(options) {
+            FolderWatcher.start(folder) { [logger] in
+                logger.notice("\(folder) changed: reloading")
+                kill(getpid(), SIGHUP)
             }
         }
         // Stops accepting, and lets the requests in flight finish.

@@ -43,15 +43,20 @@ extension ServerOptions {
         }
 
         /// An option of one program, its value kept as text (``ServerOptions/subscript(option:)``).
-        init(program name: String, variable: String, meaning: String, required: Bool) {
+        init(program name: String, variable: String, meaning: String, required: Bool, isFlag: Bool = false) {
             self.name = name
             self.variable = .prefixed(variable)
             self.meaning = meaning
             self.emptyDefault = nil
-            self.apply = { $0.programOptions[name] = $1; return true }
-            self.defaultValue = { $0.programOptions[name] ?? "" }
+            self.apply = { options, value in
+                let value = isFlag ? ServerOptions.flag(value).map { String($0) } : value
+                guard let value else { return false }
+                options.programOptions[name] = value
+                return true
+            }
+            self.defaultValue = { $0.programOptions[name] ?? (isFlag ? "false" : "") }
             self.isRequired = required
-            self.isFlag = false
+            self.isFlag = isFlag
         }
 
         var valueName: String { isFlag ? "[true|false]" : "<\(name)>" }
@@ -225,7 +230,7 @@ extension ServerOptions {
         return urls.map { String($0.reversed().drop { $0 == " " }.reversed()) }.filter { !$0.isEmpty }
     }
 
-    private static func flag(_ value: String) -> Bool? {
+    static func flag(_ value: String) -> Bool? {
         switch value.lowercased() {
         case "true", "1", "yes", "on": true
         case "false", "0", "no", "off": false

@@ -17,10 +17,12 @@ import WebService
 /// problem of every file, each as `FILE:LINE: message`; docs/SQL-SERVICES.md
 /// lists what is checked.
 public struct ServiceFolder: Sendable {
-    /// The folder, as given: file names in messages begin with it.
+    /// The folder, as given: file names in messages begin with it. A path
+    /// to one `.sql` file stands for a folder of that file alone (`sql-rest
+    /// check` on the file being written prints its problems only).
     public let path: String
 
-    /// The folder at `path`.
+    /// The folder (or the one file) at `path`.
     public init(_ path: String) {
         self.path = path
     }
@@ -39,8 +41,7 @@ public struct ServiceFolder: Sendable {
         let files = try sqlFiles()
         var problems: [ServiceProblem] = []
         var parsed: [ServiceFile] = []
-        for relative in files {
-            let name = (path.hasSuffix("/") ? path : path + "/") + relative
+        for name in files {
             guard let data = FileManager.default.contents(atPath: name), let text = String(data: data, encoding: .utf8) else {
                 problems.append(ServiceProblem(file: name, line: 1, message: "the file cannot be read as UTF-8 text"))
                 continue
@@ -68,9 +69,14 @@ public struct ServiceFolder: Sendable {
         return LoadedServices(drafts: drafts, catalog: catalog)
     }
 
-    /// The `.sql` files below the folder, as paths relative to it, sorted;
-    /// folders whose name begins with `.` are skipped.
-    private func sqlFiles() throws(ReadError) -> [String] {
+    /// The `.sql` files below the folder, their paths beginning with the
+    /// folder's, sorted; folders whose name begins with `.` are skipped.
+    /// `path` itself when it names a `.sql` file.
+    func sqlFiles() throws(ReadError) -> [String] {
+        if path.hasSuffix(".sql"), FileManager.default.fileExists(atPath: path),
+           (try? FileManager.default.contentsOfDirectory(atPath: path)) == nil {
+            return [path]
+        }
         guard let all = try? FileManager.default.subpathsOfDirectory(atPath: path) else {
             throw ReadError(description: "\(path): no such folder, or it cannot be read")
         }
@@ -78,7 +84,7 @@ public struct ServiceFolder: Sendable {
             relative.hasSuffix(".sql") && !relative.split(separator: "/").contains { $0.hasPrefix(".") }
         }.sorted()
         guard !files.isEmpty else { throw ReadError(description: "\(path): no .sql file in the folder or below it") }
-        return files
+        return files.map { (path.hasSuffix("/") ? path : path + "/") + $0 }
     }
 
     /// Descriptions of the types the statements use that are not built in

@@ -11,7 +11,9 @@ import SQLServices
 ///
 /// ```
 /// sql-rest check --services services      # prepares and describes every statement; 0 when all is well
+/// sql-rest check --services services/employees/list.sql   # one file: its problems only
 /// sql-rest serve --services services      # serves them; SIGHUP reads the folder again
+/// sql-rest serve --services services --watch   # and so does any change of a file in it
 /// ```
 @main
 enum SQLRest {
@@ -23,7 +25,10 @@ enum SQLRest {
         ) { options, pool in
             try pool.withConnection { try ServiceFolder(options[option: "services"]!).load(on: $0).services }
         }
-        .option("services", variable: "SERVICES", meaning: "Folder of the `.sql` files, one operation each, read recursively", required: true)
+        .option("services", variable: "SERVICES",
+                meaning: "Folder of the `.sql` files, one operation each, read recursively; `check` also takes one file, and prints its problems only",
+                required: true)
+        .option("watch", variable: "WATCH", meaning: "`serve` reloads the services when a file in the folder changes, as SIGHUP does", flag: true)
         .command("check", summary: "Prepares and describes every statement, prints every problem as FILE:LINE: message (exit 1) or a summary (exit 0).") { options in
             do {
                 let connection = try Connection(options.databaseURL)
@@ -36,7 +41,7 @@ enum SQLRest {
                 return 1
             }
         }
-        .reloadingOnHangup()
+        .reloadingOnHangup { options in options[option: "watch"] == "true" ? options[option: "services"] : nil }
         .run()
     }
 }
