@@ -37,8 +37,9 @@ import WebService
 /// Authentication is off unless an option turns it on (`--auth-basic-file`,
 /// `--auth-basic-postgres`, `--jwt-secret-file`, `--jwt-public-key-file`,
 /// `--anonymous-role`); each request's queries then run as its role.
-/// `--tls-cert` and `--tls-key` serve HTTPS. `<program> hash-password
-/// alice < password` prints a password file entry.
+/// `--tls-cert` and `--tls-key` serve HTTPS (TLS 1.2 and 1.3 unless
+/// `--tls-priorities` says otherwise); SIGHUP reads both files again.
+/// `<program> hash-password alice < password` prints a password file entry.
 public struct SQLRestServer {
     /// The program's name, in `--help`, in usage errors and on every log line.
     public let name: String
@@ -228,6 +229,10 @@ public struct SQLRestServer {
         }
         let runner = QueryRunner(
             pool: pool, replicas: replicas, options: JSONRenderingOptions(dateFormat: options.dateFormat), maxRows: options.maxRows)
+        let authenticator = try options.authenticator(realm: name, logger: logger)
+        let openAPI = OpenAPIInfo(
+            title: name, description: overview,
+            security: authenticator.flatMap { options.openAPISecurity(publicPathPrefixes: $0.configuration.publicPathPrefixes) })
         let drain = HealthService.Drain()
         // Kept across reloads (SIGHUP), so that the counts go on.
         let routeMetrics = options.metrics ? RouteMetrics() : nil
@@ -244,7 +249,7 @@ public struct SQLRestServer {
             }
             return WebServiceRouter(
                 services: services, runners: [runner], logger: logger,
-                openAPI: OpenAPIInfo(title: name, description: overview), metrics: routeMetrics)
+                openAPI: openAPI, metrics: routeMetrics)
         }
         // A router that another replaces on SIGHUP, or the one router for good.
         let router = try makeRouter()
@@ -256,7 +261,8 @@ public struct SQLRestServer {
         }
         var configuration = options.serverConfiguration
         configuration.tls = try options.tlsCertificate()
-        let server = if let authenticator = try options.authenticator(realm: name, logger: logger) {
+        if configuration.tls != nil, let warning = options.tlsKeyPermissionWarning() { logger.warning("\(warning)") }
+        let server = if let authenticator {
             HTTPServer(configuration: configuration, logger: logger) { authenticator.respond(to: $0, next: respond) }
         } else {
             HTTPServer(configuration: configuration, logger: logger, handler: respond)
@@ -267,9 +273,11 @@ public struct SQLRestServer {
         let scheme = configuration.tls == nil ? "http" : "https"
         logger.info("Serving \(scheme)://\(options.host):\(server.port)/ (pool of \(options.poolSize) connections\(replicaNote))")
         StandardErrorOutput.shared.flush()  // Scripts wait for this line; the access log may wait.
-        var reload: (() -> Void)?
+        // What SIGHUP does, step by step in this order; each step logs its
+        // own outcome, and one that fails leaves the rest to run.
+        var hangupSteps: [() -> Void] = []
         if let swappable {
-            reload = {
+            hangupSteps.append {
                 do {
                     swappable.swap(to: try makeRouter())
                     logger.notice("Reloaded the services")
@@ -279,8 +287,22 @@ public struct SQLRestServer {
                 }
             }
         }
+        if configuration.tls != nil {
+            hangupSteps.append {
+                let files = "\(options.tlsCertificateFile) and \(options.tlsKeyFile)"
+                do {
+                    if let warning = options.tlsKeyPermissionWarning() { logger.warning("\(warning)") }
+                    if let certificate = try options.tlsCertificate() { try server.reloadTLS(certificate) }
+                    logger.notice("Reloaded the TLS certificate from \(files)")
+                } catch {
+                    logger.error("The TLS certificate was not reloaded from \(files), the previous one is still presented: \(error)")
+                }
+            }
+        }
         // Stops accepting, and lets the requests in flight finish.
-        server.runUntilSignalled(drainSeconds: options.drainSeconds, onDrain: drain.begin, onHangup: reload)
+        server.runUntilSignalled(
+            drainSeconds: options.drainSeconds, onDrain: drain.begin,
+            onHangup: hangupSteps.isEmpty ? nil : { for step in hangupSteps { step() } })
         replicas?.close()
         pool.close()
         logger.info("Stopped")
