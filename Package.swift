@@ -41,6 +41,12 @@ let package = Package(
             pkgConfig: "libmicrohttpd",
             providers: [.apt(["libmicrohttpd-dev"])]
         ),
+        // libmicrohttpd's TLS library: certificates loaded and replaced while serving.
+        .systemLibrary(
+            name: "CGnuTLS",
+            pkgConfig: "gnutls",
+            providers: [.apt(["libgnutls28-dev"])]
+        ),
         .systemLibrary(
             name: "CLibCrypto",
             pkgConfig: "libcrypto",
@@ -59,6 +65,7 @@ let package = Package(
         .target(
             name: "HTTPServer",
             dependencies: [
+                "CGnuTLS",
                 "CMicroHTTPD",
                 "CZlib",
                 "CMicroHTTPDErrorHook",

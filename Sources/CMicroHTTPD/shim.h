@@ -73,4 +73,14 @@ shim_MHD_get_socket_context(struct MHD_Connection *connection)
     return info == NULL ? NULL : info->socket_context;
 }
 
+/// `MHD_get_connection_info` is variadic: the connection's GnuTLS session
+/// (a `gnutls_session_t`), or NULL without TLS.
+static inline void *
+shim_MHD_get_tls_session(struct MHD_Connection *connection)
+{
+    const union MHD_ConnectionInfo *info =
+        MHD_get_connection_info(connection, MHD_CONNECTION_INFO_GNUTLS_SESSION);
+    return info == NULL ? NULL : info->tls_session;
+}
+
 #endif

@@ -14,17 +14,20 @@ import Synchronization
 /// the port (`SO_REUSEPORT`), and the kernel spreads new connections over them.
 ///
 /// The daemons' callbacks receive the `RequestProcessor` through their
-/// `void *` argument; it is retained once from start to stop.
+/// `void *` argument; it is retained once from start to stop. The
+/// connection notification receives the `ConnectionSetup`, which the
+/// daemon holds.
 final class Daemon {
     let port: Int
     private let processor: RequestProcessor
+    private let connectionSetup: ConnectionSetup
     /// With one thread per connection: the daemon, which has its own threads.
     private var handle: OpaquePointer?
     /// With event loops: a daemon per loop.
     private var loopDaemons: [EventLoopDaemon] = []
     private var isRunning = true
-    /// The certificate and key's PEM texts as C strings, which the daemons
-    /// may read while they run; freed after they stop.
+    /// The certificate and key's PEM texts and the priority string as C
+    /// strings, which the daemons may read while they run; freed after they stop.
     private var tlsStrings: [UnsafeMutablePointer<CChar>] = []
 
     init(configuration: HTTPServer.Configuration, processor: RequestProcessor) throws {
@@ -44,18 +47,32 @@ final class Daemon {
         let address = try SocketAddress(host: configuration.host, port: configuration.port)
         let context = Unmanaged.passRetained(processor)
         do {
+            connectionSetup = ConnectionSetup(processor: processor, tls: try configuration.tls.map { certificate in
+                do {
+                    try HTTPServer.checkTLSPriorities(configuration.tlsPriorities)
+                    return TLSCredentialStore(try TLSCredentials(certificate))
+                } catch {
+                    throw HTTPServer.StartError(description: "cannot serve HTTPS: \(error)")
+                }
+            })
             var flags = MHD_USE_ERROR_LOG.rawValue
-            var options = Daemon.options(configuration: configuration, context: context.toOpaque())
+            var options = Daemon.options(
+                configuration: configuration, context: context.toOpaque(),
+                setup: Unmanaged.passUnretained(connectionSetup).toOpaque())
             if let tls = configuration.tls {
                 guard MHD_is_feature_supported(.FEATURE_TLS) == .YES else {
                     throw HTTPServer.StartError(description: "this libmicrohttpd is built without TLS support")
                 }
                 flags |= MHD_USE_TLS.rawValue
+                // libmicrohttpd needs a certificate to start; each connection
+                // is then given the store's (`connectionChanged`).
                 let certificate = strdup(tls.certificatePEM)!
                 let key = strdup(tls.privateKeyPEM)!
-                tlsStrings = [certificate, key]
+                let priorities = strdup(configuration.tlsPriorities)!
+                tlsStrings = [certificate, key, priorities]
                 options.append(MHD_OptionItem(option: .HTTPS_MEM_CERT, value: 0, ptr_value: UnsafeMutableRawPointer(certificate)))
                 options.append(MHD_OptionItem(option: .HTTPS_MEM_KEY, value: 0, ptr_value: UnsafeMutableRawPointer(key)))
+                options.append(MHD_OptionItem(option: .HTTPS_PRIORITIES, value: 0, ptr_value: UnsafeMutableRawPointer(priorities)))
             }
             switch configuration.threading {
             case .threadPerConnection:
@@ -115,7 +132,9 @@ final class Daemon {
     }
 
     /// The options every daemon shares; the caller adds its address or socket and `END`.
-    private static func options(configuration: HTTPServer.Configuration, context: UnsafeMutableRawPointer) -> [MHD_OptionItem] {
+    private static func options(
+        configuration: HTTPServer.Configuration, context: UnsafeMutableRawPointer, setup: UnsafeMutableRawPointer
+    ) -> [MHD_OptionItem] {
         [
             // The logger comes first so that it receives every message.
             MHD_OptionItem(option: .EXTERNAL_LOGGER, value: unsafeBitCast(Daemon.logMessage, to: Int.self), ptr_value: context),
@@ -138,7 +157,7 @@ final class Daemon {
                 ptr_value: nil),
             MHD_OptionItem(option: .URI_LOG_CALLBACK, value: unsafeBitCast(Daemon.requestBegan, to: Int.self), ptr_value: context),
             MHD_OptionItem(
-                option: .NOTIFY_CONNECTION, value: unsafeBitCast(Daemon.connectionChanged, to: Int.self), ptr_value: context),
+                option: .NOTIFY_CONNECTION, value: unsafeBitCast(Daemon.connectionChanged, to: Int.self), ptr_value: setup),
             MHD_OptionItem(
                 option: .NOTIFY_COMPLETED, value: unsafeBitCast(Daemon.requestCompleted, to: Int.self), ptr_value: context),
         ]
@@ -188,6 +207,14 @@ final class Daemon {
             Unmanaged.passUnretained(processor).release()
         }
         for string in tlsStrings { free(string) }
+    }
+
+    /// New connections present `certificate` from now on.
+    func replaceTLS(with certificate: HTTPServer.TLSCertificate) throws(HTTPServer.TLSError) {
+        guard let store = connectionSetup.tls else {
+            throw HTTPServer.TLSError(description: "the server was started without TLS")
+        }
+        store.replace(with: try TLSCredentials(certificate))
     }
 
     /// Stops the loops, then their daemons (with no loop running them, on this thread).
@@ -259,15 +286,30 @@ final class Daemon {
         return processor.openConnections.load(ordering: .relaxed) < processor.configuration.maximumConnections ? .YES : .NO
     }
 
-    /// MHD_OPTION_NOTIFY_CONNECTION: a connection opened or closed.
+    /// What the connection notification needs: the processor, and with
+    /// TLS the credentials each new connection presents.
+    final class ConnectionSetup: Sendable {
+        let processor: RequestProcessor
+        let tls: TLSCredentialStore?
+
+        init(processor: RequestProcessor, tls: TLSCredentialStore?) {
+            self.processor = processor
+            self.tls = tls
+        }
+    }
+
+    /// MHD_OPTION_NOTIFY_CONNECTION: a connection opened (before its TLS
+    /// handshake) or closed.
     private static let connectionChanged: @convention(c) (
         UnsafeMutableRawPointer?, OpaquePointer?, UnsafeMutablePointer<UnsafeMutableRawPointer?>?,
         MHD_ConnectionNotificationCode
     ) -> Void = { cls, connection, socketContext, code in
         guard let cls, let connection, let socketContext else { return }
-        let processor = Unmanaged<RequestProcessor>.fromOpaque(cls).takeUnretainedValue()
+        let setup = Unmanaged<ConnectionSetup>.fromOpaque(cls).takeUnretainedValue()
+        let processor = setup.processor
         switch code {
         case .CONNECTION_NOTIFY_STARTED:
+            if let tls = setup.tls, let session = shim_MHD_get_tls_session(connection) { tls.apply(to: session) }
             processor.openConnections.add(1, ordering: .relaxed)
             // The connection's socket context holds one retain on its
             // record until the connection closes.

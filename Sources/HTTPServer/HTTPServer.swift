@@ -66,6 +66,7 @@ public final class HTTPServer: Sendable {
         /// (`GET /items/1 200 42 bytes 0.4 ms requestId=…`), cheaper.
         public var accessLogFields: Bool
         /// HTTPS with this certificate and key (libmicrohttpd's GnuTLS); `nil`: plain HTTP.
+        /// ``HTTPServer/reloadTLS(_:)`` replaces it while the server runs.
         public var tls: TLSCertificate?
         /// Decides from the header fields, before the body is read, whether
         /// a request goes on and as which role (an authenticator); `nil`:
@@ -89,6 +90,11 @@ public final class HTTPServer: Sendable {
         /// is `cross-site`. A browser sends such requests (a form posted
         /// from elsewhere) with the user's credentials.
         public var refusesCrossSiteWrites = true
+        /// With ``tls``: the GnuTLS priority string, which chooses the
+        /// protocol versions and ciphers a handshake may agree on
+        /// (`NORMAL:-VERS-TLS1.2` drops TLS 1.2, say). A string GnuTLS
+        /// rejects makes `start()` throw. The default allows TLS 1.2 and 1.3 only.
+        public var tlsPriorities: String
 
         /// Every setting has a default; name only what differs.
         ///
@@ -107,9 +113,11 @@ public final class HTTPServer: Sendable {
             compression: ResponseCompression? = ResponseCompression(),
             crossOrigin: CrossOriginPolicy? = nil,
             tls: TLSCertificate? = nil,
+            tlsPriorities: String = Configuration.modernTLSPriorities,
             accessLogFields: Bool = false
         ) {
             self.tls = tls
+            self.tlsPriorities = tlsPriorities
             self.accessLogFields = accessLogFields
             self.compression = compression
             self.crossOrigin = crossOrigin
@@ -122,6 +130,10 @@ public final class HTTPServer: Sendable {
             self.shutdownTimeout = shutdownTimeout
             self.threading = threading
         }
+
+        /// GnuTLS's `NORMAL` ciphers over TLS 1.3 and 1.2 only: no TLS 1.0 or
+        /// 1.1, which current browsers and clients no longer offer either.
+        public static let modernTLSPriorities = "NORMAL:-VERS-ALL:+VERS-TLS1.3:+VERS-TLS1.2"
     }
 
     /// The certificate chain and private key an HTTPS server presents, as
@@ -254,6 +266,24 @@ public final class HTTPServer: Sendable {
             running.shutDown(timeout: configuration.shutdownTimeout, logger: logger)
             daemon = nil
             boundPort.store(0, ordering: .releasing)
+        }
+    }
+
+    /// Makes new connections present `certificate` from now on (a renewed
+    /// certificate, read again from its files); connections already open
+    /// keep the one they began with. The key must match the certificate;
+    /// when it does not, or either cannot be loaded, this throws and the
+    /// server goes on presenting the one it had. A server started
+    /// without TLS, or not running, throws too. A start after a stop
+    /// presents the configuration's certificate again.
+    ///
+    /// ```swift
+    /// try server.reloadTLS(TLSCertificate(certificatePEM: renewedCertificate, privateKeyPEM: renewedKey))
+    /// ```
+    public func reloadTLS(_ certificate: TLSCertificate) throws(TLSError) {
+        try daemon.withLock { (daemon) throws(TLSError) in
+            guard let daemon else { throw TLSError(description: "the server is not running") }
+            try daemon.replaceTLS(with: certificate)
         }
     }
 

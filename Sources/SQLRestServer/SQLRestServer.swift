@@ -37,8 +37,9 @@ import WebService
 /// Authentication is off unless an option turns it on (`--auth-basic-file`,
 /// `--auth-basic-postgres`, `--jwt-secret-file`, `--jwt-public-key-file`,
 /// `--anonymous-role`); each request's queries then run as its role.
-/// `--tls-cert` and `--tls-key` serve HTTPS. `<program> hash-password
-/// alice < password` prints a password file entry.
+/// `--tls-cert` and `--tls-key` serve HTTPS (TLS 1.2 and 1.3 unless
+/// `--tls-priorities` says otherwise); SIGHUP reads both files again.
+/// `<program> hash-password alice < password` prints a password file entry.
 public struct SQLRestServer {
     /// The program's name, in `--help`, in usage errors and on every log line.
     public let name: String
@@ -241,6 +242,10 @@ public struct SQLRestServer {
         }
         let runner = QueryRunner(
             pool: pool, replicas: replicas, options: JSONRenderingOptions(dateFormat: options.dateFormat), maxRows: options.maxRows)
+        let authenticator = try options.authenticator(realm: name, logger: logger)
+        let openAPI = OpenAPIInfo(
+            title: name, description: overview,
+            security: authenticator.flatMap { options.openAPISecurity(publicPathPrefixes: $0.configuration.publicPathPrefixes) })
         let drain = HealthService.Drain()
         // Kept across reloads (SIGHUP), so that the counts go on.
         let routeMetrics = options.metrics ? RouteMetrics() : nil
@@ -257,7 +262,7 @@ public struct SQLRestServer {
             }
             return WebServiceRouter(
                 services: services, runners: [runner], logger: logger,
-                openAPI: OpenAPIInfo(title: name, description: overview), metrics: routeMetrics)
+                openAPI: openAPI, metrics: routeMetrics)
         }
         // A router that another replaces on SIGHUP, or the one router for good.
         let router = try makeRouter()
@@ -269,7 +274,7 @@ public struct SQLRestServer {
         }
         var configuration = options.serverConfiguration
         configuration.tls = try options.tlsCertificate()
-        let authenticator = try options.authenticator(realm: name, logger: logger)
+        if configuration.tls != nil, let warning = options.tlsKeyPermissionWarning() { logger.warning("\(warning)") }
         configuration.admission = authenticator
         let server = HTTPServer(configuration: configuration, logger: logger, handler: respond)
 
@@ -278,11 +283,11 @@ public struct SQLRestServer {
         let scheme = configuration.tls == nil ? "http" : "https"
         logger.info("Serving \(scheme)://\(options.host):\(server.port)/ (pool of \(options.poolSize) connections\(replicaNote))")
         StandardErrorOutput.shared.flush()  // Scripts wait for this line; the access log may wait.
-        // What SIGHUP reads again, in order; each step logs its outcome, and
-        // one that fails keeps what it had.
-        var reloads: [() -> Void] = []
+        // What SIGHUP does, step by step in this order; each step logs its
+        // own outcome, and one that fails keeps what it had and leaves the rest to run.
+        var hangupSteps: [() -> Void] = []
         if let authenticator {
-            reloads.append { [name] in
+            hangupSteps.append { [name] in
                 do {
                     guard let configuration = try options.authenticatorConfiguration(realm: name) else { return }
                     try authenticator.reload(configuration)
@@ -293,13 +298,25 @@ public struct SQLRestServer {
             }
         }
         if let swappable {
-            reloads.append {
+            hangupSteps.append {
                 do {
                     swappable.swap(to: try makeRouter())
                     logger.notice("Reloaded the services")
                 } catch {
                     logger.error("The services were not reloaded; the previous ones still serve")
                     for line in "\(error)".split(separator: "\n") { logger.error("\(line)") }
+                }
+            }
+        }
+        if configuration.tls != nil {
+            hangupSteps.append {
+                let files = "\(options.tlsCertificateFile) and \(options.tlsKeyFile)"
+                do {
+                    if let warning = options.tlsKeyPermissionWarning() { logger.warning("\(warning)") }
+                    if let certificate = try options.tlsCertificate() { try server.reloadTLS(certificate) }
+                    logger.notice("Reloaded the TLS certificate from \(files)")
+                } catch {
+                    logger.error("The TLS certificate was not reloaded from \(files), the previous one is still presented: \(error)")
                 }
             }
         }
@@ -312,7 +329,7 @@ public struct SQLRestServer {
         // Stops accepting, and lets the requests in flight finish.
         server.runUntilSignalled(
             drainSeconds: options.drainSeconds, onDrain: drain.begin,
-            onHangup: reloads.isEmpty ? nil : { for reload in reloads { reload() } })
+            onHangup: hangupSteps.isEmpty ? nil : { for step in hangupSteps { step() } })
         replicas?.close()
         pool.close()
         logger.info("Stopped")

@@ -1,7 +1,11 @@
+#if canImport(Glibc)
+import Glibc
+#endif
 import Authentication
 import HTTPServer
 import Logging
 import PostgreSQL
+import WebService
 
 // MARK: - Authentication and TLS from the options
 
@@ -45,6 +49,31 @@ extension ServerOptions {
         if !roleMapFile.isEmpty { configuration.roles = try CredentialFile(path: roleMapFile).entries }
         if !anonymousRole.isEmpty { configuration.anonymousRole = anonymousRole }
         return configuration
+    }
+
+    /// What the OpenAPI document says of the authentication these options
+    /// turn on: basic with a password file or PostgreSQL's logins, bearer
+    /// JSON Web Tokens with a secret or a public key, requests without
+    /// credentials allowed with an anonymous role; `nil` when no scheme is
+    /// on (an anonymous role alone ignores credentials).
+    func openAPISecurity(publicPathPrefixes: [String]) -> OpenAPISecurity? {
+        var schemes: [OpenAPISecurity.Scheme] = []
+        if !authBasicFile.isEmpty || authBasicPostgres { schemes.append(.basic) }
+        if !jwtSecretFile.isEmpty || !jwtPublicKeyFile.isEmpty { schemes.append(.bearerJWT) }
+        guard !schemes.isEmpty else { return nil }
+        return OpenAPISecurity(schemes: schemes, allowsAnonymous: !anonymousRole.isEmpty, publicPathPrefixes: publicPathPrefixes)
+    }
+
+    /// A warning when the file of `--tls-key` is open to its group or to
+    /// others (mode & 0o077); `nil` when only its owner has access, or the
+    /// file is missing (reading it then fails, with its own error).
+    func tlsKeyPermissionWarning() -> String? {
+        guard !tlsKeyFile.isEmpty else { return nil }
+        var status = stat()
+        guard stat(tlsKeyFile, &status) == 0 else { return nil }
+        let mode = status.st_mode & 0o777
+        guard mode & 0o077 != 0 else { return nil }
+        return "The TLS private key \(tlsKeyFile) is open to its group or other users (mode \(String(mode, radix: 8))): run chmod 600 \(tlsKeyFile)"
     }
 
     /// The HTTPS certificate and key of `--tls-cert` and `--tls-key`; `nil` without them.

@@ -139,8 +139,17 @@ extension ServerOptions {
                "Certificate file (PEM, with its chain) to serve HTTPS with; needs `--tls-key`",
                emptyDefault: "plain HTTP",
                apply: { $0.tlsCertificateFile = $1; return true }, defaultValue: { $0.tlsCertificateFile }),
-        Option("tls-key", .prefixed("TLS_KEY"), "Private key file (PEM) of the certificate",
+        Option("tls-key", .prefixed("TLS_KEY"),
+               "Private key file (PEM) of the certificate, readable by its owner only (`chmod 600`); SIGHUP reads both files again",
                apply: { $0.tlsKeyFile = $1; return true }, defaultValue: { $0.tlsKeyFile }),
+        Option("tls-priorities", .prefixed("TLS_PRIORITIES"),
+               "Protocol versions and ciphers an HTTPS client may use, as a GnuTLS priority string; the default allows TLS 1.2 and 1.3 only",
+               apply: { options, value in
+                   guard !value.isEmpty else { return false }
+                   options.tlsPriorities = value
+                   return true
+               },
+               defaultValue: { $0.tlsPriorities }),
         Option("auth-basic-file", .prefixed("AUTH_BASIC_FILE"),
                "Password file for HTTP basic authentication: lines `user:$pbkdf2-sha256$…` (passlib's format; `hash-password` makes one)",
                emptyDefault: "none",

@@ -80,6 +80,8 @@ public struct ServerOptions: Equatable, Sendable {
     public internal(set) var tlsCertificateFile = ""
     /// `--tls-key`: the PEM private key file of HTTPS.
     public internal(set) var tlsKeyFile = ""
+    /// `--tls-priorities`: the GnuTLS priority string of HTTPS (protocol versions and ciphers).
+    public internal(set) var tlsPriorities = HTTPServer.Configuration.modernTLSPriorities
     /// `--auth-basic-file`: the password file of HTTP basic authentication; empty for none.
     public internal(set) var authBasicFile = ""
     /// `--auth-basic-postgres`: basic credentials checked by logging in to PostgreSQL.
@@ -276,6 +278,7 @@ public struct ServerOptions: Equatable, Sendable {
             shutdownTimeout: shutdownTimeout,
             threading: .eventLoops(threads: eventLoops ?? Self.automaticEventLoops),
             crossOrigin: corsOrigins.isEmpty ? nil : CrossOriginPolicy(allowedOrigins: corsOrigins),
+            tlsPriorities: tlsPriorities,
             accessLogFields: logFormat == .json
         )
         configuration.bodyTimeout = bodyTimeout

@@ -10,11 +10,14 @@ public struct OpenAPIInfo: Sendable {
     public var version: String
     /// Shown under the title; empty for none.
     public var description: String
+    /// How requests are authenticated; `nil` when they are not.
+    public var security: OpenAPISecurity?
 
-    public init(title: String = "Web services", version: String = "1.0.0", description: String = "") {
+    public init(title: String = "Web services", version: String = "1.0.0", description: String = "", security: OpenAPISecurity? = nil) {
         self.title = title
         self.version = version
         self.description = description
+        self.security = security
     }
 }
 
@@ -32,7 +35,10 @@ public struct OpenAPIInfo: Sendable {
 /// - a result is `200` with its schema (a streamed list is an array), no
 ///   result `204`; every operation may answer 400, 404, 406, 503 and 504
 ///   with a problem document;
-/// - structures and enumerations are `components/schemas`, linked by `$ref`.
+/// - structures and enumerations are `components/schemas`, linked by `$ref`;
+/// - with ``OpenAPIInfo/security``, its schemes are
+///   `components/securitySchemes`, the document's `security` lists them,
+///   and the operations of public paths have `security: []`.
 struct OpenAPIDocument {
     let services: [ServiceDocumentation]
     let info: OpenAPIInfo
@@ -68,18 +74,24 @@ struct OpenAPIDocument {
                 }
                 for method in methods {
                     let overloads = endpoint.operations.filter { $0.method == method }
-                    pathItem[method.lowercased()] = operation(overloads, tag: tag, templateVariables: variables)
+                    var operation = operation(overloads, tag: tag, templateVariables: variables)
+                    if isPublic(template) { operation["security"] = [] }
+                    pathItem[method.lowercased()] = operation
                 }
                 paths[template] = pathItem
             }
         }
-        return [
+        var components: JSON = ["schemas": componentSchemas(), "responses": Self.componentResponses()]
+        components["securitySchemes"] = securitySchemes
+        var document: JSON = [
             "openapi": "3.1.0",
             "info": infoObject,
             "tags": .array(tags),
             "paths": paths,
-            "components": ["schemas": componentSchemas(), "responses": Self.componentResponses()],
+            "components": components,
         ]
+        document["security"] = documentSecurity
+        return document
     }
 
     /// The service's tag: its path without the leading slash (`employees`).

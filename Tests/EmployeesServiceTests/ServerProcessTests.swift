@@ -62,11 +62,11 @@ struct ServerProcessTests {
 
         var printed: String { output.withLock { $0 } }
 
-        /// Waits for the "Serving http://HOST:PORT/" line and returns the port.
+        /// Waits for the "Serving http://HOST:PORT/" (or https) line and returns the port.
         func servingPort(timeout: TimeInterval = 20) throws -> Int {
             let deadline = Date(timeIntervalSinceNow: timeout)
             while Date() < deadline {
-                if let match = printed.firstMatch(of: /Serving http:\/\/127\.0\.0\.1:(\d+)\//), let port = Int(match.1) {
+                if let match = printed.firstMatch(of: /Serving https?:\/\/127\.0\.0\.1:(\d+)\//), let port = Int(match.1) {
                     return port
                 }
                 guard process.isRunning else { break }
