@@ -50,7 +50,7 @@ private func help(_ defaults: ServerOptions = ServerOptions(), prefix: String = 
     #expect(text.contains("--port <port>"))
     #expect(text.contains("(default: 9001)"))
     #expect(text.contains("-h, --help"))
-    #expect(ServerOptions.table.count == 33)
+    #expect(ServerOptions.table.count == 38)
 }
 
 @Test(arguments: [
