@@ -10,6 +10,7 @@ import SQLServices
 /// variable. docs/SQL-SERVICES.md describes the files.
 ///
 /// ```
+/// sql-rest init --database-url URL --out api [--schema NAME ...] [--writes]   # a file per operation, from the catalog
 /// sql-rest check --services services      # prepares and describes every statement; 0 when all is well
 /// sql-rest check --services services/employees/list.sql   # one file: its problems only
 /// sql-rest serve --services services      # serves them; SIGHUP reads the folder again
@@ -18,6 +19,9 @@ import SQLServices
 @main
 enum SQLRest {
     static func main() {
+        if CommandLine.arguments.dropFirst().first == "init" {
+            exit(initCommand(Array(CommandLine.arguments.dropFirst(2))))
+        }
         SQLRestServer(
             name: "sql-rest",
             overview: "Serves a folder of annotated .sql files (one operation each) as a REST API.",
@@ -33,15 +37,81 @@ enum SQLRest {
             do {
                 let connection = try Connection(options.databaseURL)
                 defer { connection.close() }
-                print(try ServiceFolder(options[option: "services"]!).load(on: connection).summary)
-                return 0
+                return check(ServiceFolder(options[option: "services"]!), on: connection)
             } catch {
-                var text = "\(error)\n"
-                text.withUTF8 { _ = write(STDERR_FILENO, $0.baseAddress, $0.count) }
+                printError("\(error)")
                 return 1
             }
         }
         .reloadingOnHangup { options in options[option: "watch"] == "true" ? options[option: "services"] : nil }
         .run()
+    }
+
+    /// `check`: the folder's summary on standard output, 0; or every problem on standard error, 1.
+    static func check(_ folder: ServiceFolder, on connection: Connection) -> Int32 {
+        do {
+            print(try folder.load(on: connection).summary)
+            return 0
+        } catch {
+            printError("\(error)")
+            return 1
+        }
+    }
+
+    /// `sql-rest init --database-url URL --out DIR [--schema NAME ...] [--writes]`:
+    /// writes a service folder for every table and view of the schemas
+    /// (`public` by default), never over a file that exists, prints what it
+    /// wrote and left, then checks the folder as `check` does.
+    static func initCommand(_ arguments: [String]) -> Int32 {
+        let usage = "Usage: sql-rest init --database-url <url> --out <folder> [--schema <name> ...] [--writes]"
+        var databaseURL = getenv("DATABASE_URL").map { String(cString: $0) } ?? ""
+        var out: String?
+        var schemas: [String] = []
+        var writes = false
+        var remaining = arguments[...]
+        while let argument = remaining.popFirst() {
+            switch argument {
+            case "--database-url": databaseURL = remaining.popFirst() ?? ""
+            case "--out": out = remaining.popFirst()
+            case "--schema":
+                guard let schema = remaining.popFirst() else { printError(usage); return 64 }
+                schemas.append(schema)
+            case "--writes": writes = true
+            case "-h", "--help":
+                print(usage + "\nWrites list.sql (and one.sql for a table with a primary key; create, update and delete with --writes) for every table and view of the schemas (public by default), then checks them.")
+                return 0
+            default:
+                printError("Error: Unexpected argument '\(argument)'.\n" + usage)
+                return 64
+            }
+        }
+        guard let out, !out.isEmpty else {
+            printError("Error: Missing '--out <folder>'.\n" + usage)
+            return 64
+        }
+        do {
+            let connection = try Connection(databaseURL)
+            defer { connection.close() }
+            let catalog = try DatabaseCatalog.read(schemas: schemas.isEmpty ? ["public"] : schemas, on: connection)
+            guard !catalog.relations.isEmpty else {
+                printError("Error: no table or view in \((schemas.isEmpty ? ["public"] : schemas).joined(separator: ", ")).")
+                return 1
+            }
+            let outcomes = try ServiceScaffold(catalog: catalog, writes: writes).write(into: out)
+            for outcome in outcomes {
+                print(outcome.isWritten ? "wrote \(outcome.path)" : "left \(outcome.path) (it exists)")
+            }
+            let written = outcomes.filter(\.isWritten).count
+            print("\(written) file\(written == 1 ? "" : "s") written, \(outcomes.count - written) left, for \(catalog.relations.count) tables and views; checking them:")
+            return check(ServiceFolder(out), on: connection)
+        } catch {
+            printError("Error: \(error)")
+            return 1
+        }
+    }
+
+    private static func printError(_ line: String) {
+        var text = line + "\n"
+        text.withUTF8 { _ = write(STDERR_FILENO, $0.baseAddress, $0.count) }
     }
 }

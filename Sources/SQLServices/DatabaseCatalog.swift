@@ -1,0 +1,130 @@
+import FoundationEssentials
+
+import PostgreSQL
+
+/// The tables and views of some schemas, as PostgreSQL's catalog describes
+/// them: columns (with nullability, defaults and comments), primary keys
+/// and foreign keys. What `sql-rest init` writes files from.
+///
+/// ```swift
+/// let catalog = try DatabaseCatalog.read(schemas: ["public"], on: connection)
+/// for relation in catalog.relations { print(relation.name, relation.primaryKey) }
+/// ```
+public struct DatabaseCatalog: Sendable {
+    /// A column of a table or view.
+    public struct Column: Sendable, Hashable {
+        public var name: String
+        public var isNotNull: Bool
+        /// The default's expression (`nextval('items_id_seq'::regclass)`), if any.
+        public var defaultExpression: String?
+        /// An identity or generated column: PostgreSQL gives its value.
+        public var isGenerated: Bool
+        public var comment: String?
+    }
+
+    /// A foreign key of `relation`: its columns refer to `referenced`'s.
+    public struct ForeignKey: Sendable, Hashable {
+        public var columns: [String]
+        public var referencedSchema: String
+        public var referencedName: String
+        public var referencedColumns: [String]
+    }
+
+    /// A table or a view.
+    public struct Relation: Sendable {
+        public var schema: String
+        public var name: String
+        public var isView: Bool
+        public var comment: String?
+        public var columns: [Column]
+        /// The primary key's columns, in key order; empty without one.
+        public var primaryKey: [String]
+        public var foreignKeys: [ForeignKey]
+
+        public func column(_ name: String) -> Column? { columns.first { $0.name == name } }
+    }
+
+    public var relations: [Relation]
+
+    private struct RelationRow: Decodable {
+        let oid: Int
+        let schema: String
+        let name: String
+        let kind: String
+        let comment: String?
+    }
+
+    private struct ColumnRow: Decodable {
+        let relation: Int
+        let name: String
+        let notNull: Bool
+        let defaultExpression: String?
+        let generated: Bool
+        let comment: String?
+    }
+
+    private struct ConstraintRow: Decodable {
+        let relation: Int
+        let kind: String
+        let columns: String
+        let referencedSchema: String?
+        let referencedName: String?
+        let referencedColumns: String?
+    }
+
+    /// The tables, views and materialized views of `schemas`, by schema and name.
+    public static func read(schemas: [String], on connection: Connection) throws -> DatabaseCatalog {
+        let names = "{" + schemas.map { "\"" + $0.replacing("\\", with: "\\\\").replacing("\"", with: "\\\"") + "\"" }
+            .joined(separator: ",") + "}"
+        let relations = try connection.fetchAll(RelationRow.self, """
+            SELECT c.oid::int AS oid, n.nspname AS schema, c.relname AS name, c.relkind::text AS kind,
+                   obj_description(c.oid, 'pg_class') AS comment
+            FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace
+            WHERE n.nspname = ANY(:schemas::text[]) AND c.relkind IN ('r', 'p', 'v', 'm', 'f') AND NOT c.relispartition
+            ORDER BY array_position(:schemas::text[], n.nspname::text), c.relname
+            """, ["schemas": names])
+        let columns = try connection.fetchAll(ColumnRow.self, """
+            SELECT a.attrelid::int AS relation, a.attname AS name, a.attnotnull AS "notNull",
+                   pg_get_expr(d.adbin, d.adrelid) AS "defaultExpression",
+                   (a.attidentity <> '' OR a.attgenerated <> '') AS generated,
+                   col_description(a.attrelid, a.attnum) AS comment
+            FROM pg_attribute a
+            JOIN pg_class c ON c.oid = a.attrelid JOIN pg_namespace n ON n.oid = c.relnamespace
+            LEFT JOIN pg_attrdef d ON d.adrelid = a.attrelid AND d.adnum = a.attnum
+            WHERE n.nspname = ANY(:schemas::text[]) AND a.attnum > 0 AND NOT a.attisdropped
+            ORDER BY a.attrelid, a.attnum
+            """, ["schemas": names])
+        let constraints = try connection.fetchAll(ConstraintRow.self, """
+            SELECT k.conrelid::int AS relation, k.contype::text AS kind,
+                   (SELECT string_agg(a.attname, chr(31) ORDER BY u.i) FROM unnest(k.conkey) WITH ORDINALITY u(n, i)
+                    JOIN pg_attribute a ON a.attrelid = k.conrelid AND a.attnum = u.n) AS columns,
+                   fn.nspname AS "referencedSchema", f.relname AS "referencedName",
+                   (SELECT string_agg(a.attname, chr(31) ORDER BY u.i) FROM unnest(k.confkey) WITH ORDINALITY u(n, i)
+                    JOIN pg_attribute a ON a.attrelid = k.confrelid AND a.attnum = u.n) AS "referencedColumns"
+            FROM pg_constraint k
+            JOIN pg_class c ON c.oid = k.conrelid JOIN pg_namespace n ON n.oid = c.relnamespace
+            LEFT JOIN pg_class f ON f.oid = k.confrelid LEFT JOIN pg_namespace fn ON fn.oid = f.relnamespace
+            WHERE n.nspname = ANY(:schemas::text[]) AND k.contype IN ('p', 'f')
+            ORDER BY k.conrelid, k.conname
+            """, ["schemas": names])
+
+        let columnsByRelation = Dictionary(grouping: columns) { $0.relation }
+        let constraintsByRelation = Dictionary(grouping: constraints) { $0.relation }
+        return DatabaseCatalog(relations: relations.map { row in
+            let keys = constraintsByRelation[row.oid] ?? []
+            return Relation(
+                schema: row.schema, name: row.name, isView: row.kind == "v" || row.kind == "m", comment: row.comment,
+                columns: (columnsByRelation[row.oid] ?? []).map {
+                    Column(name: $0.name, isNotNull: $0.notNull, defaultExpression: $0.defaultExpression,
+                           isGenerated: $0.generated, comment: $0.comment)
+                },
+                primaryKey: keys.first { $0.kind == "p" }.map { $0.columns.split(separator: "\u{1F}").map(String.init) } ?? [],
+                foreignKeys: keys.filter { $0.kind == "f" }.map {
+                    ForeignKey(
+                        columns: $0.columns.split(separator: "\u{1F}").map(String.init),
+                        referencedSchema: $0.referencedSchema ?? "", referencedName: $0.referencedName ?? "",
+                        referencedColumns: ($0.referencedColumns ?? "").split(separator: "\u{1F}").map(String.init))
+                })
+        })
+    }
+}

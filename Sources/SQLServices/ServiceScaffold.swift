@@ -1,0 +1,218 @@
+import FoundationEssentials
+
+/// The service files `sql-rest init` writes for a database: for each table
+/// and view, `list.sql` (`GET /<table>`, paged, filtered and ordered by the
+/// caller), and for each table with a primary key `one.sql`
+/// (`GET /<table>/{key}`), with a detail for each table that refers to it;
+/// with `writes`, `create.sql`, `update.sql` and `delete.sql` too.
+///
+/// Paths are the table's name with `_` written `-`; JSON keys and path
+/// variables are the column names in lowerCamelCase. The texts of
+/// `COMMENT ON` become the descriptions and `@param` texts. The files are
+/// plain SQL a user reads, renames and edits: nothing is generated at run time.
+///
+/// ```swift
+/// let files = ServiceScaffold(catalog: catalog, writes: true).files
+/// // ["invoice-line/list.sql": "-- GET /invoice-line\n…", …]
+/// ```
+public struct ServiceScaffold: Sendable {
+    public let catalog: DatabaseCatalog
+    public let writes: Bool
+
+    public init(catalog: DatabaseCatalog, writes: Bool = false) {
+        self.catalog = catalog
+        self.writes = writes
+    }
+
+    /// The files, by path below the output folder, in a stable order.
+    public var files: [(path: String, text: String)] {
+        var files: [(String, String)] = []
+        for relation in catalog.relations {
+            let folder = folderName(relation)
+            files.append(("\(folder)/list.sql", list(relation)))
+            guard !relation.isView, !relation.primaryKey.isEmpty else { continue }
+            files.append(("\(folder)/one.sql", one(relation)))
+            guard writes else { continue }
+            files.append(("\(folder)/create.sql", create(relation)))
+            if relation.columns.contains(where: { !relation.primaryKey.contains($0.name) && !$0.isGenerated }) {
+                files.append(("\(folder)/update.sql", update(relation)))
+            }
+            files.append(("\(folder)/delete.sql", delete(relation)))
+        }
+        return files
+    }
+
+    // MARK: - Names
+
+    /// `invoice_line` → `invoiceLine`.
+    static func lowerCamelCase(_ name: String) -> String {
+        let parts = name.split(whereSeparator: { $0 == "_" || $0 == "-" || $0 == " " || $0 == "." })
+        guard let first = parts.first else { return name }
+        return first.lowercased() + parts.dropFirst().map { $0.prefix(1).uppercased() + $0.dropFirst().lowercased() }.joined()
+    }
+
+    /// A relation's path segment: its name with `_` written `-`; when an
+    /// earlier schema of the catalog has a relation of the same name, the
+    /// schema's name and a `-` before it.
+    func pathSegment(_ relation: DatabaseCatalog.Relation) -> String {
+        let segment = relation.name.replacing("_", with: "-")
+        let first = catalog.relations.first { $0.name == relation.name }
+        return first?.schema == relation.schema ? segment : relation.schema.replacing("_", with: "-") + "-" + segment
+    }
+
+    private func folderName(_ relation: DatabaseCatalog.Relation) -> String { pathSegment(relation) }
+
+    /// An identifier as SQL needs it: as it is when it is a plain lower-case
+    /// name, else double-quoted.
+    static func identifier(_ name: String) -> String {
+        let isPlain = name.first.map { $0 == "_" || ("a"..."z").contains($0) } == true
+            && name.allSatisfy { $0 == "_" || ("a"..."z").contains($0) || ("0"..."9").contains($0) }
+            && !reservedWords.contains(name)
+        return isPlain ? name : "\"" + name.replacing("\"", with: "\"\"") + "\""
+    }
+
+    /// PostgreSQL's reserved key words, which a column name must be quoted to be.
+    static let reservedWords: Set<String> = [
+        "all", "analyse", "analyze", "and", "any", "array", "as", "asc", "asymmetric", "both", "case", "cast", "check",
+        "collate", "column", "constraint", "create", "current_catalog", "current_date", "current_role", "current_time",
+        "current_timestamp", "current_user", "default", "deferrable", "desc", "distinct", "do", "else", "end", "except",
+        "false", "fetch", "for", "foreign", "from", "grant", "group", "having", "in", "initially", "intersect", "into",
+        "lateral", "leading", "limit", "localtime", "localtimestamp", "not", "null", "offset", "on", "only", "or", "order",
+        "placing", "primary", "references", "returning", "select", "session_user", "some", "symmetric", "table", "then",
+        "to", "trailing", "true", "union", "unique", "user", "using", "variadic", "when", "where", "window", "with",
+    ]
+
+    private func qualified(_ relation: DatabaseCatalog.Relation) -> String {
+        relation.schema == "public" ? Self.identifier(relation.name) : Self.identifier(relation.schema) + "." + Self.identifier(relation.name)
+    }
+
+    /// `invoice_id AS "invoiceId"`, or `title` alone when the label is the name.
+    private func selected(_ column: DatabaseCatalog.Column, prefix: String = "") -> String {
+        let label = Self.lowerCamelCase(column.name)
+        let name = prefix + Self.identifier(column.name)
+        return label == column.name && prefix.isEmpty ? name : "\(name) AS \"\(label)\""
+    }
+
+    private func selectList(_ relation: DatabaseCatalog.Relation) -> String {
+        relation.columns.map { selected($0) }.joined(separator: ", ")
+    }
+
+    /// The key columns, or the first column for a relation without one.
+    private func orderColumns(_ relation: DatabaseCatalog.Relation) -> [String] {
+        relation.primaryKey.isEmpty ? Array(relation.columns.prefix(1).map(\.name)) : relation.primaryKey
+    }
+
+    private func orderBy(_ relation: DatabaseCatalog.Relation) -> String {
+        orderColumns(relation).map(Self.identifier).joined(separator: ", ")
+    }
+
+    /// A comment's text as header lines (`-- text`), each line of it its own.
+    private static func commentLines(_ text: String) -> [String] {
+        text.split(separator: "\n", omittingEmptySubsequences: false).map { line in
+            "-- " + String(line.drop { $0 == " " || $0 == "\t" }.reversed().drop { $0 == " " || $0 == "\t" || $0 == "\r" }.reversed())
+        }
+    }
+
+    private func description(_ relation: DatabaseCatalog.Relation, otherwise: String) -> [String] {
+        guard let comment = relation.comment, !comment.isEmpty else { return ["-- " + otherwise] }
+        return Self.commentLines(comment)
+    }
+
+    private func parameterLine(_ column: DatabaseCatalog.Column, in relation: DatabaseCatalog.Relation) -> String {
+        let text = column.comment.flatMap { $0.isEmpty ? nil : $0.split(separator: "\n").joined(separator: " ") }
+            ?? "The \(column.name) of \(relation.name)."
+        return "-- @param \(Self.lowerCamelCase(column.name)) \(text)"
+    }
+
+    private func keyPath(_ relation: DatabaseCatalog.Relation) -> String {
+        "/" + pathSegment(relation) + relation.primaryKey.map { "/{\(Self.lowerCamelCase($0))}" }.joined()
+    }
+
+    private func keyCondition(_ relation: DatabaseCatalog.Relation) -> String {
+        relation.primaryKey.map { "\(Self.identifier($0)) = :\(Self.lowerCamelCase($0))" }.joined(separator: " AND ")
+    }
+
+    // MARK: - Files
+
+    private func list(_ relation: DatabaseCatalog.Relation) -> String {
+        var lines = ["-- GET /" + pathSegment(relation)]
+        lines += description(relation, otherwise: "The rows of \(relation.name), by \(orderColumns(relation).joined(separator: ", ")).")
+        lines += ["-- @paged", "-- @filter *", "-- @order *"]
+        lines.append("SELECT \(selectList(relation)) FROM \(qualified(relation)) ORDER BY \(orderBy(relation));")
+        return (lines + details(of: relation)).joined(separator: "\n") + "\n"
+    }
+
+    private func one(_ relation: DatabaseCatalog.Relation) -> String {
+        var lines = ["-- GET " + keyPath(relation)]
+        lines += description(relation, otherwise: "One row of \(relation.name), by its key.")
+        lines += relation.primaryKey.compactMap { relation.column($0).map { parameterLine($0, in: relation) } }
+        let key = relation.primaryKey.map { "\($0) {\(Self.lowerCamelCase($0))}" }.joined(separator: " and ")
+        lines.append("-- @notfound \(relation.name) has no row with \(key).")
+        lines.append("SELECT \(selectList(relation)) FROM \(qualified(relation)) WHERE \(keyCondition(relation));")
+        return (lines + details(of: relation)).joined(separator: "\n") + "\n"
+    }
+
+    /// A detail section for each foreign key that refers to `relation`:
+    /// the referring rows, bound by the referred columns' labels.
+    private func details(of relation: DatabaseCatalog.Relation) -> [String] {
+        var sections: [String] = []
+        for child in catalog.relations {
+            let keys = child.foreignKeys.filter { $0.referencedSchema == relation.schema && $0.referencedName == relation.name }
+            for key in keys {
+                var name = Self.lowerCamelCase(child.name)
+                if keys.count > 1 {
+                    let column = Self.lowerCamelCase(key.columns.joined(separator: "_"))
+                    name += "By" + column.prefix(1).uppercased() + column.dropFirst()
+                }
+                let condition = zip(key.columns, key.referencedColumns).map {
+                    "\(Self.identifier($0.0)) = :\(Self.lowerCamelCase($0.1))"
+                }.joined(separator: " AND ")
+                let text = child.comment.flatMap { $0.isEmpty ? nil : $0.split(separator: "\n").joined(separator: " ") }
+                    ?? "The \(child.name) rows that refer to it (\(key.columns.joined(separator: ", ")))."
+                sections.append("")
+                sections.append("-- @detail \(name) \(text)")
+                sections.append("SELECT \(selectList(child)) FROM \(qualified(child)) WHERE \(condition) ORDER BY \(orderBy(child));")
+            }
+        }
+        return sections
+    }
+
+    private func create(_ relation: DatabaseCatalog.Relation) -> String {
+        let given = relation.columns.filter { !$0.isGenerated }
+        var lines = ["-- POST /" + pathSegment(relation)]
+        lines.append("-- Adds a row to \(relation.name): the columns given, the others their defaults.")
+        lines.append("-- @returns object")
+        lines += given.map { parameterLine($0, in: relation) }
+        let values = given.map { column in
+            let parameter = ":" + Self.lowerCamelCase(column.name)
+            return column.defaultExpression.map { "COALESCE(\(parameter), \($0))" } ?? parameter
+        }
+        lines.append("INSERT INTO \(qualified(relation)) (\(given.map { Self.identifier($0.name) }.joined(separator: ", ")))")
+        lines.append("VALUES (\(values.joined(separator: ", ")))")
+        lines.append("RETURNING \(selectList(relation));")
+        return lines.joined(separator: "\n") + "\n"
+    }
+
+    private func update(_ relation: DatabaseCatalog.Relation) -> String {
+        let changed = relation.columns.filter { !relation.primaryKey.contains($0.name) && !$0.isGenerated }
+        var lines = ["-- PATCH " + keyPath(relation)]
+        lines.append("-- Changes the columns given of one row of \(relation.name); 204 when there is none.")
+        lines.append("-- @returns object")
+        lines += (relation.primaryKey.compactMap { relation.column($0) } + changed).map { parameterLine($0, in: relation) }
+        let assignments = changed.map { "\(Self.identifier($0.name)) = COALESCE(:\(Self.lowerCamelCase($0.name)), \(Self.identifier($0.name)))" }
+        lines.append("UPDATE \(qualified(relation)) SET \(assignments.joined(separator: ", "))")
+        lines.append("WHERE \(keyCondition(relation))")
+        lines.append("RETURNING \(selectList(relation));")
+        return lines.joined(separator: "\n") + "\n"
+    }
+
+    private func delete(_ relation: DatabaseCatalog.Relation) -> String {
+        var lines = ["-- DELETE " + keyPath(relation)]
+        lines.append("-- Removes one row of \(relation.name), answered with it; 204 when there is none.")
+        lines.append("-- @returns object")
+        lines += relation.primaryKey.compactMap { relation.column($0).map { parameterLine($0, in: relation) } }
+        lines.append("DELETE FROM \(qualified(relation)) WHERE \(keyCondition(relation))")
+        lines.append("RETURNING \(selectList(relation));")
+        return lines.joined(separator: "\n") + "\n"
+    }
+}

@@ -1,0 +1,117 @@
+import Foundation
+import HTTPTestClient
+import PostgreSQL
+import Testing
+
+/// `sql-rest init` on the employees database and on a schema of its own
+/// (composite keys, a view, a self-reference, two foreign keys to one
+/// table, an enumeration, a table without a key): the folder it writes
+/// checks, and serves at once.
+@Suite("sql-rest init", .serialized)
+struct InitTests {
+    static let schema = """
+        DROP SCHEMA IF EXISTS init_test CASCADE;
+        CREATE SCHEMA init_test;
+        GRANT USAGE ON SCHEMA init_test TO employees_reader;
+        CREATE TYPE init_test.status AS ENUM ('open', 'paid');
+        CREATE TABLE init_test.customer (
+            id serial PRIMARY KEY,
+            full_name text NOT NULL,
+            referred_by int REFERENCES init_test.customer (id)
+        );
+        COMMENT ON TABLE init_test.customer IS 'People who buy.';
+        COMMENT ON COLUMN init_test.customer.full_name IS 'The customer''s full name.';
+        CREATE TABLE init_test.invoice (
+            id serial PRIMARY KEY,
+            customer_id int NOT NULL REFERENCES init_test.customer (id),
+            billed_to int REFERENCES init_test.customer (id),
+            status init_test.status NOT NULL DEFAULT 'open',
+            total numeric(10, 2) NOT NULL
+        );
+        CREATE TABLE init_test.invoice_line (
+            invoice_id int REFERENCES init_test.invoice (id),
+            line_no int,
+            amount numeric(10, 2) NOT NULL,
+            PRIMARY KEY (invoice_id, line_no)
+        );
+        CREATE TABLE init_test.audit_log (at timestamptz NOT NULL DEFAULT now(), message text);
+        CREATE VIEW init_test.unpaid AS SELECT id, total FROM init_test.invoice WHERE status = 'open';
+        INSERT INTO init_test.customer (full_name, referred_by) VALUES ('Ada', NULL), ('Brian', 1);
+        INSERT INTO init_test.invoice (customer_id, billed_to, total) VALUES (1, 2, 10.50), (2, NULL, 99);
+        INSERT INTO init_test.invoice_line VALUES (1, 1, 4.50), (1, 2, 6.00);
+        INSERT INTO init_test.audit_log (message) VALUES ('made');
+        GRANT SELECT, INSERT, UPDATE, DELETE ON ALL TABLES IN SCHEMA init_test TO employees_reader;
+        GRANT USAGE ON ALL SEQUENCES IN SCHEMA init_test TO employees_reader;
+        """
+
+    static func folder() -> String {
+        FileManager.default.temporaryDirectory.appending(path: "init-\(UUID().uuidString)").path
+    }
+
+    @Test("a second schema: every table and view, composite keys, details named after their tables, writes; a second run leaves every file")
+    func secondSchema() throws {
+        let connection = try Connection(try Environment.conninfo(user: "postgres"))
+        try connection.executeScript(Self.schema)
+        let out = Self.folder()
+        defer { try? FileManager.default.removeItem(atPath: out) }
+        let start = Date()
+        let run = try ProcessTests.Run(["init", "--out", out, "--schema", "init_test", "--writes"])
+        #expect(run.exitStatus() == 0, "\(run.printed)\n\(run.logged)")
+        print("init wrote \(run.printed.split(separator: "\n").filter { $0.hasPrefix("wrote") }.count) files in \(Date().timeIntervalSince(start)) s")
+        for file in ["customer/list.sql", "customer/one.sql", "customer/create.sql", "customer/update.sql", "customer/delete.sql",
+                     "invoice/one.sql", "invoice-line/one.sql", "audit-log/list.sql", "unpaid/list.sql"] {
+            #expect(FileManager.default.fileExists(atPath: "\(out)/\(file)"), "\(file)")
+        }
+        #expect(!FileManager.default.fileExists(atPath: "\(out)/audit-log/one.sql"), "no key, no one.sql")
+        #expect(!FileManager.default.fileExists(atPath: "\(out)/unpaid/one.sql"), "a view: a list only")
+        let one = try String(contentsOfFile: "\(out)/customer/one.sql", encoding: .utf8)
+        #expect(one.hasPrefix("-- GET /customer/{id}\n-- People who buy.\n"))
+        #expect(one.contains("-- @detail invoiceByCustomerId "), "two keys of invoice refer to customer:\n\(one)")
+        #expect(one.contains("-- @detail invoiceByBilledTo "))
+        #expect(one.contains("-- @detail customer "), "the self-reference:\n\(one)")
+        #expect(try String(contentsOfFile: "\(out)/customer/create.sql", encoding: .utf8).contains("-- @param fullName The customer's full name."))
+
+        let again = try ProcessTests.Run(["init", "--out", out, "--schema", "init_test", "--writes"])
+        #expect(again.exitStatus() == 0)
+        #expect(!again.printed.contains("wrote "), "\(again.printed)")
+        #expect(again.printed.contains("left \(out)/customer/one.sql (it exists)"))
+
+        let server = try ProcessTests.Run(["serve", "--services", out, "--port", "0"])
+        let port = try server.servingPort()
+        let brian = try TestClient.request("GET", "/customer/2?details=customer,invoiceByCustomerId", port: port)
+        #expect(brian.object["fullName"] as? String == "Brian", "\(brian)")
+        #expect((brian.object["invoiceByCustomerId"] as? [[String: Any]])?.count == 1)
+        let line = try TestClient.request("GET", "/invoice-line/1/2", port: port)
+        #expect(line.object["amount"] as? Double == 6, "\(line)")
+        #expect(try TestClient.request("GET", "/invoice-line/1/9", port: port).status == 404)
+        #expect(try TestClient.request("GET", "/unpaid", port: port).objects.count == 2)
+        #expect(try TestClient.request("GET", "/audit-log", port: port).objects.first?["message"] as? String == "made")
+        let created = try TestClient.request("POST", "/invoice", port: port, headers: [("Content-Type", "application/json")],
+                                             body: Array(#"{"customerId": 1, "total": 5}"#.utf8))
+        #expect(created.object["status"] as? String == "open", "the default: \(created)")
+        let id = try #require(created.object["id"] as? Int)
+        let patched = try TestClient.request("PATCH", "/invoice/\(id)", port: port, headers: [("Content-Type", "application/json")],
+                                             body: Array(#"{"status": "paid"}"#.utf8))
+        #expect(patched.object["status"] as? String == "paid" && patched.object["total"] as? Double == 5, "\(patched)")
+        #expect(try TestClient.request("DELETE", "/invoice/\(id)", port: port).object["id"] as? Int == id)
+        #expect(try TestClient.request("GET", "/invoice/\(id)", port: port).status == 404)
+        let document = try TestClient.request("GET", "/openapi.json", port: port).object
+        #expect((document["paths"] as? [String: Any])?.keys.contains("/invoice-line/{invoiceId}/{lineNo}") == true)
+    }
+
+    @Test("the employees database: a folder of six services that checks and serves, no file written by hand")
+    func employees() throws {
+        let out = Self.folder()
+        defer { try? FileManager.default.removeItem(atPath: out) }
+        let run = try ProcessTests.Run(["init", "--out", out])
+        #expect(run.exitStatus() == 0, "\(run.printed)\n\(run.logged)")
+        #expect(run.printed.contains("12 files written, 0 left, for 6 tables and views"), "\(run.printed)")
+        let server = try ProcessTests.Run(["serve", "--services", out, "--port", "0"])
+        let port = try server.servingPort()
+        let employee = try TestClient.request("GET", "/employees/10004?details=titles", port: port)
+        #expect(employee.object["lastName"] as? String == "Birge")
+        #expect((employee.object["titles"] as? [[String: Any]])?.count == 2)
+        let page = try TestClient.request("GET", "/employees?limit=2", port: port)
+        #expect(page.objects.map { $0["empNo"] as? Int } == [10001, 10002])
+    }
+}
