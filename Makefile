@@ -67,7 +67,7 @@ run: build db ## build, start the database, serve http://localhost:8080 (HOST, P
 # suites' load would change how many streams the server process holds at once.
 memory_tests := MemoryStaysFlat|KeepsMemoryFlat|PeakMemoryStaysBounded
 
-test: setup ## every test against the real database, compose-check, schemathesis, the README's examples, every fuzz target for 5 s
+test: setup ## every test against the real database, compose-check, schemathesis, PostgREST's client, the README's examples, every fuzz target for 5 s
 	@if $(cluster) status >/dev/null 2>&1; then started=0; else started=1; fi; \
 	if [ $$started = 1 ]; then trap '$(cluster) stop' EXIT; fi; \
 	$(cluster) start; \
@@ -78,6 +78,7 @@ test: setup ## every test against the real database, compose-check, schemathesis
 	EMPLOYEES_DATABASE=employees swift test --skip '$(memory_tests)'; \
 	EMPLOYEES_DATABASE=employees swift test --no-parallel --filter '$(memory_tests)'; \
 	scripts/openapi-check; \
+	scripts/postgrest-client-check; \
 	scripts/readme-examples --check; \
 	scripts/fuzz all 5
 
