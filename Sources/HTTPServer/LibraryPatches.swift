@@ -49,7 +49,7 @@ public struct LibraryPatches: Sendable, CustomStringConvertible {
 
     /// The versions of libmicrohttpd (`MHD_get_version()`) the HTTP suites
     /// have passed on with the patches on (scripts/mhd-versions adds one).
-    public static let testedVersions = ["0.9.75"]
+    public static let testedVersions = ["0.9.75", "0.9.77", "1.0.1"]
     /// The architectures they have passed on.
     public static let testedArchitectures = ["x86_64"]
 
