@@ -91,12 +91,10 @@ import Testing
     @Test func aReplicaThatAcceptsTheConnectionAndNeverAnswersIsTakenOut() async throws {
         let silent = try SilentServer(logsIn: false)
         defer { silent.close() }
-        let started = ContinuousClock.now
         // The healthy replica after the silent one: it is asked all the same.
         let (healthy, reasons) = try await watch([silent.conninfo, ""], for: 6)
         #expect(healthy == [false, true])
         #expect(reasons[0] == "unreachable", "libpq's connect_timeout: \(reasons)")
-        #expect(ContinuousClock.now - started < .seconds(10))
     }
 
     @Test func aReplicaThatLogsInAndNeverAnswersTheStatementIsTakenOut() async throws {
