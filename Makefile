@@ -66,8 +66,13 @@ run: build db ## build, start the database, serve http://localhost:8080 (HOST, P
 # other suites' buffers would count as this process's growth, and other
 # suites' load would change how many streams the server process holds at once.
 memory_tests := MemoryStaysFlat|KeepsMemoryFlat|PeakMemoryStaysBounded
+# The HTTP-level suites (server, hostile input, employees API, HEAD against
+# GET) run a second time with libmicrohttpd's patches off (MHD_PATCHES=off,
+# read by Tests/HTTPTestClient/TestPatches.swift), so that the stock path,
+# which untested libmicrohttpd versions take, is tested too.
+http_suites := $(shell scripts/mhd-versions --suites)
 
-test: setup ## every test against the real database, compose-check, schemathesis, PostgREST's client, the README's examples, every fuzz target for 5 s
+test: setup ## every test against the real database (the HTTP suites with libmicrohttpd's patches on, then off), compose-check, schemathesis, PostgREST's client, the README's examples, every fuzz target for 5 s
 	@if $(cluster) status >/dev/null 2>&1; then started=0; else started=1; fi; \
 	if [ $$started = 1 ]; then trap '$(cluster) stop' EXIT; fi; \
 	$(cluster) start; \
@@ -77,6 +82,7 @@ test: setup ## every test against the real database, compose-check, schemathesis
 	scripts/test-dependent-package; \
 	EMPLOYEES_DATABASE=employees swift test --skip '$(memory_tests)'; \
 	EMPLOYEES_DATABASE=employees swift test --no-parallel --filter '$(memory_tests)'; \
+	EMPLOYEES_DATABASE=employees MHD_PATCHES=off swift test --skip-build --filter '$(http_suites)' --skip '$(memory_tests)'; \
 	scripts/openapi-check; \
 	scripts/postgrest-client-check; \
 	scripts/readme-examples --check; \

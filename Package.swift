@@ -155,7 +155,7 @@ let package = Package(
         .testTarget(name: "EventLoopsTests", dependencies: ["EventLoops", "Locking"]),
         .testTarget(name: "InstrumentationTests", dependencies: ["Instrumentation"]),
         .testTarget(name: "CivilCalendarTests", dependencies: ["CivilCalendar"]),
-        .target(name: "HTTPTestClient", path: "Tests/HTTPTestClient"),
+        .target(name: "HTTPTestClient", dependencies: ["HTTPServer"], path: "Tests/HTTPTestClient"),
         .testTarget(name: "HTTPServerTests", dependencies: ["EventLoops", "HTTPServer", "HTTPTestClient", "Locking"]),
         .testTarget(name: "WebServiceTests", dependencies: ["WebService", "HTTPServer", "HTTPTestClient", "Locking"]),
         .testTarget(name: "PostgreSQLTests", dependencies: ["PostgreSQL", "PostgreSQLWebService", "Locking", "EventLoops"]),

@@ -16,7 +16,8 @@ import Glibc
 ///
 /// `mallopt` is looked up by name because Swift's Glibc module does not
 /// import `malloc.h`. With another C library (or another allocator
-/// preloaded that has no `mallopt`) this does nothing.
+/// preloaded that has no `mallopt`) this does nothing. Set once per
+/// process, by the first server whose ``LibraryPatches`` allow it.
 enum AllocatorTuning {
     /// `M_MXFAST` from glibc's `malloc.h`: the largest size the fast bins take.
     private static let maximumFastSize: Int32 = 1

@@ -8,9 +8,12 @@ import Glibc
 /// the response.
 struct Connection {
     let handle: OpaquePointer
+    /// Whether its server's patches leave the read buffer unzeroed (``LibraryPatches``).
+    let releasesPoolPages: Bool
 
-    init(_ handle: OpaquePointer) {
+    init(_ handle: OpaquePointer, releasesPoolPages: Bool) {
         self.handle = handle
+        self.releasesPoolPages = releasesPoolPages
     }
 
     // MARK: - Request
@@ -83,14 +86,15 @@ struct Connection {
         // would copy the response's whole header array on every request.
         _ = context.requestID.withCString { MHD_add_response_header(created, "X-Request-Id", $0) }
         // libmicrohttpd 0.9.75 sends the terminating chunk even for HEAD,
-        // which a client would take for the start of the next response.
+        // which a client would take for the start of the next response:
+        // closing is right whatever the version does, patched or not.
         var closeConnection = closeConnection
         if isHead, isChunked { closeConnection = true }
         if closeConnection {
             _ = MHD_add_response_header(created, "Connection", "close")
         }
         context.status = response.status.code
-        Daemon.leaveReadBufferUnzeroed()
+        Daemon.leaveReadBufferUnzeroed(self)
         return MHD_queue_response(handle, UInt32(response.status.code), created) == .YES
     }
 

@@ -23,6 +23,8 @@ import Synchronization
 /// after the loop has ended.
 final class EventLoopDaemon: @unchecked Sendable {
     let loop: EventLoop
+    /// Whether a suspended connection's socket stays in the epoll set (``LibraryPatches``, `Suspension`).
+    let keepsSuspendedSockets: Bool
     private let handle: OpaquePointer
     @exclusivity(unchecked) private var isRunScheduled = false
     /// A task that schedules a run is on its way to the loop (`resumed()`).
@@ -38,8 +40,9 @@ final class EventLoopDaemon: @unchecked Sendable {
     }
 
     /// Starts a loop for `handle`, a daemon started without a thread of its own.
-    init(handle: OpaquePointer, name: String) throws {
+    init(handle: OpaquePointer, name: String, keepsSuspendedSockets: Bool) throws {
         self.handle = handle
+        self.keepsSuspendedSockets = keepsSuspendedSockets
         loop = try EventLoop(name: name)
         let daemon = LoopConfined(self)
         loop.execute { daemon.value.attach() }

@@ -4,8 +4,9 @@ internal import CMicroHTTPDErrorHook
 // MARK: - libmicrohttpd's own error responses
 
 extension Daemon {
-    /// Whether the error responses libmicrohttpd sends on its own become
-    /// problem documents: set up once, by the first daemon to start.
+    /// Replaces the error responses libmicrohttpd sends on its own with
+    /// problem documents, for a server whose ``LibraryPatches`` say so
+    /// (installed once, `LibraryPatches.resolve`).
     ///
     /// libmicrohttpd refuses some requests on its own, without asking the
     /// server, with a short HTML page and no option to change it: a request
@@ -15,14 +16,15 @@ extension Daemon {
     /// Content-Length or chunked body (400); a Content-Length or chunk size
     /// beyond 64 bits (413); an HTTP version other than 1.x (505).
     /// `CMicroHTTPDErrorHook` interposes `MHD_queue_response`, through which
-    /// each of these goes out, and sends `libraryErrorReplacement` instead.
-    static let replacesLibraryErrors: Bool = mhd_error_hook_install(Daemon.libraryErrorReplacement)
-
-    /// The problem document for a refusal of libmicrohttpd's, built from
-    /// the settings of the server the connection belongs to. It runs on the
-    /// connection's thread, inside libmicrohttpd's processing of it.
-    private static let libraryErrorReplacement: MHDErrorResponseReplacement = { connection, status in
-        guard let connection, let open = openConnection(connection) else { return nil }
+    /// each of these goes out, and sends this replacement instead.
+    ///
+    /// The problem document is built from the settings of the server the
+    /// connection belongs to; `nil` (libmicrohttpd's own page) for a server
+    /// whose patches are off. It runs on the connection's thread, inside
+    /// libmicrohttpd's processing of it.
+    static let libraryErrorReplacement: MHDErrorResponseReplacement = { connection, status in
+        guard let connection, let open = openConnection(connection), open.processor.libraryPatches.replacesErrorPages
+        else { return nil }
         return Connection.makeResponse(open.processor.libraryRefusalWithRequestID(status: Int(status)))
     }
 }

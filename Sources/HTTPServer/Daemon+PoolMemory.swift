@@ -6,18 +6,13 @@ internal import CMicroHTTPDErrorHook
 // MARK: - The memory of idle connections
 
 extension Daemon {
-    /// Whether the server decides what libmicrohttpd does with a
-    /// connection's memory pool after each request (give its pages back, or
-    /// leave it) rather than zeroing it: set up once, by the first daemon to
-    /// start.
-    ///
-    /// libmicrohttpd 0.9.75 zeroes a connection's whole pool
-    /// (`memoryLimit`, 32 KB by default) after every request, which makes
-    /// all of it resident for as long as the connection stays open: 10,000
-    /// idle keep-alive connections held 343 MB. With the pages given back,
-    /// 63 MB (BENCHMARKS.md, scenario 7); `CMicroHTTPDErrorHook/PoolRelease.c`
-    /// says how.
-    static let releasesPoolPages: Bool = mhd_pool_release_install()
+    // libmicrohttpd 0.9.75 zeroes a connection's whole pool (`memoryLimit`,
+    // 32 KB by default) after every request, which makes all of it resident
+    // for as long as the connection stays open; the pages given back keep
+    // many idle keep-alive connections small (the bench's scenario 7).
+    // `CMicroHTTPDErrorHook/PoolRelease.c` says how. Each function below does nothing for a server whose
+    // ``LibraryPatches/releasesPoolPages`` is off: libmicrohttpd then zeroes
+    // as it does.
 
     /// A connection whose previous request completed less than this long
     /// ago is busy: its pool is left as it is, to be filled again soon.
@@ -32,7 +27,7 @@ extension Daemon {
     /// nothing; one that has served its first request, or waited a while,
     /// most likely stays idle now.
     static func releasePoolUnlessBusy(_ connection: OpenConnection) {
-        guard releasesPoolPages else { return }
+        guard connection.processor.libraryPatches.releasesPoolPages else { return }
         var time = timespec()
         clock_gettime(CLOCK_MONOTONIC_COARSE, &time)
         let now = UInt64(time.tv_sec) * 1_000_000_000 + UInt64(time.tv_nsec)
@@ -45,15 +40,15 @@ extension Daemon {
     /// it holds and zeroes the space it gives back to the pool (about 16 KB
     /// for a small request): free pool space, which libmicrohttpd writes
     /// before it reads (PoolRelease.c), so that zeroing is skipped.
-    static func leaveReadBufferUnzeroed() {
-        guard releasesPoolPages else { return }
+    static func leaveReadBufferUnzeroed(_ connection: Connection) {
+        guard connection.releasesPoolPages else { return }
         mhd_pool_reset_next(MHD_POOL_RESET_KEEP)
     }
 
     /// Called when a request ended otherwise than completed: no word of
-    /// ``leaveReadBufferUnzeroed()`` is left for a later zeroing.
-    static func zeroPoolAsUsual() {
-        guard releasesPoolPages else { return }
+    /// ``leaveReadBufferUnzeroed(_:)`` is left for a later zeroing.
+    static func zeroPoolAsUsual(_ connection: OpenConnection) {
+        guard connection.processor.libraryPatches.releasesPoolPages else { return }
         mhd_pool_reset_next(MHD_POOL_RESET_ZERO)
     }
 }

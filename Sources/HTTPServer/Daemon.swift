@@ -34,16 +34,6 @@ final class Daemon {
         self.processor = processor
         var loopDaemons: [EventLoopDaemon] = []
         var port = 0
-        if !Daemon.replacesLibraryErrors {
-            processor.logger.warning(
-                "libmicrohttpd's own error responses (malformed or oversized requests) are sent as its HTML pages: its MHD_queue_response is not interposed in this build"
-            )
-        }
-        if !Daemon.releasesPoolPages {
-            processor.logger.debug(
-                "libmicrohttpd keeps each idle connection's whole memory pool resident: its memset is not redirected in this build"
-            )
-        }
         let address = try SocketAddress(host: configuration.host, port: configuration.port)
         let context = Unmanaged.passRetained(processor)
         do {
@@ -94,11 +84,6 @@ final class Daemon {
                 // then has no inter-thread channel of its own; a resume from
                 // another thread wakes the loop instead, `EventLoopDaemon.resumed`).
                 flags |= MHD_USE_EPOLL.rawValue | MHD_ALLOW_SUSPEND_RESUME.rawValue
-                if !Daemon.keepsSuspendedSockets {
-                    processor.logger.debug(
-                        "libmicrohttpd takes each suspended connection out of its epoll set and puts it back after the resume: its epoll calls are not redirected in this build"
-                    )
-                }
                 let sockets = try ListeningSockets(address: address, count: max(threads, 1))
                 port = sockets.port
                 for (index, socket) in sockets.descriptors.enumerated() {
@@ -112,7 +97,9 @@ final class Daemon {
                             description: "cannot serve on \(configuration.host):\(sockets.port) (see the log for the reason)")
                     }
                     do {
-                        loopDaemons.append(try EventLoopDaemon(handle: handle, name: "http-\(index + 1)"))
+                        loopDaemons.append(try EventLoopDaemon(
+                            handle: handle, name: "http-\(index + 1)",
+                            keepsSuspendedSockets: processor.libraryPatches.keepsSuspendedSockets))
                     } catch {
                         MHD_stop_daemon(handle)
                         for descriptor in sockets.descriptors[(index + 1)...] { close(descriptor) }
@@ -365,7 +352,7 @@ final class Daemon {
             if termination == .REQUEST_TERMINATED_COMPLETED_OK {
                 releasePoolUnlessBusy(open)
             } else {
-                zeroPoolAsUsual()
+                zeroPoolAsUsual(open)
             }
         }
         guard let contextPointer, let opaque = contextPointer.pointee else { return }
@@ -387,7 +374,7 @@ final class Daemon {
         else { return .NO }
         let processor = Unmanaged<RequestProcessor>.fromOpaque(cls).takeUnretainedValue()
         let context = Unmanaged<RequestContext>.fromOpaque(opaque).takeUnretainedValue()
-        let connectionHandle = Connection(connection)
+        let connectionHandle = Connection(connection, releasesPoolPages: processor.libraryPatches.releasesPoolPages)
 
         if !context.hasStarted {
             if let watch = watch(connection) { processor.deadlines.headersReceived(watch) }

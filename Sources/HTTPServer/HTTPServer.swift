@@ -95,6 +95,10 @@ public final class HTTPServer: Sendable {
         /// (`NORMAL:-VERS-TLS1.2` drops TLS 1.2, say). A string GnuTLS
         /// rejects makes `start()` throw. The default allows TLS 1.2 and 1.3 only.
         public var tlsPriorities: String
+        /// When the server changes libmicrohttpd's behaviour from
+        /// underneath, for speed, memory and problem documents: by default
+        /// only on the versions and architectures tested (``LibraryPatches``).
+        public var libraryPatches: LibraryPatches.Policy
 
         /// Every setting has a default; name only what differs.
         ///
@@ -114,10 +118,12 @@ public final class HTTPServer: Sendable {
             crossOrigin: CrossOriginPolicy? = nil,
             tls: TLSCertificate? = nil,
             tlsPriorities: String = Configuration.modernTLSPriorities,
-            accessLogFields: Bool = false
+            accessLogFields: Bool = false,
+            libraryPatches: LibraryPatches.Policy = .onTested
         ) {
             self.tls = tls
             self.tlsPriorities = tlsPriorities
+            self.libraryPatches = libraryPatches
             self.accessLogFields = accessLogFields
             self.compression = compression
             self.crossOrigin = crossOrigin
@@ -218,8 +224,8 @@ public final class HTTPServer: Sendable {
     /// Binds the socket and serves in background threads; returns at once.
     /// Starting a running server does nothing. It first raises the
     /// process's soft limit on open files to the hard limit (each
-    /// connection takes a file descriptor), and turns glibc's fast bins
-    /// off (``AllocatorTuning``).
+    /// connection takes a file descriptor), and logs which of
+    /// libmicrohttpd's patches are in effect (``LibraryPatches``).
     ///
     /// ```swift
     /// try server.start()
@@ -229,13 +235,18 @@ public final class HTTPServer: Sendable {
         try daemon.withLock { daemon in
             guard daemon == nil else { return }
             let descriptors = FileDescriptorLimit.raiseToHardLimit()
-            AllocatorTuning.disableFastBins()
             if descriptors < configuration.maximumConnections + 64 {
                 logger.warning(
                     "the process may open \(descriptors) file descriptors, too few for \(configuration.maximumConnections) connections (raise the hard limit, ulimit -Hn)"
                 )
             }
             let processor = RequestProcessor(configuration: configuration, logger: logger, handler: handler)
+            let patches = processor.libraryPatches
+            if patches.isPatched || patches.policy == .off {
+                logger.info("\(patches)")
+            } else {
+                logger.warning("\(patches)")
+            }
             let started = try Daemon(configuration: configuration, processor: processor)
             boundPort.store(started.port, ordering: .releasing)
             logger.info("listening on \(configuration.host):\(started.port)")

@@ -11,6 +11,8 @@ import Synchronization
 /// the atomics below.
 final class RequestProcessor: Sendable {
     let configuration: HTTPServer.Configuration
+    /// libmicrohttpd's behaviour as this server changes it.
+    let libraryPatches: LibraryPatches
     let logger: Logger
     private let handler: HTTPServer.Handler
 
@@ -31,6 +33,7 @@ final class RequestProcessor: Sendable {
 
     init(configuration: HTTPServer.Configuration, logger: Logger, handler: @escaping HTTPServer.Handler) {
         self.configuration = configuration
+        self.libraryPatches = LibraryPatches.resolve(configuration.libraryPatches)
         self.logger = logger
         self.handler = handler
         self.deadlines = ConnectionDeadline(

@@ -74,8 +74,25 @@ public final class Connection {
     /// ```swift
     /// let connection = try Connection(ProcessInfo.processInfo.environment["DATABASE_URL"] ?? "")
     /// ```
-    public init(_ conninfo: String = "") throws {
-        guard let handle = PQconnectdb(conninfo) else {
+    public convenience init(_ conninfo: String = "") throws {
+        try self.init(connecting: PQconnectdb(conninfo))
+    }
+
+    /// Opens a connection to what `conninfo` names with `settings` (libpq
+    /// keywords, such as `connect_timeout`) over the ones it gives.
+    convenience init(_ conninfo: String, overriding settings: KeyValuePairs<String, String>) throws {
+        // Later keywords win over the ones conninfo expands to; NULL ends each array.
+        let keywords: [String?] = ["dbname"] + settings.map(\.key) + [nil]
+        let values: [String?] = [conninfo] + settings.map(\.value) + [nil]
+        let handle: OpaquePointer? = withCStringArray(keywords) { keywords in
+            withCStringArray(values) { values in PQconnectdbParams(keywords, values, 1) }
+        }
+        try self.init(connecting: handle)
+    }
+
+    /// Takes `handle`, a connection libpq has finished opening, or finishes it and throws.
+    private init(connecting handle: OpaquePointer?) throws {
+        guard let handle else {
             throw DatabaseError(code: .sqlClientUnableToEstablishSQLConnection, message: "out of memory")
         }
         guard PQstatus(handle) == CONNECTION_OK else {

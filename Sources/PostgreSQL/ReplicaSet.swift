@@ -33,6 +33,11 @@ public final class ReplicaSet: Sendable {
         public var firstRetry: Duration
         /// The longest wait before an out replica is asked again.
         public var longestRetry: Duration
+        /// How long the probe waits for a replica to accept its connection
+        /// (libpq's `connect_timeout`, whole seconds, at least 2), and then
+        /// to answer its statement: one that does not is taken out, as one
+        /// that is down, and the other replicas are asked on time.
+        public var probeTimeout: Duration
 
         /// A configuration; every parameter has a default.
         ///
@@ -41,8 +46,10 @@ public final class ReplicaSet: Sendable {
         /// ```
         public init(
             maxLag: Duration = .seconds(10), checkInterval: Duration = .seconds(1),
-            firstRetry: Duration = .milliseconds(500), longestRetry: Duration = .seconds(8)
+            firstRetry: Duration = .milliseconds(500), longestRetry: Duration = .seconds(8),
+            probeTimeout: Duration = .seconds(3)
         ) {
+            self.probeTimeout = probeTimeout
             self.maxLag = maxLag
             self.checkInterval = checkInterval
             self.firstRetry = firstRetry
@@ -273,11 +280,17 @@ private final class ReplicaMonitor: @unchecked Sendable {
         for connection in connections { connection?.close() }
     }
 
+    /// `probeTimeout` in libpq's whole seconds (2 at least: libpq makes 1 into 2).
+    private var connectTimeoutSeconds: Int {
+        max(2, Int((configuration.probeTimeout / .seconds(1)).rounded(.up)))
+    }
+
     private func check(_ index: Int) {
         do {
-            let connection = try connections[index] ?? Connection(pools[index].configuration.conninfo)
+            let connection = try connections[index] ?? Connection(
+                pools[index].configuration.conninfo, overriding: ["connect_timeout": String(connectTimeoutSeconds)])
             connections[index] = connection
-            let seconds = try connection.fetchOne(Double.self, Self.lagQuery) ?? 1e9
+            let seconds = try connection.fetchDouble(Self.lagQuery, within: configuration.probeTimeout) ?? 1e9
             let lag = Duration.milliseconds(Int64(min(seconds, 1e9) * 1000))
             if lag > configuration.maxLag {
                 state.markOut(index, reason: "lag \(Int(seconds)) s", firstRetry: configuration.firstRetry,

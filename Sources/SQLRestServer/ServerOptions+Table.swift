@@ -1,3 +1,4 @@
+import HTTPServer
 import PostgreSQL
 import PostgreSQLWebService
 
@@ -206,6 +207,9 @@ extension ServerOptions {
                apply: { set(&$0.drainSeconds, Double($1)) }, defaultValue: { seconds($0.drainSeconds) }),
         Option("metrics", .prefixed("METRICS"), "`on`: count requests and serve `GET /metrics` (Prometheus); `off`: neither",
                apply: { set(&$0.metrics, ["on": true, "off": false][$1]) }, defaultValue: { $0.metrics ? "on" : "off" }),
+        Option("mhd-patches", .prefixed("MHD_PATCHES"),
+               "`on`: change libmicrohttpd's behaviour from underneath (problem documents for its own refusals, less memory per idle connection, fewer system calls; glibc's fast bins off) on the versions and architectures tested, else not; `off`: never; `force`: on any version, to try one",
+               apply: { set(&$0.mhdPatches, LibraryPatches.Policy(rawValue: $1)) }, defaultValue: { $0.mhdPatches.rawValue }),
         Option("log-format", .prefixed("LOG_FORMAT"),
                "`text` lines, or `json`: one JSON object per line, the access log's fields as members",
                apply: { set(&$0.logFormat, LogFormat(rawValue: $1)) }, defaultValue: { $0.logFormat.rawValue }),

@@ -66,6 +66,8 @@ public struct ServerOptions: Equatable, Sendable {
     public internal(set) var logFormat = LogFormat.text
     /// `--metrics`: whether `GET /metrics` is served and requests are counted.
     public internal(set) var metrics = true
+    /// `--mhd-patches`: when libmicrohttpd's behaviour is changed (``LibraryPatches``).
+    public internal(set) var mhdPatches = LibraryPatches.Policy.onTested
 
     /// How log lines are written.
     public enum LogFormat: String, Sendable {
@@ -279,7 +281,8 @@ public struct ServerOptions: Equatable, Sendable {
             threading: .eventLoops(threads: eventLoops ?? Self.automaticEventLoops),
             crossOrigin: corsOrigins.isEmpty ? nil : CrossOriginPolicy(allowedOrigins: corsOrigins),
             tlsPriorities: tlsPriorities,
-            accessLogFields: logFormat == .json
+            accessLogFields: logFormat == .json,
+            libraryPatches: mhdPatches
         )
         configuration.bodyTimeout = bodyTimeout
         configuration.maximumBodyBytesInFlight = bodyBytesInFlight

@@ -41,6 +41,8 @@ struct ServerProcessTests {
             environment["PGUSER"] = "employees_reader"
             environment["DATABASE_URL"] = nil
             for name in environment.keys where name.hasPrefix("EMPLOYEES_") { environment[name] = nil }
+            let patches = TestPatches.environment(prefix: "EMPLOYEES_")
+            environment[patches.name] = patches.value
             process = Process()
             process.executableURL = ServerProcessTests.executable
             process.arguments = arguments

@@ -8,19 +8,22 @@ struct Refusal: Sendable, CustomTestStringConvertible {
     let name: String
     let status: Int
     let bytes: [UInt8]
+    /// Refused by libmicrohttpd itself, not by the server.
+    let isLibrarys: Bool
 
     var testDescription: String { name }
 
-    init(_ name: String, _ status: Int, _ head: String, body: [UInt8] = []) {
+    init(_ name: String, _ status: Int, _ head: String, body: [UInt8] = [], isLibrarys: Bool = true) {
         self.name = name
         self.status = status
         bytes = Array(head.utf8) + body
+        self.isLibrarys = isLibrarys
     }
 
     /// With the default limits (16 KB of header, 32 KB of libmicrohttpd
     /// pool), all but the first are refused by libmicrohttpd itself.
     static let all: [Refusal] = [
-        Refusal("a request target just over the limit", 414, "GET /q?\(filler(20 << 10)) HTTP/1.1\r\nHost: a\r\n\r\n"),
+        Refusal("a request target just over the limit", 414, "GET /q?\(filler(20 << 10)) HTTP/1.1\r\nHost: a\r\n\r\n", isLibrarys: false),
         Refusal("a 100 KB query string", 414, "GET /q?\(filler(100 << 10)) HTTP/1.1\r\nHost: a\r\n\r\n"),
         Refusal("a 1 MB query string", 414, "GET /q?\(filler(1 << 20)) HTTP/1.1\r\nHost: a\r\n\r\n"),
         Refusal("a 1 MB header field", 431, "GET / HTTP/1.1\r\nHost: a\r\nX-Long: \(filler(1 << 20))\r\n\r\n"),
@@ -44,7 +47,8 @@ extension HTTPServerTests {
 
     /// Whatever refuses a request, the server or libmicrohttpd before it,
     /// the answer is a problem document; the connection is closed and the
-    /// server goes on serving.
+    /// server goes on serving. With the patches off (``TestPatches``),
+    /// libmicrohttpd's own refusals keep their status but carry its HTML page.
     @Test(arguments: threadingModels, Refusal.all)
     func refusalIsAProblemDocument(threading: HTTPServer.ThreadingModel, refusal: Refusal) throws {
         let server = try startServer(.init(threading: threading)) { _ in HTTPResponse(status: .noContent) }
@@ -56,6 +60,13 @@ extension HTTPServerTests {
         let response = try client.readResponse()
 
         #expect(response.status == refusal.status)
+        if refusal.isLibrarys, !TestPatches.resolved.replacesErrorPages {
+            #expect(response.header("Content-Type") != "application/problem+json")
+            #expect(response.text.contains("<html>"), "libmicrohttpd's page: \(response.text)")
+            #expect(try client.readToEnd().isEmpty, "the connection is closed after the refusal")
+            #expect(try TestClient(port: server.port).request("GET", "/").status == 204)
+            return
+        }
         #expect(response.header("Content-Type") == "application/problem+json")
         let problem = try #require(try JSONSerialization.jsonObject(with: Data(response.body)) as? [String: Any])
         #expect(problem["type"] as? String == "about:blank")
@@ -67,8 +78,10 @@ extension HTTPServerTests {
     }
 
     /// A request target over the limit gets the same document whether the
-    /// server sees it or libmicrohttpd's pool cannot hold it.
-    @Test func oversizedRequestGetsOneDocumentAtAnySize() throws {
+    /// server sees it or libmicrohttpd's pool cannot hold it (with the
+    /// patches on: libmicrohttpd's own page otherwise, `refusalIsAProblemDocument`).
+    @Test(.enabled(if: TestPatches.resolved.replacesErrorPages))
+    func oversizedRequestGetsOneDocumentAtAnySize() throws {
         let server = try startServer { _ in HTTPResponse(status: .noContent) }
         defer { server.stop() }
 

@@ -1,3 +1,4 @@
+import HTTPTestClient
 import Testing
 
 /// Bytes that are not what a request target should hold: each is a 4xx
@@ -56,12 +57,18 @@ struct EncodingTests {
 
     /// A raw NUL in the request line or a header: libmicrohttpd rejects the
     /// request before calling the server (400, its own HTML body, MHD 0.9.75),
-    /// or cuts the string at the NUL, which our decoding then sees; either
-    /// way a 4xx and the server goes on.
+    /// closes the connection without an answer (a NUL in the request line,
+    /// MHD 1.0), or cuts the string at the NUL, which our decoding then
+    /// sees; either way no 5xx and the server goes on.
     @Test("raw NUL bytes in the request line, a header and the body")
     func rawNul() throws {
         for target in [Array("/employees?name=a".utf8) + [0] + Array("b".utf8), Array("/employees/1".utf8) + [0]] {
-            let response = try server.send(target: target)
+            let response: TestClient.Response
+            do {
+                response = try server.send(target: target)
+            } catch TestClient.Failure.closed {
+                continue
+            }
             #expect((400...499).contains(response.status) || response.status == 200, "\(response)")
             #expect(response.status < 500, "\(response)")
         }

@@ -8,7 +8,8 @@ struct SizeTests {
     /// Over `maximumHeaderSize` the server answers 414 or 431 with a
     /// problem document; past twice that, libmicrohttpd's per-connection
     /// pool is full and it refuses the request itself, before the server
-    /// sees it, with the same statuses and documents.
+    /// sees it, with the same statuses and documents (with the patches off,
+    /// its own HTML pages).
     @Test("overlong URL and header fields")
     func overlong() throws {
         let limit = HostileServer.maximumHeaderSize
@@ -22,9 +23,9 @@ struct SizeTests {
 
         for size in [4 * limit, 2 << 20] {
             let hugeURL = try server.send("/employees?name=" + String(repeating: "a", count: size))
-            expectProblem(hugeURL, 414...414, "URL of \(size) bytes")
+            expectLibraryRefusal(hugeURL, 414...414, "URL of \(size) bytes")
             let hugeHeader = try server.send("/math/sum?a=1&b=2", headers: [("X-Long", String(repeating: "b", count: size))])
-            expectProblem(hugeHeader, 431...431, "header of \(size) bytes")
+            expectLibraryRefusal(hugeHeader, 431...431, "header of \(size) bytes")
         }
         try server.expectAlive()
     }

@@ -50,7 +50,7 @@ private func help(_ defaults: ServerOptions = ServerOptions(), prefix: String = 
     #expect(text.contains("--port <port>"))
     #expect(text.contains("(default: 9001)"))
     #expect(text.contains("-h, --help"))
-    #expect(ServerOptions.table.count == 38)
+    #expect(ServerOptions.table.count == 39)
 }
 
 @Test(arguments: [
@@ -200,4 +200,20 @@ private let servicesOption = ServerOptions.Option(program: "services", variable:
     #expect(try parse([], "1")?.poolerCompatible == true)
     #expect(throws: ServerOptions.UsageError.self) { try parse(["--pooler-compatible=maybe"]) }
     #expect(throws: ServerOptions.UsageError.self) { try parse(["--max-replica-lag", "0"]) }
+}
+
+/// `--mhd-patches` turns libmicrohttpd's patches off (or forces them) for the server's configuration.
+@Test func mhdPatchesReachTheServerConfiguration() throws {
+    guard case .serve(let defaults) = try ServerOptions.parse([], environmentPrefix: "SQL_REST_", environment: { _ in nil }),
+          case .serve(let off) = try ServerOptions.parse(["--mhd-patches", "off"], environmentPrefix: "SQL_REST_", environment: { _ in nil }),
+          case .serve(let forced) = try ServerOptions.parse(
+              [], environmentPrefix: "SQL_REST_", environment: { $0 == "SQL_REST_MHD_PATCHES" ? "force" : nil })
+    else {
+        Issue.record("not serving")
+        return
+    }
+    #expect(defaults.serverConfiguration.libraryPatches.rawValue == "on")
+    #expect(off.serverConfiguration.libraryPatches.rawValue == "off")
+    #expect(forced.serverConfiguration.libraryPatches.rawValue == "force")
+    #expect(throws: (any Error).self) { try ServerOptions.parse(["--mhd-patches", "maybe"], environmentPrefix: "SQL_REST_", environment: { _ in nil }) }
 }

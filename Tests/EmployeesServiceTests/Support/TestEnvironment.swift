@@ -92,7 +92,9 @@ final class TestServer: Sendable {
     /// event loops as `employees-server` runs them.
     static func serve(_ services: [any WebService], runner: QueryRunner? = nil, shutdownTimeout: Double = 5) -> HTTPServer {
         let router = WebServiceRouter(services: services, runners: runner.map { [$0] } ?? [])
-        return HTTPServer(configuration: .init(port: 0, shutdownTimeout: shutdownTimeout, threading: .eventLoops(threads: 2))) {
+        let configuration = HTTPServer.Configuration(
+            port: 0, shutdownTimeout: shutdownTimeout, threading: .eventLoops(threads: 2), libraryPatches: TestPatches.policy)
+        return HTTPServer(configuration: configuration) {
             router.respond(to: $0)
         }
     }

@@ -2,6 +2,7 @@
 import Glibc
 #endif
 import HTTPServer
+import HTTPTestClient
 import JSONStreaming
 import Logging
 import Locking
@@ -16,13 +17,15 @@ import Testing
 /// hold in each.
 let threadingModels: [HTTPServer.ThreadingModel] = [.threadPerConnection, .eventLoops(threads: 2)]
 
-/// A started server on an ephemeral port, stopped by `stop()`.
+/// A started server on an ephemeral port, stopped by `stop()`, with the
+/// libmicrohttpd patches of `MHD_PATCHES` (``TestPatches``).
 func startServer(
     _ configuration: HTTPServer.Configuration = .init(),
     handler: @escaping HTTPServer.Handler
 ) throws -> HTTPServer {
     var configuration = configuration
     configuration.port = 0
+    configuration.libraryPatches = TestPatches.policy
     var logger = Logger(label: "http-test")
     logger.logLevel = .info
     let server = HTTPServer(configuration: configuration, logger: logger, handler: handler)

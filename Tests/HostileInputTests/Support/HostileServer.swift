@@ -39,7 +39,9 @@ final class HostileServer: Sendable {
             ProbeService(),
         ], runners: [QueryRunner(pool: pool)], logger: quiet)
         server = HTTPServer(
-            configuration: .init(port: 0, maximumBodySize: Self.maximumBodySize, maximumHeaderSize: Self.maximumHeaderSize),
+            configuration: .init(
+                port: 0, maximumBodySize: Self.maximumBodySize, maximumHeaderSize: Self.maximumHeaderSize,
+                libraryPatches: TestPatches.policy),
             logger: quiet
         ) { router.respond(to: $0) }
         try server.start()
@@ -88,6 +90,21 @@ func expectProblem(
     let object = response.object
     #expect(object["status"] as? Int == response.status, "\(`case`): \(response)", sourceLocation: sourceLocation)
     #expect(object["detail"] is String, "\(`case`): \(response)", sourceLocation: sourceLocation)
+}
+
+/// A refusal of libmicrohttpd's own, before the server sees the request: a
+/// problem document with the patches on, else libmicrohttpd's HTML page
+/// with the same status (``TestPatches``).
+func expectLibraryRefusal(
+    _ response: TestClient.Response, _ statuses: ClosedRange<Int>, _ case: String = "",
+    sourceLocation: SourceLocation = #_sourceLocation
+) {
+    if TestPatches.resolved.replacesErrorPages {
+        expectProblem(response, statuses, `case`, sourceLocation: sourceLocation)
+    } else {
+        #expect(statuses.contains(response.status), "\(`case`): \(response)", sourceLocation: sourceLocation)
+        #expect(response.text.contains("<html>"), "\(`case`): \(response)", sourceLocation: sourceLocation)
+    }
 }
 
 /// Routes that take what the employees services do not: a whole JSON body
