@@ -202,12 +202,19 @@ public struct ChosenColumns: Sendable {
 
     /// The choices the parameters' values hold.
     public init(_ values: some Sequence<ColumnChoices.Chosen>) {
-        for value in values {
-            switch value {
-            case .filters(let filters): self.filters += filters
-            case .order(let order): if let order { self.order = order }
-            case .select(let select): if let select { self.select = select }
-            }
+        for value in values { add(value) }
+    }
+
+    /// Adds the choice of one parameter's value.
+    ///
+    /// ```swift
+    /// chosen.add(.order([ColumnOrder(column: "hireDate", isDescending: true)]))
+    /// ```
+    public mutating func add(_ value: ColumnChoices.Chosen) {
+        switch value {
+        case .filters(let filters): if !filters.isEmpty { self.filters += filters }
+        case .order(let order): if let order { self.order = order }
+        case .select(let select): if let select { self.select = select }
         }
     }
 

@@ -159,9 +159,9 @@ public struct Operation: Sendable {
 
     /// The filters, order and members the request chose.
     private func chosenColumns(_ values: [Argument]) -> ChosenColumns {
-        var chosen: [ColumnChoices.Chosen] = []
-        for value in values { if case .chosen(let choice) = value { chosen.append(choice) } }
-        return chosen.isEmpty ? ChosenColumns() : ChosenColumns(chosen)
+        var chosen = ChosenColumns()
+        for value in values { if case .chosen(let choice) = value { chosen.add(choice) } }
+        return chosen
     }
 
     /// The details of these names. A loop, not `names.map { details[$0]! }`,
