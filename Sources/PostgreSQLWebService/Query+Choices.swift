@@ -31,8 +31,10 @@ extension Query {
         return query
     }
 
-    /// The label a result column has before `chosen` renames nothing: an
-    /// unquoted alias (`AS employeeNumber`) is the lower-cased name PostgreSQL gives it.
+    /// The quoted identifier of the column labelled `label` in the
+    /// subquery: PostgreSQL names an unquoted alias (`AS employeeNumber`)
+    /// in lower case (`"employeenumber"`), which `aliases` (from
+    /// `SQLTokens.aliases(in:)`) tells.
     static func identifier(_ label: String, aliases: [String: String]) -> String {
         let lowered = label.lowercased()
         let name = aliases[lowered] == label ? lowered : label

@@ -212,19 +212,31 @@ struct OperationDraft {
                 problem(directive.line, "@filter and @order choose among the rows of a list; this operation returns an object")
             }
         }
-        func chosen(_ directive: ServiceFile.ColumnsDirective?, _ name: String, allowTaken: Bool) -> Set<String> {
+        // JSON and arrays compare by no operator a filter has: no filter on them.
+        let comparable = Set(columns.filter { column in
+            switch ArgumentType.documentedType(of: column.type, catalog: catalog) {
+            case .any, .array: false
+            default: true
+            }
+        }.map(\.label))
+        func chosen(_ directive: ServiceFile.ColumnsDirective?, _ name: String, isFilter: Bool) -> Set<String> {
             guard let directive, file.shape == .list else { return [] }
-            guard let named = directive.labels else { return Set(labels.filter { allowTaken || !taken.contains($0) }) }
+            guard let named = directive.labels else {
+                return Set(labels.filter { !isFilter || (!taken.contains($0) && comparable.contains($0)) })
+            }
             for label in named where !labels.contains(label) {
                 problem(directive.line, "@\(name) names \"\(label)\", which is not a column of the result; its columns are \(labels.joined(separator: ", "))")
             }
-            for label in named where labels.contains(label) && !allowTaken && taken.contains(label) {
+            for label in named where isFilter && labels.contains(label) && taken.contains(label) {
                 problem(directive.line, "@\(name) names \"\(label)\", which is also a parameter of the operation (its own parameters win): rename the column or the parameter")
+            }
+            for label in named where isFilter && labels.contains(label) && !comparable.contains(label) {
+                problem(directive.line, "@\(name) names \"\(label)\", a JSON value or an array, which filters do not compare")
             }
             return Set(named.filter(labels.contains))
         }
-        let filterable = chosen(file.filter, "filter", allowTaken: false)
-        var orderable = chosen(file.order, "order", allowTaken: true)
+        let filterable = chosen(file.filter, "filter", isFilter: true)
+        var orderable = chosen(file.order, "order", isFilter: false)
         if let directive = file.order, routeNames.contains("order") {
             problem(directive.line, "@order takes the parameter \"order\", which the file's own :order already is: rename :order")
             orderable = []

@@ -56,7 +56,6 @@ public struct ServiceFile: Sendable {
         public var line: Int
     }
 
-    /// One SQL statement and where it is.
     /// `@filter` or `@order`: the result columns, by label, that a request
     /// may filter on or order by; `*`: all of them.
     public struct ColumnsDirective: Sendable {
@@ -65,6 +64,7 @@ public struct ServiceFile: Sendable {
         public var line: Int
     }
 
+    /// One SQL statement and where it is.
     public struct Statement: Sendable {
         /// The statement's text, without its semicolon; its leading blank
         /// lines and comments are kept, so that its lines are the file's.

@@ -249,6 +249,41 @@ struct ColumnChoiceTests {
         #expect(head.status == 200)
     }
 
+    @Test("as the request's role: its grants decide, for the rows, the count and the object")
+    func roles() throws {
+        let postgres = try Connection(try Environment.conninfo(user: "postgres"))
+        defer { postgres.close() }
+        for role in ["filter_test_stranger", "filter_test_reader"] {
+            try postgres.execute("""
+                DO $$ BEGIN
+                    IF NOT EXISTS (SELECT FROM pg_roles WHERE rolname = '\(role)') THEN CREATE ROLE \(role); END IF;
+                END $$
+                """)
+            try postgres.execute("GRANT \(role) TO employees_reader")
+        }
+        try postgres.execute("GRANT SELECT ON employees TO filter_test_reader")
+        let count = try Served().count("SELECT count(*) FROM employees WHERE last_name = 'Facello'")
+
+        let stranger = try ProcessTests.Run(["serve", "--services", Environment.servicesFolder, "--port", "0", "--anonymous-role", "filter_test_stranger"])
+        let strangerPort = try stranger.servingPort()
+        let refused: [(String, [(String, String)])] = [
+            ("/employees?lastName=eq.Facello&select=lastName", []), ("/employees?lastName=eq.Facello&limit=1", [("Prefer", "count=exact")]),
+            ("/employees/10004?select=lastName", []),
+        ]
+        for (target, headers) in refused {
+            #expect(try TestClient.request("GET", target, port: strangerPort, headers: headers).status == 403, "\(target)")
+        }
+
+        let reader = try ProcessTests.Run(["serve", "--services", Environment.servicesFolder, "--port", "0", "--anonymous-role", "filter_test_reader"])
+        let readerPort = try reader.servingPort()
+        let page = try TestClient.request(
+            "GET", "/employees?lastName=eq.Facello&order=employeeNumber.desc&limit=3", port: readerPort, headers: [("Prefer", "count=exact")])
+        #expect(page.status == 200, "\(page)")
+        #expect(page.header("Content-Range") == "0-2/\(count)")
+        let numbers = page.objects.compactMap { $0["employeeNumber"] as? Int }
+        #expect(numbers == numbers.sorted(by: >) && numbers.count == 3)
+    }
+
     // MARK: - The plan
 
     @Test("a filter on an indexed column of a simple statement uses the index")
