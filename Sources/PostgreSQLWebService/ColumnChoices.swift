@@ -162,7 +162,7 @@ public struct ColumnChoices: Sendable {
                 throw ArgumentConversionError(expected: .enumeration(name: "column", values: labels), received: input.received)
             }
             for part in text.split(separator: ",", omittingEmptySubsequences: false) {
-                let name = String(part.trimmingCharacters(in: " "))
+                let name = String(part.trimmingSpaces())
                 guard labels.contains(name) else {
                     throw ArgumentConversionError(expected: .enumeration(name: "column", values: labels), received: "\"\(name)\"")
                 }
@@ -223,10 +223,11 @@ public struct ChosenColumns: Sendable {
 }
 
 extension Substring {
-    fileprivate func trimmingCharacters(in characters: String) -> Substring {
+    /// Without leading and trailing spaces (`select=a, b`).
+    fileprivate func trimmingSpaces() -> Substring {
         var text = self
-        while let first = text.first, characters.contains(first) { text.removeFirst() }
-        while let last = text.last, characters.contains(last) { text.removeLast() }
+        while text.first == " " { text.removeFirst() }
+        while text.last == " " { text.removeLast() }
         return text
     }
 }
