@@ -7,6 +7,7 @@ import PostgreSQL
 enum CSVWriter {
     static func appendHeader<Output: JSONOutput>(_ columns: [Column], to output: inout Output) {
         for (index, column) in columns.enumerated() {
+            if column.label == ObjectTemplate.hiddenColumnsMarker { break }
             if index > 0 { output.append(UInt8(ascii: ",")) }
             var label = column.label
             label.withUTF8 { appendField(UnsafeRawBufferPointer($0), to: &output) }
@@ -18,6 +19,7 @@ enum CSVWriter {
     static func appendRow<Output: JSONOutput>(_ row: Row, to output: inout Output) {
         let columns = row.layout.columns
         for index in columns.indices {
+            if columns[index].label == ObjectTemplate.hiddenColumnsMarker { break }
             if index > 0 { output.append(UInt8(ascii: ",")) }
             guard let bytes = row.bytes(index) else { continue }
             if columns[index].type == .bool, bytes.count == 1 {

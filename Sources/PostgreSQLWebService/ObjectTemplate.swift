@@ -39,6 +39,12 @@ struct ObjectTemplate {
     }
 
     let entries: [Entry]
+
+    /// The label of a column after which a result's columns are not
+    /// written: they are there for attached queries to bind from
+    /// (``Query/choosing(_:)`` puts them after the members a request selected).
+    static let hiddenColumnsMarker = "\u{1}hidden"
+
     /// Holds the bytes of every key of `entries`.
     private let keyBytes: KeyBytes
 
@@ -50,6 +56,7 @@ struct ObjectTemplate {
     init(columns: [Column], firstColumn: Int32 = 0, attachmentKeys: [String] = []) {
         let root = Node()
         for (offset, column) in columns.enumerated() {
+            if column.label == Self.hiddenColumnsMarker { break }
             root.insert(path: column.label, .column(index: firstColumn + Int32(offset), type: column.type))
         }
         for (index, key) in attachmentKeys.enumerated() {

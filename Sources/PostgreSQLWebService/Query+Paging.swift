@@ -86,7 +86,7 @@ extension Query {
         return links.isEmpty ? nil : links.joined(separator: ", ")
     }
 
-    private static func withoutTrailingSemicolons(_ sql: String) -> String {
+    static func withoutTrailingSemicolons(_ sql: String) -> String {
         var end = sql.endIndex
         while end > sql.startIndex, let last = sql[..<end].last, last == ";" || last.isWhitespace {
             end = sql.index(before: end)

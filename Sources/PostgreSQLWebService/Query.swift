@@ -52,6 +52,7 @@ public struct Query: Sendable {
         var attachments: [Attached] = []
         var members: [(key: String, query: Query)] = []
         var page: Page?
+        var chosen: ChosenColumns?
 
         init(_ sql: String, _ arguments: SQLArguments, shape: Shape) {
             self.sql = sql
@@ -64,6 +65,7 @@ public struct Query: Sendable {
             copy.attachments = attachments
             copy.members = members
             copy.page = page
+            copy.chosen = chosen
             return copy
         }
     }
@@ -86,6 +88,23 @@ public struct Query: Sendable {
     private(set) var page: Page? {
         get { storage.page }
         set { uniqueStorage().page = newValue }
+    }
+
+    /// The filters, order and members the request chose (``choosing(_:)``).
+    var chosen: ChosenColumns? {
+        get { storage.chosen }
+        set { uniqueStorage().chosen = newValue }
+    }
+
+    /// This query with its ``chosen`` columns applied to its statement, as it runs.
+    func resolvingChoices() -> Query {
+        guard chosen != nil else { return self }
+        let (sql, arguments) = chosenStatement()
+        var query = Query(sql, arguments, shape: shape)
+        query.attachments = attachments
+        query.members = members
+        query.page = page
+        return query
     }
 
     private mutating func uniqueStorage() -> Storage {

@@ -94,6 +94,7 @@ public final class QueryRunner: Sendable {
 
 extension Query: RunnableResult {
     public func response(runner: QueryRunner, request: RunRequest) -> HTTPResponse {
+        guard chosen == nil else { return resolvingChoices().response(runner: runner, request: request) }
         let pool = runner.pool(for: self, request: request)
         // A closure, not the key path `\.attachments.isEmpty`, which is
         // instantiated at run time on every call (a compound path through

@@ -54,6 +54,8 @@ public struct Operation: Sendable {
             case details
             /// A page's `limit` or `offset`.
             case limit, offset
+            /// A filter on a column, `order` or `select` (``ColumnChoices``).
+            case chosen
         }
 
         let role: Role
@@ -66,6 +68,7 @@ public struct Operation: Sendable {
         case value(SQLValue)
         case names([String])
         case count(Int?)
+        case chosen(ColumnChoices.Chosen)
     }
 
     /// A detail a request may ask for.
@@ -133,7 +136,7 @@ public struct Operation: Sendable {
                     query = query.attaching(name, detail.query)
                 }
             }
-            return query
+            return query.choosing(chosenColumns(values))
         case .list(let paged):
             let names = askedNames(values)
             let asked = details(named: names)
@@ -150,8 +153,15 @@ public struct Operation: Sendable {
                 query = query.paged(limit: limit, offset: offset)
             }
             for (name, detail) in zip(names, asked) { query = query.attaching(name, detail.query) }
-            return query
+            return query.choosing(chosenColumns(values))
         }
+    }
+
+    /// The filters, order and members the request chose.
+    private func chosenColumns(_ values: [Argument]) -> ChosenColumns {
+        var chosen = ChosenColumns()
+        for value in values { if case .chosen(let choice) = value { chosen.add(choice) } }
+        return chosen
     }
 
     /// The details of these names. A loop, not `names.map { details[$0]! }`,

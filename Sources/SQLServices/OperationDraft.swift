@@ -157,6 +157,17 @@ struct OperationDraft {
                 "offset", as: Int.self, description: "Skip this many rows first (0 or more).", default: 0) { .count($0) }))
         }
 
+        if !isWrite {
+            parameters += Self.chosenParameters(
+                file: file, columns: described.statements.last?.columns ?? [], catalog: catalog, routeNames: routeNames,
+                reserved: (detailNames.isEmpty ? [] : ["details"]) + (file.pagedLine == nil ? [] : ["limit", "offset"]),
+                problem: problem)
+        } else {
+            for directive in [file.filter, file.order].compactMap({ $0 }) {
+                problem(directive.line, "@filter and @order choose among the rows a GET lists")
+            }
+        }
+
         // The 404 of an object, whose placeholders name parameters.
         if kind == .object {
             let variable = file.variables.last
@@ -182,6 +193,66 @@ struct OperationDraft {
         self.parameters = parameters
         self.detailNames = detailNames
         details = Self.details(file: file, described: described, indexByName: indexByName, mainColumns: mainColumns)
+    }
+
+    /// The parameters of the columns a request chooses (``ColumnChoices``):
+    /// a filter per column `@filter` names, `order` among those `@order`
+    /// names, and `select` on every GET. The file's own parameters win: a
+    /// column of a parameter's name is no filter (`*` leaves it out; named,
+    /// it is a problem), and a file with its own `:order` or `:select` has
+    /// no such choice.
+    private static func chosenParameters(
+        file: ServiceFile, columns: [StatementDescription.ResultColumn], catalog: [PostgresType: PostgresTypeDescription],
+        routeNames: [String], reserved: [String], problem: (Int, String) -> Void
+    ) -> [Operation.Parameter] {
+        let labels = columns.map(\.label)
+        let taken = Set(routeNames + reserved + ["order", "select"])
+        if file.shape == .object {
+            for directive in [file.filter, file.order].compactMap({ $0 }) {
+                problem(directive.line, "@filter and @order choose among the rows of a list; this operation returns an object")
+            }
+        }
+        // JSON and arrays compare by no operator a filter has: no filter on them.
+        let comparable = Set(columns.filter { column in
+            switch ArgumentType.documentedType(of: column.type, catalog: catalog) {
+            case .any, .array: false
+            default: true
+            }
+        }.map(\.label))
+        func chosen(_ directive: ServiceFile.ColumnsDirective?, _ name: String, isFilter: Bool) -> Set<String> {
+            guard let directive, file.shape == .list else { return [] }
+            guard let named = directive.labels else {
+                return Set(labels.filter { !isFilter || (!taken.contains($0) && comparable.contains($0)) })
+            }
+            for label in named where !labels.contains(label) {
+                problem(directive.line, "@\(name) names \"\(label)\", which is not a column of the result; its columns are \(labels.joined(separator: ", "))")
+            }
+            for label in named where isFilter && labels.contains(label) && taken.contains(label) {
+                problem(directive.line, "@\(name) names \"\(label)\", which is also a parameter of the operation (its own parameters win): rename the column or the parameter")
+            }
+            for label in named where isFilter && labels.contains(label) && !comparable.contains(label) {
+                problem(directive.line, "@\(name) names \"\(label)\", a JSON value or an array, which filters do not compare")
+            }
+            return Set(named.filter(labels.contains))
+        }
+        let filterable = chosen(file.filter, "filter", isFilter: true)
+        var orderable = chosen(file.order, "order", isFilter: false)
+        if let directive = file.order, routeNames.contains("order") {
+            problem(directive.line, "@order takes the parameter \"order\", which the file's own :order already is: rename :order")
+            orderable = []
+        }
+        var seen: Set<String> = []
+        let choices = ColumnChoices(columns.compactMap { column in
+            // A label twice: the first column holds it, as in the JSON answer.
+            guard seen.insert(column.label).inserted else { return nil }
+            let type = ArgumentType.of(column.type, catalog: catalog)
+            return ColumnChoices.Column(
+                column.label, type: type.valueType, filterable: filterable.contains(column.label),
+                orderable: orderable.contains(column.label), convert: type.convert)
+        })
+        return choices.parameters(select: !routeNames.contains("select")) { .chosen($0) }.map {
+            Operation.Parameter(role: .chosen, runtime: $0)
+        }
     }
 
     /// A value parameter, read by its type's conversion. Absent, it takes

@@ -56,6 +56,14 @@ public struct ServiceFile: Sendable {
         public var line: Int
     }
 
+    /// `@filter` or `@order`: the result columns, by label, that a request
+    /// may filter on or order by; `*`: all of them.
+    public struct ColumnsDirective: Sendable {
+        /// The labels named; `nil` for `*`.
+        public var labels: [String]?
+        public var line: Int
+    }
+
     /// One SQL statement and where it is.
     public struct Statement: Sendable {
         /// The statement's text, without its semicolon; its leading blank
@@ -128,6 +136,10 @@ public struct ServiceFile: Sendable {
     public var returns: ReturnsDirective?
     /// The line of `@paged`, if the file has it.
     public var pagedLine: Int?
+    /// `@filter`: the columns a request may filter on.
+    public var filter: ColumnsDirective?
+    /// `@order`: the columns a request may order by.
+    public var order: ColumnsDirective?
     public var notFound: TextDirective?
     /// `@service TEXT`: the description of the service the operation belongs to.
     public var serviceDescription: TextDirective?
@@ -178,7 +190,7 @@ public struct ServiceFile: Sendable {
 
 extension ServiceFile {
     /// The directives of the header, and what they take.
-    static let headerDirectives = ["param", "returns", "paged", "notfound", "service"]
+    static let headerDirectives = ["param", "returns", "paged", "filter", "order", "notfound", "service"]
 
     /// Parses the text of a service file named `file` in messages. Every
     /// problem the text has on its own (a header that does not parse, an
@@ -290,6 +302,24 @@ extension ServiceFile {
             case "paged":
                 if !argument.isEmpty { problem(line, "@paged takes no argument") }
                 pagedLine = line
+            case "filter", "order":
+                let labels = argument.split(separator: ",").map { String($0.trimmingBlanks) }
+                let directive: ColumnsDirective
+                if argument == "*" {
+                    directive = ColumnsDirective(labels: nil, line: line)
+                } else if labels.isEmpty || labels.contains(where: \.isEmpty) || labels.contains("*") {
+                    problem(line, "@\(name) takes the labels of result columns, comma-separated, or * for all of them")
+                    continue
+                } else {
+                    directive = ColumnsDirective(labels: labels, line: line)
+                }
+                if name == "filter" {
+                    if filter != nil { problem(line, "@filter is given twice") }
+                    filter = directive
+                } else {
+                    if order != nil { problem(line, "@order is given twice") }
+                    order = directive
+                }
             case "notfound":
                 if argument.isEmpty { problem(line, "@notfound needs the text of the 404 problem's detail") }
                 notFound = TextDirective(text: String(argument), line: line)
@@ -299,7 +329,7 @@ extension ServiceFile {
             case "detail", "stream":
                 problem(line, "@\(name) starts a section of its own: put it after the operation's statement, followed by the detail's query")
             default:
-                problem(line, "unknown directive @\(name); the header takes @param, @returns, @paged, @notfound and @service")
+                problem(line, "unknown directive @\(name); the header takes @param, @returns, @paged, @filter, @order, @notfound and @service")
             }
         }
         description = paragraphs.filter { !$0.isEmpty }.map { $0.joined(separator: " ") }.joined(separator: "\n\n")

@@ -115,7 +115,7 @@ final class BoundRoute: Sendable {
             case .argument(let name, let type, _, _) where !variables.contains(name):
                 names.append(name)
                 if case .array(.enumeration) = type.valueType { details.append(name) }
-            case .runtimeArgument(let name, let type, _, _) where !variables.contains(name):
+            case .runtimeArgument(let name, let type, _, _, _) where !variables.contains(name):
                 names.append(name)
                 if case .array(.enumeration) = type { details.append(name) }
             case .body: takesBody = true

@@ -225,6 +225,7 @@ struct OpenAPIDocument {
 
     private func argumentSchema(_ parameter: ParameterDocumentation) -> JSON {
         var schema = self.schema(parameter.type)
+        if let pattern = parameter.pattern, case .string("string")? = schema["type"] { schema["pattern"] = .string(pattern) }
         if let texts = parameter.defaultTexts, !texts.isEmpty, let value = Self.value(texts, of: parameter.type) {
             // A reference takes no siblings in every tool: wrap it.
             if schema["$ref"] != nil { schema = ["allOf": [schema]] }

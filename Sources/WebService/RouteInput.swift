@@ -27,7 +27,7 @@ public struct InputDeclaration: Sendable {
         case request
         /// A named argument, or a named path variable of the same name, of
         /// a ``RuntimeParameter``: its type known only at run time.
-        case runtimeArgument(name: String, type: ValueType, defaultText: String?, required: Bool)
+        case runtimeArgument(name: String, type: ValueType, defaultText: String?, required: Bool, pattern: String?)
     }
 
     let kind: Kind

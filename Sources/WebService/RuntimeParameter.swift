@@ -25,6 +25,9 @@ public struct RuntimeParameter<Value: Sendable>: Sendable {
     public let description: String
     /// The value taken when the request does not supply it, as `?api` shows it.
     public let defaultText: String?
+    /// A regular expression every text of the argument matches, for the
+    /// OpenAPI document (the conversion enforces it); `nil`: none stated.
+    public let pattern: String?
     /// The value taken when the request does not supply it; `nil` when the argument is required.
     let valueWhenAbsent: Value?
     let convert: @Sendable ([ArgumentInput]) throws(ArgumentConversionError) -> Value
@@ -38,13 +41,14 @@ public struct RuntimeParameter<Value: Sendable>: Sendable {
     /// ```
     public init(
         _ name: String, type: ValueType, description: String = "", whenAbsent: Value? = nil, defaultText: String? = nil,
-        convert: @escaping @Sendable ([ArgumentInput]) throws(ArgumentConversionError) -> Value
+        pattern: String? = nil, convert: @escaping @Sendable ([ArgumentInput]) throws(ArgumentConversionError) -> Value
     ) {
         self.name = name
         self.type = type
         self.description = description
         self.valueWhenAbsent = whenAbsent
         self.defaultText = defaultText
+        self.pattern = pattern
         self.convert = convert
     }
 
@@ -120,7 +124,8 @@ public struct RuntimeParameter<Value: Sendable>: Sendable {
     @usableFromInline
     var declaration: InputDeclaration {
         InputDeclaration(
-            kind: .runtimeArgument(name: name, type: type, defaultText: defaultText, required: valueWhenAbsent == nil),
+            kind: .runtimeArgument(
+                name: name, type: type, defaultText: defaultText, required: valueWhenAbsent == nil, pattern: pattern),
             description: description)
     }
 }

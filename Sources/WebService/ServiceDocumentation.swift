@@ -78,9 +78,11 @@ public struct ParameterDocumentation: Sendable, Encodable {
     let exampleTexts: [String]?
     /// Whether one text may hold several values separated by commas (``CommaList``).
     let commaSeparated: Bool
+    /// A regular expression each text matches (``RuntimeParameter/pattern``).
+    public var pattern: String? = nil
 
     private enum CodingKeys: String, CodingKey {
-        case name, location, type, required, defaultValue, example, description
+        case name, location, type, required, defaultValue, example, description, pattern
     }
 
     /// The description, with how to give several values when a text may hold them.
@@ -194,14 +196,14 @@ extension OperationDocumentation {
                 )
             case .request:
                 return nil
-            case .runtimeArgument(let name, let type, let defaultText, let required):
+            case .runtimeArgument(let name, let type, let defaultText, let required, let pattern):
                 introspector.register(type)
                 var isNameList = false
                 if case .array(.enumeration) = type { isNameList = true }
                 return ParameterDocumentation(
                     name: name, location: variables.contains(name) ? .path : .argument, type: type,
                     required: required, defaultValue: defaultText, example: nil, description: input.description,
-                    defaultTexts: defaultText.map { [$0] }, exampleTexts: nil, commaSeparated: isNameList
+                    defaultTexts: defaultText.map { [$0] }, exampleTexts: nil, commaSeparated: isNameList, pattern: pattern
                 )
             }
         }

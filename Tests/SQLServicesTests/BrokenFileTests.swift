@@ -101,7 +101,7 @@ struct BrokenFileTests {
         ])
         #expect(problems == [
             "column.sql:2: column \"nope\" does not exist",
-            "directive.sql:2: unknown directive @cache; the header takes @param, @returns, @paged, @notfound and @service",
+            "directive.sql:2: unknown directive @cache; the header takes @param, @returns, @paged, @filter, @order, @notfound and @service",
             "header.sql:1: the header's first line must be a method and a path, such as `-- GET /employees/{employeeNumber}`; found `-- GETS /a`",
         ])
     }

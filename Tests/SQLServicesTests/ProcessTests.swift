@@ -138,7 +138,7 @@ struct ProcessTests {
         #expect(run.printed.isEmpty)
         #expect(run.logged == """
             The services in \(folder) have 1 problem:
-            \(folder)/things/bad.sql:2: unknown directive @cache; the header takes @param, @returns, @paged, @notfound and @service
+            \(folder)/things/bad.sql:2: unknown directive @cache; the header takes @param, @returns, @paged, @filter, @order, @notfound and @service
 
             """)
     }

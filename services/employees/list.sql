@@ -1,11 +1,14 @@
 -- GET /employees
 -- Lists employees ordered by number, streamed. With `name`, only those whose first or last
 -- name matches the pattern (case-insensitive; `*` matches any run of characters, other
--- characters match themselves).
+-- characters match themselves). Filters, `order` and `select` as PostgREST takes them:
+-- `lastName=eq.Facello`, `order=lastName.desc`, `select=employeeNumber,lastName`.
 -- @service Employees of the sample database: search, details, title and salary histories.
 -- @param name A name pattern such as `bal*` or `*son`.
 -- @returns list EmployeeSummary
 -- @paged
+-- @filter *
+-- @order *
 SELECT e.emp_no AS "employeeNumber", e.first_name AS "firstName", e.last_name AS "lastName"
 FROM employees e
 -- The LIKE pattern: lower-cased, `%`, `_` and `\` escaped so that they match themselves, `*` for any run.

@@ -1,0 +1,233 @@
+import PostgreSQL
+import WebService
+
+/// The result columns of a query that a request may filter, order by and
+/// select, in PostgREST's syntax, so that its clients work unchanged:
+///
+/// - a filter is a query argument named after a column's label:
+///   `?lastName=eq.Facello` (`eq`, `neq`, `gt`, `gte`, `lt`, `lte`, `like`,
+///   `ilike` with `*` for any run, `in.(a,b,"c,d")`, `is.null`, `is.true`,
+///   `is.false`, `is.unknown`), `not.` before any of them; several are ANDed;
+/// - `?order=hireDate.desc,lastName.asc.nullslast` (`nullsfirst` too);
+/// - `?select=employeeNumber,lastName`: only those members, in that order.
+///
+/// Its ``parameters(filters:order:select:_:)`` are the route's; their
+/// values, gathered in a ``ChosenColumns``, go to
+/// ``Query/choosing(_:)``, which binds every value and takes identifiers
+/// only from the labels declared here.
+///
+/// ```swift
+/// static let columns = ColumnChoices([
+///     .init("employeeNumber", as: Int.self), .init("lastName", as: String.self),
+/// ])
+/// Route(.get, "/", parameters: Self.columns.parameters { $0 }, returns: summaries) { chosen in
+///     Query.list("SELECT emp_no AS \"employeeNumber\", last_name AS \"lastName\" FROM employees ORDER BY emp_no")
+///         .choosing(ChosenColumns(chosen))
+/// }
+/// ```
+public struct ColumnChoices: Sendable {
+    /// A result column, by its label, and how a filter's value is read for it.
+    public struct Column: Sendable {
+        /// The label, as in the JSON answer and the query arguments.
+        public let label: String
+        /// The type a filter's value is read as (`?api` and the 400 name it).
+        public let type: ValueType
+        /// Whether a request may filter on it (`?label=eq.value`).
+        public let isFilterable: Bool
+        /// Whether a request may order by it (`?order=label.desc`).
+        public let isOrderable: Bool
+        let convert: @Sendable ([ArgumentInput]) throws(ArgumentConversionError) -> SQLValue
+
+        /// A column whose filter values `convert` reads (a value that does
+        /// not convert is a 400 naming the column and `type`).
+        ///
+        /// ```swift
+        /// ColumnChoices.Column("hireDate", type: .date) { inputs throws(ArgumentConversionError) in .text(try CalendarDate.convert(inputs).description) }
+        /// ```
+        public init(
+            _ label: String, type: ValueType, filterable: Bool = true, orderable: Bool = true,
+            convert: @escaping @Sendable ([ArgumentInput]) throws(ArgumentConversionError) -> SQLValue
+        ) {
+            self.label = label
+            self.type = type
+            self.isFilterable = filterable
+            self.isOrderable = orderable
+            self.convert = convert
+        }
+
+        /// A column whose filter values are read as the Swift type `T` reads an argument.
+        ///
+        /// ```swift
+        /// ColumnChoices.Column("employeeNumber", as: Int.self)
+        /// ```
+        public init<T: ArgumentValue & SQLValueConvertible>(
+            _ label: String, as _: T.Type, filterable: Bool = true, orderable: Bool = true
+        ) {
+            self.init(label, type: T.valueType, filterable: filterable, orderable: orderable) { inputs throws(ArgumentConversionError) in
+                try T.convert(inputs).sqlValue
+            }
+        }
+    }
+
+    /// Every column a request may select, in the result's order.
+    public let columns: [Column]
+
+    /// The columns of a result that requests may choose among.
+    ///
+    /// ```swift
+    /// ColumnChoices([.init("departmentNumber", as: String.self), .init("departmentName", as: String.self)])
+    /// ```
+    public init(_ columns: [Column]) {
+        self.columns = columns
+    }
+
+    /// The operators of a filter, in the order the problems list them.
+    public static let operators = ["eq", "neq", "gt", "gte", "lt", "lte", "like", "ilike", "in", "is"]
+
+    /// What a filter argument looks like: the `pattern` of its documentation.
+    public static let filterPattern = #"^(not\.)?(eq|neq|gt|gte|lt|lte|like|ilike)\..*$|^(not\.)?in\.\(.*\)$|^(not\.)?is\.(null|true|false|unknown)$"#
+
+    /// One parameter's value: what the handler receives for each of ``parameters(filters:order:select:_:)``.
+    public enum Chosen: Sendable {
+        /// The conditions of one column's argument (empty when absent).
+        case filters([ColumnFilter])
+        /// `order`, `nil` when absent.
+        case order([ColumnOrder]?)
+        /// `select`, `nil` when absent.
+        case select([String]?)
+    }
+
+    /// The route's parameters: one per filterable column (named by its
+    /// label, in the columns' order), then `order` when some column is
+    /// orderable and `order` is true, then `select` when `select` is true;
+    /// each value made with `transform`.
+    ///
+    /// ```swift
+    /// Route(.get, "/", parameters: columns.parameters { $0 }) { chosen in Query.list(sql).choosing(ChosenColumns(chosen)) }
+    /// ```
+    public func parameters<Value: Sendable>(
+        filters: Bool = true, order: Bool = true, select: Bool = true,
+        _ transform: @escaping @Sendable (Chosen) -> Value
+    ) -> [RuntimeParameter<Value>] {
+        var parameters: [RuntimeParameter<Value>] = []
+        if filters {
+            for column in columns where column.isFilterable {
+                let description = "Filters by \(column.label) (\(column.type.name)), as PostgREST does: `eq.VALUE`, `neq.`, `gt.`, `gte.`, "
+                    + "`lt.`, `lte.`, `like.` and `ilike.` (`*` matches any run), `in.(A,B,\"C,D\")`, `is.null`, `is.true`, "
+                    + "`is.false`, each optionally after `not.`; repeated, all must hold."
+                parameters.append(RuntimeParameter(
+                    column.label, type: .string, description: description, whenAbsent: transform(.filters([])),
+                    pattern: Self.filterPattern
+                ) { inputs throws(ArgumentConversionError) in
+                    var filters: [ColumnFilter] = []
+                    for input in inputs { filters.append(try ColumnFilter(parsing: input, column: column)) }
+                    return transform(.filters(filters))
+                })
+            }
+        }
+        let orderable = columns.filter(\.isOrderable).map(\.label)
+        if order, !orderable.isEmpty {
+            let alternatives = orderable.map(Self.patternEscaped).joined(separator: "|")
+            let item = "(\(alternatives))(\\.(asc|desc))?(\\.(nullsfirst|nullslast))?"
+            parameters.append(RuntimeParameter(
+                "order", type: .string,
+                description: "The order of the rows, instead of the operation's own: `COLUMN[.asc|.desc][.nullsfirst|.nullslast]`, "
+                    + "comma-separated, among " + orderable.joined(separator: ", ") + ".",
+                whenAbsent: transform(.order(nil)), pattern: "^\(item)(,\(item))*$"
+            ) { inputs throws(ArgumentConversionError) in
+                transform(.order(try ColumnOrder.parse(inputs, columns: orderable)))
+            })
+        }
+        if select {
+            let labels = columns.map(\.label)
+            let alternatives = labels.map(Self.patternEscaped).joined(separator: "|")
+            parameters.append(RuntimeParameter(
+                "select", type: .string,
+                description: "Only these members, in this order, comma-separated, among " + labels.joined(separator: ", ") + " (`*`: all).",
+                whenAbsent: transform(.select(nil)), pattern: "^\\*$|^(\(alternatives))(,(\(alternatives)))*$"
+            ) { inputs throws(ArgumentConversionError) in
+                transform(.select(try Self.selected(inputs, labels: labels)))
+            })
+        }
+        return parameters
+    }
+
+    /// The labels of `select`: comma-separated, repeated arguments joined,
+    /// duplicates kept once; `nil` for `*` (every column, as PostgREST's clients send by default).
+    static func selected(_ inputs: [ArgumentInput], labels: [String]) throws(ArgumentConversionError) -> [String]? {
+        if inputs.count == 1, inputs[0].scalarText == "*" { return nil }
+        var chosen: [String] = []
+        for input in inputs {
+            guard let text = input.scalarText else {
+                throw ArgumentConversionError(expected: .enumeration(name: "column", values: labels), received: input.received)
+            }
+            for part in text.split(separator: ",", omittingEmptySubsequences: false) {
+                let name = String(part.trimmingSpaces())
+                guard labels.contains(name) else {
+                    throw ArgumentConversionError(expected: .enumeration(name: "column", values: labels), received: "\"\(name)\"")
+                }
+                if !chosen.contains(name) { chosen.append(name) }
+            }
+        }
+        return chosen
+    }
+
+    /// `label` with the characters a regular expression reads as its own escaped.
+    private static func patternEscaped(_ label: String) -> String {
+        var escaped = ""
+        for character in label {
+            if "\\^$.|?*+()[]{}".contains(character) { escaped.append("\\") }
+            escaped.append(character)
+        }
+        return escaped
+    }
+}
+
+/// The choices of one request, gathered from the values of
+/// ``ColumnChoices/parameters(filters:order:select:_:)``, for ``Query/choosing(_:)``.
+///
+/// ```swift
+/// Query.list(sql).choosing(ChosenColumns(values))
+/// ```
+public struct ChosenColumns: Sendable {
+    /// Every condition, all of which a row must meet.
+    public var filters: [ColumnFilter] = []
+    /// The order asked for; `nil`: the statement's own.
+    public var order: [ColumnOrder]?
+    /// The members asked for, in order; `nil`: every column.
+    public var select: [String]?
+
+    /// Nothing chosen: the statement as it is.
+    public init() {}
+
+    /// The choices the parameters' values hold.
+    public init(_ values: some Sequence<ColumnChoices.Chosen>) {
+        for value in values { add(value) }
+    }
+
+    /// Adds the choice of one parameter's value.
+    ///
+    /// ```swift
+    /// chosen.add(.order([ColumnOrder(column: "hireDate", isDescending: true)]))
+    /// ```
+    public mutating func add(_ value: ColumnChoices.Chosen) {
+        switch value {
+        case .filters(let filters): if !filters.isEmpty { self.filters += filters }
+        case .order(let order): if let order { self.order = order }
+        case .select(let select): if let select { self.select = select }
+        }
+    }
+
+    /// Whether nothing is chosen.
+    public var isEmpty: Bool { filters.isEmpty && order == nil && select == nil }
+}
+
+extension Substring {
+    /// Without leading and trailing spaces (`select=a, b`).
+    fileprivate func trimmingSpaces() -> Substring {
+        var text = self
+        while text.first == " " { text.removeFirst() }
+        while text.last == " " { text.removeLast() }
+        return text
+    }
+}

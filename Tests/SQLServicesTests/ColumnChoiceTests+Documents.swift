@@ -1,0 +1,121 @@
+import Foundation
+import HTTPServer
+import HTTPTestClient
+import PostgreSQL
+import PostgreSQLWebService
+import SQLServices
+import Testing
+import WebService
+
+/// What `?api` and `/openapi.json` say of the choices, what `sql-rest
+/// check` reports, and a Swift route built with `ColumnChoices`.
+extension ColumnChoiceTests {
+    // MARK: - The documents
+
+    @Test("?api and /openapi.json describe the filters, order and select")
+    func documented() throws {
+        let served = try Served()
+        let document = try served.get("/openapi.json").object
+        let paths = try #require(document["paths"] as? [String: [String: Any]])
+        let list = try #require(paths["/employees"]?["get"] as? [String: Any])
+        let parameters = try #require(list["parameters"] as? [[String: Any]])
+        let byName = Dictionary(parameters.map { ($0["name"] as? String ?? "", $0) }, uniquingKeysWith: { first, _ in first })
+        for name in ["employeeNumber", "firstName", "lastName", "order", "select", "name", "limit", "offset", "details"] {
+            #expect(byName[name] != nil, "\(name)")
+        }
+        let lastName = try #require(byName["lastName"]?["schema"] as? [String: Any])
+        #expect(lastName["pattern"] as? String == ColumnChoices.filterPattern)
+        #expect((byName["lastName"]?["description"] as? String ?? "").contains("in.("))
+        let order = try #require(byName["order"]?["schema"] as? [String: Any])
+        #expect((order["pattern"] as? String ?? "").contains("lastName"))
+        let object = try #require(paths["/employees/{employeeNumber}"]?["get"] as? [String: Any])
+        let objectNames = (object["parameters"] as? [[String: Any]] ?? []).compactMap { $0["name"] as? String }
+        #expect(objectNames.contains("select"))
+        #expect(!objectNames.contains("lastName"))
+        for pattern in [lastName["pattern"], order["pattern"]].compactMap({ $0 as? String }) {
+            #expect((try? Regex(pattern)) != nil, "\(pattern)")
+        }
+        let filter = try Regex(ColumnChoices.filterPattern)
+        for text in ["eq.Facello", "not.in.(a,\"b,c\")", "is.null", "not.is.true", "ilike.*x*"] {
+            #expect(text.wholeMatch(of: filter) != nil, "\(text)")
+        }
+        let api = try served.get("/employees?api", [("Accept", "application/json")])
+        #expect(api.text.contains("\"pattern\""))
+        #expect(try served.get("/employees?api").text.contains("lastName"))
+    }
+
+    // MARK: - The checks of sql-rest check
+
+    @Test("an unknown label in @filter or @order, a filter on a parameter's name, @filter on an object: FILE:LINE")
+    func checks() throws {
+        let problems = try Environment.problems([
+            "things/list.sql": """
+                -- GET /things
+                -- @filter deptNo, title
+                -- @order name, nope
+                SELECT dept_no AS "deptNo", dept_name AS name FROM departments WHERE dept_name <> :name ORDER BY 1
+                """,
+            "things/one.sql": """
+                -- GET /things/{deptNo}
+                -- @filter *
+                SELECT dept_no AS "deptNo" FROM departments WHERE dept_no = :deptNo
+                """,
+            "things/star.sql": """
+                -- GET /things/star
+                -- @returns list
+                -- @filter *
+                -- @order
+                SELECT dept_no AS "deptNo", dept_name AS name FROM departments WHERE dept_name <> :name ORDER BY 1
+                """,
+        ])
+        #expect(problems.contains("things/list.sql:2: @filter names \"title\", which is not a column of the result; its columns are deptNo, name"), "\(problems)")
+        #expect(problems.contains("things/list.sql:3: @order names \"nope\", which is not a column of the result; its columns are deptNo, name"), "\(problems)")
+        #expect(problems.contains("things/one.sql:2: @filter and @order choose among the rows of a list; this operation returns an object"), "\(problems)")
+        #expect(problems.contains("things/star.sql:4: @order takes the labels of result columns, comma-separated, or * for all of them"), "\(problems)")
+        #expect(problems.count == 4, "\(problems)")
+
+        let collision = try Environment.problems(["things/list.sql": """
+            -- GET /things
+            -- @filter name
+            SELECT dept_no AS "deptNo", dept_name AS name FROM departments WHERE dept_name <> :name ORDER BY 1
+            """])
+        #expect(collision == ["things/list.sql:2: @filter names \"name\", which is also a parameter of the operation (its own parameters win): rename the column or the parameter"])
+    }
+
+    // MARK: - A Swift route
+
+    struct Summaries: WebService {
+        let path = "/summaries"
+        let description = "Employee summaries."
+        static let columns = ColumnChoices([
+            .init("employeeNumber", as: Int.self), .init("lastName", as: String.self),
+            .init("hireDate", as: String.self, filterable: false),
+        ])
+
+        var routes: [Route] {
+            Route(.get, "/", description: "Employees, filtered as the caller asks.", parameters: Self.columns.parameters { $0 }) { chosen in
+                Query.list("""
+                    SELECT emp_no AS "employeeNumber", last_name AS "lastName", hire_date AS "hireDate" FROM employees ORDER BY emp_no
+                    """)
+                    .paged(limit: 3)
+                    .choosing(ChosenColumns(chosen))
+            }
+        }
+    }
+
+    @Test("a Swift route with ColumnChoices answers as a file does")
+    func swiftRoute() throws {
+        let pool = ConnectionPool(.init(conninfo: try Environment.conninfo(), size: 2))
+        defer { pool.close() }
+        let server = try Environment.serve([Summaries()], pool: pool)
+        defer { server.stop() }
+        let answer = try TestClient.request("GET", "/summaries?lastName=eq.Facello&order=hireDate.desc&select=employeeNumber", port: server.port)
+        #expect(answer.status == 200)
+        let expected = try pool.withConnection { connection in
+            try connection.fetchAll(Int.self, "SELECT emp_no FROM employees WHERE last_name = 'Facello' ORDER BY hire_date DESC LIMIT 3")
+        }
+        #expect(answer.text == "[" + expected.map { "{\"employeeNumber\":\($0)}" }.joined(separator: ",") + "]")
+        #expect(try TestClient.request("GET", "/summaries?hireDate=eq.1990-01-01", port: server.port).status == 400)
+        #expect(try TestClient.request("GET", "/summaries?employeeNumber=eq.x", port: server.port).status == 400)
+    }
+}
