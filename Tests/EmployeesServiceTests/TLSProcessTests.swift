@@ -175,7 +175,7 @@ struct TLSProcessTests {
         #expect(Self.waitFor("cannot read \(key)", in: server), "\(server.printed)")
         #expect(try Self.fingerprint(port: port) == secondFingerprint)
 
-        let errors = server.printed.split(separator: "\n").filter { $0.contains(" error ") }
+        let errors = server.printed.split(separator: "\n").filter { $0.contains(" error employees-server:") }
         #expect(errors.count == 3, "\(server.printed)")
         #expect(errors.allSatisfy { $0.contains("The TLS certificate was not reloaded") && $0.contains(certificate) })
         #expect(server.process.isRunning)
