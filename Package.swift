@@ -173,7 +173,7 @@ let package = Package(
         .testTarget(
             name: "SQLServicesTests",
             dependencies: [
-                "SQLServices", "EmployeesService", "PostgreSQLWebService", "HTTPTestClient", "Locking",
+                "SQLServices", "EmployeesService", "PostgreSQLWebService", "HTTPTestClient", "Locking", "WebServiceClient",
                 .product(name: "Logging", package: "swift-log"),
             ]
         ),
