@@ -32,7 +32,9 @@ import WebService
 ///   of the header (never the header itself), so the same credential is
 ///   checked once;
 /// - an address whose checks keep failing waits longer each time
-///   (``FailureBackoff``), answered 429 with `Retry-After` meanwhile.
+///   (``FailureBackoff``), answered 429 with `Retry-After` meanwhile; a
+///   later success does not clear that (a valid account of the guesser's
+///   own must not reset its count), quiet time does.
 ///
 /// A missing or bad credential gets `401 Unauthorized` as a problem
 /// document, with a `WWW-Authenticate` challenge for each scheme; a role
@@ -213,7 +215,9 @@ public final class Authenticator: RequestAdmission {
             backoff.failed(address)
             return .refused(challenge("The password is empty, or the user name or the password contains NUL.", configuration))
         }
-        let key = LibCrypto.hmacSHA256(key: rememberingKey, credentials.utf8)
+        // Keyed by the decoded user and password: each of the several base64
+        // spellings of one credential finds the same entry.
+        let key = LibCrypto.hmacSHA256(key: rememberingKey, decoded)
         if let known = rememberedResult(key) {
             guard let role = known else {
                 backoff.failed(address)
@@ -257,20 +261,22 @@ public final class Authenticator: RequestAdmission {
                 isRight = false
             }
         } catch {
+            // Counted as a failure: a check that cannot tell (a database whose
+            // messages are in another language, say) must not let guesses go unslowed.
+            backoff.failed(address)
             logger.warning("A basic credential could not be checked", metadata: ["error": "\(error)"])
             let problem = (error as? any HTTPErrorConvertible)?.httpError ?? HTTPError(
                 .serviceUnavailable, detail: "The credentials cannot be checked now; send again shortly.", headers: ["Retry-After": "1"])
             return .refused(problem)
         }
         guard isRight else {
-            remember(key, role: nil, for: Self.failureRememberedFor)
+            remember(key, role: nil, for: Self.failureRememberedFor, under: settings)
             backoff.failed(address)
             return .refused(challenge("The user name or the password is wrong.", configuration))
         }
-        backoff.succeeded(address)
         let role = configuration.roles[user] ?? user
         if let problem = DatabaseRoleName.problem(with: role) { return .refused(forbiddenRole(role, problem)) }
-        remember(key, role: role, for: Self.rememberedFor)
+        remember(key, role: role, for: Self.rememberedFor, under: settings)
         return .admitted(role: role)
     }
 
@@ -284,7 +290,10 @@ public final class Authenticator: RequestAdmission {
         }
     }
 
-    private func remember(_ key: [UInt8], role: String?, for duration: Duration) {
+    /// Remembers a result found under `settings`, unless a reload replaced
+    /// them meanwhile (the result may not hold under the new files).
+    private func remember(_ key: [UInt8], role: String?, for duration: Duration, under settings: Settings) {
+        guard self.settings.withLock({ $0 === settings }) else { return }
         remembered.withLock { remembered in
             if remembered.count >= Self.mostRemembered { remembered.removeAll() }
             remembered[key] = (role, .now + duration)

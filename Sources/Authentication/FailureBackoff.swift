@@ -3,8 +3,9 @@ import Locking
 /// How long each client address must wait before its next password check,
 /// after checks that failed: the first `freeFailures` cost nothing, then
 /// each failure doubles the wait, from `firstWait` up to `longestWait`. A
-/// success clears the address; so does a quiet `forgetAfter` since its last
-/// failure. Guessing passwords from one address thus slows to a few a
+/// quiet `forgetAfter` since its last failure clears the address; a success
+/// does not (a guesser with one valid account of its own could otherwise
+/// reset its count at will). Guessing passwords from one address thus slows to a few a
 /// minute, while a user who mistypes once or twice never notices.
 ///
 /// ```swift
@@ -56,11 +57,6 @@ final class FailureBackoff: Sendable {
             }
             entries[address] = entry
         }
-    }
-
-    /// A check from `address` succeeded: its failures are forgotten.
-    func succeeded(_ address: String) {
-        _ = entries.withLock { $0.removeValue(forKey: address) }
     }
 
     /// The host part of a `host:port` or `[v6]:port` address, which the

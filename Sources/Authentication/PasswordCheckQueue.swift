@@ -16,7 +16,9 @@ import Locking
 // `@unchecked Sendable`: `waiting` is touched only with `lock` held.
 final class PasswordCheckQueue: @unchecked Sendable {
     private let lock = ConditionLock()
-    private var waiting: [@Sendable () -> Void] = []
+    /// The checks waiting, from `first`; a check taken is set to `nil`, so
+    /// that what it holds (a request, a password) goes with it.
+    private var waiting: [(@Sendable () -> Void)?] = []
     private var first = 0
     private let capacity: Int
 
@@ -48,14 +50,15 @@ final class PasswordCheckQueue: @unchecked Sendable {
             let check = lock.withLock {
                 while first == waiting.count { _ = lock.wait(until: .now + .seconds(3600)) }
                 let check = waiting[first]
+                waiting[first] = nil
                 first += 1
-                if first == waiting.count {
-                    waiting.removeAll(keepingCapacity: true)
+                if first == waiting.count || first >= capacity {
+                    waiting.removeFirst(first)
                     first = 0
                 }
                 return check
             }
-            check()
+            check?()
         }
     }
 }

@@ -65,7 +65,8 @@ public struct CrossOriginPolicy: Sendable {
 
     /// Whether a request that may change state comes from a web page of
     /// another site: any method but GET, HEAD and OPTIONS, whose `Origin`
-    /// is not the origin of `Host` (nor one of `policy`'s), or, without
+    /// is not the origin of `Host` (nor one `policy` lists by name: `*`
+    /// does not count), or, without
     /// `Origin`, whose `Sec-Fetch-Site` is `cross-site`. `Origin: null`
     /// (a sandboxed page, a redirect across sites) counts as another site.
     /// A request from a program other than a browser sends neither and is
@@ -80,7 +81,8 @@ public struct CrossOriginPolicy: Sendable {
         guard let origin = headers["Origin"] else {
             return headers["Sec-Fetch-Site"]?.lowercased() == "cross-site"
         }
-        if policy?.allowedOrigin(origin) != nil { return false }
+        // Only an origin listed by name may write: `*` lets any page read, never write.
+        if policy?.allowedOrigins.contains(origin) == true, origin != "null" { return false }
         guard let host = headers["Host"], let separator = origin.firstRange(of: "://") else { return true }
         return origin[separator.upperBound...].lowercased() != host.lowercased()
     }

@@ -86,7 +86,8 @@ public final class HTTPServer: Sendable {
         /// Whether a request that may change state (any method but GET,
         /// HEAD and OPTIONS) from a web page of another site is refused with
         /// 403: its `Origin` names another host than `Host` and is not one
-        /// of ``crossOrigin``'s, or, without `Origin`, its `Sec-Fetch-Site`
+        /// ``crossOrigin`` lists by name (`*` lets pages read, not write),
+        /// or, without `Origin`, its `Sec-Fetch-Site`
         /// is `cross-site`. A browser sends such requests (a form posted
         /// from elsewhere) with the user's credentials.
         public var refusesCrossSiteWrites = true

@@ -16,9 +16,10 @@ extension Connection {
     /// }
     /// ```
     public static func verifiesLogin(conninfo: String, user: String, password: String) throws -> Bool {
-        // Later keywords win over the ones conninfo expands to; NULL ends each array.
-        let keywords: [String?] = ["dbname", "user", "password", nil]
-        let values: [String?] = [conninfo, user, password, nil]
+        // Later keywords win over the ones conninfo expands to (so its own
+        // connect_timeout wins over this default); NULL ends each array.
+        let keywords: [String?] = ["connect_timeout", "dbname", "user", "password", nil]
+        let values: [String?] = ["10", conninfo, user, password, nil]
         let handle: OpaquePointer? = withCStringArray(keywords) { keywords in
             withCStringArray(values) { values in
                 PQconnectdbParams(keywords, values, 1)

@@ -24,10 +24,23 @@ public struct ServiceScaffold: Sendable {
         self.writes = writes
     }
 
+    /// The relations no file is written for: a name of theirs (the schema's,
+    /// the relation's, a column's) holds a control character, which no
+    /// header line or label could carry faithfully.
+    public var skipped: [DatabaseCatalog.Relation] {
+        catalog.relations.filter { !Self.isWritable($0) }
+    }
+
+    static func isWritable(_ relation: DatabaseCatalog.Relation) -> Bool {
+        ([relation.schema, relation.name] + relation.columns.map(\.name)).allSatisfy { name in
+            name.unicodeScalars.allSatisfy { $0.value >= 0x20 && $0.value != 0x7F }
+        }
+    }
+
     /// The files, by path below the output folder, in a stable order.
     public var files: [(path: String, text: String)] {
         var files: [(String, String)] = []
-        for relation in catalog.relations {
+        for relation in catalog.relations where Self.isWritable(relation) {
             let folder = folderName(relation)
             files.append(("\(folder)/list.sql", list(relation)))
             guard !relation.isView, !relation.primaryKey.isEmpty else { continue }
@@ -44,20 +57,32 @@ public struct ServiceScaffold: Sendable {
 
     // MARK: - Names
 
-    /// `invoice_line` → `invoiceLine`.
+    /// `invoice_line` → `invoiceLine`: the parts between characters other
+    /// than ASCII letters and digits, joined in lowerCamelCase, so that a
+    /// label, a parameter and a path variable are always a plain name
+    /// (`_` before one that would begin with a digit; `column` for none).
     static func lowerCamelCase(_ name: String) -> String {
-        let parts = name.split(whereSeparator: { $0 == "_" || $0 == "-" || $0 == " " || $0 == "." })
-        guard let first = parts.first else { return name }
-        return first.lowercased() + parts.dropFirst().map { $0.prefix(1).uppercased() + $0.dropFirst().lowercased() }.joined()
+        let parts = name.split { !($0.isASCII && ($0.isLetter || $0.isNumber)) }
+        guard let first = parts.first else { return "column" }
+        let joined = first.lowercased() + parts.dropFirst().map { $0.prefix(1).uppercased() + $0.dropFirst().lowercased() }.joined()
+        return joined.first?.isNumber == true ? "_" + joined : joined
     }
 
     /// A relation's path segment: its name with `_` written `-`; when an
     /// earlier schema of the catalog has a relation of the same name, the
     /// schema's name and a `-` before it.
+    /// Only ASCII letters, digits and `-` are kept (each run of anything
+    /// else is one `-`), so that a name can neither leave the output
+    /// folder (`..`, `/`) nor break the file's header.
     func pathSegment(_ relation: DatabaseCatalog.Relation) -> String {
-        let segment = relation.name.replacing("_", with: "-")
+        let segment = Self.segment(relation.name)
         let first = catalog.relations.first { $0.name == relation.name }
-        return first?.schema == relation.schema ? segment : relation.schema.replacing("_", with: "-") + "-" + segment
+        return first?.schema == relation.schema ? segment : Self.segment(relation.schema) + "-" + segment
+    }
+
+    static func segment(_ name: String) -> String {
+        let parts = name.split { !($0.isASCII && ($0.isLetter || $0.isNumber)) }
+        return parts.isEmpty ? "relation" : parts.joined(separator: "-")
     }
 
     private func folderName(_ relation: DatabaseCatalog.Relation) -> String { pathSegment(relation) }
@@ -80,6 +105,10 @@ public struct ServiceScaffold: Sendable {
         "lateral", "leading", "limit", "localtime", "localtimestamp", "not", "null", "offset", "on", "only", "or", "order",
         "placing", "primary", "references", "returning", "select", "session_user", "some", "symmetric", "table", "then",
         "to", "trailing", "true", "union", "unique", "user", "using", "variadic", "when", "where", "window", "with",
+        // Not reserved, but not plain column names either (type and function names).
+        "authorization", "binary", "collation", "concurrently", "cross", "current_schema", "freeze", "full", "ilike",
+        "inner", "is", "isnull", "join", "left", "like", "natural", "notnull", "outer", "overlaps", "right", "similar",
+        "tablesample", "verbose",
     ]
 
     private func qualified(_ relation: DatabaseCatalog.Relation) -> String {
@@ -106,21 +135,35 @@ public struct ServiceScaffold: Sendable {
         orderColumns(relation).map(Self.identifier).joined(separator: ", ")
     }
 
-    /// A comment's text as header lines (`-- text`), each line of it its own.
+    /// A comment's text as header lines (`-- text`): a line of it each,
+    /// split at every line break (`\n`, `\r`, both), other control
+    /// characters dropped, so that no text of it is read as SQL.
     private static func commentLines(_ text: String) -> [String] {
-        text.split(separator: "\n", omittingEmptySubsequences: false).map { line in
-            "-- " + String(line.drop { $0 == " " || $0 == "\t" }.reversed().drop { $0 == " " || $0 == "\t" || $0 == "\r" }.reversed())
-        }
+        text.unicodeScalars.split(omittingEmptySubsequences: false) { $0 == "\n" || $0 == "\r" }.map { line in
+            let kept = String(String.UnicodeScalarView(line.filter { $0.value >= 0x20 && $0.value != 0x7F }))
+            return "-- " + String(kept.drop { $0 == " " || $0 == "\t" }.reversed().drop { $0 == " " }.reversed())
+        }.filter { $0 != "-- " }
+    }
+
+    /// A comment's text on one line (an `@param` or `@detail` text).
+    private static func oneLine(_ text: String?) -> String? {
+        guard let text else { return nil }
+        let line = commentLines(text).map { $0.dropFirst(3) }.joined(separator: " ")
+        return line.isEmpty ? nil : line
+    }
+
+    /// A name as it may stand in a comment line: control characters dropped.
+    private static func printable(_ name: String) -> String {
+        String(String.UnicodeScalarView(name.unicodeScalars.filter { $0.value >= 0x20 && $0.value != 0x7F }))
     }
 
     private func description(_ relation: DatabaseCatalog.Relation, otherwise: String) -> [String] {
-        guard let comment = relation.comment, !comment.isEmpty else { return ["-- " + otherwise] }
-        return Self.commentLines(comment)
+        let lines = Self.commentLines(relation.comment ?? "")
+        return lines.isEmpty ? ["-- " + Self.printable(otherwise)] : lines
     }
 
     private func parameterLine(_ column: DatabaseCatalog.Column, in relation: DatabaseCatalog.Relation) -> String {
-        let text = column.comment.flatMap { $0.isEmpty ? nil : $0.split(separator: "\n").joined(separator: " ") }
-            ?? "The \(column.name) of \(relation.name)."
+        let text = Self.oneLine(column.comment) ?? Self.printable("The \(column.name) of \(relation.name).")
         return "-- @param \(Self.lowerCamelCase(column.name)) \(text)"
     }
 
@@ -147,7 +190,7 @@ public struct ServiceScaffold: Sendable {
         lines += description(relation, otherwise: "One row of \(relation.name), by its key.")
         lines += relation.primaryKey.compactMap { relation.column($0).map { parameterLine($0, in: relation) } }
         let key = relation.primaryKey.map { "\($0) {\(Self.lowerCamelCase($0))}" }.joined(separator: " and ")
-        lines.append("-- @notfound \(relation.name) has no row with \(key).")
+        lines.append(Self.printable("-- @notfound \(relation.name) has no row with \(key)."))
         lines.append("SELECT \(selectList(relation)) FROM \(qualified(relation)) WHERE \(keyCondition(relation));")
         return (lines + details(of: relation)).joined(separator: "\n") + "\n"
     }
@@ -156,7 +199,7 @@ public struct ServiceScaffold: Sendable {
     /// the referring rows, bound by the referred columns' labels.
     private func details(of relation: DatabaseCatalog.Relation) -> [String] {
         var sections: [String] = []
-        for child in catalog.relations {
+        for child in catalog.relations where Self.isWritable(child) {
             let keys = child.foreignKeys.filter { $0.referencedSchema == relation.schema && $0.referencedName == relation.name }
             for key in keys {
                 var name = Self.lowerCamelCase(child.name)
@@ -167,8 +210,8 @@ public struct ServiceScaffold: Sendable {
                 let condition = zip(key.columns, key.referencedColumns).map {
                     "\(Self.identifier($0.0)) = :\(Self.lowerCamelCase($0.1))"
                 }.joined(separator: " AND ")
-                let text = child.comment.flatMap { $0.isEmpty ? nil : $0.split(separator: "\n").joined(separator: " ") }
-                    ?? "The \(child.name) rows that refer to it (\(key.columns.joined(separator: ", ")))."
+                let text = Self.oneLine(child.comment)
+                    ?? Self.printable("The \(child.name) rows that refer to it (\(key.columns.joined(separator: ", "))).")
                 sections.append("")
                 sections.append("-- @detail \(name) \(text)")
                 sections.append("SELECT \(selectList(child)) FROM \(qualified(child)) WHERE \(condition) ORDER BY \(orderBy(child));")
@@ -180,7 +223,7 @@ public struct ServiceScaffold: Sendable {
     private func create(_ relation: DatabaseCatalog.Relation) -> String {
         let given = relation.columns.filter { !$0.isGenerated }
         var lines = ["-- POST /" + pathSegment(relation)]
-        lines.append("-- Adds a row to \(relation.name): the columns given, the others their defaults.")
+        lines.append(Self.printable("-- Adds a row to \(relation.name): the columns given, the others their defaults."))
         lines.append("-- @returns object")
         lines += given.map { parameterLine($0, in: relation) }
         let values = given.map { column in
@@ -196,7 +239,7 @@ public struct ServiceScaffold: Sendable {
     private func update(_ relation: DatabaseCatalog.Relation) -> String {
         let changed = relation.columns.filter { !relation.primaryKey.contains($0.name) && !$0.isGenerated }
         var lines = ["-- PATCH " + keyPath(relation)]
-        lines.append("-- Changes the columns given of one row of \(relation.name); 204 when there is none.")
+        lines.append(Self.printable("-- Changes the columns given of one row of \(relation.name); 204 when there is none."))
         lines.append("-- @returns object")
         lines += (relation.primaryKey.compactMap { relation.column($0) } + changed).map { parameterLine($0, in: relation) }
         let assignments = changed.map { "\(Self.identifier($0.name)) = COALESCE(:\(Self.lowerCamelCase($0.name)), \(Self.identifier($0.name)))" }
@@ -208,7 +251,7 @@ public struct ServiceScaffold: Sendable {
 
     private func delete(_ relation: DatabaseCatalog.Relation) -> String {
         var lines = ["-- DELETE " + keyPath(relation)]
-        lines.append("-- Removes one row of \(relation.name), answered with it; 204 when there is none.")
+        lines.append(Self.printable("-- Removes one row of \(relation.name), answered with it; 204 when there is none."))
         lines.append("-- @returns object")
         lines += relation.primaryKey.compactMap { relation.column($0).map { parameterLine($0, in: relation) } }
         lines.append("DELETE FROM \(qualified(relation)) WHERE \(keyCondition(relation))")

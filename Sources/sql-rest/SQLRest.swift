@@ -97,7 +97,11 @@ enum SQLRest {
                 printError("Error: no table or view in \((schemas.isEmpty ? ["public"] : schemas).joined(separator: ", ")).")
                 return 1
             }
-            let outcomes = try ServiceScaffold(catalog: catalog, writes: writes).write(into: out)
+            let scaffold = ServiceScaffold(catalog: catalog, writes: writes)
+            for relation in scaffold.skipped {
+                printError("skipped \(relation.schema.debugDescription).\(relation.name.debugDescription): a name with a control character")
+            }
+            let outcomes = try scaffold.write(into: out)
             for outcome in outcomes {
                 print(outcome.isWritten ? "wrote \(outcome.path)" : "left \(outcome.path) (it exists)")
             }

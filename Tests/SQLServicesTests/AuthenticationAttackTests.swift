@@ -335,6 +335,12 @@ struct AuthenticationAttackTests {
             #expect(try Self.post("/jsonrpc", port: port, call, headers: headers).status == 200, "\(headers)")
         }
         #expect(try TestClient.request("GET", "/notes", port: port, headers: [("Origin", "https://evil.example")]).status == 200)
+        // `*` lets any page read; it lets none write.
+        let anyOrigin = try ProcessTests.Run(["serve", "--services", folder, "--port", "0", "--anonymous-role", "auth_test_alice",
+                                              "--cors-origin", "*"])
+        let anyPort = try anyOrigin.servingPort()
+        #expect(try Self.post("/jsonrpc", port: anyPort, call, headers: [("Origin", "https://evil.example")]).status == 403)
+        #expect(try TestClient.request("GET", "/notes", port: anyPort, headers: [("Origin", "https://evil.example")]).status == 200)
         let form = "--xyzzy\r\nContent-Disposition: form-data; name=\"a\"\r\n\r\n1\r\n--xyzzy--\r\n"
         for (contentType, body) in [("text/plain", call), ("application/x-www-form-urlencoded", "method=notes.get"),
                                     ("multipart/form-data; boundary=xyzzy", form)] {

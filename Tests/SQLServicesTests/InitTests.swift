@@ -99,6 +99,39 @@ struct InitTests {
         #expect((document["paths"] as? [String: Any])?.keys.contains("/invoice-line/{invoiceId}/{lineNo}") == true)
     }
 
+    @Test("a hostile schema: names that would leave the folder, break a label or a header, or carry SQL in a comment, are written harmless")
+    func hostileNames() throws {
+        let connection = try Connection(try Environment.conninfo(user: "postgres"))
+        try connection.executeScript(#"""
+            DROP SCHEMA IF EXISTS init_hostile CASCADE;
+            CREATE SCHEMA init_hostile;
+            GRANT USAGE ON SCHEMA init_hostile TO employees_reader;
+            CREATE TABLE init_hostile."../../escaped" (id int PRIMARY KEY, "X"",(select 1)as""y" text, "Order" int, "left" int);
+            COMMENT ON TABLE init_hostile."../../escaped" IS E'A table.\r\n-- @detail injected\r\nSELECT 1;\rDROP TABLE x;';
+            COMMENT ON COLUMN init_hostile."../../escaped".id IS E'The id.\n-- @notfound gotcha';
+            CREATE TABLE init_hostile.controlled (U&"a\0009b" int);
+            GRANT SELECT ON ALL TABLES IN SCHEMA init_hostile TO employees_reader;
+            INSERT INTO init_hostile."../../escaped" VALUES (1, 'text', 2, 3);
+            """#)
+        let parent = Self.folder()
+        let out = parent + "/api"
+        defer { try? FileManager.default.removeItem(atPath: parent) }
+        let run = try ProcessTests.Run(["init", "--out", out, "--schema", "init_hostile"])
+        #expect(run.exitStatus() == 0, "\(run.printed)\n\(run.logged)")
+        #expect(run.logged.contains("skipped \"init_hostile\".\"controlled\""), "\(run.logged)")
+        let written = try FileManager.default.subpathsOfDirectory(atPath: parent).filter { $0.hasSuffix(".sql") }.sorted()
+        #expect(written == ["api/escaped/list.sql", "api/escaped/one.sql"], "\(written)")
+        let one = try String(contentsOfFile: out + "/escaped/one.sql", encoding: .utf8)
+        // The comments' lines are description text: none starts a directive or a statement.
+        #expect(!one.contains("\n-- @detail injected") && !one.contains("\n-- @notfound gotcha") && !one.contains("\nSELECT 1;"), "\(one)")
+        #expect(one.contains("-- DROP TABLE x;"), "\(one)")
+        let server = try ProcessTests.Run(["serve", "--services", out, "--port", "0"])
+        let port = try server.servingPort()
+        let row = try TestClient.request("GET", "/escaped/1", port: port).object
+        #expect(row["xSelect1AsY"] as? String == "text", "\(row)")
+        #expect(row["order"] as? Int == 2 && row["left"] as? Int == 3, "\(row)")
+    }
+
     @Test("the employees database: a folder of six services that checks and serves, no file written by hand")
     func employees() throws {
         let out = Self.folder()
