@@ -27,24 +27,100 @@ import Synchronization
 /// 0.9.75 sends the terminating chunk even for HEAD, and closing is correct
 /// whatever the version does, so that is no patch.)
 ///
+/// Each can be left out on its own (`--mhd-patches error-pages,allocator`),
+/// so that `make bench` can tell what each buys.
+///
 /// ```swift
 /// let patches = LibraryPatches.resolve(.off)
 /// print(patches)   // "libmicrohttpd 0.9.75: its internals are not patched (turned off)"
 /// ```
 public struct LibraryPatches: Sendable, CustomStringConvertible {
-    /// When to make the changes.
+    /// One change to libmicrohttpd's behaviour.
+    public enum Patch: String, Sendable, Hashable, CaseIterable, Comparable {
+        /// libmicrohttpd's own error responses become problem documents.
+        case errorPages = "error-pages"
+        /// A connection's pool is given back or left unzeroed, not zeroed.
+        case poolRelease = "pool-release"
+        /// A suspended connection's socket stays in its epoll set.
+        case epollSuspension = "epoll-suspension"
+        /// glibc's fast bins are off for the process.
+        case allocator
+
+        public static func < (left: Patch, right: Patch) -> Bool {
+            allCases.firstIndex(of: left)! < allCases.firstIndex(of: right)!
+        }
+    }
+
+    /// When to make which changes: `on` (every patch, on a tested version
+    /// and architecture), `off`, `force` (every patch, on any version of a
+    /// supported architecture), or the names of some patches separated by
+    /// commas (those only, on a tested version and architecture).
     ///
     /// ```swift
     /// HTTPServer.Configuration(libraryPatches: .off)
+    /// LibraryPatches.Policy(rawValue: "epoll-suspension,pool-release")   // two of the four
     /// ```
-    public enum Policy: String, Sendable, Hashable, CaseIterable {
-        /// On a tested version and architecture only (the default).
-        case onTested = "on"
-        /// Never: libmicrohttpd as it comes.
-        case off
-        /// On any version, on a supported architecture: to try a version
-        /// before it goes on the tested list (scripts/mhd-versions).
-        case forced = "force"
+    public struct Policy: Sendable, Hashable, RawRepresentable {
+        /// The patches asked for.
+        public let patches: Set<Patch>
+        /// Whether they are made on versions off the tested list.
+        public let anyVersion: Bool
+
+        /// Every patch, on a tested version and architecture only (the default).
+        public static let onTested = Policy(patches: Set(Patch.allCases), anyVersion: false)
+        /// None: libmicrohttpd as it comes.
+        public static let off = Policy(patches: [], anyVersion: false)
+        /// Every patch on any version, on a supported architecture: to try
+        /// a version before it goes on the tested list (scripts/mhd-versions).
+        public static let forced = Policy(patches: Set(Patch.allCases), anyVersion: true)
+
+        /// `patches` only, on a tested version and architecture.
+        public static func only(_ patches: Set<Patch>) -> Policy { Policy(patches: patches, anyVersion: false) }
+
+        private init(patches: Set<Patch>, anyVersion: Bool) {
+            self.patches = patches
+            self.anyVersion = anyVersion
+        }
+
+        /// `on`, `off`, `force`, or patch names separated by commas; `nil`
+        /// for anything else (an unknown name, an empty list).
+        public init?(rawValue: String) {
+            switch rawValue {
+            case "on": self = .onTested
+            case "off": self = .off
+            case "force": self = .forced
+            default:
+                let names = rawValue.split(separator: ",", omittingEmptySubsequences: false)
+                    .map { String($0.filter { $0 != " " }) }
+                let patches = names.compactMap(Patch.init(rawValue:))
+                guard !names.isEmpty, patches.count == names.count else { return nil }
+                self = .only(Set(patches))
+            }
+        }
+
+        public var rawValue: String {
+            switch self {
+            case .onTested: "on"
+            case .off: "off"
+            case .forced: "force"
+            default: patches.sorted().map(\.rawValue).joined(separator: ",")
+            }
+        }
+
+        // Compared by their fields: RawRepresentable's default `==` would
+        // compare raw values, whose getter compares policies.
+        public static func == (left: Policy, right: Policy) -> Bool {
+            left.patches == right.patches && left.anyVersion == right.anyVersion
+        }
+
+        public func hash(into hasher: inout Hasher) {
+            hasher.combine(patches)
+            hasher.combine(anyVersion)
+        }
+
+        /// The forms `init(rawValue:)` reads, for messages.
+        public static let syntax = "on, off, force, or patch names separated by commas ("
+            + Patch.allCases.map(\.rawValue).joined(separator: ", ") + ")"
     }
 
     /// The versions of libmicrohttpd (`MHD_get_version()`) the HTTP suites
@@ -69,19 +145,22 @@ public struct LibraryPatches: Sendable, CustomStringConvertible {
 
     /// The policy asked for.
     public let policy: Policy
-    /// libmicrohttpd's error responses become problem documents.
-    public let replacesErrorPages: Bool
-    /// Connection pools are given back or left unzeroed rather than zeroed.
-    public let releasesPoolPages: Bool
-    /// Suspended sockets stay in their epoll set.
-    public let keepsSuspendedSockets: Bool
-    /// glibc's fast bins are off.
-    public let tunesAllocator: Bool
+    /// The patches in effect.
+    public let patches: Set<Patch>
     /// Which path was taken and why, in a line for the log.
     public let description: String
 
+    /// libmicrohttpd's error responses become problem documents.
+    public var replacesErrorPages: Bool { patches.contains(.errorPages) }
+    /// Connection pools are given back or left unzeroed rather than zeroed.
+    public var releasesPoolPages: Bool { patches.contains(.poolRelease) }
+    /// Suspended sockets stay in their epoll set.
+    public var keepsSuspendedSockets: Bool { patches.contains(.epollSuspension) }
+    /// glibc's fast bins are off.
+    public var tunesAllocator: Bool { patches.contains(.allocator) }
+
     /// Whether any change is in effect.
-    public var isPatched: Bool { replacesErrorPages || releasesPoolPages || keepsSuspendedSockets || tunesAllocator }
+    public var isPatched: Bool { !patches.isEmpty }
 
     /// What `policy` comes to in this process, making the changes it allows
     /// (each once per process; a server whose patches are off leaves them
@@ -97,34 +176,37 @@ public struct LibraryPatches: Sendable, CustomStringConvertible {
             case .off: "turned off"
             case _ where !testedArchitectures.contains(architecture):
                 "\(architecture) is not a tested architecture (\(testedArchitectures.joined(separator: ", ")))"
-            case .onTested where !testedVersions.contains(loadedVersion):
+            case _ where !policy.anyVersion && !testedVersions.contains(loadedVersion):
                 "\(loadedVersion) is not on the tested list (\(testedVersions.joined(separator: ", ")))"
             default: nil
             }
         if let refusal {
-            return LibraryPatches(
-                policy: policy, replacesErrorPages: false, releasesPoolPages: false, keepsSuspendedSockets: false,
-                tunesAllocator: false, description: "\(library): its internals are not patched (\(refusal))")
+            return LibraryPatches(policy: policy, patches: [], description: "\(library): its internals are not patched (\(refusal))")
         }
-        let installed = installedOnce
-        let names = [
-            (installed.errorPages, "error pages"), (installed.poolRelease, "pool release"),
-            (installed.epollSuspension, "epoll suspension"), (installed.allocator, "allocator"),
-        ]
-        let missing = names.filter { !$0.0 }.map(\.1)
-        let why = policy == .forced && !testedVersions.contains(loadedVersion) ? "forced, not on the tested list" : "tested"
-        return LibraryPatches(
-            policy: policy, replacesErrorPages: installed.errorPages, releasesPoolPages: installed.poolRelease,
-            keepsSuspendedSockets: installed.epollSuspension, tunesAllocator: installed.allocator,
-            description: "\(library): patched (\(why)): \(names.filter(\.0).map(\.1).joined(separator: ", "))"
-                + (missing.isEmpty ? "" : "; not possible in this build: \(missing.joined(separator: ", "))"))
+        let asked = policy.patches.sorted()
+        let installed = asked.filter(install)
+        let impossible = asked.filter { !installed.contains($0) }
+        let left = Patch.allCases.filter { !policy.patches.contains($0) }
+        let why = policy.anyVersion && !testedVersions.contains(loadedVersion) ? "forced, not on the tested list" : "tested"
+        var description = "\(library): patched (\(why)): \(installed.map(\.rawValue).joined(separator: ", "))"
+        if !left.isEmpty { description += "; left out: \(left.map(\.rawValue).joined(separator: ", "))" }
+        if !impossible.isEmpty { description += "; not possible in this build: \(impossible.map(\.rawValue).joined(separator: ", "))" }
+        return LibraryPatches(policy: policy, patches: Set(installed), description: description)
     }
 
-    /// The changes, made by the first server whose policy allows them.
-    private static let installedOnce = (
-        errorPages: mhd_error_hook_install(Daemon.libraryErrorReplacement),
-        poolRelease: mhd_pool_release_install(),
-        epollSuspension: mhd_epoll_suspension_install(),
-        allocator: AllocatorTuning.disableFastBins()
-    )
+    /// Makes `patch` once per process, on the first server that asks for
+    /// it; whether it is in effect.
+    private static func install(_ patch: Patch) -> Bool {
+        switch patch {
+        case .errorPages: errorPagesInstalled
+        case .poolRelease: poolReleaseInstalled
+        case .epollSuspension: epollSuspensionInstalled
+        case .allocator: allocatorTuned
+        }
+    }
+
+    private static let errorPagesInstalled = mhd_error_hook_install(Daemon.libraryErrorReplacement)
+    private static let poolReleaseInstalled = mhd_pool_release_install()
+    private static let epollSuspensionInstalled = mhd_epoll_suspension_install()
+    private static let allocatorTuned = AllocatorTuning.disableFastBins()
 }

@@ -51,8 +51,8 @@ public final class Connection {
     package var preparesNothing = false
 
     /// Whether streamed rows are read by libpq in its single-row mode, as
-    /// on an encrypted connection, rather than from the socket: for tests
-    /// of that path on a cluster without TLS.
+    /// on an encrypted connection, rather than from the socket
+    /// (``ConnectionPool/Configuration/readsRowsFromSocket``).
     package var streamsThroughLibpq = false
 
     /// `true` once the connection failed in a way that makes it unusable

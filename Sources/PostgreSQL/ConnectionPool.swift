@@ -57,6 +57,11 @@ public final class ConnectionPool: Sendable {
         /// mode, such as PgBouncer before 1.21, whose server connections
         /// change from one transaction to the next.
         public var poolerCompatible: Bool
+        /// Whether streamed rows are read from an unencrypted connection's
+        /// socket, one `DataRow` at a time (the default), rather than by
+        /// libpq's single-row mode, which builds a result per row. An
+        /// encrypted connection always streams through libpq.
+        public var readsRowsFromSocket: Bool
 
         /// Creates a configuration; every parameter has a default.
         ///
@@ -73,8 +78,10 @@ public final class ConnectionPool: Sendable {
             statementTimeout: Duration? = nil,
             idleInTransactionTimeout: Duration? = nil,
             pipelineConnections: Int = 2,
-            poolerCompatible: Bool = false
+            poolerCompatible: Bool = false,
+            readsRowsFromSocket: Bool = true
         ) {
+            self.readsRowsFromSocket = readsRowsFromSocket
             self.idleInTransactionTimeout = idleInTransactionTimeout
             self.conninfo = conninfo
             self.size = max(1, size)
@@ -328,6 +335,7 @@ public final class ConnectionPool: Sendable {
     private static func openConnection(_ configuration: Configuration) throws -> Connection {
         let connection = try Connection(configuration.conninfo)
         connection.preparesNothing = configuration.poolerCompatible
+        connection.streamsThroughLibpq = !configuration.readsRowsFromSocket
         guard !configuration.poolerCompatible else { return connection }
         var settings: [String] = []
         if let timeout = configuration.statementTimeout {

@@ -35,6 +35,8 @@ public struct ServerOptions: Equatable, Sendable {
     public internal(set) var maxReplicaLag = 10.0
     /// `--pooler-compatible`: no named prepared statements and no session settings (for PgBouncer in transaction mode).
     public internal(set) var poolerCompatible = false
+    /// `--rows-from`: `socket` (streamed rows read from the database connection's socket) or `libpq`.
+    public internal(set) var rowsFromSocket = true
     /// `--pool-size`: the most database connections open at once.
     public internal(set) var poolSize = 16
     /// `--pipeline-connections`: the pool's pipeline connections.
@@ -240,7 +242,8 @@ public struct ServerOptions: Equatable, Sendable {
             statementTimeout: statementTimeout > 0 ? .milliseconds(Int(statementTimeout * 1000)) : nil,
             idleInTransactionTimeout: idleInTransactionTimeout > 0 ? .milliseconds(Int(idleInTransactionTimeout * 1000)) : nil,
             pipelineConnections: pipelineConnections,
-            poolerCompatible: poolerCompatible
+            poolerCompatible: poolerCompatible,
+            readsRowsFromSocket: rowsFromSocket
         )
     }
 

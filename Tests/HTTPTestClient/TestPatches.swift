@@ -18,7 +18,7 @@ public enum TestPatches {
     public static let policy: LibraryPatches.Policy = {
         guard let value = getenv("MHD_PATCHES").map({ String(cString: $0) }), !value.isEmpty else { return .onTested }
         guard let policy = LibraryPatches.Policy(rawValue: value) else {
-            fatalError("MHD_PATCHES=\(value): expected \(LibraryPatches.Policy.allCases.map(\.rawValue).joined(separator: ", "))")
+            fatalError("MHD_PATCHES=\(value): expected \(LibraryPatches.Policy.syntax)")
         }
         return policy
     }()

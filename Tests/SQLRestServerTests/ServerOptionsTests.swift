@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+import HTTPServer
 @testable import SQLRestServer
 
 /// Parses as employees-server does, with the `EMPLOYEES_` prefix.
@@ -50,7 +51,7 @@ private func help(_ defaults: ServerOptions = ServerOptions(), prefix: String = 
     #expect(text.contains("--port <port>"))
     #expect(text.contains("(default: 9001)"))
     #expect(text.contains("-h, --help"))
-    #expect(ServerOptions.table.count == 39)
+    #expect(ServerOptions.table.count == 40)
 }
 
 @Test(arguments: [
@@ -202,6 +203,24 @@ private let servicesOption = ServerOptions.Option(program: "services", variable:
     #expect(throws: ServerOptions.UsageError.self) { try parse(["--max-replica-lag", "0"]) }
 }
 
+/// `--rows-from libpq` makes every pool, the replicas' too, stream rows through libpq.
+@Test func rowsFromReachesEveryPool() throws {
+    guard case .serve(let defaults) = try ServerOptions.parse([], environmentPrefix: "SQL_REST_", environment: { _ in nil }),
+          case .serve(let libpq) = try ServerOptions.parse(
+              ["--rows-from", "libpq", "--read-database-url", "host=/tmp dbname=app"], environmentPrefix: "SQL_REST_",
+              environment: { _ in nil })
+    else {
+        Issue.record("not serving")
+        return
+    }
+    #expect(defaults.poolConfiguration.readsRowsFromSocket)
+    #expect(!libpq.poolConfiguration.readsRowsFromSocket)
+    #expect(libpq.replicaPoolConfigurations.allSatisfy { !$0.readsRowsFromSocket })
+    #expect(throws: ServerOptions.UsageError.self) {
+        try ServerOptions.parse(["--rows-from", "wire"], environmentPrefix: "SQL_REST_", environment: { _ in nil })
+    }
+}
+
 /// `--mhd-patches` turns libmicrohttpd's patches off (or forces them) for the server's configuration.
 @Test func mhdPatchesReachTheServerConfiguration() throws {
     guard case .serve(let defaults) = try ServerOptions.parse([], environmentPrefix: "SQL_REST_", environment: { _ in nil }),
@@ -216,4 +235,28 @@ private let servicesOption = ServerOptions.Option(program: "services", variable:
     #expect(off.serverConfiguration.libraryPatches.rawValue == "off")
     #expect(forced.serverConfiguration.libraryPatches.rawValue == "force")
     #expect(throws: (any Error).self) { try ServerOptions.parse(["--mhd-patches", "maybe"], environmentPrefix: "SQL_REST_", environment: { _ in nil }) }
+    #expect(throws: (any Error).self) { try ServerOptions.parse(["--mhd-patches", "allocator,"], environmentPrefix: "SQL_REST_", environment: { _ in nil }) }
+    guard case .serve(let two) = try ServerOptions.parse(
+        ["--mhd-patches", "pool-release,epoll-suspension"], environmentPrefix: "SQL_REST_", environment: { _ in nil })
+    else {
+        Issue.record("not serving")
+        return
+    }
+    #expect(two.serverConfiguration.libraryPatches.patches == [.poolRelease, .epollSuspension])
+    #expect(two.serverConfiguration.libraryPatches.anyVersion == false)
+    #expect(two.serverConfiguration.libraryPatches.rawValue == "pool-release,epoll-suspension")
+}
+
+/// Patches named one by one are made alone, and the log line says which were left out.
+@Test func somePatchesAloneAreMade() throws {
+    let two = LibraryPatches.resolve(.only([.epollSuspension, .errorPages]))
+    guard LibraryPatches.testedVersions.contains(LibraryPatches.loadedVersion),
+          LibraryPatches.testedArchitectures.contains(LibraryPatches.architecture)
+    else {
+        #expect(!two.isPatched)
+        return
+    }
+    #expect(two.patches == [.epollSuspension, .errorPages])
+    #expect(two.keepsSuspendedSockets && two.replacesErrorPages && !two.releasesPoolPages && !two.tunesAllocator)
+    #expect(two.description.hasSuffix("patched (tested): error-pages, epoll-suspension; left out: pool-release, allocator"))
 }
