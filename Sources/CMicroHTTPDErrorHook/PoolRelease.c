@@ -22,8 +22,7 @@
 // 3. Giving pages back costs the madvise, the TLB shootdown it causes on
 //    the other core, and the page faults of the connection's next request,
 //    which a connection busy with one request after another would pay on
-//    every request to free pages it fills again at once (BENCHMARKS.md,
-//    scenario 7). So the server says, just before each reset (in
+//    every request to free pages it fills again at once. So the server says, just before each reset (in
 //    libmicrohttpd's request-completed callback, on the same thread), what
 //    becomes of this connection's pool (`mhd_pool_reset_next`): its pages go
 //    back when its previous request ended long enough ago; a busy

@@ -10,9 +10,8 @@ import Glibc
 /// per-thread cache (seven blocks of each size) overflows into the fast
 /// bins. libpq then allocates a 2 KB block for each result, and a block
 /// of that size first consolidates every fast bin. Without fast bins the
-/// overflow goes to the ordinary bins at once, for fewer instructions per
-/// request and the same memory (BENCHMARKS.md, "Second wave: the
-/// allocator's fast bins").
+/// overflow goes to the ordinary bins at once, and no consolidation pass
+/// runs in the middle of a request (`make bench`, scenario 12, measures it).
 ///
 /// `mallopt` is looked up by name because Swift's Glibc module does not
 /// import `malloc.h`. With another C library (or another allocator

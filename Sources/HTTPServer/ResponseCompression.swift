@@ -43,7 +43,7 @@ public struct ResponseCompression: Sendable {
         case .bytes(let bytes) where bytes.count < minimumSize:
             // Sent as it is whatever the request accepts, so it does not
             // vary with `Accept-Encoding`; and one header field fewer is
-            // one copy fewer in libmicrohttpd (BENCHMARKS.md).
+            // one copy fewer in libmicrohttpd.
             return response
         case .bytes, .stream: break
         case .empty: return response

@@ -19,8 +19,8 @@ import Logging
 /// pull ends. A pull starts only from the reader, which libmicrohttpd calls
 /// only when the socket has room: a slow client slows the producer down,
 /// and at most two blocks wait in memory. Fixed buffers, rather than one
-/// that a pull appends to (which grows to several blocks), keep 50
-/// concurrent streams within their memory target (BENCHMARKS.md, scenario 8).
+/// that a pull appends to (which grows to several blocks), bound each
+/// stream's memory, so that many concurrent streams stay small.
 ///
 /// Ownership: the response holds one retain, released in the free
 /// callback. The body is used by one pull at a time, and closed once: when
@@ -65,9 +65,8 @@ final class StreamPump: @unchecked Sendable {
     /// `StreamReader`'s. A pull starts only once the reader has taken the
     /// block before, so each block costs a hand-off to a worker and, when
     /// the client reads faster than the pull, a suspension: smaller blocks
-    /// cut a list of about 100 KB (scenario 5) to half its throughput at
-    /// 64 connections, for 1 to 4 MB less at the peak of 50 concurrent
-    /// streams (BENCHMARKS.md, scenario 8).
+    /// would multiply those for mid-sized lists, to save little memory
+    /// with many streams open (`make bench`, scenarios 5 and 8).
     static let blockSize = StreamReader.blockSize
     /// What a block's buffer is allocated with: the block and room for the
     /// value written last, which ends past it, so that the buffer never grows.

@@ -39,11 +39,10 @@ extension Array: JSONOutput where Element == UInt8 {
 /// needed, then moved to a byte array in one copy (``flush(into:)``).
 ///
 /// An append to an `[UInt8]` checks that the array is uniquely referenced
-/// and has room, and copies through the collection machinery: about a
-/// hundred instructions for a few bytes. Rows of a streamed list are
+/// and has room, and copies through the collection machinery, which is
+/// most of the cost of appending a few bytes. Rows of a streamed list are
 /// written here instead, a dozen appends each, and the block of rows is
-/// appended to the response's array once (BENCHMARKS.md, "Second wave: the
-/// event loops, rows from the socket").
+/// appended to the response's array once.
 ///
 /// ```swift
 /// let writer = ByteWriter()

@@ -126,10 +126,6 @@ public final class ConnectionPool: Sendable {
     /// its response stay on one thread: no hand-off to another thread and
     /// back, no wake-up of it. Each pass of the loop reads every request
     /// that has come, and sends their statements together at its end.
-    /// Measured on the 2-core machine of BENCHMARKS.md ("Second wave: one
-    /// loop for the request and its statements"), one HTTP loop with its
-    /// pipeline served scenario 1 at 25–30 µs of server CPU per request,
-    /// against 31–39 with a pipeline thread of its own beside two loops.
     /// With two loops, each with its pipeline, the batches halve and each
     /// loop sleeps more: see `ServerOptions.eventLoops` for how many loops.
     ///

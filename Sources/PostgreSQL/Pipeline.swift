@@ -31,9 +31,8 @@ import Locking
 /// transaction, made read-only by its first statement, which PostgreSQL
 /// ends once for all of them and answers with one flush; libpq 15 also
 /// sends its buffer at each synchronization point (`PQpipelineSync`), so
-/// one write carries the group (what a synchronization point per job cost:
-/// BENCHMARKS.md, "Second wave: one loop for the request and its
-/// statements"). A read that fails
+/// one write carries the group, where a synchronization point per job would
+/// cost a transaction and a flush each. A read that fails
 /// makes the server skip the reads after it up to that point: they are
 /// sent again, in a later group, so each job still gets its own outcome.
 /// Every other job has a synchronization point, and so a transaction, of
@@ -311,8 +310,7 @@ package final class Pipeline {
     /// holds at each one: in groups of this many, the answers of a pass's
     /// first reads come back, and the loop writes their responses, while
     /// PostgreSQL works on the next group. With one group per pass, each
-    /// side waited for the other's whole batch (BENCHMARKS.md, "Second
-    /// wave: suspended sockets stay registered, reads in groups of 16").
+    /// side would wait for the other's whole batch.
     static let largestGroup = 16
 
     /// Makes the transaction of a group of reads read-only.
@@ -375,8 +373,7 @@ package final class Pipeline {
     /// A second connection opens only when every open one is stalled (or
     /// none is open), and the jobs wait for it: one connection takes every
     /// batch while it keeps up, which makes the batches, and so the jobs
-    /// each wake-up of its backend serves, as large as they can be
-    /// (BENCHMARKS.md, "Second wave: the event loops, rows from the socket"). After a failure to
+    /// each wake-up of its backend serves, as large as they can be. After a failure to
     /// open one while others serve, none is opened for a second.
     private func availableConnection(at now: ContinuousClock.Instant) -> (slot: Int, connection: PipelineConnection)? {
         var best: (slot: Int, connection: PipelineConnection)?

@@ -9,10 +9,10 @@
 /// `SQLArguments` is `Sendable` whatever the Swift types were.
 public struct SQLArguments: Sendable, Hashable, ExpressibleByDictionaryLiteral {
     /// The values in the order their names were first given. A query has a
-    /// handful of parameters, and names are short strings that compare in a
-    /// few instructions, so searching this list costs less than making a
+    /// handful of parameters, and names are short strings that compare
+    /// quickly, so searching this list costs less than making a
     /// dictionary for every request and hashing every name into and out of
-    /// it (BENCHMARKS.md, "Second wave").
+    /// it.
     private var entries: [(name: String, value: SQLValue)]
 
     /// Arguments from a dictionary of values.

@@ -8,10 +8,10 @@ import Glibc
 /// time, with libpq idle meanwhile.
 ///
 /// libpq's single-row mode builds a `PGresult` for every row (a copy of the
-/// column descriptions, several allocations, freed again): most of what a
-/// streamed list of short rows costs the server (BENCHMARKS.md, "Second
-/// wave: the event loops, rows from the socket"). Here a row is the place
-/// of its values in a buffer of received bytes, read in place.
+/// column descriptions, several allocations, freed again), the larger part
+/// of what a streamed list of short rows costs the server (`make bench`,
+/// scenario 13, compares the two). Here a row is the place of its values
+/// in a buffer of received bytes, read in place.
 ///
 /// libpq has connected, authenticated and prepared the statement, and is
 /// idle: the messages of the frontend/backend protocol that one execution

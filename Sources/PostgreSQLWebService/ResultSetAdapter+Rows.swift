@@ -177,9 +177,8 @@ final class BlockRows: RowSource {
     /// in the process, a small one beyond, decided anew at each `FETCH`.
     /// A stream holds one block and the rows attached to it at a time
     /// (about 110 KB for 64 employees and their salaries): the small block
-    /// keeps many concurrent streams within their memory (BENCHMARKS.md,
-    /// scenario 8), and one stream alone gets the large block's fewer
-    /// statements and round trips (scenario 4).
+    /// keeps many concurrent streams within their memory, and one stream
+    /// alone gets the large block's fewer statements and round trips.
     static let largeBlock = 256
     static let smallBlock = 64
     static let streamsWithLargeBlocks = 8
@@ -279,7 +278,7 @@ final class BlockRows: RowSource {
     /// Whether the next block is read while this one is written: while
     /// few streams are open, so that PostgreSQL runs a block's attached
     /// statements while this thread writes the previous block, each on a
-    /// core of its own (BENCHMARKS.md, scenario 4). With more streams open
+    /// core of its own. With more streams open
     /// the cores are busy with the others, and each stream keeps to one block.
     private var looksAhead: Bool {
         Self.openStreams.load(ordering: .relaxed) <= Self.streamsWithLargeBlocks

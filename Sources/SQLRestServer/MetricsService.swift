@@ -16,7 +16,7 @@ import WebService
 ///
 /// Written by hand rather than with swift-metrics and swift-prometheus:
 /// those raise the idle server's resident memory past its target
-/// (BENCHMARKS.md has the measurement), and their counters are found by
+/// (`make bench`, scenario 6), and their counters are found by
 /// name under a lock, where these sit in each route's record.
 ///
 /// ```swift

@@ -12,7 +12,7 @@ import PostgreSQLWebService
 ///
 /// A small parser over that table rather than swift-argument-parser, whose
 /// reflection-based parsing and linked code cost every start time and the
-/// idle server's resident memory (BENCHMARKS.md, scenario 6).
+/// idle server's resident memory (`make bench`, scenario 6).
 ///
 /// ``SQLRestServer`` reads them and hands them to the closure that makes
 /// the services:
@@ -265,11 +265,9 @@ public struct ServerOptions: Equatable, Sendable {
     /// at least one. Each loop runs the statements of its own requests
     /// (`ConnectionPool.pipeline()`), so a loop is busy for as long as a
     /// request takes, database round trip aside; the other half is left to
-    /// PostgreSQL and the clients, which usually share the machine. On the
-    /// 2-core machine of BENCHMARKS.md ("Second wave: one loop for the
-    /// request and its statements", and "A second event loop, tried
-    /// again"), a second loop halved the batches: scenario 1 lost, then
-    /// gained, but scenario 2 fell below pgbench's rate.
+    /// PostgreSQL and the clients, which usually share the machine. On two
+    /// cores, a second loop halves the pipeline's batches, and requests with
+    /// details then fall below pgbench's rate (`make bench`, scenario 2).
     static let automaticEventLoops = max(1, Int(sysconf(Int32(_SC_NPROCESSORS_ONLN))) / 2)
 
     /// The HTTP server these options describe: event loops, whose handlers

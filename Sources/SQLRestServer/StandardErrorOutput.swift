@@ -8,7 +8,7 @@ import Locking
 /// The server logs a line per request (the access log). Written with one
 /// `write` each, those lines would cost a system call per request, make
 /// the request threads queue on the file's lock, and keep the file
-/// system's journal busy (BENCHMARKS.md has the figures). Here lines collect
+/// system's journal busy. Here lines collect
 /// in memory and a thread of its own writes them in batches:
 ///
 /// - at most ``flushInterval`` after the first line of a batch was logged

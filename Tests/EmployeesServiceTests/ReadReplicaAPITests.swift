@@ -16,6 +16,7 @@ private struct PoolNameService: WebService {
     }
 
     static let sql = "SELECT current_setting('application_name') AS application"
+    static let columns = ColumnChoices([.init("application", as: String.self), .init("number", as: Int.self)])
 
     var routes: [Route] {
         Route(.get, "/object", returns: Answer.self) { Query.object(Self.sql, notFound: "no row") }
@@ -24,6 +25,15 @@ private struct PoolNameService: WebService {
             Query.object(Self.sql, notFound: "no row").streaming("members", Query.list(Self.sql))
         }
         Route(.post, "/", returns: Answer.self) { Query.transaction([Self.sql]) }
+        Route(.get, "/chosen", description: "Numbered answers, filtered as the caller asks.",
+              parameters: Self.columns.parameters { $0 }) { chosen in
+            Query.list("""
+                SELECT current_setting('application_name') AS application, n AS number
+                FROM generate_series(1, 5) AS n ORDER BY n
+                """)
+                .paged(limit: 10)
+                .choosing(ChosenColumns(chosen))
+        }
         Route(.get, "/paged", returns: [Answer].self, Parameter<Int?>("limit")) { limit in
             Query.list(Self.sql + " ORDER BY 1").paged(limit: limit)
         }
@@ -83,6 +93,16 @@ private struct PoolNameService: WebService {
         let paged = try TestClient.request("GET", "/pool/paged?limit=1", port: server.port, headers: [("Prefer", "count=exact")])
         #expect(paged.status == 200)
         #expect(paged.header("Content-Range") == "0-0/1")
+
+        let chosen = try TestClient.request(
+            "GET", "/pool/chosen?number=gt.2&order=number.desc&select=number,application", port: server.port,
+            headers: [("Prefer", "count=exact")])
+        #expect(chosen.status == 200)
+        let rows = try chosen.json() as? [[String: Any]] ?? []
+        #expect(rows.map { $0["number"] as? Int } == [5, 4, 3], "filtered and ordered on a replica: \(chosen.text)")
+        #expect(rows.allSatisfy { ($0["application"] as? String)?.hasPrefix("replica-") == true }, "\(chosen.text)")
+        #expect(chosen.header("Content-Range") == "0-2/3", "the filtered rows are counted on the replica too")
+        #expect(chosen.text.hasPrefix(#"[{"number":"#), "the members in the order selected")
 
         let written = try TestClient.request("POST", "/pool", port: server.port)
         #expect(written.status == 201)
