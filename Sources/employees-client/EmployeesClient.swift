@@ -136,7 +136,7 @@ struct RPC: AsyncParsableCommand {
         })
         let client = try options.client()
         let rpc = JSONRPCClient(client: client)
-        let result = try await reporting(client) { try await rpc.call(method, params: arguments, as: JSONAny.self) }
+        let result = try await reporting(client) { try await rpc.call(method, params: .byName(arguments), as: JSONAny.self) }
         let encoder = JSONEncoder()
         encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
         FileHandle.standardOutput.write(try encoder.encode(result))
