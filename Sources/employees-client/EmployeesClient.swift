@@ -61,7 +61,9 @@ struct Get: AsyncParsableCommand {
         }
         if response.isStale {
             let stored = response.storedAt.map { $0.formatted(.iso8601) } ?? "earlier"
-            standardError("employees-client: \(client.baseURL.absoluteString) could not be reached; printing the stale answer stored at \(stored).")
+            let age = response.age.map { ", \(Int($0)) s old" } ?? ""
+            standardError(
+                "employees-client: \(client.baseURL.absoluteString) did not confirm the stored answer; printing it stale (stored at \(stored)\(age)).")
         }
         FileHandle.standardOutput.write(response.data)
         FileHandle.standardOutput.write(Data("\n".utf8))
