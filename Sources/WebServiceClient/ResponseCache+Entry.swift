@@ -25,10 +25,7 @@ extension ResponseCache {
         var body: Data
 
         var key: String { metadata.key }
-        var storedAt: Date {
-            get { metadata.storedAt }
-            set { metadata.storedAt = newValue }
-        }
+        var storedAt: Date { metadata.storedAt }
 
         /// A new entry for `response` to `request` (sent at `requestedAt`,
         /// answered at `receivedAt`), or `nil` when it must not be kept
