@@ -1,7 +1,7 @@
 import JSONStreaming
 
 /// A JSON-RPC error object.
-struct JSONRPCError: Sendable {
+struct JSONRPCError: Error, Sendable {
     let code: Int
     let message: String
     /// The `data` member, as JSON.

@@ -14,6 +14,34 @@ struct JSONRPCMethods: Sendable {
         let pathVariableNames: [[String]]
         /// Whether the route takes a whole JSON body (the `body` param).
         let takesBody: Bool
+        /// For each overload, its params' names in their declared order:
+        /// what params by position are bound to.
+        let positionalNames: [[String]]
+
+        /// The params by name that `elements`, params by position, stand
+        /// for: the elements bound in order to the params of the overload
+        /// with exactly as many (the first declared), or else of the
+        /// overload with the fewest more, whose params left over are
+        /// absent. A `null` element leaves its param absent. More elements
+        /// than any overload takes is an error that says how many it takes.
+        func params(byPosition elements: [JSONValue], methodName: String) -> Result<[String: JSONValue], JSONRPCError> {
+            guard !elements.isEmpty else { return .success([:]) }
+            let candidates = positionalNames.filter { $0.count >= elements.count }
+            guard let names = candidates.first(where: { $0.count == elements.count })
+                ?? candidates.min(by: { $0.count < $1.count })
+            else {
+                let most = positionalNames.map(\.count).max() ?? 0
+                let takes = most == 1 ? "1 param" : "\(most) params"
+                return .failure(JSONRPCError(
+                    code: -32602, message: "Invalid params",
+                    detail: "\(methodName) takes at most \(takes) by position; \(elements.count) were given."))
+            }
+            var members: [String: JSONValue] = [:]
+            for (name, value) in zip(names, elements) where value != .null {
+                members[name] = value
+            }
+            return .success(members)
+        }
     }
 
     let methods: [String: Method]
@@ -32,7 +60,8 @@ struct JSONRPCMethods: Sendable {
                         httpMethod: HTTPMethod(rawValue: operation.method),
                         segments: segments,
                         pathVariableNames: overloads.map(\.pathVariableNames),
-                        takesBody: overloads.contains { $0.parameters.contains { $0.location == .body } })
+                        takesBody: overloads.contains { $0.parameters.contains { $0.location == .body } },
+                        positionalNames: overloads.map { $0.parameters.map(\.name) })
                 }
             }
         }
@@ -43,9 +72,12 @@ struct JSONRPCMethods: Sendable {
 
 /// The OpenRPC 1.2.6 document of the JSON-RPC methods: one method per
 /// `operationId`, its params the operation's path variables and
-/// arguments (and `body` for a route that takes one) by name, each
-/// required only when every overload requires it; schemas as in the
-/// OpenAPI document, shared ones under `components/schemas`.
+/// arguments (and `body` for a route that takes one) in their declared
+/// order, each required only when every overload requires it, and
+/// `paramStructure: "either"` (by name or by position). A method with
+/// overloads that take different params says in its description which
+/// lists params by position are bound to. Schemas as in the OpenAPI
+/// document, shared ones under `components/schemas`.
 struct OpenRPCDocument {
     let services: [ServiceDocumentation]
     let info: OpenAPIInfo
@@ -75,10 +107,15 @@ struct OpenRPCDocument {
                         }
                     }
                     var method: JSON = ["name": .string(operation.operationId)]
-                    let descriptions = overloads.map(\.description).filter { !$0.isEmpty }
-                    if !descriptions.isEmpty { method["description"] = .string(descriptions.joined(separator: " Or: ")) }
+                    var description = overloads.map(\.description).filter { !$0.isEmpty }.joined(separator: " Or: ")
+                    let orders = overloads.map { $0.parameters.map(\.name) }
+                    if Set(orders).count > 1 {
+                        let lists = orders.map { "[" + $0.joined(separator: ", ") + "]" }
+                        description += (description.isEmpty ? "" : " ") + "By position: " + lists.joined(separator: " or ") + "."
+                    }
+                    if !description.isEmpty { method["description"] = .string(description) }
                     method["params"] = .array(params)
-                    method["paramStructure"] = "by-name"
+                    method["paramStructure"] = "either"
                     let result: JSON = operation.result.map(schemas.schema) ?? ["type": "null"]
                     method["result"] = ["name": "result", "schema": result]
                     methods.append(method)

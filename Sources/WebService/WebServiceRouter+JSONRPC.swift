@@ -3,7 +3,11 @@ import JSONStreaming
 
 /// JSON-RPC 2.0 at `POST /jsonrpc`: every operation of every mounted
 /// service is a method named by its OpenAPI `operationId`
-/// (`employees.getByEmployeeNumber`, `math.getSum`), its params by name.
+/// (`employees.getByEmployeeNumber`, `math.getSum`), its params by name
+/// or by position: an array's elements are bound to the operation's
+/// params in their declared order (``JSONRPCMethods/Method/params(byPosition:methodName:)``),
+/// and then handled as the same params by name would be, so that a
+/// required param left out is the same -32602 naming it.
 ///
 /// A call becomes the request its route would get (path variables in the
 /// path, the other params as the members of a JSON object body, or the
@@ -101,8 +105,13 @@ extension WebServiceRouter {
         switch params {
         case nil: members = [:]
         case .object(let object)?: members = object
+        case .array(let elements)?:
+            switch method.params(byPosition: elements, methodName: name) {
+            case .success(let named): members = named
+            case .failure(let error): return .error(error)
+            }
         default:
-            return .error(JSONRPCError(code: -32602, message: "Invalid params", detail: "The params must be an object: by name."))
+            return .error(JSONRPCError(code: -32602, message: "Invalid params", detail: "The params must be an object or an array."))
         }
         let request: HTTPRequest
         do {

@@ -1,15 +1,16 @@
 import Foundation
 
 /// Calls a JSON-RPC 2.0 endpoint (`POST /jsonrpc` on our servers) with
-/// typed results, params by name; after the seeds' JRPCProxy, with the
-/// batches and notifications it left out.
+/// typed results, params by name or by position (``JSONRPCParams``);
+/// after the seeds' JRPCProxy, with the batches and notifications it left out.
 ///
 /// ```swift
 /// let rpc = JSONRPCClient(baseURL: URL(string: "http://localhost:8080")!)
 /// let sum = try await rpc.call("math.getSum", params: ["a": 2, "b": 4], as: Double.self)
+/// let same = try await rpc.call("math.getSum", params: [2, 4], as: Double.self)
 /// let (employee, total) = try await rpc.batch {
 ///     JSONRPCCall("employees.getByEmployeeNumber", params: ["employeeNumber": 10004], as: Employee.self)
-///     JSONRPCCall("math.getSum", params: ["values": [1, 2, 3]], as: Double.self)
+///     JSONRPCCall("math.getSum", params: [[1, 2, 3]], as: Double.self)
 /// }
 /// print(try employee.get().lastName, try total.get())
 /// ```
@@ -33,7 +34,7 @@ public final class JSONRPCClient: Sendable {
     }
 
     /// Calls `method`; its result decoded as `type` (dates in the server's formats).
-    public func call<T: Decodable>(_ method: String, params: RequestArguments = [:], as type: T.Type = T.self) async throws -> T {
+    public func call<T: Decodable>(_ method: String, params: JSONRPCParams = [:], as type: T.Type = T.self) async throws -> T {
         let response = try await post(JSONRPCCall<T>(method, params: params, as: T.self).requestJSON(id: 1))
         let envelope: Envelope<T>
         do {
@@ -53,7 +54,7 @@ public final class JSONRPCClient: Sendable {
     }
 
     /// Sends `method` as a notification: it runs, and nothing comes back.
-    public func notify(_ method: String, params: RequestArguments = [:]) async throws {
+    public func notify(_ method: String, params: JSONRPCParams = [:]) async throws {
         _ = try await post(JSONRPCCall<Void>.notification(method, params: params).requestJSON(id: nil))
     }
 
@@ -68,9 +69,9 @@ public final class JSONRPCClient: Sendable {
         var nextID = 1
         for call in repeat each calls {
             if call.isNotification {
-                requests.append(call.requestJSON(id: nil))
+                requests.append(try call.requestJSON(id: nil))
             } else {
-                requests.append(call.requestJSON(id: nextID))
+                requests.append(try call.requestJSON(id: nextID))
                 nextID += 1
             }
         }
@@ -119,27 +120,29 @@ public final class JSONRPCClient: Sendable {
     }
 }
 
-/// One call of a batch: a method, its params by name, and the type of its result.
+/// One call of a batch: a method, its params by name or by position,
+/// and the type of its result. A batch may mix both kinds of params.
 ///
 /// ```swift
 /// JSONRPCCall("math.getSum", params: ["a": 2, "b": 4], as: Double.self)
+/// JSONRPCCall("math.getSum", params: [2, 4], as: Double.self)
 /// JSONRPCCall.notification("audit.log", params: ["event": "opened"])
 /// ```
 public struct JSONRPCCall<Result> {
     public let method: String
-    public let params: RequestArguments
+    public let params: JSONRPCParams
     /// Whether no answer is expected (no `id`).
     public let isNotification: Bool
     let decode: (Data) throws -> Result
 
-    public init(_ method: String, params: RequestArguments = [:], as type: Result.Type = Result.self) where Result: Decodable {
+    public init(_ method: String, params: JSONRPCParams = [:], as type: Result.Type = Result.self) where Result: Decodable {
         self.method = method
         self.params = params
         isNotification = false
         decode = { data in try WebServiceDecoding.decoder().decode(Result.self, from: data) }
     }
 
-    private init(notification method: String, params: RequestArguments) where Result == Void {
+    private init(notification method: String, params: JSONRPCParams) where Result == Void {
         self.method = method
         self.params = params
         isNotification = true
@@ -147,24 +150,15 @@ public struct JSONRPCCall<Result> {
     }
 
     /// A call that expects no answer.
-    public static func notification(_ method: String, params: RequestArguments = [:]) -> JSONRPCCall<Void> where Result == Void {
+    public static func notification(_ method: String, params: JSONRPCParams = [:]) -> JSONRPCCall<Void> where Result == Void {
         JSONRPCCall<Void>(notification: method, params: params)
     }
 
-    /// The request object; without `id` for a notification.
-    func requestJSON(id: Int?) -> String {
+    /// The request object; without `id` for a notification. Throws for a
+    /// param that cannot be encoded.
+    func requestJSON(id: Int?) throws -> String {
         var json = #"{"jsonrpc":"2.0","method":"# + JSONText.quoted(method)
-        if !params.isEmpty {
-            json += #","params":{"#
-            var first = true
-            for (name, value) in params.elements where !value.isAbsent {
-                if !first { json += "," }
-                first = false
-                json += JSONText.quoted(name) + ":"
-                value.appendJSON(to: &json)
-            }
-            json += "}"
-        }
+        if !params.isEmpty { json += #","params":"# + (try params.json()) }
         if let id { json += #","id":\#(id)"# }
         return json + "}"
     }

@@ -10,7 +10,12 @@ extension ResponseCache {
             var key: String
             var status: Int
             var headers: [String: String]
+            /// When the answer was received, or last confirmed by a 304.
             var storedAt: Date
+            /// Its age then (RFC 9111 §4.2.3's `corrected_initial_age`);
+            /// `nil` in entries written before it was kept, whose age is
+            /// worked out from their `Date` and `Age`.
+            var initialAge: TimeInterval?
             /// Digests of the request's values of the fields named by `Vary`
             /// (absent: `nil`); never the values, which may be credentials.
             var varied: [String: String?]
@@ -20,15 +25,13 @@ extension ResponseCache {
         var body: Data
 
         var key: String { metadata.key }
-        var storedAt: Date {
-            get { metadata.storedAt }
-            set { metadata.storedAt = newValue }
-        }
+        var storedAt: Date { metadata.storedAt }
 
-        /// A new entry for `response`, or `nil` when it must not be kept
+        /// A new entry for `response` to `request` (sent at `requestedAt`,
+        /// answered at `receivedAt`), or `nil` when it must not be kept
         /// (`Cache-Control: no-store`, `Vary: *`, `private` without credentials).
         /// `Set-Cookie` is left out of the stored header fields.
-        init?(request: URLRequest, response: WebServiceResponse, storedAt: Date) {
+        init?(request: URLRequest, response: WebServiceResponse, requestedAt: Date, receivedAt: Date) {
             let directives = Self.directives(response.header("Cache-Control"))
             guard directives["no-store"] == nil else { return nil }
             guard directives["private"] == nil || CredentialFields.digest(of: request) != nil else { return nil }
@@ -38,7 +41,8 @@ extension ResponseCache {
             for name in varyNames { varied[name] = .some(Self.variedDigest(name, request)) }
             let headers = response.headers.filter { $0.key.lowercased() != "set-cookie" }
             metadata = Metadata(
-                key: ResponseCache.key(of: request), status: response.status, headers: headers, storedAt: storedAt,
+                key: ResponseCache.key(of: request), status: response.status, headers: headers, storedAt: receivedAt,
+                initialAge: Self.initialAge(headers: response.headers, requestedAt: requestedAt, receivedAt: receivedAt),
                 varied: varied)
             body = response.data
         }
@@ -69,15 +73,6 @@ extension ResponseCache {
             request.value(forHTTPHeaderField: name).map { SHA256.hexDigest("vary\n" + name.lowercased() + ": " + $0) }
         }
 
-        /// Seconds the answer stays fresh after `storedAt`: its `max-age`,
-        /// none with `no-cache` or without one.
-        var freshness: TimeInterval {
-            let directives = Self.directives(header("Cache-Control"))
-            if directives["no-cache"] != nil { return 0 }
-            if let maxAge = directives["max-age"].flatMap({ $0.flatMap(TimeInterval.init) }) { return maxAge }
-            return 0
-        }
-
         func header(_ name: String) -> String? {
             let lowercased = name.lowercased()
             return metadata.headers.first { $0.key.lowercased() == lowercased }?.value
@@ -89,9 +84,32 @@ extension ResponseCache {
             metadata.headers[name] = value
         }
 
-        func response(isStale: Bool) -> WebServiceResponse {
-            WebServiceResponse(
-                status: metadata.status, headers: metadata.headers, data: body, isStale: isStale, storedAt: metadata.storedAt)
+        /// Replaces the stored header fields with those of `notModified`, a
+        /// 304 that confirmed the entry (RFC 9111 §4.3.4), but for those
+        /// that describe its body or the connection, which stay the stored
+        /// body's; the entry is then as old as the 304.
+        mutating func refresh(with notModified: WebServiceResponse, requestedAt: Date, receivedAt: Date) {
+            let kept: Set<String> = [
+                "content-length", "content-type", "content-encoding", "content-range", "transfer-encoding", "connection",
+                "keep-alive", "set-cookie", "vary",
+            ]
+            // The old `Date` and `Age` describe the old answer, not this confirmation.
+            for name in metadata.headers.keys where ["date", "age"].contains(name.lowercased()) { metadata.headers[name] = nil }
+            for (name, value) in notModified.headers where !kept.contains(name.lowercased()) { setHeader(name, value) }
+            metadata.storedAt = receivedAt
+            metadata.initialAge = Self.initialAge(headers: notModified.headers, requestedAt: requestedAt, receivedAt: receivedAt)
+        }
+
+        /// The stored answer as returned at `now`: its current age in
+        /// ``WebServiceResponse/age`` and in the `Age` field (whole seconds,
+        /// as RFC 9111 §5.1 has a cache send it).
+        func response(isStale: Bool, at now: Date) -> WebServiceResponse {
+            let age = age(at: now)
+            var headers = metadata.headers
+            for name in headers.keys where name.lowercased() == "age" { headers[name] = nil }
+            headers["Age"] = String(Int(age.rounded(.down)))
+            return WebServiceResponse(
+                status: metadata.status, headers: headers, data: body, isStale: isStale, storedAt: metadata.storedAt, age: age)
         }
 
         /// `Cache-Control`'s directives, names lower-cased, values unquoted.

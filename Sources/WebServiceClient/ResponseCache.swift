@@ -10,20 +10,31 @@ import Darwin
 
 /// How a call uses the client's ``ResponseCache``. Only GET answers are
 /// kept, and only with status 200 and without `Cache-Control: no-store`.
+/// Freshness follows RFC 9111: an answer is fresh while its age (its
+/// `Age`, or the time since its `Date`, plus the time it has been stored)
+/// is below its lifetime (`max-age`, else `Expires` minus `Date`; none
+/// otherwise). A stored answer comes back with ``WebServiceResponse/age``
+/// set, and ``WebServiceResponse/isStale`` when past its lifetime.
 ///
 /// ```swift
 /// try await client.send(WebServiceRequest(.get, "/departments", cachePolicy: .cacheFirst(maxAge: 3600)))
 /// ```
 public enum CachePolicy: Sendable, Hashable {
-    /// Asks the server unless the stored answer is still fresh by its
-    /// `Cache-Control: max-age`; a stored answer with an `ETag` is
-    /// revalidated with `If-None-Match` (a 304 costs no body). When the
-    /// server cannot be reached (or answers 502, 503, 504), the stored
-    /// answer is returned with `isStale` set. The default with a cache.
+    /// Asks the server unless the stored answer is still fresh; a stored
+    /// answer is revalidated with `If-None-Match` (its `ETag`) and
+    /// `If-Modified-Since` (its `Last-Modified`): a 304 costs no body and
+    /// renews the stored answer. Within its `stale-while-revalidate`
+    /// window, a stale answer is returned at once and revalidated in the
+    /// background. When the server cannot be reached (or answers 502, 503,
+    /// 504), or answers another 5xx within the answer's `stale-if-error`
+    /// window, the stored answer is returned stale; never one with
+    /// `must-revalidate` or `no-cache`, for which the error is thrown. The
+    /// default with a cache.
     case networkFirst
     /// A stored answer younger than `maxAge` seconds is returned without
-    /// asking the server (`isStale` when past its own `max-age`); an older
-    /// one is handled as `.networkFirst` handles it.
+    /// asking the server (`isStale` when past its own lifetime; never a
+    /// stale one with `must-revalidate` or `no-cache`); an older one is
+    /// handled as `.networkFirst` handles it.
     case cacheFirst(maxAge: TimeInterval)
     /// The server alone: nothing is read from the cache or stored in it.
     case networkOnly
@@ -55,11 +66,14 @@ public enum CachePolicy: Sendable, Hashable {
 /// let client = WebServiceClient(baseURL: url, configuration: .init(cache: cache))
 /// ```
 public final class ResponseCache: @unchecked Sendable {
-    // `@unchecked Sendable`: `index` and `totalSize` are touched only with
-    // `lock` held; files are replaced by rename, never written in place.
+    // `@unchecked Sendable`: `index`, `totalSize` and `revalidations` are
+    // touched only with `lock` held; files are replaced by rename, never
+    // written in place.
     private let lock = NSLock()
     private var index: [String: (size: Int, lastUsed: Date)] = [:]
     private var totalSize = 0
+    /// The background revalidations running, by entry key.
+    private var revalidations: [String: Task<Void, Never>] = [:]
 
     public let directory: URL
     /// The most bytes the entries may take together.
@@ -113,11 +127,26 @@ public final class ResponseCache: @unchecked Sendable {
 
     // MARK: - Answering
 
-    /// The answer to `request` under `policy`; `fetch` asks the server
-    /// (any status; it throws for a failed transfer).
-    func answer(
-        _ request: URLRequest, policy: CachePolicy, fetch: (URLRequest) async throws -> WebServiceResponse
-    ) async throws -> WebServiceResponse {
+    /// Fetches the server's answer to a request, any status; throws for a
+    /// failed transfer. May be called again later to revalidate in the background.
+    typealias Fetch = @Sendable (URLRequest) async throws -> WebServiceResponse
+
+    /// The answer to `request` under `policy` (RFC 9111 and RFC 5861):
+    ///
+    /// - a fresh stored answer (its age below its freshness lifetime) is
+    ///   returned without asking the server;
+    /// - a stale one that may be used stale is returned under
+    ///   `.cacheFirst` while younger than its `maxAge`, or within its
+    ///   `stale-while-revalidate` window, then revalidated in the background;
+    /// - otherwise the server is asked, conditionally when the stored
+    ///   answer has validators (`If-None-Match`, `If-Modified-Since`); a
+    ///   304 refreshes the entry and returns it;
+    /// - when the server cannot be reached or answers 502, 503 or 504
+    ///   (the app is offline), or answers another 5xx within the entry's
+    ///   `stale-if-error` window, the stale answer is returned;
+    /// - an answer with `must-revalidate` or `no-cache` is never returned
+    ///   stale: the error is thrown instead.
+    func answer(_ request: URLRequest, policy: CachePolicy, fetch: @escaping Fetch) async throws -> WebServiceResponse {
         if policy == .networkOnly {
             return try Self.checked(try await fetch(request))
         }
@@ -125,42 +154,90 @@ public final class ResponseCache: @unchecked Sendable {
         let stored = read(key, matching: request)
         let now = Date()
         if let stored {
-            let age = now.timeIntervalSince(stored.storedAt)
-            if case .cacheFirst(let maxAge) = policy, age <= maxAge {
-                return stored.response(isStale: age > stored.freshness)
+            let age = stored.age(at: now)
+            let lifetime = stored.freshnessLifetime
+            if age < lifetime {
+                return stored.response(isStale: false, at: now)
             }
-            if age < stored.freshness {
-                return stored.response(isStale: false)
+            if !stored.forbidsStale {
+                if case .cacheFirst(let maxAge) = policy, age <= maxAge {
+                    return stored.response(isStale: true, at: now)
+                }
+                if let window = stored.staleWhileRevalidate, age - lifetime <= window {
+                    revalidateInBackground(request, stored: stored, key: key, fetch: fetch)
+                    return stored.response(isStale: true, at: now)
+                }
             }
         }
+        return try await revalidate(request, stored: stored, key: key, fetch: fetch)
+    }
+
+    /// Asks the server (conditionally when `stored` has validators), keeps
+    /// what it answers, and falls back on `stored` as ``answer(_:policy:fetch:)`` says.
+    private func revalidate(
+        _ request: URLRequest, stored: Entry?, key: String, fetch: Fetch
+    ) async throws -> WebServiceResponse {
         var conditional = request
         if let etag = stored?.header("ETag") {
             conditional.setValue(etag, forHTTPHeaderField: "If-None-Match")
         }
+        if let lastModified = stored?.header("Last-Modified") {
+            conditional.setValue(lastModified, forHTTPHeaderField: "If-Modified-Since")
+        }
+        let requestedAt = Date()
         let response: WebServiceResponse
         do {
             response = try await fetch(conditional)
         } catch let error as WebServiceError where error.isUnreachable {
-            guard let stored else { throw error }
-            return stored.response(isStale: true)
+            guard let stored, !stored.forbidsStale else { throw error }
+            return stored.response(isStale: true, at: Date())
         }
+        let receivedAt = Date()
         if response.status == 304, var stored {
-            // Confirmed: the stored body with the new validators and date.
-            for name in ["ETag", "Cache-Control", "Expires", "Vary", "Date"] {
-                if let value = response.header(name) { stored.setHeader(name, value) }
-            }
-            stored.storedAt = now
+            stored.refresh(with: response, requestedAt: requestedAt, receivedAt: receivedAt)
             write(stored, key: key)
-            return stored.response(isStale: false)
+            return stored.response(isStale: false, at: receivedAt)
         }
-        if let stored, WebServiceError.unavailableStatuses.contains(response.status) {
-            return stored.response(isStale: true)
+        if let stored, !stored.forbidsStale, (500..<600).contains(response.status) {
+            let staleness = stored.age(at: receivedAt) - stored.freshnessLifetime
+            let withinStaleIfError = stored.staleIfError.map { staleness <= $0 } ?? false
+            if WebServiceError.unavailableStatuses.contains(response.status) || withinStaleIfError {
+                return stored.response(isStale: true, at: receivedAt)
+            }
         }
         let checked = try Self.checked(response)
-        if checked.status == 200, let entry = Entry(request: request, response: checked, storedAt: now) {
+        if checked.status == 200,
+           let entry = Entry(request: request, response: checked, requestedAt: requestedAt, receivedAt: receivedAt)
+        {
             write(entry, key: key)
         }
         return checked
+    }
+
+    /// Revalidates `stored` in a task of its own, unless one is already
+    /// revalidating the same entry; its outcome only updates the cache.
+    private func revalidateInBackground(_ request: URLRequest, stored: Entry, key: String, fetch: @escaping Fetch) {
+        lock.withLock {
+            guard revalidations[key] == nil else { return }
+            revalidations[key] = Task.detached { [self] in
+                _ = try? await revalidate(request, stored: stored, key: key, fetch: fetch)
+                lock.withLock { revalidations[key] = nil }
+            }
+        }
+    }
+
+    /// Waits until the revalidations that `stale-while-revalidate` started
+    /// in the background have finished (those started meanwhile too), so
+    /// that the entries they renew are on disk.
+    ///
+    /// ```swift
+    /// let answer = try await client.send(WebServiceRequest(.get, "/rates"))   // stale, renewed in the background
+    /// await cache.waitForBackgroundRevalidations()
+    /// ```
+    public func waitForBackgroundRevalidations() async {
+        while let running = lock.withLock({ revalidations.values.first }) {
+            await running.value
+        }
     }
 
     private static func checked(_ response: WebServiceResponse) throws -> WebServiceResponse {

@@ -6,7 +6,7 @@ import Foundation
 /// ```swift
 /// let response = try await client.send(WebServiceRequest(.get, "/departments"))
 /// let departments = try response.decode([Department].self)
-/// if response.isStale { print("offline; stored", response.storedAt!) }
+/// if response.isStale { print("stale by the server's rules; \(Int(response.age!)) s old") }
 /// ```
 public struct WebServiceResponse: Sendable {
     public var status: Int
@@ -14,20 +14,31 @@ public struct WebServiceResponse: Sendable {
     public var headers: [String: String]
     /// The body as received (decompressed).
     public var data: Data
-    /// Whether this is a stored answer the server did not confirm: it was
-    /// out of date (``CachePolicy``) and the server could not be reached,
-    /// or ``CachePolicy/cacheFirst(maxAge:)`` took it past its `max-age`.
+    /// Whether this is a stored answer past its freshness lifetime that
+    /// the server did not confirm: the server could not be reached or
+    /// failed (``CachePolicy``), `stale-while-revalidate` allowed it while
+    /// the cache asks the server in the background, or
+    /// ``CachePolicy/cacheFirst(maxAge:)`` took it past its lifetime.
     public var isStale: Bool
     /// When the stored answer was received or last confirmed; `nil` for an
     /// answer straight from the server.
     public var storedAt: Date?
+    /// How old a stored answer is, in seconds (RFC 9111 §4.2.3): the age
+    /// the server gave it (its `Age`, or the time since its `Date`) plus
+    /// the time since it was received or confirmed. The `Age` field says
+    /// the same in whole seconds. `nil` for an answer straight from the server.
+    public var age: TimeInterval?
 
-    public init(status: Int, headers: [String: String], data: Data, isStale: Bool = false, storedAt: Date? = nil) {
+    public init(
+        status: Int, headers: [String: String], data: Data, isStale: Bool = false, storedAt: Date? = nil,
+        age: TimeInterval? = nil
+    ) {
         self.status = status
         self.headers = headers
         self.data = data
         self.isStale = isStale
         self.storedAt = storedAt
+        self.age = age
     }
 
     /// A header field's value, its name in any case.

@@ -61,7 +61,9 @@ struct Get: AsyncParsableCommand {
         }
         if response.isStale {
             let stored = response.storedAt.map { $0.formatted(.iso8601) } ?? "earlier"
-            standardError("employees-client: \(client.baseURL.absoluteString) could not be reached; printing the stale answer stored at \(stored).")
+            let age = response.age.map { ", \(Int($0)) s old" } ?? ""
+            standardError(
+                "employees-client: \(client.baseURL.absoluteString) did not confirm the stored answer; printing it stale (stored at \(stored)\(age)).")
         }
         FileHandle.standardOutput.write(response.data)
         FileHandle.standardOutput.write(Data("\n".utf8))
@@ -136,7 +138,7 @@ struct RPC: AsyncParsableCommand {
         })
         let client = try options.client()
         let rpc = JSONRPCClient(client: client)
-        let result = try await reporting(client) { try await rpc.call(method, params: arguments, as: JSONAny.self) }
+        let result = try await reporting(client) { try await rpc.call(method, params: .byName(arguments), as: JSONAny.self) }
         let encoder = JSONEncoder()
         encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
         FileHandle.standardOutput.write(try encoder.encode(result))

@@ -105,6 +105,7 @@ struct EmployeesClientProcessTests {
         #expect(offline.status == 0, "\(offline.errors)")
         #expect(offline.output == online.output)
         #expect(offline.errors.contains("stale"))
+        #expect(offline.errors.contains(" s old)"), "the stale answer's age: \(offline.errors)")
 
         let notStored = try await Self.run(["--base-url", url, "--cache", cache.path, "get", "10011"])
         #expect(notStored.status != 0)

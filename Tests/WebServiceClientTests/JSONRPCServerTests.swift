@@ -105,14 +105,65 @@ struct JSONRPCServerTests {
         let missingVariable = try error(#"{"jsonrpc":"2.0","method":"employees.getByEmployeeNumber","params":{},"id":1}"#)
         #expect(missingVariable.code == -32602)
         #expect(missingVariable.data?["parameter"] as? String == "employeeNumber")
-        let positional = try error(#"{"jsonrpc":"2.0","method":"math.getSum","params":[1,2],"id":1}"#)
-        #expect(positional.code == -32602)
 
         let notFound = try error(#"{"jsonrpc":"2.0","method":"employees.getByEmployeeNumber","params":{"employeeNumber":1},"id":9}"#)
         #expect(notFound.code == -32000)
         #expect(notFound.data?["status"] as? Int == 404)
         #expect((notFound.data?["detail"] as? String)?.contains("no employee") == true)
         #expect(notFound.id as? Int == 9)
+    }
+
+    @Test func paramsByPositionAreBoundInTheDeclaredOrder() throws {
+        func answer(_ json: String) throws -> [String: Any] { try object(post(json)) }
+        // The overload that takes as many: (a, b), or (values).
+        #expect(try answer(#"{"jsonrpc":"2.0","method":"math.getSum","params":[2,4],"id":1}"#)["result"] as? Double == 6)
+        #expect(try answer(#"{"jsonrpc":"2.0","method":"math.getSum","params":[[1,2,3]],"id":1}"#)["result"] as? Double == 6)
+        #expect(try answer(#"{"jsonrpc":"2.0","method":"math.getAverage","params":[[2,4]],"id":1}"#)["result"] as? Double == 3)
+        // A path variable, then an argument, as the route declares them; the same result as by name.
+        let byPosition = try answer(#"{"jsonrpc":"2.0","method":"employees.getByEmployeeNumber","params":[10004,["titles"]],"id":1}"#)
+        let byName = try answer(
+            #"{"jsonrpc":"2.0","method":"employees.getByEmployeeNumber","params":{"employeeNumber":10004,"details":["titles"]},"id":1}"#)
+        let result = try #require(byPosition["result"] as? [String: Any])
+        #expect(result["employeeNumber"] as? Int == 10004)
+        #expect((result["titles"] as? [Any])?.isEmpty == false)
+        #expect(NSDictionary(dictionary: result).isEqual(to: try #require(byName["result"] as? [String: Any])))
+        // Fewer: the others are absent; a null leaves its param out too.
+        for params in ["[10004]", "[10004,null]"] {
+            let answer = try answer(#"{"jsonrpc":"2.0","method":"employees.getByEmployeeNumber","params":"# + params + #","id":1}"#)
+            let employee = try #require(answer["result"] as? [String: Any], "\(params)")
+            #expect(employee["employeeNumber"] as? Int == 10004)
+            #expect(employee["titles"] == nil)
+        }
+        // A body; a variable then an argument of a PUT.
+        let item = try answer(#"{"jsonrpc":"2.0","method":"echo.postItems","params":[{"id":7,"name":"Tea","tags":[]}],"id":1}"#)
+        #expect((item["result"] as? [String: Any])?["name"] as? String == "Tea")
+        let put = try #require(try answer(#"{"jsonrpc":"2.0","method":"echo.putItemsById","params":[3,"x y"],"id":1}"#)["result"] as? [String: Any])
+        #expect(put["id"] as? Int == 3 && put["name"] as? String == "x y")
+
+        // A batch mixing both.
+        let batch = try #require(try post(
+            #"[{"jsonrpc":"2.0","method":"math.getSum","params":[1,2],"id":1},{"jsonrpc":"2.0","method":"math.getSum","params":{"a":3,"b":4},"id":2}]"#
+        ).json() as? [[String: Any]])
+        #expect(batch.map { $0["result"] as? Double } == [3, 7])
+    }
+
+    @Test func paramsByPositionThatDoNotFitAreInvalidParams() throws {
+        func error(_ json: String) throws -> [String: Any] {
+            try #require(try object(post(json))["error"] as? [String: Any])
+        }
+        let tooMany = try error(#"{"jsonrpc":"2.0","method":"math.getSum","params":[1,2,3],"id":1}"#)
+        #expect(tooMany["code"] as? Int == -32602)
+        #expect(((tooMany["data"] as? [String: Any])?["detail"] as? String)?.contains("at most 2 params by position; 3 were given") == true)
+        let tooManyForOne = try error(#"{"jsonrpc":"2.0","method":"math.getAverage","params":[[1],[2]],"id":1}"#)
+        #expect(((tooManyForOne["data"] as? [String: Any])?["detail"] as? String)?.contains("at most 1 param by position") == true)
+        // The required path variable left out (null): the -32602 that names it, as by name.
+        let missingVariable = try error(#"{"jsonrpc":"2.0","method":"employees.getByEmployeeNumber","params":[null,["titles"]],"id":1}"#)
+        #expect(missingVariable["code"] as? Int == -32602)
+        #expect((missingVariable["data"] as? [String: Any])?["parameter"] as? String == "employeeNumber")
+        // A required argument left out: the PUT's name.
+        let missingArgument = try error(#"{"jsonrpc":"2.0","method":"echo.putItemsById","params":[3],"id":1}"#)
+        #expect(missingArgument["code"] as? Int == -32602)
+        #expect((missingArgument["data"] as? [String: Any])?["parameter"] as? String == "name")
     }
 
     @Test func aStreamedListIsTheWholeResult() throws {
@@ -139,6 +190,10 @@ struct JSONRPCServerTests {
         let params = try #require(sum["params"] as? [[String: Any]])
         #expect(Set(params.compactMap { $0["name"] as? String }) == ["a", "b", "values"])
         #expect(params.allSatisfy { $0["required"] as? Bool == false })
+        #expect(params.compactMap { $0["name"] as? String } == ["a", "b", "values"])
+        #expect(sum["paramStructure"] as? String == "either")
+        #expect((sum["description"] as? String)?.contains("By position: [a, b] or [values].") == true)
+        #expect(methods.allSatisfy { $0["paramStructure"] as? String == "either" })
         let employee = try #require(methods.first { $0["name"] as? String == "employees.getByEmployeeNumber" })
         let number = try #require((employee["params"] as? [[String: Any]])?.first { $0["name"] as? String == "employeeNumber" })
         #expect(number["required"] as? Bool == true)
