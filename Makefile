@@ -165,6 +165,25 @@ compose-check: ## validate docker-compose.yml, and its scale profile (no Docker 
 	done
 	@echo "docker-compose.yml: valid, and its scale profile ($(scale_services))"
 
+# Formatting (CONTRIBUTING.md says how to use it).
+
+.PHONY: format format-check
+
+# The Swift files changed since the branch left main (committed or not, new
+# ones too), unless FORMAT_PATHS names files or folders: the code older
+# than .swift-format is formatted file by file, as it is changed.
+format_changed = $(shell { git diff --name-only --diff-filter=d "$$(git merge-base HEAD main 2>/dev/null || echo HEAD)"; \
+	git ls-files --others --exclude-standard; } | grep '\.swift$$' | sort -u)
+FORMAT_PATHS ?= $(format_changed)
+
+format: ## format in place, as .swift-format says, the Swift files changed since main (or FORMAT_PATHS)
+	@if [ -z "$(strip $(FORMAT_PATHS))" ]; then echo "format: no Swift file changed since main (FORMAT_PATHS names others)"; exit 0; fi; \
+	swift format format --in-place --parallel --recursive $(FORMAT_PATHS)
+
+format-check: ## lint the Swift files changed since main (or FORMAT_PATHS) against .swift-format; fails on a warning
+	@if [ -z "$(strip $(FORMAT_PATHS))" ]; then echo "format-check: no Swift file changed since main (FORMAT_PATHS names others)"; exit 0; fi; \
+	swift format lint --strict --parallel --recursive $(FORMAT_PATHS)
+
 stop: ## stop the private PostgreSQL cluster
 	@$(cluster) stop
 
