@@ -63,6 +63,8 @@ let package = Package(
         .target(name: "EventLoops", dependencies: ["CEpoll", "Locking"]),
         .target(name: "Instrumentation", dependencies: ["Locking"]),
         .target(name: "CivilCalendar"),
+        // The release that `--version` prints (Sources/SQLRestVersion), for servers and clients alike.
+        .target(name: "SQLRestVersion"),
         .target(
             name: "HTTPServer",
             dependencies: [
@@ -115,6 +117,7 @@ let package = Package(
                 "PostgreSQL",
                 "PostgreSQLWebService",
                 "Locking",
+                "SQLRestVersion",
                 .product(name: "Logging", package: "swift-log"),
             ]
         ),
@@ -123,7 +126,7 @@ let package = Package(
         .target(name: "WebServiceClient"),
         .executableTarget(
             name: "employees-client",
-            dependencies: ["WebServiceClient", .product(name: "ArgumentParser", package: "swift-argument-parser")]
+            dependencies: ["SQLRestVersion", "WebServiceClient", .product(name: "ArgumentParser", package: "swift-argument-parser")]
         ),
         .target(
             name: "SQLServices",
