@@ -165,6 +165,48 @@ compose-check: ## validate docker-compose.yml, and its scale profile (no Docker 
 	done
 	@echo "docker-compose.yml: valid, and its scale profile ($(scale_services))"
 
+# Formatting and documentation (CONTRIBUTING.md says how to use them).
+
+.PHONY: format format-check docs
+
+# The Swift files changed since the branch left main (committed or not, new
+# ones too), unless FORMAT_PATHS names files or folders: the code older
+# than .swift-format is formatted file by file, as it is changed.
+format_changed = $(shell { git diff --name-only --diff-filter=d "$$(git merge-base HEAD main 2>/dev/null || echo HEAD)"; \
+	git ls-files --others --exclude-standard; } | grep '\.swift$$' | sort -u)
+FORMAT_PATHS ?= $(format_changed)
+
+format: ## format in place, as .swift-format says, the Swift files changed since main (or FORMAT_PATHS)
+	@if [ -z "$(strip $(FORMAT_PATHS))" ]; then echo "format: no Swift file changed since main (FORMAT_PATHS names others)"; exit 0; fi; \
+	swift format format --in-place --parallel --recursive $(FORMAT_PATHS)
+
+format-check: ## lint the Swift files changed since main (or FORMAT_PATHS) against .swift-format; fails on a warning
+	@if [ -z "$(strip $(FORMAT_PATHS))" ]; then echo "format-check: no Swift file changed since main (FORMAT_PATHS names others)"; exit 0; fi; \
+	swift format lint --strict --parallel --recursive $(FORMAT_PATHS)
+
+# DocC archives with the toolchain's docc: the symbol graphs are extracted
+# from the debug build's modules (no second build), then each module's
+# catalog is converted. Open .build/docs/<Module>.doccarchive with
+# `docc preview`, or serve it as static files.
+doc_modules := WebService WebServiceClient PostgreSQL SQLServices
+doc_clang_flags = $(foreach map,$(wildcard Sources/C*/module.modulemap Sources/C*/include/module.modulemap),-Xcc -fmodule-map-file=$(map)) \
+	$(addprefix -Xcc ,$(shell pkg-config --cflags-only-I libpq libmicrohttpd gnutls zlib libcrypto))
+
+docs: ## DocC archives of the library modules (doc_modules) into .build/docs, with the toolchain's docc
+	swift build
+	@modules="$$(swift build --show-bin-path)/Modules"; \
+	rm -rf .build/docs; \
+	for module in $(doc_modules); do \
+		mkdir -p .build/docs/symbol-graphs/$$module; \
+		swift symbolgraph-extract -module-name $$module -I "$$modules" $(doc_clang_flags) \
+			-target "$$(uname -m)-unknown-linux-gnu" -minimum-access-level public -skip-synthesized-members \
+			-output-dir .build/docs/symbol-graphs/$$module; \
+		docc convert Sources/$$module/$$module.docc --additional-symbol-graph-dir .build/docs/symbol-graphs/$$module \
+			--fallback-display-name $$module --fallback-bundle-identifier swift-sql-rest.$$module \
+			--transform-for-static-hosting --output-path .build/docs/$$module.doccarchive; \
+	done; \
+	echo "docs: $(foreach module,$(doc_modules),.build/docs/$(module).doccarchive)"
+
 stop: ## stop the private PostgreSQL cluster
 	@$(cluster) stop
 

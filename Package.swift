@@ -1,4 +1,5 @@
-// swift-tools-version:6.0
+// swift-tools-version:6.2
+// 6.2: the code uses SendableMetatype.
 import PackageDescription
 
 let package = Package(
@@ -62,6 +63,8 @@ let package = Package(
         .target(name: "EventLoops", dependencies: ["CEpoll", "Locking"]),
         .target(name: "Instrumentation", dependencies: ["Locking"]),
         .target(name: "CivilCalendar"),
+        // The release that `--version` prints (Sources/SQLRestVersion), for servers and clients alike.
+        .target(name: "SQLRestVersion"),
         .target(
             name: "HTTPServer",
             dependencies: [
@@ -88,19 +91,11 @@ let package = Package(
         ),
         .target(
             name: "PostgreSQL",
-            dependencies: [
-                "CivilCalendar",
-                "CLibPQ",
-                "EventLoops",
-                "Instrumentation",
-                "JSONStreaming",
-                "Locking",
-                .product(name: "Logging", package: "swift-log"),
-            ]
+            dependencies: ["CivilCalendar", "CLibPQ", "EventLoops", "Instrumentation", "Locking"]
         ),
         .target(
             name: "PostgreSQLWebService",
-            dependencies: ["CivilCalendar", "Instrumentation", "JSONStreaming", "PostgreSQL", "WebService"]
+            dependencies: ["HTTPServer", "Instrumentation", "JSONStreaming", "PostgreSQL", "WebService"]
         ),
         .target(
             name: "EmployeesService",
@@ -122,6 +117,7 @@ let package = Package(
                 "PostgreSQL",
                 "PostgreSQLWebService",
                 "Locking",
+                "SQLRestVersion",
                 .product(name: "Logging", package: "swift-log"),
             ]
         ),
@@ -130,7 +126,7 @@ let package = Package(
         .target(name: "WebServiceClient"),
         .executableTarget(
             name: "employees-client",
-            dependencies: ["WebServiceClient", .product(name: "ArgumentParser", package: "swift-argument-parser")]
+            dependencies: ["SQLRestVersion", "WebServiceClient", .product(name: "ArgumentParser", package: "swift-argument-parser")]
         ),
         .target(
             name: "SQLServices",
@@ -156,13 +152,27 @@ let package = Package(
         .testTarget(name: "InstrumentationTests", dependencies: ["Instrumentation"]),
         .testTarget(name: "CivilCalendarTests", dependencies: ["CivilCalendar"]),
         .target(name: "HTTPTestClient", dependencies: ["HTTPServer"], path: "Tests/HTTPTestClient"),
-        .testTarget(name: "HTTPServerTests", dependencies: ["EventLoops", "HTTPServer", "HTTPTestClient", "Locking"]),
-        .testTarget(name: "WebServiceTests", dependencies: ["WebService", "HTTPServer", "HTTPTestClient", "Locking"]),
+        .testTarget(
+            name: "HTTPServerTests",
+            dependencies: [
+                "EventLoops", "HTTPServer", "HTTPTestClient", "JSONStreaming", "Locking",
+                .product(name: "Logging", package: "swift-log"),
+            ]
+        ),
+        .testTarget(
+            name: "WebServiceTests",
+            dependencies: ["WebService", "HTTPServer", "HTTPTestClient", "Locking", .product(name: "Logging", package: "swift-log")]
+        ),
         .testTarget(name: "PostgreSQLTests", dependencies: ["PostgreSQL", "PostgreSQLWebService", "Locking", "EventLoops"]),
-        .testTarget(name: "PostgreSQLWebServiceTests", dependencies: ["PostgreSQLWebService"]),
-        .testTarget(name: "EmployeesServiceTests", dependencies: ["EmployeesService", "HTTPTestClient", "Locking", "SQLRestServer"]),
+        .testTarget(name: "PostgreSQLWebServiceTests", dependencies: ["HTTPServer", "PostgreSQL", "PostgreSQLWebService", "WebService"]),
+        .testTarget(
+            name: "EmployeesServiceTests",
+            dependencies: [
+                "EmployeesService", "HTTPTestClient", "Locking", "PostgreSQL", "PostgreSQLWebService", "SQLRestServer", "WebService",
+            ]
+        ),
         .testTarget(name: "SQLRestServerTests", dependencies: ["SQLRestServer"]),
-        .testTarget(name: "AuthenticationTests", dependencies: ["Authentication", "WebService"]),
+        .testTarget(name: "AuthenticationTests", dependencies: ["Authentication", "Locking", "WebService"]),
         .testTarget(
             name: "WebServiceClientTests",
             dependencies: [
@@ -173,14 +183,21 @@ let package = Package(
         .testTarget(
             name: "SQLServicesTests",
             dependencies: [
-                "SQLServices", "EmployeesService", "PostgreSQLWebService", "HTTPTestClient", "Locking", "WebServiceClient",
+                "SQLServices", "EmployeesService", "HTTPServer", "PostgreSQL", "PostgreSQLWebService", "HTTPTestClient", "Locking",
+                "WebService", "WebServiceClient",
                 .product(name: "Logging", package: "swift-log"),
             ]
         ),
         // Fault tests: a private second cluster and the employees-server executable
         // (`swift test --filter ReliabilityTests` runs them alone).
-        .testTarget(name: "ReliabilityTests", dependencies: ["EmployeesService", "PostgreSQL", "HTTPTestClient", "Locking"]),
-        .testTarget(name: "HostileInputTests", dependencies: ["EmployeesService", "PostgreSQLWebService", "HTTPTestClient", "SQLRestServer"]),
+        .testTarget(name: "ReliabilityTests", dependencies: ["PostgreSQL", "HTTPTestClient", "Locking"]),
+        .testTarget(
+            name: "HostileInputTests",
+            dependencies: [
+                "EmployeesService", "PostgreSQL", "PostgreSQLWebService", "HTTPTestClient", "SQLRestServer", "WebService",
+                .product(name: "Logging", package: "swift-log"),
+            ]
+        ),
     ],
     swiftLanguageModes: [.v6]
 )

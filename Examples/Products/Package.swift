@@ -13,7 +13,6 @@ let package = Package(
             name: "products-server",
             dependencies: [
                 .product(name: "WebService", package: "swift-sql-rest"),
-                .product(name: "PostgreSQL", package: "swift-sql-rest"),
                 .product(name: "PostgreSQLWebService", package: "swift-sql-rest"),
                 .product(name: "SQLRestServer", package: "swift-sql-rest"),
             ]

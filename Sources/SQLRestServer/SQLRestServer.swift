@@ -6,6 +6,7 @@ import HTTPServer
 import Logging
 import PostgreSQL
 import PostgreSQLWebService
+import SQLRestVersion
 import WebService
 
 /// A program that serves web services over a PostgreSQL database, whole:
@@ -91,9 +92,10 @@ public struct SQLRestServer {
     }
 
     /// Reads the options, serves until SIGINT or SIGTERM, lets the requests
-    /// in flight finish (`--shutdown-timeout`), and exits: 0 after a stop or
-    /// `--help`, 64 (`EX_USAGE`) for a wrong option, 1 when the server
-    /// cannot start (a port in use, say).
+    /// in flight finish (`--shutdown-timeout`), and exits: 0 after a stop,
+    /// `--help` or `--version` (which prints `SwiftSQLRest.version`), 64
+    /// (`EX_USAGE`) for a wrong option, 1 when the server cannot start (a
+    /// port in use, say).
     ///
     /// - Parameters:
     ///   - arguments: the command line without the program's name.
@@ -121,7 +123,7 @@ public struct SQLRestServer {
             }
             commandName = first
             arguments = arguments.dropFirst()
-        } else if !commands.isEmpty, !arguments.contains(where: { $0 == "-h" || $0 == "--help" }) {
+        } else if !commands.isEmpty, !arguments.contains(where: { $0 == "-h" || $0 == "--help" || $0 == "--version" }) {
             printError("Error: Missing command (\((["serve"] + commands.map(\.name)).joined(separator: ", "))).\nUsage: \(usage) (--help lists the commands and options)")
             exit(64)
         }
@@ -140,6 +142,8 @@ public struct SQLRestServer {
             let commandList = commands.isEmpty ? [] : [("serve", "Serves the services until SIGINT or SIGTERM.")] + commands.map { ($0.name, $0.summary) }
             print(ServerOptions.help(defaults: defaults, program: name, overview: overview, environmentPrefix: environmentPrefix,
                                      programOptions: programOptions, commands: commandList), terminator: "")
+        case .version:
+            print(SwiftSQLRest.version)
         case .serve(let options):
             if let command = commands.first(where: { $0.name == commandName }) {
                 let status = command.run(options)

@@ -313,6 +313,7 @@ extension ServerOptions {
             if !defaultValue.isEmpty { line += " (default: \(defaultValue))" }
             text += "  --\(option.name) \(option.valueName)\n" + line + "\n"
         }
+        text += "  --version\n        Show the version.\n"
         text += "  -h, --help\n        Show help information.\n"
         text += "\n\(program) hash-password [<user>] [--iterations <n>] reads a password (a line) and prints\n"
             + "its entry for --auth-basic-file: <user>:$pbkdf2-sha256$<iterations>$<salt>$<hash>.\n"

@@ -131,11 +131,12 @@ public struct ServerOptions: Equatable, Sendable {
         let description: String
     }
 
-    /// The result of reading the command line: settings, or a request for
-    /// help (with the defaults the environment gives).
+    /// The result of reading the command line: settings, a request for
+    /// help (with the defaults the environment gives), or for the version.
     enum Command: Equatable {
         case serve(ServerOptions)
         case help(ServerOptions)
+        case version
     }
 
     // MARK: - Parsing
@@ -160,6 +161,7 @@ public struct ServerOptions: Equatable, Sendable {
         var remaining = arguments[...]
         while let argument = remaining.popFirst() {
             if argument == "-h" || argument == "--help" { return .help(defaults) }
+            if argument == "--version" { return .version }
             guard argument.hasPrefix("--") else { throw UsageError(description: "Unexpected argument '\(argument)'.") }
             let nameAndValue = argument.dropFirst(2).split(separator: "=", maxSplits: 1, omittingEmptySubsequences: false)
             guard let option = table.first(where: { $0.name == nameAndValue[0] }) else {

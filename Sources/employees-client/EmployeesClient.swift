@@ -1,5 +1,6 @@
 import ArgumentParser
 import Foundation
+import SQLRestVersion
 import WebServiceClient
 
 /// A command-line client of `employees-server`, made with `WebServiceClient`
@@ -15,6 +16,7 @@ struct EmployeesClient: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "employees-client",
         abstract: "Calls employees-server: one employee, a search, or any operation by JSON-RPC.",
+        version: SwiftSQLRest.version,
         subcommands: [Get.self, Search.self, RPC.self])
 
     @OptionGroup var options: ClientOptions

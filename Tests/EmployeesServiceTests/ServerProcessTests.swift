@@ -109,6 +109,17 @@ struct ServerProcessTests {
         }
     }
 
+    @Test("--version prints the latest release of CHANGELOG.md and exits 0")
+    func version() throws {
+        let run = try RunningServer(arguments: ["--version"])
+        #expect(run.exitStatus() == 0)
+        #expect(!ReleaseNotes.latestVersion.isEmpty)
+        #expect(run.printed == ReleaseNotes.latestVersion + "\n")
+        let help = try RunningServer(arguments: ["--help"])
+        #expect(help.exitStatus() == 0)
+        #expect(help.printed.contains("--version"))
+    }
+
     @Test("serves the API on the port it prints, with epoch-millisecond dates when asked")
     func serves() throws {
         let server = try RunningServer(arguments: ["--host", "127.0.0.1", "--port", "0", "--pool-size", "2", "--drain-seconds", "0",

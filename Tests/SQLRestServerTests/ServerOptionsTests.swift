@@ -54,6 +54,12 @@ private func help(_ defaults: ServerOptions = ServerOptions(), prefix: String = 
     #expect(ServerOptions.table.count == 40)
 }
 
+@Test func versionIsAskedForAnywhereAnOptionMayBe() throws {
+    #expect(try parse(["--version"]) == .version)
+    #expect(try parse(["--port", "1", "--version"]) == .version)
+    #expect(help().contains("  --version\n"))
+}
+
 @Test(arguments: [
     (["--bogus"], "Unknown option '--bogus'."),
     (["stray"], "Unexpected argument 'stray'."),

@@ -169,6 +169,16 @@ struct ProcessTests {
         #expect(help.printed.contains("--services <services>"))
     }
 
+    @Test("--version prints the latest release of CHANGELOG.md, with or without a command, and exits 0")
+    func version() throws {
+        #expect(!ReleaseNotes.latestVersion.isEmpty)
+        for arguments in [["--version"], ["serve", "--version"], ["check", "--version"]] {
+            let run = try Run(arguments)
+            #expect(run.exitStatus() == 0, "\(arguments): \(run.logged)")
+            #expect(run.printed == ReleaseNotes.latestVersion + "\n", "\(arguments)")
+        }
+    }
+
     @Test("serve, then SIGHUP: a good folder replaces the services, a broken one is logged and the running ones stay")
     func reload() throws {
         let folder = try Environment.folder(["things/list.sql": "-- GET /things\nSELECT dept_no AS number FROM departments ORDER BY dept_no LIMIT 2"])

@@ -1,4 +1,5 @@
 import Foundation
+import HTTPTestClient
 import Testing
 
 /// The built `employees-client` executable, run as a separate process
@@ -126,5 +127,12 @@ struct EmployeesClientProcessTests {
         let bad = try await Self.run(["--base-url", "ftp://nowhere", "get", "1"])
         #expect(bad.status != 0)
         #expect(bad.errors.contains("--base-url"))
+    }
+
+    @Test func versionPrintsTheLatestReleaseOfTheChangelog() async throws {
+        let outcome = try await Self.run(["--version"])
+        #expect(outcome.status == 0, "\(outcome.errors)")
+        #expect(!ReleaseNotes.latestVersion.isEmpty)
+        #expect(outcome.output == ReleaseNotes.latestVersion + "\n")
     }
 }
