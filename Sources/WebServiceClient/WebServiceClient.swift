@@ -198,10 +198,15 @@ public final class WebServiceClient: Sendable {
         return try checked(response, for: request)
     }
 
-    /// The chain `request` goes through: its credentials, the client's hooks, its own.
+    /// The chain `request` goes through: its credentials, the client's
+    /// hooks, its own. An `Authorization` among the call's own header fields
+    /// wins over the client's credentials, as the call's fields win over the client's.
     private func hooks(of request: WebServiceRequest) -> [WebServiceHook] {
         var hooks: [WebServiceHook] = []
-        if let credentials = request.authorization ?? configuration.authorization { hooks.append(.credentials(credentials)) }
+        let ownField = request.headers.keys.contains { $0.caseInsensitiveCompare("Authorization") == .orderedSame }
+        if let credentials = request.authorization ?? (ownField ? nil : configuration.authorization) {
+            hooks.append(.credentials(credentials))
+        }
         return hooks + configuration.hooks + request.hooks
     }
 

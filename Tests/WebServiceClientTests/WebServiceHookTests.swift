@@ -41,6 +41,10 @@ struct WebServiceHookTests {
         #expect(fields["X-Call"] == "A,B,C")
         #expect(log.all == ["A>", "B>", "C>", "credentials: Basic YW5uOnNlY3JldA==", "C<", "B<", "A<"])
         #expect(fields["Authorization"] == "Basic YW5uOnNlY3JldA==")
+
+        // The call's own `Authorization` field wins over the client's credentials.
+        let own = try await client.send(WebServiceRequest(.get, "/echo/headers", headers: ["Authorization": "Bearer own"]))
+        #expect(try own.decode([String: String].self)["Authorization"] == "Bearer own")
     }
 
     @Test func aResponseHookThrowsTheAppsOwnError() async throws {
