@@ -266,20 +266,19 @@ public final class WebServiceClient: Sendable {
             let task = self.transport.task(for: sent)
             let transfer = StreamingTransfer(task: task)
             self.transport.start(task, handler: transfer, progress: request.progress)
-            let head: HTTPURLResponse
             do {
-                head = try await transfer.head()
+                let head = try await transfer.head()
+                var response = WebServiceResponse(status: head.statusCode, headers: head.headerFields, data: Data())
+                if (200..<300).contains(head.statusCode) {
+                    latest.replace(with: transfer)
+                } else {
+                    latest.replace(with: nil)
+                    response.data = try await transfer.remainder()
+                }
+                return response
             } catch {
                 throw WebServiceError.transfer(error)
             }
-            var response = WebServiceResponse(status: head.statusCode, headers: head.headerFields, data: Data())
-            if (200..<300).contains(head.statusCode) {
-                latest.replace(with: transfer)
-            } else {
-                latest.replace(with: nil)
-                response.data = try await transfer.remainder()
-            }
-            return response
         }
         let transfer = latest.take()
         do {

@@ -32,7 +32,7 @@ struct ClientOptions: ParsableArguments {
 
     @Option(help: ArgumentHelp(
         "Send a call up to N more times when the server is unreachable or busy (429, 503: after its Retry-After).",
-        discussion: "Reads only (get, search, and rpc calls that read by GET); the waits grow, with jitter."))
+        discussion: "get and search only: rpc calls are POSTs, never sent twice. Without Retry-After, the waits grow, with jitter."))
     var retry: Int = 0
 
     func validate() throws {
