@@ -13,10 +13,11 @@ import FoundationNetworking
 /// (which pauses libcurl's transfer) stops the reading while the consumer
 /// catches up: the socket's buffers, then TCP, hold the server back.
 final class SessionTransport: NSObject, URLSessionDataDelegate, @unchecked Sendable {
-    // `@unchecked Sendable`: `handlers` is touched only with `lock` held;
+    // `@unchecked Sendable`: `handlers` and `reporters` are touched only with `lock` held;
     // `session` is set once in `init`.
     private let lock = NSLock()
     private var handlers: [Int: any TransferHandler] = [:]
+    private var reporters: [Int: ProgressReporter] = [:]
     private(set) var session: URLSession!
 
     init(configuration: URLSessionConfiguration) {
@@ -32,14 +33,32 @@ final class SessionTransport: NSObject, URLSessionDataDelegate, @unchecked Senda
         session.finishTasksAndInvalidate()
     }
 
-    /// Starts `task` with `handler` receiving its events.
-    func start(_ task: URLSessionTask, handler: any TransferHandler) {
-        lock.withLock { handlers[task.taskIdentifier] = handler }
+    /// Starts `task` with `handler` receiving its events, and `progress` its progress.
+    func start(
+        _ task: URLSessionTask, handler: any TransferHandler, progress: (@Sendable (TransferProgress) -> Void)? = nil
+    ) {
+        lock.withLock {
+            handlers[task.taskIdentifier] = handler
+            reporters[task.taskIdentifier] = progress.map(ProgressReporter.init)
+        }
         task.resume()
+    }
+
+    /// A task for `prepared`: an upload from its body file when it has one.
+    func task(for prepared: PreparedRequest) -> URLSessionTask {
+        if let bodyFile = prepared.bodyFile {
+            session.uploadTask(with: prepared.urlRequest, fromFile: bodyFile)
+        } else {
+            session.dataTask(with: prepared.urlRequest)
+        }
     }
 
     private func handler(for task: URLSessionTask) -> (any TransferHandler)? {
         lock.withLock { handlers[task.taskIdentifier] }
+    }
+
+    private func reporter(for task: URLSessionTask) -> ProgressReporter? {
+        lock.withLock { reporters[task.taskIdentifier] }
     }
 
     // MARK: - URLSessionDataDelegate
@@ -48,18 +67,60 @@ final class SessionTransport: NSObject, URLSessionDataDelegate, @unchecked Senda
         _ session: URLSession, dataTask: URLSessionDataTask, didReceive response: URLResponse,
         completionHandler: @escaping (URLSession.ResponseDisposition) -> Void
     ) {
+        if let response = response as? HTTPURLResponse { reporter(for: dataTask)?.head(response) }
         handler(for: dataTask)?.received(response as? HTTPURLResponse)
         completionHandler(.allow)
     }
 
     func urlSession(_ session: URLSession, dataTask: URLSessionDataTask, didReceive data: Data) {
+        reporter(for: dataTask)?.received(data.count)
         handler(for: dataTask)?.received(data)
     }
 
+    func urlSession(
+        _ session: URLSession, task: URLSessionTask, didSendBodyData bytesSent: Int64, totalBytesSent: Int64,
+        totalBytesExpectedToSend: Int64
+    ) {
+        reporter(for: task)?.sent(totalBytesSent, of: totalBytesExpectedToSend)
+    }
+
     func urlSession(_ session: URLSession, task: URLSessionTask, didCompleteWithError error: (any Error)?) {
-        let handler = lock.withLock { handlers.removeValue(forKey: task.taskIdentifier) }
+        let (handler, reporter) = lock.withLock {
+            (handlers.removeValue(forKey: task.taskIdentifier), reporters.removeValue(forKey: task.taskIdentifier))
+        }
+        reporter?.completed(error)
         if let response = task.response as? HTTPURLResponse { handler?.received(response) }
         handler?.completed(error)
+    }
+
+    /// A 401 with an HTTP challenge (`WWW-Authenticate: Basic …`) is the
+    /// call's answer, for its credentials and hooks to act on: the client's
+    /// credentials travel in the header fields, never as `URLCredential`.
+    /// URLSession would answer the challenge instead; FoundationNetworking
+    /// cancels the task for any disposition short of a credential, and
+    /// without this method waits forever. So the task's handler completes
+    /// at once with the challenge's response head (the body, a problem
+    /// document, is lost with the cancelled task), and the challenge is
+    /// declined. Other challenges (server trust) get the default handling.
+    func urlSession(
+        _ session: URLSession, task: URLSessionTask, didReceive challenge: URLAuthenticationChallenge,
+        completionHandler: @escaping (URLSession.AuthChallengeDisposition, URLCredential?) -> Void
+    ) {
+        let httpMethods = [NSURLAuthenticationMethodHTTPBasic, NSURLAuthenticationMethodHTTPDigest, NSURLAuthenticationMethodDefault]
+        guard httpMethods.contains(challenge.protectionSpace.authenticationMethod),
+              let response = challenge.failureResponse as? HTTPURLResponse
+                ?? task.originalRequest?.url.flatMap({ HTTPURLResponse(url: $0, statusCode: 401, httpVersion: nil, headerFields: [:]) })
+        else {
+            completionHandler(.performDefaultHandling, nil)
+            return
+        }
+        let handler = lock.withLock {
+            reporters[task.taskIdentifier] = nil
+            return handlers.removeValue(forKey: task.taskIdentifier)
+        }
+        handler?.received(response)
+        handler?.completed(nil)
+        completionHandler(.cancelAuthenticationChallenge, nil)
     }
 
     /// Redirects are followed as ``redirect(_:from:)`` rules: without the
@@ -78,7 +139,10 @@ final class SessionTransport: NSObject, URLSessionDataDelegate, @unchecked Senda
         case .success(let followed):
             completionHandler(followed)
         case .failure(let error):
-            let handler = lock.withLock { handlers.removeValue(forKey: task.taskIdentifier) }
+            let handler = lock.withLock {
+                reporters[task.taskIdentifier] = nil
+                return handlers.removeValue(forKey: task.taskIdentifier)
+            }
             handler?.completed(error)
             completionHandler(nil)
         }
@@ -142,19 +206,16 @@ final class BufferingHandler: TransferHandler, @unchecked Sendable {
 }
 
 extension SessionTransport {
-    /// Runs `prepared` to its end; the response head and the whole body.
-    /// Cancelling the calling task cancels the transfer.
-    func data(for prepared: PreparedRequest) async throws -> (HTTPURLResponse, Data) {
-        defer { prepared.removeBodyFile() }
-        let task: URLSessionTask
-        if let bodyFile = prepared.bodyFile {
-            task = session.uploadTask(with: prepared.urlRequest, fromFile: bodyFile)
-        } else {
-            task = session.dataTask(with: prepared.urlRequest)
-        }
+    /// Runs `prepared` to its end, its progress to `progress`; the response
+    /// head and the whole body. Cancelling the calling task cancels the
+    /// transfer. The body file stays (a retry sends it again): the caller removes it.
+    func data(
+        for prepared: PreparedRequest, progress: (@Sendable (TransferProgress) -> Void)? = nil
+    ) async throws -> (HTTPURLResponse, Data) {
+        let task = task(for: prepared)
         return try await withTaskCancellationHandler {
             try await withCheckedThrowingContinuation { continuation in
-                start(task, handler: BufferingHandler(continuation))
+                start(task, handler: BufferingHandler(continuation), progress: progress)
                 // Cancelled before the handler was registered: `onCancel` came too early.
                 if Task.isCancelled { task.cancel() }
             }

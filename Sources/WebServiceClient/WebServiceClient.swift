@@ -29,13 +29,19 @@ public final class WebServiceClient: Sendable {
     /// ```swift
     /// let configuration = WebServiceClient.Configuration(
     ///     headers: ["X-App-Version": "2.1"], authorization: .basic(username: "ann", password: "secret"),
-    ///     cache: try ResponseCache(directory: cachesFolder))
+    ///     hooks: [.retry(), .logging()], cache: try ResponseCache(directory: cachesFolder))
     /// ```
     public struct Configuration: Sendable {
         /// Header fields sent with every call.
         public var headers: [String: String]
-        /// Credentials sent with every call.
-        public var authorization: Authorization?
+        /// Where each call's `Authorization` comes from, renewed after a 401
+        /// (``CredentialProvider``); `nil`: none, or what `headers` holds.
+        public var authorization: (any CredentialProvider)?
+        /// What every call goes through, in this order, before a call's own
+        /// hooks (``WebServiceHook``).
+        public var hooks: [WebServiceHook]
+        /// The statuses a call returns; any other throws ``WebServiceError``.
+        public var successStatuses: Set<Int>
         /// Seconds without progress before a call fails with `.timedOut`.
         public var timeout: TimeInterval
         /// Where answers are kept; `nil`: nowhere.
@@ -44,11 +50,14 @@ public final class WebServiceClient: Sendable {
         public var cachePolicy: CachePolicy
 
         public init(
-            headers: [String: String] = [:], authorization: Authorization? = nil, timeout: TimeInterval = 60,
-            cache: ResponseCache? = nil, cachePolicy: CachePolicy = .networkFirst
+            headers: [String: String] = [:], authorization: (any CredentialProvider)? = nil, hooks: [WebServiceHook] = [],
+            successStatuses: Set<Int> = Set(200..<300), timeout: TimeInterval = 60, cache: ResponseCache? = nil,
+            cachePolicy: CachePolicy = .networkFirst
         ) {
             self.headers = headers
             self.authorization = authorization
+            self.hooks = hooks
+            self.successStatuses = successStatuses
             self.timeout = timeout
             self.cache = cache
             self.cachePolicy = cachePolicy
@@ -173,57 +182,137 @@ public final class WebServiceClient: Sendable {
 
     // MARK: - Raw calls
 
-    /// Sends `request`: the answer's status, header fields and bytes, from
-    /// the server or, by the cache policy, from the cache. An error status
-    /// throws ``WebServiceError`` (`.server`, with the problem document's
-    /// members); so do transport failures, timeouts and cancellation.
+    /// Sends `request` through the hooks (``WebServiceHook``): the answer's
+    /// status, header fields and bytes, from the server or, by the cache
+    /// policy, from the cache. A status outside the success statuses throws
+    /// ``WebServiceError`` (`.server`, with the problem document's members);
+    /// so do transport failures, timeouts and cancellation.
     public func send(_ request: WebServiceRequest) async throws -> WebServiceResponse {
         let prepared = try request.prepared(baseURL: baseURL, configuration: configuration)
-        guard let cache = configuration.cache, request.method == .get else {
-            return try await fetch(prepared)
+        defer { prepared.removeBodyFile() }
+        let response = try await WebServiceHook.run(hooks(of: request)[...], prepared.urlRequest) { urlRequest in
+            var sent = prepared
+            sent.urlRequest = urlRequest
+            return try await self.answer(sent, for: request)
         }
-        return try await cache.answer(prepared.urlRequest, policy: request.cachePolicy ?? configuration.cachePolicy) { urlRequest in
-            var revalidating = prepared
-            revalidating.urlRequest = urlRequest
-            return try await self.exchange(revalidating)
+        return try checked(response, for: request)
+    }
+
+    /// The chain `request` goes through: its credentials, the client's
+    /// hooks, its own. An `Authorization` among the call's own header fields
+    /// wins over the client's credentials, as the call's fields win over the client's.
+    private func hooks(of request: WebServiceRequest) -> [WebServiceHook] {
+        var hooks: [WebServiceHook] = []
+        let ownField = request.headers.keys.contains { $0.caseInsensitiveCompare("Authorization") == .orderedSame }
+        if let credentials = request.authorization ?? (ownField ? nil : configuration.authorization) {
+            hooks.append(.credentials(credentials))
+        }
+        return hooks + configuration.hooks + request.hooks
+    }
+
+    /// `response` when its status is one `request` accepts; else its error.
+    private func checked(_ response: WebServiceResponse, for request: WebServiceRequest) throws -> WebServiceResponse {
+        guard (request.successStatuses ?? configuration.successStatuses).contains(response.status) else {
+            throw WebServiceError(status: response.status, headers: response.headers, body: response.data)
+        }
+        return response
+    }
+
+    /// The answer to `prepared` (as the hooks left it), any status: from
+    /// the cache by its policy for a GET when there is one, else the server's.
+    private func answer(_ prepared: PreparedRequest, for request: WebServiceRequest) async throws -> WebServiceResponse {
+        guard let cache = configuration.cache, request.method == .get else {
+            return try await exchange(prepared, progress: request.progress)
+        }
+        do {
+            return try await cache.answer(prepared.urlRequest, policy: request.cachePolicy ?? configuration.cachePolicy) { urlRequest in
+                var revalidating = prepared
+                revalidating.urlRequest = urlRequest
+                return try await self.exchange(revalidating, progress: request.progress)
+            }
+        } catch let error as WebServiceError where error.code == .server && error.status != nil {
+            // The cache throws on an error status; the hooks see it as an answer.
+            return WebServiceResponse(status: error.status!, headers: error.headers, data: error.body ?? Data())
         }
     }
 
     /// The server's answer to `prepared`, any status.
-    func exchange(_ prepared: PreparedRequest) async throws -> WebServiceResponse {
+    func exchange(_ prepared: PreparedRequest, progress: (@Sendable (TransferProgress) -> Void)? = nil) async throws -> WebServiceResponse {
         do {
-            let (response, data) = try await transport.data(for: prepared)
+            let (response, data) = try await transport.data(for: prepared, progress: progress)
             return WebServiceResponse(status: response.statusCode, headers: response.headerFields, data: data)
         } catch {
             throw WebServiceError.transfer(error)
         }
     }
 
-    /// The server's answer to `prepared`; an error status throws.
-    private func fetch(_ prepared: PreparedRequest) async throws -> WebServiceResponse {
-        let response = try await exchange(prepared)
-        guard (200..<300).contains(response.status) else {
-            throw WebServiceError(status: response.status, headers: response.headers, body: response.data)
-        }
-        return response
+    /// How a stream begins: a transfer whose body is still to read, or a
+    /// body already whole (a hook's answer).
+    enum StreamStart {
+        case transfer(StreamingTransfer)
+        case body(Data)
     }
 
-    /// Starts `request` as a streamed transfer and waits for a successful head.
-    func startStreaming(_ request: WebServiceRequest) async throws -> StreamingTransfer {
+    /// Starts `request` as a streamed transfer through the hooks, and waits
+    /// for a successful head. The hooks see the head with an empty body (the
+    /// body is the stream's), or an error's whole body.
+    func startStreaming(_ request: WebServiceRequest) async throws -> StreamStart {
         let prepared = try request.prepared(baseURL: baseURL, configuration: configuration)
         defer { prepared.removeBodyFile() }
-        let task: URLSessionTask = if let bodyFile = prepared.bodyFile {
-            transport.session.uploadTask(with: prepared.urlRequest, fromFile: bodyFile)
-        } else {
-            transport.session.dataTask(with: prepared.urlRequest)
+        let latest = LatestTransfer()
+        let response = try await WebServiceHook.run(hooks(of: request)[...], prepared.urlRequest) { urlRequest in
+            var sent = prepared
+            sent.urlRequest = urlRequest
+            let task = self.transport.task(for: sent)
+            let transfer = StreamingTransfer(task: task)
+            self.transport.start(task, handler: transfer, progress: request.progress)
+            do {
+                let head = try await transfer.head()
+                var response = WebServiceResponse(status: head.statusCode, headers: head.headerFields, data: Data())
+                if (200..<300).contains(head.statusCode) {
+                    latest.replace(with: transfer)
+                } else {
+                    latest.replace(with: nil)
+                    response.data = try await transfer.remainder()
+                }
+                return response
+            } catch {
+                throw WebServiceError.transfer(error)
+            }
         }
-        let transfer = StreamingTransfer(task: task)
-        transport.start(task, handler: transfer)
-        let head = try await transfer.head()
-        guard (200..<300).contains(head.statusCode) else {
-            let body = try await transfer.remainder()
-            throw WebServiceError(status: head.statusCode, headers: head.headerFields, body: body)
+        let transfer = latest.take()
+        do {
+            _ = try checked(response, for: request)
+        } catch {
+            transfer?.cancel()
+            throw error
         }
-        return transfer
+        if let transfer, response.data.isEmpty { return .transfer(transfer) }
+        transfer?.cancel()
+        return .body(response.data)
+    }
+}
+
+/// The transfer of a stream's last attempt (a hook may send it more than
+/// once); the one it replaces is cancelled.
+///
+/// `@unchecked Sendable`: `transfer` is touched only with `lock` held.
+final class LatestTransfer: @unchecked Sendable {
+    private let lock = NSLock()
+    private var transfer: StreamingTransfer?
+
+    func replace(with transfer: StreamingTransfer?) {
+        let previous = lock.withLock {
+            defer { self.transfer = transfer }
+            return self.transfer
+        }
+        if previous !== transfer { previous?.cancel() }
+    }
+
+    func take() -> StreamingTransfer? {
+        lock.withLock {
+            defer { transfer = nil }
+            return transfer
+        }
     }
 }

@@ -39,8 +39,15 @@ public struct WebServiceRequest: Sendable {
     public var body: Body?
     /// Header fields of this call, over the client's.
     public var headers: [String: String]
-    /// Credentials of this call, over the client's.
-    public var authorization: Authorization?
+    /// Credentials of this call, over the client's (``CredentialProvider``).
+    public var authorization: (any CredentialProvider)?
+    /// Hooks of this call, after the client's (``WebServiceHook``).
+    public var hooks: [WebServiceHook]
+    /// The statuses this call accepts, over the client's
+    /// (``WebServiceClient/Configuration/successStatuses``).
+    public var successStatuses: Set<Int>?
+    /// Receives the progress of this call's upload and download (``TransferProgress``).
+    public var progress: (@Sendable (TransferProgress) -> Void)?
     /// How this call uses the client's cache, over the client's policy.
     public var cachePolicy: CachePolicy?
     /// Seconds without progress before the call fails with `.timedOut`, over the client's.
@@ -48,8 +55,9 @@ public struct WebServiceRequest: Sendable {
 
     public init(
         _ method: Method, _ path: String, arguments: RequestArguments = [:], encoding: ArgumentEncoding? = nil,
-        body: Body? = nil, headers: [String: String] = [:], authorization: Authorization? = nil,
-        cachePolicy: CachePolicy? = nil, timeout: TimeInterval? = nil
+        body: Body? = nil, headers: [String: String] = [:], authorization: (any CredentialProvider)? = nil,
+        hooks: [WebServiceHook] = [], successStatuses: Set<Int>? = nil,
+        progress: (@Sendable (TransferProgress) -> Void)? = nil, cachePolicy: CachePolicy? = nil, timeout: TimeInterval? = nil
     ) {
         self.method = method
         self.path = path
@@ -58,6 +66,9 @@ public struct WebServiceRequest: Sendable {
         self.body = body
         self.headers = headers
         self.authorization = authorization
+        self.hooks = hooks
+        self.successStatuses = successStatuses
+        self.progress = progress
         self.cachePolicy = cachePolicy
         self.timeout = timeout
     }
@@ -95,30 +106,6 @@ public enum ArgumentEncoding: Sendable {
     case multipart
     /// A JSON object whose members are the arguments.
     case json
-}
-
-/// Credentials sent with every call, without a round trip for a challenge.
-///
-/// ```swift
-/// WebServiceClient(baseURL: url, configuration: .init(authorization: .bearer(token)))
-/// ```
-public struct Authorization: Sendable, Hashable {
-    /// The `Authorization` header's value.
-    public var headerValue: String
-
-    public init(headerValue: String) {
-        self.headerValue = headerValue
-    }
-
-    /// HTTP basic authentication (use it over HTTPS only: the password is merely encoded).
-    public static func basic(username: String, password: String) -> Authorization {
-        Authorization(headerValue: "Basic " + Data("\(username):\(password)".utf8).base64EncodedString())
-    }
-
-    /// A bearer token (OAuth 2.0, RFC 6750).
-    public static func bearer(_ token: String) -> Authorization {
-        Authorization(headerValue: "Bearer " + token)
-    }
 }
 
 // MARK: - Building the URL request
@@ -178,7 +165,8 @@ extension WebServiceRequest {
     }
 
     /// The URL request, its header fields from `configuration` then this
-    /// call's own.
+    /// call's own; the credentials are set later, by the chain of hooks
+    /// (``WebServiceHook``).
     func prepared(baseURL: URL, configuration: WebServiceClient.Configuration) throws -> PreparedRequest {
         let (url, remaining) = try resolvedPath(baseURL: baseURL)
         let encoding = effectiveEncoding
@@ -192,9 +180,6 @@ extension WebServiceRequest {
         urlRequest.cachePolicy = .reloadIgnoringLocalCacheData
         urlRequest.setValue("application/json", forHTTPHeaderField: "Accept")
         for (name, value) in configuration.headers { urlRequest.setValue(value, forHTTPHeaderField: name) }
-        if let authorization = authorization ?? configuration.authorization {
-            urlRequest.setValue(authorization.headerValue, forHTTPHeaderField: "Authorization")
-        }
         for (name, value) in headers { urlRequest.setValue(value, forHTTPHeaderField: name) }
 
         var bodyFile: URL?

@@ -29,6 +29,7 @@ public struct WebServiceStream<Element: Decodable>: AsyncSequence {
         private let client: WebServiceClient
         private let request: WebServiceRequest
         private var transfer: StreamingTransfer?
+        private var started = false
         private var scanner = JSONArrayScanner()
         private let decoder = WebServiceDecoding.decoder()
         private var finished = false
@@ -41,7 +42,13 @@ public struct WebServiceStream<Element: Decodable>: AsyncSequence {
         public mutating func next() async throws -> Element? {
             guard !finished else { return nil }
             do {
-                if transfer == nil { transfer = try await client.startStreaming(request) }
+                if !started {
+                    started = true
+                    switch try await client.startStreaming(request) {
+                    case .transfer(let started): transfer = started
+                    case .body(let body): scanner.append(body)
+                    }
+                }
                 while true {
                     if let element = try scanner.next() {
                         do {
@@ -50,10 +57,10 @@ public struct WebServiceStream<Element: Decodable>: AsyncSequence {
                             throw WebServiceError(.decoding, detail: "An element is not a \(Element.self): \(error)", underlying: error)
                         }
                     }
-                    guard let block = try await transfer!.next() else {
+                    guard let transfer, let block = try await transfer.next() else {
                         try scanner.finish()
                         finished = true
-                        transfer = nil
+                        self.transfer = nil
                         return nil
                     }
                     scanner.append(block)

@@ -8,7 +8,7 @@ import WebServiceClient
 ///
 /// ```
 /// employees-client --base-url http://localhost:8080 --cache ~/.cache/employees get 10004 --details titles,salaries
-/// employees-client --base-url http://localhost:8080 search 'bal*'
+/// employees-client --base-url http://localhost:8080 --retry 3 search 'bal*'
 /// employees-client --base-url http://localhost:8080 rpc math.getSum a=2 b=4
 /// ```
 @main
@@ -32,12 +32,22 @@ struct ClientOptions: ParsableArguments {
     @Option(help: "Seconds to wait for the server.")
     var timeout: Double = 30
 
+    @Option(help: ArgumentHelp(
+        "Send a call up to N more times when the server is unreachable or busy (429, 503: after its Retry-After).",
+        discussion: "get and search only: rpc calls are POSTs, never sent twice. Without Retry-After, the waits grow, with jitter."))
+    var retry: Int = 0
+
+    func validate() throws {
+        guard retry >= 0 else { throw ValidationError("--retry is a count of further attempts, 0 or more.") }
+    }
+
     func client() throws -> WebServiceClient {
         guard let url = URL(string: baseURL), url.scheme == "http" || url.scheme == "https" else {
             throw ValidationError("--base-url must be an http or https URL, not \(baseURL).")
         }
         let cache = try self.cache.map { try ResponseCache(directory: URL(filePath: ($0 as NSString).expandingTildeInPath)) }
-        return WebServiceClient(baseURL: url, configuration: .init(timeout: timeout, cache: cache))
+        let hooks: [WebServiceHook] = retry > 0 ? [.retry(RetryPolicy(maxAttempts: retry + 1))] : []
+        return WebServiceClient(baseURL: url, configuration: .init(hooks: hooks, timeout: timeout, cache: cache))
     }
 }
 
@@ -83,6 +93,9 @@ struct Search: AsyncParsableCommand {
     @Argument(help: "A name pattern: `*` matches any run of characters (bal*, *son).")
     var pattern: String
 
+    @Flag(inversion: .prefixedNo, help: "Show how far a long answer is on standard error (default: when it is a terminal).")
+    var progress: Bool?
+
     struct Match: Decodable {
         var employeeNumber: Int
         var firstName: String
@@ -92,8 +105,12 @@ struct Search: AsyncParsableCommand {
     func run() async throws {
         let client = try options.client()
         var output = Data()
+        let line = (progress ?? (isatty(STDERR_FILENO) == 1)) ? ProgressLine() : nil
+        var request = WebServiceRequest(.get, "/employees", arguments: ["name": pattern])
+        if let line { request.progress = { line.update(bytes: $0.completedBytes) } }
         try await reporting(client) {
-            for try await match in client.stream("/employees", arguments: ["name": pattern], of: Match.self) {
+            for try await match in client.stream(request, of: Match.self) {
+                line?.update(matches: 1)
                 output.append(contentsOf: "\(match.employeeNumber)\t\(match.firstName)\t\(match.lastName)\n".utf8)
                 if output.count >= 16 << 10 {
                     FileHandle.standardOutput.write(output)
@@ -102,6 +119,47 @@ struct Search: AsyncParsableCommand {
             }
         }
         FileHandle.standardOutput.write(output)
+        line?.finish()
+    }
+}
+
+/// A line on standard error, rewritten in place, that tells how far a
+/// long answer is: the bytes received and the matches printed. An answer
+/// shorter than `delay` seconds shows none.
+///
+/// `@unchecked Sendable`: the fields are touched only with `lock` held.
+final class ProgressLine: @unchecked Sendable {
+    private let lock = NSLock()
+    private let start = Date()
+    private var bytes: Int64 = 0
+    private var matches = 0
+    private var shownAt: Date?
+    /// Seconds before the line first shows, then between its updates.
+    private let delay: TimeInterval = 0.5
+    private let interval: TimeInterval = 0.25
+
+    func update(bytes: Int64? = nil, matches added: Int = 0) {
+        let now = Date()
+        let text: String? = lock.withLock {
+            if let bytes { self.bytes = bytes }
+            matches += added
+            guard now.timeIntervalSince(start) >= delay, now.timeIntervalSince(shownAt ?? .distantPast) >= interval else { return nil }
+            shownAt = now
+            return describe(now)
+        }
+        if let text { FileHandle.standardError.write(Data(("\r" + text).utf8)) }
+    }
+
+    /// The last count, on a line of its own, if the line was shown.
+    func finish() {
+        let text: String? = lock.withLock { shownAt == nil ? nil : describe(Date()) }
+        if let text { FileHandle.standardError.write(Data(("\r" + text + "\n").utf8)) }
+    }
+
+    private func describe(_ now: Date) -> String {
+        let megabytes = (Double(bytes) / 1_048_576).formatted(.number.precision(.fractionLength(1)))
+        let seconds = now.timeIntervalSince(start).formatted(.number.precision(.fractionLength(1)))
+        return "employees-client: \(matches) matches, \(megabytes) MB received in \(seconds) s"
     }
 }
 

@@ -1,0 +1,107 @@
+import Foundation
+import HTTPServer
+import Testing
+import WebServiceClient
+
+/// The retry hook: `Retry-After` honoured (the server's 429 after wrong
+/// passwords, a 503 with an HTTP-date), idempotent methods only, bounded
+/// attempts.
+@Suite("WebServiceClient retry hook", .serialized)
+struct RetryHookTests {
+    @Test func a429AfterWrongPasswordsIsSentAgainAfterItsRetryAfter() async throws {
+        let server = try AuthenticatedServer()
+        // Four wrong passwords from this address: the server then makes it
+        // wait (1 s) before it checks another credential, answering 429.
+        for guess in 1...4 {
+            let guesser = WebServiceClient(baseURL: server.baseURL, configuration: .init(
+                authorization: .basic(username: "alice", password: "guess \(guess)")))
+            await #expect {
+                _ = try await guesser.get("/departments", as: [Department].self)
+            } throws: { ($0 as? WebServiceError)?.status == 401 }
+        }
+        let log = LogLines()
+        let client = WebServiceClient(baseURL: server.baseURL, configuration: .init(
+            authorization: .basic(username: "alice", password: AuthenticatedServer.password),
+            hooks: [.retry(RetryPolicy(maxAttempts: 3, maxDelay: 10)), .response { _, response in
+                log.append("\(response.status) Retry-After: \(response.header("Retry-After") ?? "none") at \(Date().timeIntervalSince1970)")
+                return response
+            }]))
+        let start = Date()
+        #expect(try await client.get("/departments", as: [Department].self).count == 9)
+        let lines = log.all
+        print(lines.joined(separator: "\n"))
+        #expect(lines.count == 2, "\(lines)")
+        let wait = try #require(lines.first?.firstMatch(of: #/^429 Retry-After: (\d+) at /#).flatMap { Double($0.1) })
+        #expect(lines.last?.hasPrefix("200") == true)
+        #expect(Date().timeIntervalSince(start) >= wait)
+    }
+
+    @Test func a503WithAnHTTPDateIsSentAgainWhenItSays() async throws {
+        let formatter = DateFormatter()
+        formatter.locale = Locale(identifier: "en_US_POSIX")
+        formatter.timeZone = TimeZone(identifier: "GMT")
+        formatter.dateFormat = "EEE, dd MMM yyyy HH:mm:ss 'GMT'"
+        let server = try ScriptedServer([
+            {
+                var response = HTTPResponse(status: .serviceUnavailable, text: "restarting")
+                // Whole seconds: 2 to 3 s from now.
+                response.headers["Retry-After"] = formatter.string(from: Date(timeIntervalSinceNow: 3))
+                return response
+            },
+            { HTTPResponse(status: .ok, json: Array("42".utf8)) },
+        ])
+        defer { server.stop() }
+        let client = WebServiceClient(baseURL: server.baseURL, configuration: .init(hooks: [.retry()]))
+        let start = Date()
+        #expect(try await client.get("/answer", as: Int.self) == 42)
+        #expect(server.requests == 2)
+        #expect(Date().timeIntervalSince(start) >= 2)
+    }
+
+    @Test func aRetryAfterLongerThanTheLongestWaitIsTheAnswer() async throws {
+        let server = try ScriptedServer([
+            {
+                var response = HTTPResponse(status: .tooManyRequests, text: "later")
+                response.headers["Retry-After"] = "3600"
+                return response
+            },
+        ])
+        defer { server.stop() }
+        let client = WebServiceClient(baseURL: server.baseURL, configuration: .init(hooks: [.retry()]))
+        await #expect {
+            _ = try await client.get("/answer", as: Int.self)
+        } throws: { ($0 as? WebServiceError)?.status == 429 && ($0 as? WebServiceError)?.headers["Retry-After"] == "3600" }
+        #expect(server.requests == 1)
+    }
+
+    @Test func postIsNeverSentAgainAndAttemptsAreBounded() async throws {
+        let server = try ScriptedServer([{ HTTPResponse(status: .serviceUnavailable, text: "busy") }])
+        defer { server.stop() }
+        let client = WebServiceClient(baseURL: server.baseURL, configuration: .init(
+            hooks: [.retry(RetryPolicy(maxAttempts: 4, baseDelay: 0.05))]))
+        await #expect(throws: WebServiceError.self) { _ = try await client.post("/answer", arguments: ["a": 1], as: Int.self) }
+        #expect(server.requests == 1)
+        await #expect(throws: WebServiceError.self) { _ = try await client.put("/answer", arguments: ["a": 1], as: Int.self) }
+        #expect(server.requests == 1 + 4)
+    }
+
+    @Test func anUnreachableServerIsTriedAgain() async throws {
+        let log = LogLines()
+        let port = try ClientTestEnvironment.closedPort()
+        let client = WebServiceClient(baseURL: URL(string: "http://127.0.0.1:\(port)")!, configuration: .init(
+            hooks: [.retry(RetryPolicy(maxAttempts: 3, baseDelay: 0.05)), .logging(log.append)]))
+        await #expect {
+            _ = try await client.get("/departments", as: [Department].self)
+        } throws: { ($0 as? WebServiceError)?.code == .transport }
+        #expect(log.all.count == 3, "\(log.all)")
+    }
+
+    @Test func retryAfterReadsSecondsAndHTTPDates() {
+        let now = Date(timeIntervalSince1970: 1_445_412_470)  // Wed, 21 Oct 2015 07:27:50 GMT
+        #expect(RetryPolicy.retryAfter("120", now: now) == 120)
+        #expect(RetryPolicy.retryAfter("Wed, 21 Oct 2015 07:28:00 GMT", now: now) == 10)
+        #expect(RetryPolicy.retryAfter("Wed, 21 Oct 2015 07:27:00 GMT", now: now) == 0)
+        #expect(RetryPolicy.retryAfter("soon", now: now) == nil)
+        #expect(RetryPolicy.retryAfter("-5", now: now) == nil)
+    }
+}

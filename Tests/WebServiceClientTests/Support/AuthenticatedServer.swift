@@ -1,0 +1,151 @@
+import Foundation
+import HTTPServer
+
+/// The built `employees-server` run as a process with authentication on:
+/// a password file with alice's entry (her role `employees_reader`), and
+/// HS256 tokens signed with a secret of the test's. Stopped when released.
+final class AuthenticatedServer: @unchecked Sendable {
+    // `@unchecked Sendable`: every field is set in `init` and never changed.
+    let process = Process()
+    let port: Int
+    let folder: URL
+    let secretFile: URL
+    private let logFile: URL
+
+    /// Beside the test bundle, else in the package's `.build/debug`.
+    static let executable: URL = {
+        let besideTests = Bundle.main.executableURL?.deletingLastPathComponent().appending(path: "employees-server")
+        if let besideTests, FileManager.default.isExecutableFile(atPath: besideTests.path) { return besideTests }
+        return URL(filePath: #filePath)
+            .deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+            .appending(path: ".build/debug/employees-server")
+    }()
+
+    static let password = "alice's password"
+
+    init() throws {
+        guard FileManager.default.isExecutableFile(atPath: Self.executable.path) else {
+            throw ClientTestEnvironment.SetupError(description: "\(Self.executable.path) is missing: build it with `swift build`")
+        }
+        folder = try ClientTestEnvironment.temporaryFolder()
+        let entry = try Self.run(Self.executable.path, ["hash-password", "alice"], input: Data((Self.password + "\n").utf8))
+        let passwords = folder.appending(path: "passwords"), roles = folder.appending(path: "roles")
+        secretFile = folder.appending(path: "secret")
+        logFile = folder.appending(path: "log")
+        try entry.write(to: passwords)
+        try Data("alice:employees_reader\n".utf8).write(to: roles)
+        try Data(String(repeating: "k", count: 48).utf8).write(to: secretFile)
+        for file in [passwords, roles, secretFile] {
+            try FileManager.default.setAttributes([.posixPermissions: 0o600], ofItemAtPath: file.path)
+        }
+        _ = FileManager.default.createFile(atPath: logFile.path, contents: nil)
+        process.executableURL = Self.executable
+        process.arguments = [
+            "--port", "0", "--database-url", try ClientTestEnvironment.conninfo(), "--auth-basic-file", passwords.path,
+            "--role-map", roles.path, "--jwt-secret-file", secretFile.path,
+        ]
+        let log = try FileHandle(forWritingTo: logFile)
+        process.standardOutput = log
+        process.standardError = log
+        try process.run()
+        let deadline = Date(timeIntervalSinceNow: 30)
+        var found: Int?
+        while found == nil, process.isRunning, Date() < deadline {
+            Thread.sleep(forTimeInterval: 0.05)
+            let text = (try? String(contentsOf: logFile, encoding: .utf8)) ?? ""
+            found = text.firstMatch(of: /Serving http:\/\/127\.0\.0\.1:(\d+)\//).flatMap { Int($0.1) }
+        }
+        guard let found else {
+            if process.isRunning { process.terminate() }
+            throw ClientTestEnvironment.SetupError(
+                description: "employees-server did not serve: \((try? String(contentsOf: logFile, encoding: .utf8)) ?? "")")
+        }
+        port = found
+    }
+
+    deinit {
+        if process.isRunning {
+            // At once: a SIGTERM would drain for seconds, and nothing here needs the drain.
+            kill(process.processIdentifier, SIGKILL)
+            process.waitUntilExit()
+        }
+        try? FileManager.default.removeItem(at: folder)
+    }
+
+    var baseURL: URL { URL(string: "http://127.0.0.1:\(port)")! }
+
+    /// A JSON Web Token for the role `employees_reader`, expiring `expiresIn`
+    /// seconds from now (a negative number: that long ago), signed HS256
+    /// with the server's secret by `openssl`.
+    func token(expiresIn: TimeInterval) throws -> String {
+        func base64URL(_ data: Data) -> String {
+            data.base64EncodedString().replacingOccurrences(of: "+", with: "-").replacingOccurrences(of: "/", with: "_")
+                .replacingOccurrences(of: "=", with: "")
+        }
+        let now = Date().timeIntervalSince1970
+        let header = base64URL(try JSONSerialization.data(withJSONObject: ["alg": "HS256", "typ": "JWT"]))
+        let claims: [String: Any] = ["role": "employees_reader", "iat": Int(now), "exp": Int(now + expiresIn)]
+        let payload = base64URL(try JSONSerialization.data(withJSONObject: claims))
+        let secret = try String(contentsOf: secretFile, encoding: .utf8)
+        let signature = try Self.run(
+            "/usr/bin/openssl", ["dgst", "-sha256", "-binary", "-hmac", secret], input: Data("\(header).\(payload)".utf8))
+        return "\(header).\(payload).\(base64URL(signature))"
+    }
+
+    /// Runs `command` with `input` on its standard input; its standard output.
+    static func run(_ command: String, _ arguments: [String], input: Data) throws -> Data {
+        let process = Process()
+        process.executableURL = URL(filePath: command)
+        process.arguments = arguments
+        let standardInput = Pipe(), standardOutput = Pipe()
+        process.standardInput = standardInput
+        process.standardOutput = standardOutput
+        process.standardError = FileHandle.nullDevice
+        try process.run()
+        standardInput.fileHandleForWriting.write(input)
+        try standardInput.fileHandleForWriting.close()
+        let output = standardOutput.fileHandleForReading.readDataToEndOfFile()
+        process.waitUntilExit()
+        guard process.terminationStatus == 0 else {
+            throw ClientTestEnvironment.SetupError(description: "\(command) \(arguments.prefix(1)) exited \(process.terminationStatus)")
+        }
+        return output
+    }
+}
+
+/// Lines written by a hook, kept in order for the test to read.
+final class LogLines: @unchecked Sendable {
+    // `@unchecked Sendable`: `lines` is touched only with `lock` held.
+    private let lock = NSLock()
+    private var lines: [String] = []
+
+    func append(_ line: String) { lock.withLock { lines.append(line) } }
+    var all: [String] { lock.withLock { lines } }
+}
+
+/// A server of the test's own on 127.0.0.1 that answers each request with
+/// the next of `answers` (the last one again once they run out), counting
+/// the requests: for statuses and header fields the example services
+/// never send. Stop it with `stop()`.
+final class ScriptedServer: @unchecked Sendable {
+    // `@unchecked Sendable`: `next` is touched only with `lock` held; `server` is set once.
+    private let lock = NSLock()
+    private var next = 0
+    private var server: HTTPServer!
+
+    init(_ answers: [@Sendable () -> HTTPResponse]) throws {
+        server = HTTPServer(configuration: .init(port: 0)) { [self] _ in
+            let index = lock.withLock {
+                defer { next += 1 }
+                return min(next, answers.count - 1)
+            }
+            return answers[index]()
+        }
+        try server.start()
+    }
+
+    var requests: Int { lock.withLock { next } }
+    var baseURL: URL { URL(string: "http://127.0.0.1:\(server.port)")! }
+
+    func stop() { server.stop() }
+}
