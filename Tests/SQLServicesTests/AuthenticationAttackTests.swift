@@ -12,6 +12,10 @@ import Testing
 /// JSON-RPC, an empty password, a flood of password checks, bodies read
 /// before the 401, a form posted from another site, a role named `none`,
 /// a slow reader holding a database connection).
+///
+/// Nested in ``AuthenticationProcessTests``, whose serialization then
+/// covers both: they make the same schema and roles again for each test.
+extension AuthenticationProcessTests {
 @Suite("Authentication under attack", .serialized)
 struct AuthenticationAttackTests {
     typealias Auth = AuthenticationProcessTests
@@ -401,4 +405,5 @@ struct AuthenticationAttackTests {
         let reply = try TestClient.request("GET", "/settings/idle", port: port)
         #expect(reply.objects.first?["value"] as? String == "7s", "\(reply)")
     }
+}
 }
