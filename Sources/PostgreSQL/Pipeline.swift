@@ -72,11 +72,11 @@ package final class Pipeline {
 
     /// The loop that drives the pipeline; everything below runs on it.
     package let loop: EventLoop
-    private let openConnection: @Sendable () throws -> Connection
+    let openConnection: @Sendable () throws -> Connection
     /// How many jobs each pass sent together (sizes of the batches).
-    private let batchSizes: Histogram
+    let batchSizes: Histogram
     /// How long a job may wait for a connection that makes progress.
-    private let waitTimeout: Duration
+    let waitTimeout: Duration
     /// A connection whose oldest job has been running this long gets no
     /// new ones (a lock, a slow statement): they wait for another, or
     /// time out as a pool's callers do.
@@ -84,26 +84,26 @@ package final class Pipeline {
 
     /// Jobs handed in from other threads, not yet taken by the loop;
     /// touched only with `incomingLock` held.
-    private let incomingLock = ConditionLock()
-    @exclusivity(unchecked) private var incoming: [Job] = []
-    @exclusivity(unchecked) private var isHandOverScheduled = false
+    let incomingLock = ConditionLock()
+    @exclusivity(unchecked) var incoming: [Job] = []
+    @exclusivity(unchecked) var isHandOverScheduled = false
 
     // The loop's own. `@exclusivity(unchecked)`: each access to a class's
     // stored property otherwise goes through the runtime's exclusivity
     // check (a `swift_beginAccess` and `swift_endAccess`, dozens per
     // request); none can overlap another, all being on the loop's thread.
-    @exclusivity(unchecked) private var slots: [Slot]
+    @exclusivity(unchecked) var slots: [Slot]
     /// Jobs handed in and not yet sent, oldest first.
-    @exclusivity(unchecked) private var waiting: [(job: Job, time: ContinuousClock.Instant)] = []
-    @exclusivity(unchecked) private var isSendScheduled = false
-    @exclusivity(unchecked) private var hookID: Int?
+    @exclusivity(unchecked) var waiting: [(job: Job, time: ContinuousClock.Instant)] = []
+    @exclusivity(unchecked) var isSendScheduled = false
+    @exclusivity(unchecked) var hookID: Int?
     /// Counts shutdowns: a connection opened for an earlier generation is closed, not used.
-    @exclusivity(unchecked) private var generation = 0
+    @exclusivity(unchecked) var generation = 0
     /// When opening a connection last failed while others were open: no
     /// other is opened for a second.
-    @exclusivity(unchecked) private var failedOpening: ContinuousClock.Instant?
+    @exclusivity(unchecked) var failedOpening: ContinuousClock.Instant?
 
-    private enum Slot {
+    enum Slot {
         case closed
         case opening
         case open(PipelineConnection)
@@ -150,7 +150,7 @@ package final class Pipeline {
         }
     }
 
-    private func takeIncoming() -> [Job] {
+    func takeIncoming() -> [Job] {
         incomingLock.lock()
         defer { incomingLock.unlock() }
         isHandOverScheduled = false
@@ -158,11 +158,11 @@ package final class Pipeline {
         return incoming
     }
 
-    private static var closedError: DatabaseError {
+    static var closedError: DatabaseError {
         DatabaseError(code: .connectionFailure, message: "the connection pool is closed")
     }
 
-    private func enqueue(_ job: Job) {
+    func enqueue(_ job: Job) {
         if hookID == nil {
             hookID = loop.addPassHook { [weak self] in self?.passEnded() ?? -1 }
             loop.onStop { [weak self] in self?.shutDown() }
@@ -171,7 +171,7 @@ package final class Pipeline {
         scheduleSend()
     }
 
-    private func scheduleSend() {
+    func scheduleSend() {
         guard !isSendScheduled else { return }
         isSendScheduled = true
         loop.runAtPassEnd {
@@ -201,7 +201,7 @@ package final class Pipeline {
     /// one that does not finish, are answered; while there are such jobs,
     /// the loop looks again within 10 ms. (Waiting jobs are sent when a
     /// connection opens or answers, not from here.)
-    private func passEnded() -> Int {
+    func passEnded() -> Int {
         guard !waiting.isEmpty || hasQueuedBehind else { return -1 }
         let now = ContinuousClock.now
         abandonOverdueJobs(at: now)
@@ -212,7 +212,7 @@ package final class Pipeline {
         return 10
     }
 
-    private var hasQueuedBehind: Bool {
+    var hasQueuedBehind: Bool {
         for slot in slots {
             if case .open(let connection) = slot, connection.inFlight.count > 1 { return true }
         }
@@ -222,7 +222,7 @@ package final class Pipeline {
     // MARK: - Sending
 
     /// Sends the waiting jobs, in order, while a connection takes them.
-    private func sendWaiting() {
+    func sendWaiting() {
         guard !waiting.isEmpty else { return }
         let now = ContinuousClock.now
         var taken = 0
@@ -239,14 +239,14 @@ package final class Pipeline {
         }
     }
 
-    private var timeoutError: PoolTimeoutError {
+    var timeoutError: PoolTimeoutError {
         PoolTimeoutError(timeout: waitTimeout, poolSize: slots.count)
     }
 
     /// Jobs sent behind one that does not finish (a lock) have not started:
     /// past the wait timeout they are answered as a pool's waiting callers
     /// are, and their results dropped when they come.
-    private func abandonOverdueJobs(at now: ContinuousClock.Instant) {
+    func abandonOverdueJobs(at now: ContinuousClock.Instant) {
         for slot in slots {
             guard case .open(let connection) = slot, connection.inFlight.count > 1 else { continue }
             for index in 1..<connection.inFlight.count where !connection.inFlight[index].isAbandoned {
@@ -257,7 +257,7 @@ package final class Pipeline {
         }
     }
 
-    private func send(_ job: Job, submitted: ContinuousClock.Instant, on connection: PipelineConnection, slot: Int) {
+    func send(_ job: Job, submitted: ContinuousClock.Instant, on connection: PipelineConnection, slot: Int) {
         guard let handle = connection.connection.handle else {
             return fail(connection, slot: slot, with: connection.connection.connectionError(), andAlso: job)
         }
@@ -318,7 +318,7 @@ package final class Pipeline {
 
     /// Sends the execution of `statement`, prepared first if it is new to
     /// the connection; `false` when libpq refuses (the connection is lost).
-    private func send(
+    func send(
         _ statement: PreparedStatement, _ values: [String?], as expected: PipelineConnection.Expected,
         on connection: PipelineConnection, handle: OpaquePointer
     ) -> Bool {
@@ -338,7 +338,7 @@ package final class Pipeline {
     /// Ends what was sent on `connection` since its last synchronization
     /// point (a job, or a group of reads) with one; `false` when libpq
     /// refuses (the connection is lost).
-    private func endGroup(on connection: PipelineConnection) -> Bool {
+    func endGroup(on connection: PipelineConnection) -> Bool {
         connection.groupSize = 0
         guard let handle = connection.connection.handle, PQpipelineSync(handle) == 1 else { return false }
         connection.expected.append(.sync)
@@ -346,14 +346,14 @@ package final class Pipeline {
         return true
     }
 
-    private func flushAll() {
+    func flushAll() {
         for slot in slots.indices {
             guard case .open(let connection) = slots[slot], connection.needsFlush else { continue }
             flush(connection, slot: slot)
         }
     }
 
-    private func flush(_ connection: PipelineConnection, slot: Int) {
+    func flush(_ connection: PipelineConnection, slot: Int) {
         guard let handle = connection.connection.handle else { return }
         switch PQflush(handle) {
         case 0:
@@ -375,7 +375,7 @@ package final class Pipeline {
     /// batch while it keeps up, which makes the batches, and so the jobs
     /// each wake-up of its backend serves, as large as they can be. After a failure to
     /// open one while others serve, none is opened for a second.
-    private func availableConnection(at now: ContinuousClock.Instant) -> (slot: Int, connection: PipelineConnection)? {
+    func availableConnection(at now: ContinuousClock.Instant) -> (slot: Int, connection: PipelineConnection)? {
         var best: (slot: Int, connection: PipelineConnection)?
         var free: Int?
         var isOpening = false
@@ -399,7 +399,7 @@ package final class Pipeline {
 
     /// Opens a connection for `slot` on a thread of its own (connecting
     /// blocks), and hands it to the loop.
-    private func open(_ slot: Int) {
+    func open(_ slot: Int) {
         slots[slot] = .opening
         let generation = generation
         let loop = loop
@@ -421,7 +421,7 @@ package final class Pipeline {
         }
     }
 
-    private func opened(_ outcome: Result<Connection, any Error>, slot: Int, generation: Int) {
+    func opened(_ outcome: Result<Connection, any Error>, slot: Int, generation: Int) {
         guard generation == self.generation, case .opening = slots[slot] else {
             if case .success(let connection) = outcome { connection.close() }
             return
@@ -454,107 +454,6 @@ package final class Pipeline {
         }
     }
 
-    // MARK: - Receiving
-
-    private func readable(slot: Int) {
-        guard case .open(let connection) = slots[slot] else { return }
-        receive(on: connection, slot: slot)
-        if !waiting.isEmpty { scheduleSend() }
-    }
-
-    private func receive(on connection: PipelineConnection, slot: Int) {
-        guard let handle = connection.connection.handle else { return }
-        if connection.needsFlush {
-            flush(connection, slot: slot)
-            guard case .open = slots[slot] else { return }
-        }
-        guard PQconsumeInput(handle) == 1 else {
-            return fail(connection, slot: slot, with: connection.connection.connectionError())
-        }
-        while !connection.expected.isEmpty, PQisBusy(handle) == 0 {
-            let raw = PQgetResult(handle)
-            switch connection.expected[connection.expectedStart] {
-            case .preliminary(let statement):
-                guard let raw else {
-                    connection.advance()
-                    continue
-                }
-                let result = QueryResult(taking: raw)
-                guard let error = result.error else { continue }
-                // Not prepared after all: the next job that needs it prepares it again.
-                statement?.isPrepared = false
-                // Skipped after an earlier statement's failure, which tells what happened.
-                if result.status == PGRES_PIPELINE_ABORTED { continue }
-                // The job's statements fail too (a group's first read's, for the
-                // statement that makes the group read-only); this error is the one that tells.
-                if let receiving = connection.receivingJob(), connection.inFlight[receiving].failure == nil {
-                    connection.inFlight[receiving].failure = error
-                }
-            case .statement:
-                guard let raw else {
-                    connection.advance()
-                    continue
-                }
-                let result = QueryResult(taking: raw)
-                guard let receiving = connection.receivingJob() else { continue }
-                connection.inFlight[receiving].results.append(result.status == PGRES_PIPELINE_ABORTED ? nil : result)
-            case .sync:
-                guard let raw else {
-                    // Not yet: the synchronization point comes with the next input.
-                    return
-                }
-                let status = PQresultStatus(raw)
-                PQclear(raw)
-                guard status == PGRES_PIPELINE_SYNC else { continue }
-                connection.advance()
-                completeGroup(on: connection)
-            }
-        }
-        if PQstatus(handle) == CONNECTION_BAD {
-            fail(connection, slot: slot, with: connection.connection.connectionError())
-        }
-    }
-
-    /// The jobs up to the synchronization point just passed are done: each
-    /// gets its results, except the reads skipped after another's failure,
-    /// which wait to be sent again (first, keeping their place in line).
-    private func completeGroup(on connection: PipelineConnection) {
-        var skipped: [(job: Job, time: ContinuousClock.Instant)] = []
-        while !connection.inFlight.isEmpty {
-            let done = connection.removeFirst()
-            if !done.isAbandoned {
-                if let failure = done.failure {
-                    done.job.completion(.failure(failure))
-                } else if done.results.count != done.count {
-                    done.job.completion(.failure(DatabaseError(
-                        code: .internalError, message: "a pipelined statement came back without a result")))
-                } else if done.count > 0, done.results[0] == nil {
-                    skipped.append((done.job, done.submitted))
-                } else {
-                    done.job.completion(.success(done.results))
-                }
-            }
-            if done.endsGroup { break }
-        }
-        guard !skipped.isEmpty else { return }
-        waiting.insert(contentsOf: skipped, at: 0)
-        scheduleSend()
-    }
-
-    /// The connection is lost: its jobs (and `job`) fail, it closes, and a
-    /// new one takes its place on the next job.
-    private func fail(_ connection: PipelineConnection, slot: Int, with error: DatabaseError, andAlso job: Job? = nil) {
-        slots[slot] = .closed
-        loop.unregister(connection.registration)
-        let lost = connection.removeAll()
-        connection.connection.close()
-        var failure = error
-        if !failure.isConnectionFailure {
-            failure = DatabaseError(code: .connectionFailure, message: error.message)
-        }
-        for inFlight in lost where !inFlight.isAbandoned { inFlight.job.completion(.failure(failure)) }
-        job?.completion(.failure(failure))
-    }
 }
 
 /// A weak reference, to hand a pipeline to a thread that may outlive it.
@@ -566,95 +465,3 @@ private struct Weak<Object: AnyObject> {
 /// A pipeline belongs to its loop's thread.
 @available(*, unavailable)
 extension Pipeline: Sendable {}
-
-// MARK: - Connections of a pipeline
-
-/// A job sent, waiting for its results.
-private struct InFlight {
-    let job: Pipeline.Job
-    /// How many statement results make it complete.
-    let count: Int
-    let submitted: ContinuousClock.Instant
-    let sent: ContinuousClock.Instant
-    /// Answered already (overdue behind a job that does not finish).
-    var isAbandoned = false
-    /// The last job before a synchronization point.
-    var endsGroup = false
-    var results: [QueryResult?] = []
-    /// A preparation's failure, which fails the whole job.
-    var failure: (any Error)?
-
-    init(job: Pipeline.Job, count: Int, submitted: ContinuousClock.Instant, sent: ContinuousClock.Instant) {
-        self.job = job
-        self.count = count
-        self.submitted = submitted
-        self.sent = sent
-    }
-}
-
-/// One connection of a pipeline, in pipeline mode, and what it waits for.
-/// Touched by the loop's thread alone: its `var`s are not checked for
-/// exclusivity at run time (see `Pipeline`).
-private final class PipelineConnection {
-    enum Expected {
-        /// A statement sent before a job's own, whose failure is the job's:
-        /// the preparation of the statement; without one, `DEALLOCATE ALL`
-        /// or the statement that makes a group of reads read-only.
-        case preliminary(PreparedStatement?)
-        case statement
-        case sync
-    }
-
-    let connection: Connection
-    let registration: EventLoop.Registration
-    /// Jobs sent, oldest first; taken out by `removeFirst()` and `removeAll()`.
-    @exclusivity(unchecked) var inFlight: [InFlight] = []
-    /// The results still to come, in order, from `expectedStart` on.
-    @exclusivity(unchecked) var expected: [Expected] = []
-    @exclusivity(unchecked) var expectedStart = 0
-    @exclusivity(unchecked) var needsFlush = false
-    /// Reads sent since the last synchronization point.
-    @exclusivity(unchecked) var groupSize = 0
-    /// Reads have been sent since the last synchronization point.
-    var isGroupOpen: Bool { groupSize > 0 }
-
-    /// Where the job whose results come next is in `inFlight`.
-    @exclusivity(unchecked) private var receivingIndex = 0
-
-    /// Where the job whose results come next is: the first still short of them.
-    func receivingJob() -> Int? {
-        while receivingIndex < inFlight.count, inFlight[receivingIndex].results.count >= inFlight[receivingIndex].count {
-            receivingIndex += 1
-        }
-        return receivingIndex < inFlight.count ? receivingIndex : nil
-    }
-
-    /// Takes the first job in flight out.
-    func removeFirst() -> InFlight {
-        receivingIndex = max(0, receivingIndex - 1)
-        return inFlight.removeFirst()
-    }
-
-    /// Takes every job in flight out.
-    func removeAll() -> [InFlight] {
-        receivingIndex = 0
-        defer { inFlight = [] }
-        return inFlight
-    }
-
-    init(_ connection: Connection, registration: EventLoop.Registration) {
-        self.connection = connection
-        self.registration = registration
-    }
-
-    func advance() {
-        expectedStart += 1
-        if expectedStart == expected.count {
-            expected.removeAll(keepingCapacity: true)
-            expectedStart = 0
-        } else if expectedStart >= 1024 {
-            expected.removeFirst(expectedStart)
-            expectedStart = 0
-        }
-    }
-}
