@@ -136,15 +136,6 @@ let package = Package(
         .executableTarget(name: "sql-rest", dependencies: ["SQLServices", "SQLRestServer", "PostgreSQL"]),
         .executableTarget(name: "employees-server", dependencies: ["EmployeesService", "SQLRestServer"]),
 
-        .executableTarget(
-            name: "http-threading-bench",
-            dependencies: [
-                "HTTPServer",
-                .product(name: "ArgumentParser", package: "swift-argument-parser"),
-                .product(name: "Logging", package: "swift-log"),
-            ]
-        ),
-
         // MARK: - Tests
         .testTarget(name: "JSONStreamingTests", dependencies: ["JSONStreaming"]),
         .testTarget(name: "LockingTests", dependencies: ["Locking"]),

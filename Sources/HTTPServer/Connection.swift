@@ -50,12 +50,11 @@ struct Connection {
     /// has been read. Returns `false` if that failed (the connection is then
     /// closed); a streaming body is closed in every case.
     ///
-    /// With `pump`, a streaming body is read from it (event loops) rather
-    /// than pulled here.
-    ///
-    /// A HEAD gets the headers its GET would: a streaming body is pulled
-    /// for its first block as for a GET, which tells a fixed length from a
-    /// chunked one; libmicrohttpd sends no body for it.
+    /// A streaming body is read from `pump`, which a worker made after
+    /// pulling the body's first block (`RequestProcessor.prepare`): a body
+    /// that ended within it comes as bytes instead. A HEAD gets the headers
+    /// its GET would, since its first block is pulled as for a GET;
+    /// libmicrohttpd sends no body for it.
     func queue(_ response: HTTPResponse, for context: RequestContext, closeConnection: Bool, pump: StreamPump? = nil) -> Bool {
         let isHead = context.method == .head
         let created: OpaquePointer?
@@ -70,10 +69,12 @@ struct Connection {
             if let pump {
                 created = pump.makeResponse()
                 isChunked = true
+                context.isStreamed = true
             } else {
-                (created, isChunked) = StreamReader.makeResponse(body: body, context: context)
+                // Never so: a streaming response is queued only with its pump.
+                body.close()
+                created = nil
             }
-            context.isStreamed = isChunked
         }
         guard let created else {
             context.logger.error("cannot create the response for \(context.method) \(context.rawPathForLog)")

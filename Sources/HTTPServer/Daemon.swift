@@ -8,10 +8,9 @@ import Synchronization
 /// Owns the running `MHD_Daemon`s of a server: starts them in `init`, stops
 /// them in `shutDown` (or `deinit`, if never shut down).
 ///
-/// With one thread per connection, one daemon runs its own threads. With
-/// event loops, each ``EventLoop`` runs a daemon of its own
-/// (`EventLoopDaemon`), on a listening socket of its own: the sockets share
-/// the port (`SO_REUSEPORT`), and the kernel spreads new connections over them.
+/// Each ``EventLoop`` runs a daemon of its own (`EventLoopDaemon`), on a
+/// listening socket of its own: the sockets share the port
+/// (`SO_REUSEPORT`), and the kernel spreads new connections over them.
 ///
 /// The daemons' callbacks receive the `RequestProcessor` through their
 /// `void *` argument; it is retained once from start to stop. The
@@ -21,9 +20,7 @@ final class Daemon {
     let port: Int
     private let processor: RequestProcessor
     private let connectionSetup: ConnectionSetup
-    /// With one thread per connection: the daemon, which has its own threads.
-    private var handle: OpaquePointer?
-    /// With event loops: a daemon per loop.
+    /// A daemon per loop.
     private var loopDaemons: [EventLoopDaemon] = []
     private var isRunning = true
     /// The certificate and key's PEM texts and the priority string as C
@@ -64,47 +61,28 @@ final class Daemon {
                 options.append(MHD_OptionItem(option: .HTTPS_MEM_KEY, value: 0, ptr_value: UnsafeMutableRawPointer(key)))
                 options.append(MHD_OptionItem(option: .HTTPS_PRIORITIES, value: 0, ptr_value: UnsafeMutableRawPointer(priorities)))
             }
-            switch configuration.threading {
-            case .threadPerConnection:
-                flags |= MHD_USE_INTERNAL_POLLING_THREAD.rawValue | MHD_USE_ITC.rawValue | MHD_USE_AUTO.rawValue
-                    | MHD_USE_THREAD_PER_CONNECTION.rawValue
-                if address.isIPv6 { flags |= MHD_USE_IPv6.rawValue }
-                let handle = address.withSockaddr { sockaddr in
-                    options.append(MHD_OptionItem(option: .SOCK_ADDR, value: 0, ptr_value: UnsafeMutableRawPointer(mutating: sockaddr)))
-                    return Daemon.start(flags: flags, port: configuration.port, acceptPolicy: nil, options: options, context: context)
-                }
-                guard let handle else {
+            // No internal thread: each loop runs its daemon (libmicrohttpd
+            // then has no inter-thread channel of its own; a resume from
+            // another thread wakes the loop instead, `EventLoopDaemon.resumed`).
+            flags |= MHD_USE_EPOLL.rawValue | MHD_ALLOW_SUSPEND_RESUME.rawValue
+            let sockets = try ListeningSockets(address: address, count: max(configuration.eventLoops, 1))
+            port = sockets.port
+            for (index, socket) in sockets.descriptors.enumerated() {
+                var own = options
+                own.append(MHD_OptionItem(option: .LISTEN_SOCKET, value: Int(socket), ptr_value: nil))
+                guard let handle = Daemon.start(flags: flags, options: own, context: context) else {
+                    for descriptor in sockets.descriptors[index...] { close(descriptor) }
                     throw HTTPServer.StartError(
-                        description: "cannot listen on \(configuration.host):\(configuration.port) (see the log for the reason)")
+                        description: "cannot serve on \(configuration.host):\(sockets.port) (see the log for the reason)")
                 }
-                self.handle = handle
-                port = Int(shim_MHD_get_bound_port(handle))
-            case .eventLoops(let threads):
-                // No internal thread: each loop runs its daemon (libmicrohttpd
-                // then has no inter-thread channel of its own; a resume from
-                // another thread wakes the loop instead, `EventLoopDaemon.resumed`).
-                flags |= MHD_USE_EPOLL.rawValue | MHD_ALLOW_SUSPEND_RESUME.rawValue
-                let sockets = try ListeningSockets(address: address, count: max(threads, 1))
-                port = sockets.port
-                for (index, socket) in sockets.descriptors.enumerated() {
-                    var own = options
-                    own.append(MHD_OptionItem(option: .LISTEN_SOCKET, value: Int(socket), ptr_value: nil))
-                    guard let handle = Daemon.start(
-                        flags: flags, port: 0, acceptPolicy: Daemon.acceptPolicy, options: own, context: context)
-                    else {
-                        for descriptor in sockets.descriptors[index...] { close(descriptor) }
-                        throw HTTPServer.StartError(
-                            description: "cannot serve on \(configuration.host):\(sockets.port) (see the log for the reason)")
-                    }
-                    do {
-                        loopDaemons.append(try EventLoopDaemon(
-                            handle: handle, name: "http-\(index + 1)",
-                            keepsSuspendedSockets: processor.libraryPatches.keepsSuspendedSockets))
-                    } catch {
-                        MHD_stop_daemon(handle)
-                        for descriptor in sockets.descriptors[(index + 1)...] { close(descriptor) }
-                        throw HTTPServer.StartError(description: "cannot start an event loop: \(error)")
-                    }
+                do {
+                    loopDaemons.append(try EventLoopDaemon(
+                        handle: handle, name: "http-\(index + 1)",
+                        keepsSuspendedSockets: processor.libraryPatches.keepsSuspendedSockets))
+                } catch {
+                    MHD_stop_daemon(handle)
+                    for descriptor in sockets.descriptors[(index + 1)...] { close(descriptor) }
+                    throw HTTPServer.StartError(description: "cannot start an event loop: \(error)")
                 }
             }
             self.port = port
@@ -125,15 +103,11 @@ final class Daemon {
         [
             // The logger comes first so that it receives every message.
             MHD_OptionItem(option: .EXTERNAL_LOGGER, value: unsafeBitCast(Daemon.logMessage, to: Int.self), ptr_value: context),
-            // With event loops, the limit is kept by the accept policy, which
-            // counts the connections of every loop's daemon and refuses one
-            // over it at once, as one thread per connection does; each
-            // daemon's own limit stays out of its way.
+            // The limit is kept by the accept policy, which counts the
+            // connections of every loop's daemon and refuses one over it at
+            // once; each daemon's own limit stays out of its way.
             MHD_OptionItem(
-                option: .CONNECTION_LIMIT,
-                value: configuration.threading == .threadPerConnection
-                    ? configuration.maximumConnections : 2 * configuration.maximumConnections + 64,
-                ptr_value: nil),
+                option: .CONNECTION_LIMIT, value: 2 * configuration.maximumConnections + 64, ptr_value: nil),
             MHD_OptionItem(option: .CONNECTION_TIMEOUT, value: configuration.connectionTimeout, ptr_value: nil),
             // Larger than the limit, so that a request somewhat over it
             // still reaches `RequestProcessor.begin`, which answers it; a
@@ -150,15 +124,13 @@ final class Daemon {
         ]
     }
 
-    private static func start(
-        flags: UInt32, port: Int, acceptPolicy: MHD_AcceptPolicyCallback?, options: [MHD_OptionItem],
-        context: Unmanaged<RequestProcessor>
-    ) -> OpaquePointer? {
+    /// Starts a daemon on the listening socket that `options` names (port 0: it binds none of its own).
+    private static func start(flags: UInt32, options: [MHD_OptionItem], context: Unmanaged<RequestProcessor>) -> OpaquePointer? {
         var options = options
         options.append(MHD_OptionItem(option: .END, value: 0, ptr_value: nil))
         return options.withUnsafeMutableBufferPointer { options in
             shim_MHD_start_daemon(
-                flags, UInt16(truncatingIfNeeded: port), acceptPolicy, context.toOpaque(),
+                flags, 0, Daemon.acceptPolicy, context.toOpaque(),
                 Daemon.accessHandler, context.toOpaque(), options.baseAddress)
         }
     }
@@ -189,7 +161,6 @@ final class Daemon {
         if isRunning {
             processor.suspensions.abandonAll()
             stopLoopDaemons()
-            if let handle { MHD_stop_daemon(handle) }
             processor.deadlines.stop()
             Unmanaged.passUnretained(processor).release()
         }
@@ -215,10 +186,6 @@ final class Daemon {
     func shutDown(timeout: Double, logger: Logger) {
         guard isRunning else { return }
         processor.isDraining.store(true, ordering: .releasing)
-        if let handle {
-            let listenSocket = MHD_quiesce_daemon(handle)
-            if listenSocket >= 0 { close(listenSocket) }
-        }
         for daemon in loopDaemons { daemon.quiesce() }
 
         let inFlight = processor.requestsInFlight.load(ordering: .acquiring)
@@ -236,9 +203,7 @@ final class Daemon {
         // libmicrohttpd must not be stopped with a connection suspended.
         processor.suspensions.abandonAll()
         stopLoopDaemons()
-        if let handle { MHD_stop_daemon(handle) }
         processor.deadlines.stop()
-        handle = nil
         isRunning = false
         Unmanaged.passUnretained(processor).release()
     }
@@ -267,7 +232,7 @@ final class Daemon {
         return Unmanaged.passRetained(context).toOpaque()
     }
 
-    /// The accept policy (event loops only): refuses a connection over the limit.
+    /// The accept policy: refuses a connection over the limit, every loop's connections counted.
     private static let acceptPolicy: MHD_AcceptPolicyCallback = { cls, _, _ in
         let processor = Unmanaged<RequestProcessor>.fromOpaque(cls!).takeUnretainedValue()
         return processor.openConnections.load(ordering: .relaxed) < processor.configuration.maximumConnections ? .YES : .NO
@@ -301,7 +266,12 @@ final class Daemon {
             // The connection's socket context holds one retain on its
             // record until the connection closes.
             let watch = processor.deadlines.opened(socket: shim_MHD_get_connection_fd(connection))
-            let open = OpenConnection(processor: processor, watch: watch, loopDaemon: EventLoopDaemon.current)
+            // libmicrohttpd accepts connections only in `MHD_run`, which
+            // only the daemon's loop calls.
+            guard let loopDaemon = EventLoopDaemon.current else {
+                preconditionFailure("libmicrohttpd opened a connection off its event loop")
+            }
+            let open = OpenConnection(processor: processor, watch: watch, loopDaemon: loopDaemon)
             socketContext.pointee = Unmanaged.passRetained(open).toOpaque()
         default:
             processor.openConnections.subtract(1, ordering: .relaxed)
@@ -318,13 +288,13 @@ final class Daemon {
         let processor: RequestProcessor
         /// The deadlines' watch of the connection, if it has one.
         let watch: ConnectionDeadline.Watch?
-        /// With event loops, the daemon (and loop) that serves the connection.
-        let loopDaemon: EventLoopDaemon?
+        /// The daemon (and loop) that serves the connection.
+        let loopDaemon: EventLoopDaemon
         /// When its last request completed, in nanoseconds of
         /// `CLOCK_MONOTONIC_COARSE`; 0 before the first (`releasePoolUnlessBusy`).
         let lastCompleted = Atomic<UInt64>(0)
 
-        init(processor: RequestProcessor, watch: ConnectionDeadline.Watch?, loopDaemon: EventLoopDaemon?) {
+        init(processor: RequestProcessor, watch: ConnectionDeadline.Watch?, loopDaemon: EventLoopDaemon) {
             self.processor = processor
             self.watch = watch
             self.loopDaemon = loopDaemon

@@ -11,7 +11,7 @@ import Glibc
 /// or `/tmp`) whose path is registered with the request context at once,
 /// so it is removed when the request completes, whatever happened.
 ///
-/// Owned by its `RequestContext`; used by the connection's thread only.
+/// Owned by its `RequestContext`; used on the connection's event loop only.
 final class FormReader {
     private struct Part {
         var name: String

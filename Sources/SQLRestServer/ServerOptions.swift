@@ -281,7 +281,7 @@ public struct ServerOptions: Equatable, Sendable {
             maximumConnections: maxConnections,
             connectionTimeout: connectionTimeout,
             shutdownTimeout: shutdownTimeout,
-            threading: .eventLoops(threads: eventLoops ?? Self.automaticEventLoops),
+            eventLoops: eventLoops ?? Self.automaticEventLoops,
             crossOrigin: corsOrigins.isEmpty ? nil : CrossOriginPolicy(allowedOrigins: corsOrigins),
             tlsPriorities: tlsPriorities,
             accessLogFields: logFormat == .json,

@@ -13,7 +13,7 @@ struct CrossOriginAPITests {
         let pool = try TestEnvironment.pool(size: 2)
         let router = WebServiceRouter(services: [EmployeesService()], runners: [QueryRunner(pool: pool)])
         let server = HTTPServer(configuration: .init(
-            port: 0, threading: .eventLoops(threads: 1), crossOrigin: CrossOriginPolicy(allowedOrigins: origins),
+            port: 0, eventLoops: 1, crossOrigin: CrossOriginPolicy(allowedOrigins: origins),
             libraryPatches: TestPatches.policy)) {
             router.respond(to: $0)
         }

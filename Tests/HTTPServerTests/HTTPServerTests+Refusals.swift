@@ -49,9 +49,9 @@ extension HTTPServerTests {
     /// the answer is a problem document; the connection is closed and the
     /// server goes on serving. With the patches off (``TestPatches``),
     /// libmicrohttpd's own refusals keep their status but carry its HTML page.
-    @Test(arguments: threadingModels, Refusal.all)
-    func refusalIsAProblemDocument(threading: HTTPServer.ThreadingModel, refusal: Refusal) throws {
-        let server = try startServer(.init(threading: threading)) { _ in HTTPResponse(status: .noContent) }
+    @Test(arguments: Refusal.all)
+    func refusalIsAProblemDocument(refusal: Refusal) throws {
+        let server = try startServer(.init(eventLoops: 2)) { _ in HTTPResponse(status: .noContent) }
         defer { server.stop() }
 
         let client = try TestClient(port: server.port)

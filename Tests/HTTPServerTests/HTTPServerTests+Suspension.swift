@@ -25,7 +25,7 @@ extension HTTPServerTests {
     /// opens, from another thread, and whose other responses come 2 ms
     /// later, from another thread too: each request is suspended.
     private func startSuspendingServer(gate: Gate) throws -> HTTPServer {
-        try startServer(.init(threading: .eventLoops(threads: 1))) { request in
+        try startServer(.init(eventLoops: 1)) { request in
             let path = request.rawPath
             return HTTPResponse.later { promise in
                 onNewThread {

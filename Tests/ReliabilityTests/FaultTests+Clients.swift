@@ -36,8 +36,8 @@ extension FaultTests {
     /// connection timeout (the idle ones are closed then), immediately once
     /// the flood is gone.
     ///
-    /// With a thread per connection the cap is a hard limit: while it is
-    /// reached, libmicrohttpd accepts and at once closes new connections,
+    /// The cap is a hard limit: while it is reached, the server's accept
+    /// policy refuses new connections at once (libmicrohttpd closes them),
     /// so a client is refused rather than queued. What keeps normal
     /// requests served is that a connection that sends no complete request
     /// within the connection timeout is closed (``ConnectionDeadline``), so

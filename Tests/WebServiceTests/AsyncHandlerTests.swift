@@ -85,7 +85,7 @@ final class AsyncHandlerTests {
 
     init() throws {
         let router = WebServiceRouter(services: [AsyncService()])
-        server = HTTPServer(configuration: .init(port: 0, threading: .eventLoops(threads: 1))) { router.respond(to: $0) }
+        server = HTTPServer(configuration: .init(port: 0, eventLoops: 1)) { router.respond(to: $0) }
         try server.start()
         base = "http://127.0.0.1:\(server.port)"
     }

@@ -93,7 +93,7 @@ final class TestServer: Sendable {
     static func serve(_ services: [any WebService], runner: QueryRunner? = nil, shutdownTimeout: Double = 5) -> HTTPServer {
         let router = WebServiceRouter(services: services, runners: runner.map { [$0] } ?? [])
         let configuration = HTTPServer.Configuration(
-            port: 0, shutdownTimeout: shutdownTimeout, threading: .eventLoops(threads: 2), libraryPatches: TestPatches.policy)
+            port: 0, shutdownTimeout: shutdownTimeout, eventLoops: 2, libraryPatches: TestPatches.policy)
         return HTTPServer(configuration: configuration) {
             router.respond(to: $0)
         }

@@ -13,10 +13,6 @@ import Testing
 /// (memory, signals) and must not see another test's traffic.
 @Suite(.serialized) struct HTTPServerTests {}
 
-/// Both ways of mapping connections to threads, for the tests that must
-/// hold in each.
-let threadingModels: [HTTPServer.ThreadingModel] = [.threadPerConnection, .eventLoops(threads: 2)]
-
 /// A started server on an ephemeral port, stopped by `stop()`, with the
 /// libmicrohttpd patches of `MHD_PATCHES` (``TestPatches``).
 func startServer(
