@@ -132,7 +132,6 @@ let package = Package(
             name: "SQLServices",
             dependencies: ["CivilCalendar", "HTTPServer", "WebService", "PostgreSQL", "PostgreSQLWebService"]
         ),
-        .executableTarget(name: "sql-benchmark", dependencies: ["PostgreSQL", "PostgreSQLWebService"]),
         .executableTarget(name: "sql-rest", dependencies: ["SQLServices", "SQLRestServer", "PostgreSQL"]),
         .executableTarget(name: "employees-server", dependencies: ["EmployeesService", "SQLRestServer"]),
 

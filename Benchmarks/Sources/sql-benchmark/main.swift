@@ -1,8 +1,8 @@
 // sql-benchmark: nested JSON through ResultSetAdapter.attach versus one
 // hand-written json_agg + LATERAL query run by psql into /dev/null.
 //
-//     swift build -c release --product sql-benchmark
-//     eval "$(scripts/pg-cluster env)"; .build/release/sql-benchmark [employees] [runs]
+//     swift build -c release --package-path Benchmarks --product sql-benchmark   (or make bench)
+//     eval "$(scripts/pg-cluster env)"; Benchmarks/.build/release/sql-benchmark [employees] [runs]
 //
 // Connects with DATABASE_URL or the PG* variables. Creates the schema
 // `sql_benchmark` with synthetic employees (about 1.5 titles and 9 salaries
