@@ -7,10 +7,10 @@ import PackageDescription
 let package = Package(
     name: "Benchmarks",
     products: [
-        .executable(name: "sql-benchmark", targets: ["sql-benchmark"]),
+        .executable(name: "sql-benchmark", targets: ["sql-benchmark"])
     ],
     dependencies: [
-        .package(name: "swift-sql-rest", path: ".."),
+        .package(name: "swift-sql-rest", path: "..")
     ],
     targets: [
         // Nested JSON through ResultSetAdapter.attach against one
@@ -21,7 +21,7 @@ let package = Package(
                 .product(name: "PostgreSQL", package: "swift-sql-rest"),
                 .product(name: "PostgreSQLWebService", package: "swift-sql-rest"),
             ]
-        ),
+        )
     ],
     swiftLanguageModes: [.v6]
 )

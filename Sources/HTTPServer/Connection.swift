@@ -25,12 +25,14 @@ struct Connection {
         // the fields take one allocation, not one per doubling.
         headers.reserveCapacity(Int(MHD_get_connection_values(handle, .HEADER_KIND, nil, nil)))
         withUnsafeMutablePointer(to: &headers) { pointer in
-            _ = MHD_get_connection_values(handle, .HEADER_KIND, { cls, _, key, value in
-                guard let cls, let key else { return .YES }
-                let headers = cls.assumingMemoryBound(to: HTTPHeaders.self)
-                headers.pointee.add(Connection.string(key), value.map(Connection.string) ?? "")
-                return .YES
-            }, pointer)
+            _ = MHD_get_connection_values(
+                handle, .HEADER_KIND,
+                { cls, _, key, value in
+                    guard let cls, let key else { return .YES }
+                    let headers = cls.assumingMemoryBound(to: HTTPHeaders.self)
+                    headers.pointee.add(Connection.string(key), value.map(Connection.string) ?? "")
+                    return .YES
+                }, pointer)
         }
         return headers
     }
@@ -144,7 +146,9 @@ struct Connection {
         switch name.utf8.count {
         case 14: HTTPHeaders.namesMatch(name, "Content-Length")
         case 17: HTTPHeaders.namesMatch(name, "Transfer-Encoding")
-        default: name.utf8.contains { $0 >= 0x80 } && (HTTPHeaders.namesMatch(name, "Content-Length") || HTTPHeaders.namesMatch(name, "Transfer-Encoding"))
+        default:
+            name.utf8.contains { $0 >= 0x80 }
+                && (HTTPHeaders.namesMatch(name, "Content-Length") || HTTPHeaders.namesMatch(name, "Transfer-Encoding"))
         }
     }
 }

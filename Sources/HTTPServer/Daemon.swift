@@ -34,14 +34,16 @@ final class Daemon {
         let address = try SocketAddress(host: configuration.host, port: configuration.port)
         let context = Unmanaged.passRetained(processor)
         do {
-            connectionSetup = ConnectionSetup(processor: processor, tls: try configuration.tls.map { certificate in
-                do {
-                    try HTTPServer.checkTLSPriorities(configuration.tlsPriorities)
-                    return TLSCredentialStore(try TLSCredentials(certificate))
-                } catch {
-                    throw HTTPServer.StartError(description: "cannot serve HTTPS: \(error)")
-                }
-            })
+            connectionSetup = ConnectionSetup(
+                processor: processor,
+                tls: try configuration.tls.map { certificate in
+                    do {
+                        try HTTPServer.checkTLSPriorities(configuration.tlsPriorities)
+                        return TLSCredentialStore(try TLSCredentials(certificate))
+                    } catch {
+                        throw HTTPServer.StartError(description: "cannot serve HTTPS: \(error)")
+                    }
+                })
             var flags = MHD_USE_ERROR_LOG.rawValue
             var options = Daemon.options(
                 configuration: configuration, context: context.toOpaque(),
@@ -76,9 +78,10 @@ final class Daemon {
                         description: "cannot serve on \(configuration.host):\(sockets.port) (see the log for the reason)")
                 }
                 do {
-                    loopDaemons.append(try EventLoopDaemon(
-                        handle: handle, name: "http-\(index + 1)",
-                        keepsSuspendedSockets: processor.libraryPatches.keepsSuspendedSockets))
+                    loopDaemons.append(
+                        try EventLoopDaemon(
+                            handle: handle, name: "http-\(index + 1)",
+                            keepsSuspendedSockets: processor.libraryPatches.keepsSuspendedSockets))
                 } catch {
                     MHD_stop_daemon(handle)
                     for descriptor in sockets.descriptors[(index + 1)...] { close(descriptor) }
@@ -212,25 +215,26 @@ final class Daemon {
 
     /// MHD_OPTION_URI_LOG_CALLBACK: the first thing MHD tells about a request,
     /// with its raw target. The returned context is the request's `con_cls`.
-    private static let requestBegan: @convention(c) (
-        UnsafeMutableRawPointer?, UnsafePointer<CChar>?, OpaquePointer?
-    ) -> UnsafeMutableRawPointer? = { cls, uri, _ in
-        let processor = Unmanaged<RequestProcessor>.fromOpaque(cls!).takeUnretainedValue()
-        let target = uri.map { Array(UnsafeRawBufferPointer(start: $0, count: strlen($0))) } ?? []
-        // Next, libmicrohttpd would split the query into arguments, each a
-        // record of about 64 bytes in the connection's memory pool; a few
-        // thousand parameters exhaust it, and it then closes the connection
-        // without an answer. The server decodes the query itself, from
-        // `target`, and never asks libmicrohttpd for it: the query is
-        // emptied in libmicrohttpd's own (writable) request buffer, so
-        // that every request reaches `RequestProcessor.begin`.
-        if let uri, let mark = strchr(uri, Int32(UInt8(ascii: "?"))) {
-            UnsafeMutablePointer(mutating: mark + 1).pointee = 0
+    private static let requestBegan:
+        @convention(c) (
+            UnsafeMutableRawPointer?, UnsafePointer<CChar>?, OpaquePointer?
+        ) -> UnsafeMutableRawPointer? = { cls, uri, _ in
+            let processor = Unmanaged<RequestProcessor>.fromOpaque(cls!).takeUnretainedValue()
+            let target = uri.map { Array(UnsafeRawBufferPointer(start: $0, count: strlen($0))) } ?? []
+            // Next, libmicrohttpd would split the query into arguments, each a
+            // record of about 64 bytes in the connection's memory pool; a few
+            // thousand parameters exhaust it, and it then closes the connection
+            // without an answer. The server decodes the query itself, from
+            // `target`, and never asks libmicrohttpd for it: the query is
+            // emptied in libmicrohttpd's own (writable) request buffer, so
+            // that every request reaches `RequestProcessor.begin`.
+            if let uri, let mark = strchr(uri, Int32(UInt8(ascii: "?"))) {
+                UnsafeMutablePointer(mutating: mark + 1).pointee = 0
+            }
+            let context = RequestContext(rawTarget: target, logger: processor.logger)
+            processor.requestsInFlight.add(1, ordering: .acquiringAndReleasing)
+            return Unmanaged.passRetained(context).toOpaque()
         }
-        let context = RequestContext(rawTarget: target, logger: processor.logger)
-        processor.requestsInFlight.add(1, ordering: .acquiringAndReleasing)
-        return Unmanaged.passRetained(context).toOpaque()
-    }
 
     /// The accept policy: refuses a connection over the limit, every loop's connections counted.
     private static let acceptPolicy: MHD_AcceptPolicyCallback = { cls, _, _ in
@@ -252,36 +256,37 @@ final class Daemon {
 
     /// MHD_OPTION_NOTIFY_CONNECTION: a connection opened (before its TLS
     /// handshake) or closed.
-    private static let connectionChanged: @convention(c) (
-        UnsafeMutableRawPointer?, OpaquePointer?, UnsafeMutablePointer<UnsafeMutableRawPointer?>?,
-        MHD_ConnectionNotificationCode
-    ) -> Void = { cls, connection, socketContext, code in
-        guard let cls, let connection, let socketContext else { return }
-        let setup = Unmanaged<ConnectionSetup>.fromOpaque(cls).takeUnretainedValue()
-        let processor = setup.processor
-        switch code {
-        case .CONNECTION_NOTIFY_STARTED:
-            if let tls = setup.tls, let session = shim_MHD_get_tls_session(connection) { tls.apply(to: session) }
-            processor.openConnections.add(1, ordering: .relaxed)
-            // The connection's socket context holds one retain on its
-            // record until the connection closes.
-            let watch = processor.deadlines.opened(socket: shim_MHD_get_connection_fd(connection))
-            // libmicrohttpd accepts connections only in `MHD_run`, which
-            // only the daemon's loop calls.
-            guard let loopDaemon = EventLoopDaemon.current else {
-                preconditionFailure("libmicrohttpd opened a connection off its event loop")
-            }
-            let open = OpenConnection(processor: processor, watch: watch, loopDaemon: loopDaemon)
-            socketContext.pointee = Unmanaged.passRetained(open).toOpaque()
-        default:
-            processor.openConnections.subtract(1, ordering: .relaxed)
-            if let opaque = socketContext.pointee {
-                socketContext.pointee = nil
-                let open = Unmanaged<OpenConnection>.fromOpaque(opaque).takeRetainedValue()
-                if let watch = open.watch { processor.deadlines.closed(watch) }
+    private static let connectionChanged:
+        @convention(c) (
+            UnsafeMutableRawPointer?, OpaquePointer?, UnsafeMutablePointer<UnsafeMutableRawPointer?>?,
+            MHD_ConnectionNotificationCode
+        ) -> Void = { cls, connection, socketContext, code in
+            guard let cls, let connection, let socketContext else { return }
+            let setup = Unmanaged<ConnectionSetup>.fromOpaque(cls).takeUnretainedValue()
+            let processor = setup.processor
+            switch code {
+            case .CONNECTION_NOTIFY_STARTED:
+                if let tls = setup.tls, let session = shim_MHD_get_tls_session(connection) { tls.apply(to: session) }
+                processor.openConnections.add(1, ordering: .relaxed)
+                // The connection's socket context holds one retain on its
+                // record until the connection closes.
+                let watch = processor.deadlines.opened(socket: shim_MHD_get_connection_fd(connection))
+                // libmicrohttpd accepts connections only in `MHD_run`, which
+                // only the daemon's loop calls.
+                guard let loopDaemon = EventLoopDaemon.current else {
+                    preconditionFailure("libmicrohttpd opened a connection off its event loop")
+                }
+                let open = OpenConnection(processor: processor, watch: watch, loopDaemon: loopDaemon)
+                socketContext.pointee = Unmanaged.passRetained(open).toOpaque()
+            default:
+                processor.openConnections.subtract(1, ordering: .relaxed)
+                if let opaque = socketContext.pointee {
+                    socketContext.pointee = nil
+                    let open = Unmanaged<OpenConnection>.fromOpaque(opaque).takeRetainedValue()
+                    if let watch = open.watch { processor.deadlines.closed(watch) }
+                }
             }
         }
-    }
 
     /// What the server keeps for one open connection, as its socket context.
     final class OpenConnection {
@@ -312,52 +317,54 @@ final class Daemon {
     }
 
     /// MHD_OPTION_NOTIFY_COMPLETED: the request is over, whatever happened.
-    private static let requestCompleted: @convention(c) (
-        UnsafeMutableRawPointer?, OpaquePointer?, UnsafeMutablePointer<UnsafeMutableRawPointer?>?,
-        MHD_RequestTerminationCode
-    ) -> Void = { cls, connection, contextPointer, termination in
-        let processor = Unmanaged<RequestProcessor>.fromOpaque(cls!).takeUnretainedValue()
-        if let connection, let open = openConnection(connection) {
-            if let watch = open.watch { processor.deadlines.requestCompleted(watch) }
-            if termination == .REQUEST_TERMINATED_COMPLETED_OK {
-                releasePoolUnlessBusy(open)
-            } else {
-                zeroPoolAsUsual(open)
+    private static let requestCompleted:
+        @convention(c) (
+            UnsafeMutableRawPointer?, OpaquePointer?, UnsafeMutablePointer<UnsafeMutableRawPointer?>?,
+            MHD_RequestTerminationCode
+        ) -> Void = { cls, connection, contextPointer, termination in
+            let processor = Unmanaged<RequestProcessor>.fromOpaque(cls!).takeUnretainedValue()
+            if let connection, let open = openConnection(connection) {
+                if let watch = open.watch { processor.deadlines.requestCompleted(watch) }
+                if termination == .REQUEST_TERMINATED_COMPLETED_OK {
+                    releasePoolUnlessBusy(open)
+                } else {
+                    zeroPoolAsUsual(open)
+                }
             }
+            guard let contextPointer, let opaque = contextPointer.pointee else { return }
+            contextPointer.pointee = nil
+            let context = Unmanaged<RequestContext>.fromOpaque(opaque).takeRetainedValue()
+            processor.complete(context, outcome: termination.outcome)
+            processor.requestsInFlight.subtract(1, ordering: .acquiringAndReleasing)
         }
-        guard let contextPointer, let opaque = contextPointer.pointee else { return }
-        contextPointer.pointee = nil
-        let context = Unmanaged<RequestContext>.fromOpaque(opaque).takeRetainedValue()
-        processor.complete(context, outcome: termination.outcome)
-        processor.requestsInFlight.subtract(1, ordering: .acquiringAndReleasing)
-    }
 
     /// The access handler: called once the header fields are in, once per
     /// piece of body, and a final time with no data.
-    private static let accessHandler: @convention(c) (
-        UnsafeMutableRawPointer?, OpaquePointer?,
-        UnsafePointer<CChar>?, UnsafePointer<CChar>?, UnsafePointer<CChar>?,
-        UnsafePointer<CChar>?, UnsafeMutablePointer<Int>?,
-        UnsafeMutablePointer<UnsafeMutableRawPointer?>?
-    ) -> MHD_Result = { cls, connection, _, method, _, uploadData, uploadDataSize, contextPointer in
-        guard let cls, let connection, let contextPointer, let opaque = contextPointer.pointee, let uploadDataSize
-        else { return .NO }
-        let processor = Unmanaged<RequestProcessor>.fromOpaque(cls).takeUnretainedValue()
-        let context = Unmanaged<RequestContext>.fromOpaque(opaque).takeUnretainedValue()
-        let connectionHandle = Connection(connection, releasesPoolPages: processor.libraryPatches.releasesPoolPages)
+    private static let accessHandler:
+        @convention(c) (
+            UnsafeMutableRawPointer?, OpaquePointer?,
+            UnsafePointer<CChar>?, UnsafePointer<CChar>?, UnsafePointer<CChar>?,
+            UnsafePointer<CChar>?, UnsafeMutablePointer<Int>?,
+            UnsafeMutablePointer<UnsafeMutableRawPointer?>?
+        ) -> MHD_Result = { cls, connection, _, method, _, uploadData, uploadDataSize, contextPointer in
+            guard let cls, let connection, let contextPointer, let opaque = contextPointer.pointee, let uploadDataSize
+            else { return .NO }
+            let processor = Unmanaged<RequestProcessor>.fromOpaque(cls).takeUnretainedValue()
+            let context = Unmanaged<RequestContext>.fromOpaque(opaque).takeUnretainedValue()
+            let connectionHandle = Connection(connection, releasesPoolPages: processor.libraryPatches.releasesPoolPages)
 
-        if !context.hasStarted {
-            if let watch = watch(connection) { processor.deadlines.headersReceived(watch) }
-            return processor.begin(context, on: connectionHandle, method: method.map { String(cString: $0) } ?? "")
-                ? .YES : .NO
+            if !context.hasStarted {
+                if let watch = watch(connection) { processor.deadlines.headersReceived(watch) }
+                return processor.begin(context, on: connectionHandle, method: method.map { String(cString: $0) } ?? "")
+                    ? .YES : .NO
+            }
+            if uploadDataSize.pointee > 0 {
+                let chunk = UnsafeRawBufferPointer(start: uploadData, count: uploadDataSize.pointee)
+                uploadDataSize.pointee = 0
+                return processor.receive(chunk, for: context, on: connectionHandle) ? .YES : .NO
+            }
+            return processor.finish(context, on: connectionHandle) ? .YES : .NO
         }
-        if uploadDataSize.pointee > 0 {
-            let chunk = UnsafeRawBufferPointer(start: uploadData, count: uploadDataSize.pointee)
-            uploadDataSize.pointee = 0
-            return processor.receive(chunk, for: context, on: connectionHandle) ? .YES : .NO
-        }
-        return processor.finish(context, on: connectionHandle) ? .YES : .NO
-    }
 
     /// MHD_OPTION_EXTERNAL_LOGGER: libmicrohttpd's own messages.
     private static let logMessage: MHD_LogCallback = { cls, format, arguments in

@@ -61,14 +61,18 @@ final class RequestProcessor: Sendable {
         }
 
         if let length = context.headers["Content-Length"].flatMap({ Int($0.trimmingCharacters(in: " \t")) }),
-           length > configuration.maximumBodySize {
+            length > configuration.maximumBodySize
+        {
             return respond(with: tooLarge().response, to: context, on: connection, closeConnection: true)
         }
-        if configuration.refusesCrossSiteWrites, CrossOriginPolicy.isCrossSiteWrite(
-            method: context.method, headers: context.headers, policy: configuration.crossOrigin) {
+        if configuration.refusesCrossSiteWrites,
+            CrossOriginPolicy.isCrossSiteWrite(
+                method: context.method, headers: context.headers, policy: configuration.crossOrigin)
+        {
             let problem = HTTPError(
                 .forbidden,
-                detail: "A \(context.method) from a web page of another site is refused: its Origin is not this server's, nor one it allows.")
+                detail:
+                    "A \(context.method) from a web page of another site is refused: its Origin is not this server's, nor one it allows.")
             return respond(with: problem.response, to: context, on: connection, closeConnection: Self.expectsBody(context))
         }
         if context.rejection == nil, let admission = configuration.admission {
@@ -202,8 +206,10 @@ final class RequestProcessor: Sendable {
         if context.rejection == nil, let form = context.form, let problem = form.finish() {
             context.rejection = problem
         }
-        if context.rejection == nil, let preflight = configuration.crossOrigin?.preflightResponse(
-            method: context.method, headers: context.headers) {
+        if context.rejection == nil,
+            let preflight = configuration.crossOrigin?.preflightResponse(
+                method: context.method, headers: context.headers)
+        {
             return respond(with: preflight, to: context, on: connection, closeConnection: closesConnection(context))
         }
         let response = context.rejection?.response ?? handler(context.makeRequest())
@@ -253,7 +259,7 @@ final class RequestProcessor: Sendable {
     /// wrote it (a refusal here, the router, a database error's mapping).
     private static func addRequestID(_ requestID: String, toProblemIn response: inout HTTPResponse) {
         guard case .bytes(let document) = response.body, document.last == UInt8(ascii: "}"),
-              response.headers["Content-Type"] == "application/problem+json"
+            response.headers["Content-Type"] == "application/problem+json"
         else { return }
         var body = document
         body.removeLast()
@@ -312,7 +318,8 @@ final class RequestProcessor: Sendable {
         case 400:
             return HTTPError(
                 .badRequest,
-                detail: "The request is not valid HTTP/1.1: its HTTP version, a header field line, its Content-Length or its chunked body is malformed."
+                detail:
+                    "The request is not valid HTTP/1.1: its HTTP version, a header field line, its Content-Length or its chunked body is malformed."
             )
         case 505:
             return HTTPError(.httpVersionNotSupported, detail: "The server speaks HTTP/1.1 and HTTP/1.0 only.")
@@ -343,8 +350,9 @@ final class RequestProcessor: Sendable {
         context.removeTemporaryFiles()
         if context.heldBodyBytes > 0 { bodyBytesInFlight.subtract(context.heldBodyBytes, ordering: .relaxed) }
         let elapsed = context.started.duration(to: .now)
-        context.observer?.requestCompleted(CompletedRequest(
-            status: context.status, bytesSent: context.bytesSent, isStreamed: context.isStreamed, duration: elapsed))
+        context.observer?.requestCompleted(
+            CompletedRequest(
+                status: context.status, bytesSent: context.bytesSent, isStreamed: context.isStreamed, duration: elapsed))
         // The line would be built before `logger.info` decides to drop it:
         // at a quieter log level, it is not built at all.
         guard logger.logLevel <= .info else { return }

@@ -223,12 +223,13 @@ final class StreamPump: @unchecked Sendable {
     private static let endOfStream = -1
     private static let endWithError = -2
 
-    private static let read: @convention(c) (
-        UnsafeMutableRawPointer?, UInt64, UnsafeMutablePointer<CChar>?, Int
-    ) -> Int = { cls, _, buffer, capacity in
-        Unmanaged<StreamPump>.fromOpaque(cls!).takeUnretainedValue()
-            .fill(UnsafeMutableRawBufferPointer(start: buffer, count: capacity))
-    }
+    private static let read:
+        @convention(c) (
+            UnsafeMutableRawPointer?, UInt64, UnsafeMutablePointer<CChar>?, Int
+        ) -> Int = { cls, _, buffer, capacity in
+            Unmanaged<StreamPump>.fromOpaque(cls!).takeUnretainedValue()
+                .fill(UnsafeMutableRawBufferPointer(start: buffer, count: capacity))
+        }
 
     private static let free: @convention(c) (UnsafeMutableRawPointer?) -> Void = { cls in
         Unmanaged<StreamPump>.fromOpaque(cls!).takeRetainedValue().freed()

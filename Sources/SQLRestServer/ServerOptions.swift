@@ -183,7 +183,8 @@ public struct ServerOptions: Equatable, Sendable {
         }
         try options.validate()
         for option in programOptions where option.isRequired && options.programOptions[option.name] == nil {
-            throw UsageError(description: "Missing '--\(option.name) \(option.valueName)' (or \(option.variable(prefix: environmentPrefix))).")
+            throw UsageError(
+                description: "Missing '--\(option.name) \(option.valueName)' (or \(option.variable(prefix: environmentPrefix))).")
         }
         return .serve(options)
     }

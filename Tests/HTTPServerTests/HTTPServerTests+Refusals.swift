@@ -34,7 +34,8 @@ struct Refusal: Sendable, CustomTestStringConvertible {
         Refusal("a header line without a colon", 400, "GET / HTTP/1.1\r\nHost: a\r\nNo colon here\r\n\r\n"),
         Refusal("a NUL in a header field name", 400, "GET / HTTP/1.1\r\nHost: a\r\nX-A\0: b\r\n\r\n"),
         Refusal("a malformed chunk size", 400, "POST / HTTP/1.1\r\nHost: a\r\nTransfer-Encoding: chunked\r\n\r\nzz\r\n"),
-        Refusal("a chunk size beyond 64 bits", 413, "POST / HTTP/1.1\r\nHost: a\r\nTransfer-Encoding: chunked\r\n\r\n1FFFFFFFFFFFFFFFF\r\n"),
+        Refusal(
+            "a chunk size beyond 64 bits", 413, "POST / HTTP/1.1\r\nHost: a\r\nTransfer-Encoding: chunked\r\n\r\n1FFFFFFFFFFFFFFFF\r\n"),
     ]
 
     private static func filler(_ count: Int) -> String {

@@ -109,7 +109,7 @@ final class AsyncHandlerTests {
                 statuses.append(status)
             }
         }
-        threads.forEach { $0.start() }
+        for thread in threads { thread.start() }
         #expect(gate.waitForWaiters(3, seconds: 60), "the three handlers are blocking their threads")
         // With the three blocked, other requests are served, async or not.
         let echo = try await get("/async/echo?text=hi")

@@ -178,7 +178,9 @@ do {
     }
     let adapterMedian = median(adapterTimes)
     let psqlMedian = median(psqlTimes)
-    print("ResultSetAdapter + 2 attachments (\(bytes) bytes): median \(milliseconds(adapterMedian)), best \(milliseconds(adapterTimes.min()!))")
+    print(
+        "ResultSetAdapter + 2 attachments (\(bytes) bytes): median \(milliseconds(adapterMedian)), best \(milliseconds(adapterTimes.min()!))"
+    )
     print("psql json_agg + LATERAL to /dev/null:            median \(milliseconds(psqlMedian)), best \(milliseconds(psqlTimes.min()!))")
 
     // For scale: a flat result of a million rows, streamed.

@@ -79,12 +79,13 @@ final class TestServer: Sendable {
 
     private init() throws {
         pool = try TestEnvironment.pool(size: 8)
-        server = Self.serve([
-            EmployeesService(),
-            DepartmentsService(),
-            HealthService(pool: pool),
-            MathService(),
-        ], runner: QueryRunner(pool: pool))
+        server = Self.serve(
+            [
+                EmployeesService(),
+                DepartmentsService(),
+                HealthService(pool: pool),
+                MathService(),
+            ], runner: QueryRunner(pool: pool))
         try server.start()
     }
 

@@ -61,10 +61,12 @@ func onNewThread(_ body: @escaping @Sendable () -> Void) {
     }
     var thread = pthread_t()
     let box = Unmanaged.passRetained(Box(body)).toOpaque()
-    let result = pthread_create(&thread, nil, { argument in
-        Unmanaged<Box>.fromOpaque(argument!).takeRetainedValue().body()
-        return nil
-    }, box)
+    let result = pthread_create(
+        &thread, nil,
+        { argument in
+            Unmanaged<Box>.fromOpaque(argument!).takeRetainedValue().body()
+            return nil
+        }, box)
     precondition(result == 0, "pthread_create failed")
     pthread_detach(thread)
 }
