@@ -24,16 +24,6 @@ shim_MHD_start_daemon(unsigned int flags,
                             MHD_OPTION_END);
 }
 
-/// `MHD_get_daemon_info` is variadic: the port the daemon is bound to
-/// (useful after binding port 0), or 0 if unknown.
-static inline uint16_t
-shim_MHD_get_bound_port(struct MHD_Daemon *daemon)
-{
-    const union MHD_DaemonInfo *info =
-        MHD_get_daemon_info(daemon, MHD_DAEMON_INFO_BIND_PORT);
-    return info == NULL ? 0 : info->port;
-}
-
 /// `MHD_get_daemon_info` is variadic: the daemon's epoll descriptor (a
 /// daemon without a thread of its own, run by the application's loop), or -1.
 static inline int

@@ -25,12 +25,14 @@ struct Connection {
         // the fields take one allocation, not one per doubling.
         headers.reserveCapacity(Int(MHD_get_connection_values(handle, .HEADER_KIND, nil, nil)))
         withUnsafeMutablePointer(to: &headers) { pointer in
-            _ = MHD_get_connection_values(handle, .HEADER_KIND, { cls, _, key, value in
-                guard let cls, let key else { return .YES }
-                let headers = cls.assumingMemoryBound(to: HTTPHeaders.self)
-                headers.pointee.add(Connection.string(key), value.map(Connection.string) ?? "")
-                return .YES
-            }, pointer)
+            _ = MHD_get_connection_values(
+                handle, .HEADER_KIND,
+                { cls, _, key, value in
+                    guard let cls, let key else { return .YES }
+                    let headers = cls.assumingMemoryBound(to: HTTPHeaders.self)
+                    headers.pointee.add(Connection.string(key), value.map(Connection.string) ?? "")
+                    return .YES
+                }, pointer)
         }
         return headers
     }
@@ -50,12 +52,11 @@ struct Connection {
     /// has been read. Returns `false` if that failed (the connection is then
     /// closed); a streaming body is closed in every case.
     ///
-    /// With `pump`, a streaming body is read from it (event loops) rather
-    /// than pulled here.
-    ///
-    /// A HEAD gets the headers its GET would: a streaming body is pulled
-    /// for its first block as for a GET, which tells a fixed length from a
-    /// chunked one; libmicrohttpd sends no body for it.
+    /// A streaming body is read from `pump`, which a worker made after
+    /// pulling the body's first block (`RequestProcessor.prepare`): a body
+    /// that ended within it comes as bytes instead. A HEAD gets the headers
+    /// its GET would, since its first block is pulled as for a GET;
+    /// libmicrohttpd sends no body for it.
     func queue(_ response: HTTPResponse, for context: RequestContext, closeConnection: Bool, pump: StreamPump? = nil) -> Bool {
         let isHead = context.method == .head
         let created: OpaquePointer?
@@ -70,10 +71,12 @@ struct Connection {
             if let pump {
                 created = pump.makeResponse()
                 isChunked = true
+                context.isStreamed = true
             } else {
-                (created, isChunked) = StreamReader.makeResponse(body: body, context: context)
+                // Never so: a streaming response is queued only with its pump.
+                body.close()
+                created = nil
             }
-            context.isStreamed = isChunked
         }
         guard let created else {
             context.logger.error("cannot create the response for \(context.method) \(context.rawPathForLog)")
@@ -143,7 +146,9 @@ struct Connection {
         switch name.utf8.count {
         case 14: HTTPHeaders.namesMatch(name, "Content-Length")
         case 17: HTTPHeaders.namesMatch(name, "Transfer-Encoding")
-        default: name.utf8.contains { $0 >= 0x80 } && (HTTPHeaders.namesMatch(name, "Content-Length") || HTTPHeaders.namesMatch(name, "Transfer-Encoding"))
+        default:
+            name.utf8.contains { $0 >= 0x80 }
+                && (HTTPHeaders.namesMatch(name, "Content-Length") || HTTPHeaders.namesMatch(name, "Transfer-Encoding"))
         }
     }
 }

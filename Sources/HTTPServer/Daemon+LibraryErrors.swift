@@ -20,7 +20,7 @@ extension Daemon {
     ///
     /// The problem document is built from the settings of the server the
     /// connection belongs to; `nil` (libmicrohttpd's own page) for a server
-    /// whose patches are off. It runs on the connection's thread, inside
+    /// whose patches are off. It runs on the connection's event loop, inside
     /// libmicrohttpd's processing of it.
     static let libraryErrorReplacement: MHDErrorResponseReplacement = { connection, status in
         guard let connection, let open = openConnection(connection), open.processor.libraryPatches.replacesErrorPages

@@ -8,10 +8,9 @@ import Synchronization
 /// Owns the running `MHD_Daemon`s of a server: starts them in `init`, stops
 /// them in `shutDown` (or `deinit`, if never shut down).
 ///
-/// With one thread per connection, one daemon runs its own threads. With
-/// event loops, each ``EventLoop`` runs a daemon of its own
-/// (`EventLoopDaemon`), on a listening socket of its own: the sockets share
-/// the port (`SO_REUSEPORT`), and the kernel spreads new connections over them.
+/// Each ``EventLoop`` runs a daemon of its own (`EventLoopDaemon`), on a
+/// listening socket of its own: the sockets share the port
+/// (`SO_REUSEPORT`), and the kernel spreads new connections over them.
 ///
 /// The daemons' callbacks receive the `RequestProcessor` through their
 /// `void *` argument; it is retained once from start to stop. The
@@ -21,9 +20,7 @@ final class Daemon {
     let port: Int
     private let processor: RequestProcessor
     private let connectionSetup: ConnectionSetup
-    /// With one thread per connection: the daemon, which has its own threads.
-    private var handle: OpaquePointer?
-    /// With event loops: a daemon per loop.
+    /// A daemon per loop.
     private var loopDaemons: [EventLoopDaemon] = []
     private var isRunning = true
     /// The certificate and key's PEM texts and the priority string as C
@@ -37,14 +34,16 @@ final class Daemon {
         let address = try SocketAddress(host: configuration.host, port: configuration.port)
         let context = Unmanaged.passRetained(processor)
         do {
-            connectionSetup = ConnectionSetup(processor: processor, tls: try configuration.tls.map { certificate in
-                do {
-                    try HTTPServer.checkTLSPriorities(configuration.tlsPriorities)
-                    return TLSCredentialStore(try TLSCredentials(certificate))
-                } catch {
-                    throw HTTPServer.StartError(description: "cannot serve HTTPS: \(error)")
-                }
-            })
+            connectionSetup = ConnectionSetup(
+                processor: processor,
+                tls: try configuration.tls.map { certificate in
+                    do {
+                        try HTTPServer.checkTLSPriorities(configuration.tlsPriorities)
+                        return TLSCredentialStore(try TLSCredentials(certificate))
+                    } catch {
+                        throw HTTPServer.StartError(description: "cannot serve HTTPS: \(error)")
+                    }
+                })
             var flags = MHD_USE_ERROR_LOG.rawValue
             var options = Daemon.options(
                 configuration: configuration, context: context.toOpaque(),
@@ -64,47 +63,29 @@ final class Daemon {
                 options.append(MHD_OptionItem(option: .HTTPS_MEM_KEY, value: 0, ptr_value: UnsafeMutableRawPointer(key)))
                 options.append(MHD_OptionItem(option: .HTTPS_PRIORITIES, value: 0, ptr_value: UnsafeMutableRawPointer(priorities)))
             }
-            switch configuration.threading {
-            case .threadPerConnection:
-                flags |= MHD_USE_INTERNAL_POLLING_THREAD.rawValue | MHD_USE_ITC.rawValue | MHD_USE_AUTO.rawValue
-                    | MHD_USE_THREAD_PER_CONNECTION.rawValue
-                if address.isIPv6 { flags |= MHD_USE_IPv6.rawValue }
-                let handle = address.withSockaddr { sockaddr in
-                    options.append(MHD_OptionItem(option: .SOCK_ADDR, value: 0, ptr_value: UnsafeMutableRawPointer(mutating: sockaddr)))
-                    return Daemon.start(flags: flags, port: configuration.port, acceptPolicy: nil, options: options, context: context)
-                }
-                guard let handle else {
+            // No internal thread: each loop runs its daemon (libmicrohttpd
+            // then has no inter-thread channel of its own; a resume from
+            // another thread wakes the loop instead, `EventLoopDaemon.resumed`).
+            flags |= MHD_USE_EPOLL.rawValue | MHD_ALLOW_SUSPEND_RESUME.rawValue
+            let sockets = try ListeningSockets(address: address, count: max(configuration.eventLoops, 1))
+            port = sockets.port
+            for (index, socket) in sockets.descriptors.enumerated() {
+                var own = options
+                own.append(MHD_OptionItem(option: .LISTEN_SOCKET, value: Int(socket), ptr_value: nil))
+                guard let handle = Daemon.start(flags: flags, options: own, context: context) else {
+                    for descriptor in sockets.descriptors[index...] { close(descriptor) }
                     throw HTTPServer.StartError(
-                        description: "cannot listen on \(configuration.host):\(configuration.port) (see the log for the reason)")
+                        description: "cannot serve on \(configuration.host):\(sockets.port) (see the log for the reason)")
                 }
-                self.handle = handle
-                port = Int(shim_MHD_get_bound_port(handle))
-            case .eventLoops(let threads):
-                // No internal thread: each loop runs its daemon (libmicrohttpd
-                // then has no inter-thread channel of its own; a resume from
-                // another thread wakes the loop instead, `EventLoopDaemon.resumed`).
-                flags |= MHD_USE_EPOLL.rawValue | MHD_ALLOW_SUSPEND_RESUME.rawValue
-                let sockets = try ListeningSockets(address: address, count: max(threads, 1))
-                port = sockets.port
-                for (index, socket) in sockets.descriptors.enumerated() {
-                    var own = options
-                    own.append(MHD_OptionItem(option: .LISTEN_SOCKET, value: Int(socket), ptr_value: nil))
-                    guard let handle = Daemon.start(
-                        flags: flags, port: 0, acceptPolicy: Daemon.acceptPolicy, options: own, context: context)
-                    else {
-                        for descriptor in sockets.descriptors[index...] { close(descriptor) }
-                        throw HTTPServer.StartError(
-                            description: "cannot serve on \(configuration.host):\(sockets.port) (see the log for the reason)")
-                    }
-                    do {
-                        loopDaemons.append(try EventLoopDaemon(
+                do {
+                    loopDaemons.append(
+                        try EventLoopDaemon(
                             handle: handle, name: "http-\(index + 1)",
                             keepsSuspendedSockets: processor.libraryPatches.keepsSuspendedSockets))
-                    } catch {
-                        MHD_stop_daemon(handle)
-                        for descriptor in sockets.descriptors[(index + 1)...] { close(descriptor) }
-                        throw HTTPServer.StartError(description: "cannot start an event loop: \(error)")
-                    }
+                } catch {
+                    MHD_stop_daemon(handle)
+                    for descriptor in sockets.descriptors[(index + 1)...] { close(descriptor) }
+                    throw HTTPServer.StartError(description: "cannot start an event loop: \(error)")
                 }
             }
             self.port = port
@@ -125,15 +106,11 @@ final class Daemon {
         [
             // The logger comes first so that it receives every message.
             MHD_OptionItem(option: .EXTERNAL_LOGGER, value: unsafeBitCast(Daemon.logMessage, to: Int.self), ptr_value: context),
-            // With event loops, the limit is kept by the accept policy, which
-            // counts the connections of every loop's daemon and refuses one
-            // over it at once, as one thread per connection does; each
-            // daemon's own limit stays out of its way.
+            // The limit is kept by the accept policy, which counts the
+            // connections of every loop's daemon and refuses one over it at
+            // once; each daemon's own limit stays out of its way.
             MHD_OptionItem(
-                option: .CONNECTION_LIMIT,
-                value: configuration.threading == .threadPerConnection
-                    ? configuration.maximumConnections : 2 * configuration.maximumConnections + 64,
-                ptr_value: nil),
+                option: .CONNECTION_LIMIT, value: 2 * configuration.maximumConnections + 64, ptr_value: nil),
             MHD_OptionItem(option: .CONNECTION_TIMEOUT, value: configuration.connectionTimeout, ptr_value: nil),
             // Larger than the limit, so that a request somewhat over it
             // still reaches `RequestProcessor.begin`, which answers it; a
@@ -150,15 +127,13 @@ final class Daemon {
         ]
     }
 
-    private static func start(
-        flags: UInt32, port: Int, acceptPolicy: MHD_AcceptPolicyCallback?, options: [MHD_OptionItem],
-        context: Unmanaged<RequestProcessor>
-    ) -> OpaquePointer? {
+    /// Starts a daemon on the listening socket that `options` names (port 0: it binds none of its own).
+    private static func start(flags: UInt32, options: [MHD_OptionItem], context: Unmanaged<RequestProcessor>) -> OpaquePointer? {
         var options = options
         options.append(MHD_OptionItem(option: .END, value: 0, ptr_value: nil))
         return options.withUnsafeMutableBufferPointer { options in
             shim_MHD_start_daemon(
-                flags, UInt16(truncatingIfNeeded: port), acceptPolicy, context.toOpaque(),
+                flags, 0, Daemon.acceptPolicy, context.toOpaque(),
                 Daemon.accessHandler, context.toOpaque(), options.baseAddress)
         }
     }
@@ -189,7 +164,6 @@ final class Daemon {
         if isRunning {
             processor.suspensions.abandonAll()
             stopLoopDaemons()
-            if let handle { MHD_stop_daemon(handle) }
             processor.deadlines.stop()
             Unmanaged.passUnretained(processor).release()
         }
@@ -215,10 +189,6 @@ final class Daemon {
     func shutDown(timeout: Double, logger: Logger) {
         guard isRunning else { return }
         processor.isDraining.store(true, ordering: .releasing)
-        if let handle {
-            let listenSocket = MHD_quiesce_daemon(handle)
-            if listenSocket >= 0 { close(listenSocket) }
-        }
         for daemon in loopDaemons { daemon.quiesce() }
 
         let inFlight = processor.requestsInFlight.load(ordering: .acquiring)
@@ -236,9 +206,7 @@ final class Daemon {
         // libmicrohttpd must not be stopped with a connection suspended.
         processor.suspensions.abandonAll()
         stopLoopDaemons()
-        if let handle { MHD_stop_daemon(handle) }
         processor.deadlines.stop()
-        handle = nil
         isRunning = false
         Unmanaged.passUnretained(processor).release()
     }
@@ -247,27 +215,28 @@ final class Daemon {
 
     /// MHD_OPTION_URI_LOG_CALLBACK: the first thing MHD tells about a request,
     /// with its raw target. The returned context is the request's `con_cls`.
-    private static let requestBegan: @convention(c) (
-        UnsafeMutableRawPointer?, UnsafePointer<CChar>?, OpaquePointer?
-    ) -> UnsafeMutableRawPointer? = { cls, uri, _ in
-        let processor = Unmanaged<RequestProcessor>.fromOpaque(cls!).takeUnretainedValue()
-        let target = uri.map { Array(UnsafeRawBufferPointer(start: $0, count: strlen($0))) } ?? []
-        // Next, libmicrohttpd would split the query into arguments, each a
-        // record of about 64 bytes in the connection's memory pool; a few
-        // thousand parameters exhaust it, and it then closes the connection
-        // without an answer. The server decodes the query itself, from
-        // `target`, and never asks libmicrohttpd for it: the query is
-        // emptied in libmicrohttpd's own (writable) request buffer, so
-        // that every request reaches `RequestProcessor.begin`.
-        if let uri, let mark = strchr(uri, Int32(UInt8(ascii: "?"))) {
-            UnsafeMutablePointer(mutating: mark + 1).pointee = 0
+    private static let requestBegan:
+        @convention(c) (
+            UnsafeMutableRawPointer?, UnsafePointer<CChar>?, OpaquePointer?
+        ) -> UnsafeMutableRawPointer? = { cls, uri, _ in
+            let processor = Unmanaged<RequestProcessor>.fromOpaque(cls!).takeUnretainedValue()
+            let target = uri.map { Array(UnsafeRawBufferPointer(start: $0, count: strlen($0))) } ?? []
+            // Next, libmicrohttpd would split the query into arguments, each a
+            // record of about 64 bytes in the connection's memory pool; a few
+            // thousand parameters exhaust it, and it then closes the connection
+            // without an answer. The server decodes the query itself, from
+            // `target`, and never asks libmicrohttpd for it: the query is
+            // emptied in libmicrohttpd's own (writable) request buffer, so
+            // that every request reaches `RequestProcessor.begin`.
+            if let uri, let mark = strchr(uri, Int32(UInt8(ascii: "?"))) {
+                UnsafeMutablePointer(mutating: mark + 1).pointee = 0
+            }
+            let context = RequestContext(rawTarget: target, logger: processor.logger)
+            processor.requestsInFlight.add(1, ordering: .acquiringAndReleasing)
+            return Unmanaged.passRetained(context).toOpaque()
         }
-        let context = RequestContext(rawTarget: target, logger: processor.logger)
-        processor.requestsInFlight.add(1, ordering: .acquiringAndReleasing)
-        return Unmanaged.passRetained(context).toOpaque()
-    }
 
-    /// The accept policy (event loops only): refuses a connection over the limit.
+    /// The accept policy: refuses a connection over the limit, every loop's connections counted.
     private static let acceptPolicy: MHD_AcceptPolicyCallback = { cls, _, _ in
         let processor = Unmanaged<RequestProcessor>.fromOpaque(cls!).takeUnretainedValue()
         return processor.openConnections.load(ordering: .relaxed) < processor.configuration.maximumConnections ? .YES : .NO
@@ -287,44 +256,50 @@ final class Daemon {
 
     /// MHD_OPTION_NOTIFY_CONNECTION: a connection opened (before its TLS
     /// handshake) or closed.
-    private static let connectionChanged: @convention(c) (
-        UnsafeMutableRawPointer?, OpaquePointer?, UnsafeMutablePointer<UnsafeMutableRawPointer?>?,
-        MHD_ConnectionNotificationCode
-    ) -> Void = { cls, connection, socketContext, code in
-        guard let cls, let connection, let socketContext else { return }
-        let setup = Unmanaged<ConnectionSetup>.fromOpaque(cls).takeUnretainedValue()
-        let processor = setup.processor
-        switch code {
-        case .CONNECTION_NOTIFY_STARTED:
-            if let tls = setup.tls, let session = shim_MHD_get_tls_session(connection) { tls.apply(to: session) }
-            processor.openConnections.add(1, ordering: .relaxed)
-            // The connection's socket context holds one retain on its
-            // record until the connection closes.
-            let watch = processor.deadlines.opened(socket: shim_MHD_get_connection_fd(connection))
-            let open = OpenConnection(processor: processor, watch: watch, loopDaemon: EventLoopDaemon.current)
-            socketContext.pointee = Unmanaged.passRetained(open).toOpaque()
-        default:
-            processor.openConnections.subtract(1, ordering: .relaxed)
-            if let opaque = socketContext.pointee {
-                socketContext.pointee = nil
-                let open = Unmanaged<OpenConnection>.fromOpaque(opaque).takeRetainedValue()
-                if let watch = open.watch { processor.deadlines.closed(watch) }
+    private static let connectionChanged:
+        @convention(c) (
+            UnsafeMutableRawPointer?, OpaquePointer?, UnsafeMutablePointer<UnsafeMutableRawPointer?>?,
+            MHD_ConnectionNotificationCode
+        ) -> Void = { cls, connection, socketContext, code in
+            guard let cls, let connection, let socketContext else { return }
+            let setup = Unmanaged<ConnectionSetup>.fromOpaque(cls).takeUnretainedValue()
+            let processor = setup.processor
+            switch code {
+            case .CONNECTION_NOTIFY_STARTED:
+                if let tls = setup.tls, let session = shim_MHD_get_tls_session(connection) { tls.apply(to: session) }
+                processor.openConnections.add(1, ordering: .relaxed)
+                // The connection's socket context holds one retain on its
+                // record until the connection closes.
+                let watch = processor.deadlines.opened(socket: shim_MHD_get_connection_fd(connection))
+                // libmicrohttpd accepts connections only in `MHD_run`, which
+                // only the daemon's loop calls.
+                guard let loopDaemon = EventLoopDaemon.current else {
+                    preconditionFailure("libmicrohttpd opened a connection off its event loop")
+                }
+                let open = OpenConnection(processor: processor, watch: watch, loopDaemon: loopDaemon)
+                socketContext.pointee = Unmanaged.passRetained(open).toOpaque()
+            default:
+                processor.openConnections.subtract(1, ordering: .relaxed)
+                if let opaque = socketContext.pointee {
+                    socketContext.pointee = nil
+                    let open = Unmanaged<OpenConnection>.fromOpaque(opaque).takeRetainedValue()
+                    if let watch = open.watch { processor.deadlines.closed(watch) }
+                }
             }
         }
-    }
 
     /// What the server keeps for one open connection, as its socket context.
     final class OpenConnection {
         let processor: RequestProcessor
         /// The deadlines' watch of the connection, if it has one.
         let watch: ConnectionDeadline.Watch?
-        /// With event loops, the daemon (and loop) that serves the connection.
-        let loopDaemon: EventLoopDaemon?
+        /// The daemon (and loop) that serves the connection.
+        let loopDaemon: EventLoopDaemon
         /// When its last request completed, in nanoseconds of
         /// `CLOCK_MONOTONIC_COARSE`; 0 before the first (`releasePoolUnlessBusy`).
         let lastCompleted = Atomic<UInt64>(0)
 
-        init(processor: RequestProcessor, watch: ConnectionDeadline.Watch?, loopDaemon: EventLoopDaemon?) {
+        init(processor: RequestProcessor, watch: ConnectionDeadline.Watch?, loopDaemon: EventLoopDaemon) {
             self.processor = processor
             self.watch = watch
             self.loopDaemon = loopDaemon
@@ -342,52 +317,54 @@ final class Daemon {
     }
 
     /// MHD_OPTION_NOTIFY_COMPLETED: the request is over, whatever happened.
-    private static let requestCompleted: @convention(c) (
-        UnsafeMutableRawPointer?, OpaquePointer?, UnsafeMutablePointer<UnsafeMutableRawPointer?>?,
-        MHD_RequestTerminationCode
-    ) -> Void = { cls, connection, contextPointer, termination in
-        let processor = Unmanaged<RequestProcessor>.fromOpaque(cls!).takeUnretainedValue()
-        if let connection, let open = openConnection(connection) {
-            if let watch = open.watch { processor.deadlines.requestCompleted(watch) }
-            if termination == .REQUEST_TERMINATED_COMPLETED_OK {
-                releasePoolUnlessBusy(open)
-            } else {
-                zeroPoolAsUsual(open)
+    private static let requestCompleted:
+        @convention(c) (
+            UnsafeMutableRawPointer?, OpaquePointer?, UnsafeMutablePointer<UnsafeMutableRawPointer?>?,
+            MHD_RequestTerminationCode
+        ) -> Void = { cls, connection, contextPointer, termination in
+            let processor = Unmanaged<RequestProcessor>.fromOpaque(cls!).takeUnretainedValue()
+            if let connection, let open = openConnection(connection) {
+                if let watch = open.watch { processor.deadlines.requestCompleted(watch) }
+                if termination == .REQUEST_TERMINATED_COMPLETED_OK {
+                    releasePoolUnlessBusy(open)
+                } else {
+                    zeroPoolAsUsual(open)
+                }
             }
+            guard let contextPointer, let opaque = contextPointer.pointee else { return }
+            contextPointer.pointee = nil
+            let context = Unmanaged<RequestContext>.fromOpaque(opaque).takeRetainedValue()
+            processor.complete(context, outcome: termination.outcome)
+            processor.requestsInFlight.subtract(1, ordering: .acquiringAndReleasing)
         }
-        guard let contextPointer, let opaque = contextPointer.pointee else { return }
-        contextPointer.pointee = nil
-        let context = Unmanaged<RequestContext>.fromOpaque(opaque).takeRetainedValue()
-        processor.complete(context, outcome: termination.outcome)
-        processor.requestsInFlight.subtract(1, ordering: .acquiringAndReleasing)
-    }
 
     /// The access handler: called once the header fields are in, once per
     /// piece of body, and a final time with no data.
-    private static let accessHandler: @convention(c) (
-        UnsafeMutableRawPointer?, OpaquePointer?,
-        UnsafePointer<CChar>?, UnsafePointer<CChar>?, UnsafePointer<CChar>?,
-        UnsafePointer<CChar>?, UnsafeMutablePointer<Int>?,
-        UnsafeMutablePointer<UnsafeMutableRawPointer?>?
-    ) -> MHD_Result = { cls, connection, _, method, _, uploadData, uploadDataSize, contextPointer in
-        guard let cls, let connection, let contextPointer, let opaque = contextPointer.pointee, let uploadDataSize
-        else { return .NO }
-        let processor = Unmanaged<RequestProcessor>.fromOpaque(cls).takeUnretainedValue()
-        let context = Unmanaged<RequestContext>.fromOpaque(opaque).takeUnretainedValue()
-        let connectionHandle = Connection(connection, releasesPoolPages: processor.libraryPatches.releasesPoolPages)
+    private static let accessHandler:
+        @convention(c) (
+            UnsafeMutableRawPointer?, OpaquePointer?,
+            UnsafePointer<CChar>?, UnsafePointer<CChar>?, UnsafePointer<CChar>?,
+            UnsafePointer<CChar>?, UnsafeMutablePointer<Int>?,
+            UnsafeMutablePointer<UnsafeMutableRawPointer?>?
+        ) -> MHD_Result = { cls, connection, _, method, _, uploadData, uploadDataSize, contextPointer in
+            guard let cls, let connection, let contextPointer, let opaque = contextPointer.pointee, let uploadDataSize
+            else { return .NO }
+            let processor = Unmanaged<RequestProcessor>.fromOpaque(cls).takeUnretainedValue()
+            let context = Unmanaged<RequestContext>.fromOpaque(opaque).takeUnretainedValue()
+            let connectionHandle = Connection(connection, releasesPoolPages: processor.libraryPatches.releasesPoolPages)
 
-        if !context.hasStarted {
-            if let watch = watch(connection) { processor.deadlines.headersReceived(watch) }
-            return processor.begin(context, on: connectionHandle, method: method.map { String(cString: $0) } ?? "")
-                ? .YES : .NO
+            if !context.hasStarted {
+                if let watch = watch(connection) { processor.deadlines.headersReceived(watch) }
+                return processor.begin(context, on: connectionHandle, method: method.map { String(cString: $0) } ?? "")
+                    ? .YES : .NO
+            }
+            if uploadDataSize.pointee > 0 {
+                let chunk = UnsafeRawBufferPointer(start: uploadData, count: uploadDataSize.pointee)
+                uploadDataSize.pointee = 0
+                return processor.receive(chunk, for: context, on: connectionHandle) ? .YES : .NO
+            }
+            return processor.finish(context, on: connectionHandle) ? .YES : .NO
         }
-        if uploadDataSize.pointee > 0 {
-            let chunk = UnsafeRawBufferPointer(start: uploadData, count: uploadDataSize.pointee)
-            uploadDataSize.pointee = 0
-            return processor.receive(chunk, for: context, on: connectionHandle) ? .YES : .NO
-        }
-        return processor.finish(context, on: connectionHandle) ? .YES : .NO
-    }
 
     /// MHD_OPTION_EXTERNAL_LOGGER: libmicrohttpd's own messages.
     private static let logMessage: MHD_LogCallback = { cls, format, arguments in

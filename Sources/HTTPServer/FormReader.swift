@@ -11,7 +11,7 @@ import Glibc
 /// or `/tmp`) whose path is registered with the request context at once,
 /// so it is removed when the request completes, whatever happened.
 ///
-/// Owned by its `RequestContext`; used by the connection's thread only.
+/// Owned by its `RequestContext`; used on the connection's event loop only.
 final class FormReader {
     private struct Part {
         var name: String
@@ -180,13 +180,14 @@ final class FormReader {
 
     // MARK: - Callback
 
-    private static let iterate: @convention(c) (
-        UnsafeMutableRawPointer?, MHD_ValueKind, UnsafePointer<CChar>?, UnsafePointer<CChar>?,
-        UnsafePointer<CChar>?, UnsafePointer<CChar>?, UnsafePointer<CChar>?, UInt64, Int
-    ) -> MHD_Result = { cls, _, key, filename, contentType, _, data, offset, size in
-        let reader = Unmanaged<FormReader>.fromOpaque(cls!).takeUnretainedValue()
-        let bytes = UnsafeRawBufferPointer(start: data, count: data == nil ? 0 : size)
-        return reader.receive(name: key, filename: filename, contentType: contentType, data: bytes, offset: offset)
-            ? .YES : .NO
-    }
+    private static let iterate:
+        @convention(c) (
+            UnsafeMutableRawPointer?, MHD_ValueKind, UnsafePointer<CChar>?, UnsafePointer<CChar>?,
+            UnsafePointer<CChar>?, UnsafePointer<CChar>?, UnsafePointer<CChar>?, UInt64, Int
+        ) -> MHD_Result = { cls, _, key, filename, contentType, _, data, offset, size in
+            let reader = Unmanaged<FormReader>.fromOpaque(cls!).takeUnretainedValue()
+            let bytes = UnsafeRawBufferPointer(start: data, count: data == nil ? 0 : size)
+            return reader.receive(name: key, filename: filename, contentType: contentType, data: bytes, offset: offset)
+                ? .YES : .NO
+        }
 }

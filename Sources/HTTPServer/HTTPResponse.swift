@@ -73,10 +73,8 @@ public struct HTTPResponse {
 // MARK: - Responses that come later
 
 extension HTTPResponse {
-    /// A response whose work may block (a database query, a file): with
-    /// ``HTTPServer/ThreadingModel/eventLoops(threads:)`` it runs on a
-    /// worker thread while the event loop serves other connections; with
-    /// one thread per connection it runs at once, on that thread.
+    /// A response whose work may block (a database query, a file): it runs
+    /// on a worker thread while the event loop serves other connections.
     ///
     /// ```swift
     /// HTTPResponse.blocking { HTTPResponse(text: try! String(contentsOfFile: path)) }

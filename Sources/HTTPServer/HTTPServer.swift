@@ -5,12 +5,16 @@ import Logging
 import Locking
 import Synchronization
 
-/// An HTTP/1.1 server on libmicrohttpd.
+/// An HTTP/1.1 server on libmicrohttpd, run by event loops.
 ///
-/// Each connection is served by its own thread, so a handler may block (on a
-/// database call, say) without holding up other connections. The handler is
-/// called once the request, body included, has been received; its response
-/// may stream (`HTTPResponse.Body.stream`), pulled as the client reads.
+/// A few event-loop threads (``Configuration/eventLoops``) each serve many
+/// connections. The handler is called on a loop once the request, body
+/// included, has been received, and must not block: work that may block
+/// goes in ``HTTPResponse/blocking(_:)`` (run on a worker thread),
+/// ``HTTPResponse/later(_:)`` (completed by another thread) or
+/// ``HTTPResponse/async(_:)``, and the connection is set aside meanwhile. A
+/// response may stream (`HTTPResponse.Body.stream`), pulled on worker
+/// threads as the client reads (docs/THREADING.md).
 ///
 /// ```swift
 /// let server = HTTPServer(configuration: .init(port: 8080)) { request in
@@ -50,12 +54,12 @@ public final class HTTPServer: Sendable {
         public var maximumHeaderSize: Int
         /// Seconds `stop()` lets in-flight requests finish.
         public var shutdownTimeout: Double
-        /// How connections are mapped to threads. `SQLRestServer` (and so
-        /// `employees-server`) runs event loops, whose handler is a
-        /// `WebServiceRouter`, which never blocks; a thread per connection,
-        /// the default, suits a handler of one's own that blocks
-        /// (docs/THREADING.md).
-        public var threading: ThreadingModel
+        /// Event-loop threads, each running a libmicrohttpd daemon of its
+        /// own on a listening socket of its own (the kernel spreads new
+        /// connections over them); fewer than one counts as one. A loop
+        /// serves many connections, so more loops only help with more
+        /// processors: `SQLRestServer` runs half the machine's.
+        public var eventLoops: Int
         /// gzip for clients that accept it; `nil`: never.
         public var compression: ResponseCompression?
         /// Which other origins' web pages may call the server; `nil`: none (no CORS header is sent).
@@ -114,7 +118,7 @@ public final class HTTPServer: Sendable {
             maximumBodySize: Int = 10 << 20,
             maximumHeaderSize: Int = 16 << 10,
             shutdownTimeout: Double = 10,
-            threading: ThreadingModel = .threadPerConnection,
+            eventLoops: Int = 1,
             compression: ResponseCompression? = ResponseCompression(),
             crossOrigin: CrossOriginPolicy? = nil,
             tls: TLSCertificate? = nil,
@@ -135,7 +139,7 @@ public final class HTTPServer: Sendable {
             self.maximumBodySize = maximumBodySize
             self.maximumHeaderSize = maximumHeaderSize
             self.shutdownTimeout = shutdownTimeout
-            self.threading = threading
+            self.eventLoops = eventLoops
         }
 
         /// GnuTLS's `NORMAL` ciphers over TLS 1.3 and 1.2 only: no TLS 1.0 or
@@ -159,33 +163,12 @@ public final class HTTPServer: Sendable {
         }
     }
 
-    /// How libmicrohttpd maps connections to threads.
-    ///
-    /// ```swift
-    /// HTTPServer.Configuration(threading: .eventLoops(threads: 2))
-    /// ```
-    public enum ThreadingModel: Sendable, Hashable {
-        /// One thread per connection: the handler runs on it and may
-        /// block, holding up only its own connection; a streamed body is
-        /// pulled on that thread too (`StreamReader`). The default.
-        case threadPerConnection
-        /// A few event-loop threads, each serving many connections: fewer
-        /// threads asleep and woken per request, so less CPU per request
-        /// (docs/THREADING.md). The handler runs on a loop and must not
-        /// block: it returns ``HTTPResponse/blocking(_:)`` for work that
-        /// may, which then runs on a worker thread, or
-        /// ``HTTPResponse/later(_:)`` for work another thread completes.
-        /// Streaming bodies are pulled on worker threads (`StreamPump`):
-        /// each model has its pump because a loop must never wait for a
-        /// body, while a connection's own thread may and is simplest so.
-        case eventLoops(threads: Int)
-    }
-
     /// Turns a request into a response. Called after the whole body has
-    /// arrived: on the connection's thread, where it may block, or with
-    /// ``ThreadingModel/eventLoops(threads:)`` on an event loop, where it
-    /// must not (see there). It receives the request to keep
-    /// (`consuming`), so that passing it on moves it.
+    /// arrived, on an event loop, where it must not block: it returns
+    /// ``HTTPResponse/blocking(_:)`` for work that may, which then runs on a
+    /// worker thread, or ``HTTPResponse/later(_:)`` for work another thread
+    /// completes. It receives the request to keep (`consuming`), so that
+    /// passing it on moves it.
     public typealias Handler = @Sendable (consuming HTTPRequest) -> HTTPResponse
 
     /// Why the server could not start.

@@ -19,8 +19,8 @@
 /// HTTPServer.Configuration(admission: KeyCheck())
 /// ```
 public protocol RequestAdmission: Sendable {
-    /// The decision for `request`; called on the server's thread of the
-    /// connection (an event loop), so it must not block: work that takes
+    /// The decision for `request`; called on the connection's event
+    /// loop, so it must not block: work that takes
     /// time answers ``Admission/pending(_:)``.
     func admit(_ request: HTTPRequest) -> Admission
 }
@@ -32,7 +32,7 @@ public enum Admission: Sendable {
     /// The request is answered with this problem at once; its body is never read.
     case refused(HTTPError)
     /// The decision takes work that may block or wait (a password check):
-    /// `start` is called once, on the connection's thread, with the
+    /// `start` is called once, on the connection's event loop, with the
     /// function to call once with the decision, from any thread. The
     /// connection is set aside meanwhile.
     case pending(@Sendable (_ decide: @escaping @Sendable (Admission) -> Void) -> Void)

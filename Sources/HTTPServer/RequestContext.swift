@@ -7,7 +7,8 @@ import Logging
 /// answered: created when libmicrohttpd reads the request line, dropped
 /// when the request completes (the request's `con_cls`).
 ///
-/// Used only by the connection's thread, so not `Sendable`.
+/// Used by one thread at a time: the connection's event loop, or a worker
+/// while the connection is suspended. So not `Sendable`.
 ///
 /// The properties that hold buffers are `@exclusivity(unchecked)`: each
 /// access to them otherwise goes through the runtime's exclusivity check

@@ -1,7 +1,7 @@
 /// Told of each request it answered once the request is over (body sent or
 /// connection gone): a router's record of one route, for metrics. A
 /// response carries it (``HTTPResponse/observer``); the server calls it on
-/// the connection's thread, so it must be quick and must not block.
+/// the connection's event loop, so it must be quick and must not block.
 ///
 /// ```swift
 /// final class Tally: RequestObserver {

@@ -79,10 +79,8 @@ extension RequestProcessor {
     }
 
     /// Suspends the connection and has `response` produced off the event loop.
-    func deferResponse(
-        _ response: HTTPResponse, to context: RequestContext, on connection: Connection, daemon: EventLoopDaemon,
-        workers: WorkerPool
-    ) {
+    func deferResponse(_ response: HTTPResponse, to context: RequestContext, on connection: Connection, daemon: EventLoopDaemon) {
+        let workers = self.workers
         let suspension = Suspension(connection: connection.handle, daemon: daemon, registry: suspensions)
         let deferral = Deferral<PreparedResponse>(suspension: suspension)
         context.deferral = deferral
@@ -120,7 +118,7 @@ extension RequestProcessor {
             response = compression.apply(to: response, requestHeaders: context.headers)
         }
         let isCompressed = configuration.compression != nil
-        guard case .stream(let body) = response.body, let workers else {
+        guard case .stream(let body) = response.body else {
             return PreparedResponse(response: response, isCompressed: isCompressed)
         }
         // A HEAD's first block is pulled too, for the GET's framing; libmicrohttpd sends no body for it.

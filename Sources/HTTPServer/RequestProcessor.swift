@@ -6,8 +6,8 @@ import Synchronization
 /// into a `RequestContext`, calls the handler once the body is complete,
 /// queues its response and writes the access-log line at the end.
 ///
-/// One processor serves one running daemon; its methods run on connection
-/// threads, many at once, and touch only the request's own context besides
+/// One processor serves one running server; its methods run on the event
+/// loops, several at once, and touch only the request's own context besides
 /// the atomics below.
 final class RequestProcessor: Sendable {
     let configuration: HTTPServer.Configuration
@@ -18,7 +18,7 @@ final class RequestProcessor: Sendable {
 
     /// Requests begun (request line read) and not yet completed.
     let requestsInFlight = Atomic<Int>(0)
-    /// Client connections open now (the accept policy's count, with event loops).
+    /// Client connections open now (the accept policy's count).
     let openConnections = Atomic<Int>(0)
     /// Set when a graceful stop begins: responses then carry `Connection: close`.
     let isDraining = Atomic<Bool>(false)
@@ -26,8 +26,8 @@ final class RequestProcessor: Sendable {
     let deadlines: ConnectionDeadline
     /// Bytes of request bodies held now, every request's together.
     let bodyBytesInFlight = Atomic<Int>(0)
-    /// With event loops: the threads for work that may block.
-    let workers: WorkerPool?
+    /// The threads for work that may block.
+    let workers: WorkerPool
     /// The connections suspended while other threads work for them.
     let suspensions = SuspensionRegistry()
 
@@ -39,11 +39,7 @@ final class RequestProcessor: Sendable {
         self.deadlines = ConnectionDeadline(
             header: Double(configuration.connectionTimeout), body: configuration.bodyTimeout,
             response: configuration.responseTimeout)
-        if case .eventLoops = configuration.threading {
-            workers = WorkerPool(limit: configuration.maximumConnections)
-        } else {
-            workers = nil
-        }
+        workers = WorkerPool(limit: configuration.maximumConnections)
     }
 
     // MARK: - Access-handler steps
@@ -65,14 +61,18 @@ final class RequestProcessor: Sendable {
         }
 
         if let length = context.headers["Content-Length"].flatMap({ Int($0.trimmingCharacters(in: " \t")) }),
-           length > configuration.maximumBodySize {
+            length > configuration.maximumBodySize
+        {
             return respond(with: tooLarge().response, to: context, on: connection, closeConnection: true)
         }
-        if configuration.refusesCrossSiteWrites, CrossOriginPolicy.isCrossSiteWrite(
-            method: context.method, headers: context.headers, policy: configuration.crossOrigin) {
+        if configuration.refusesCrossSiteWrites,
+            CrossOriginPolicy.isCrossSiteWrite(
+                method: context.method, headers: context.headers, policy: configuration.crossOrigin)
+        {
             let problem = HTTPError(
                 .forbidden,
-                detail: "A \(context.method) from a web page of another site is refused: its Origin is not this server's, nor one it allows.")
+                detail:
+                    "A \(context.method) from a web page of another site is refused: its Origin is not this server's, nor one it allows.")
             return respond(with: problem.response, to: context, on: connection, closeConnection: Self.expectsBody(context))
         }
         if context.rejection == nil, let admission = configuration.admission {
@@ -90,21 +90,23 @@ final class RequestProcessor: Sendable {
         case .refused(let problem):
             return respond(with: problem.response, to: context, on: connection, closeConnection: Self.expectsBody(context))
         case .pending(let start):
-            if workers != nil, let daemon = Daemon.openConnection(connection.handle)?.loopDaemon {
-                // An event loop must not wait: the connection is set aside
-                // until the decision comes, and libmicrohttpd calls again then (`finish`).
-                let suspension = Suspension(connection: connection.handle, daemon: daemon, registry: suspensions)
-                let wait = Deferral<Admission>(suspension: suspension)
-                context.admissionWait = wait
-                suspension.lock.withLock { suspension.suspendLocked() }
-                start { _ = wait.fulfil($0) }
-                return true
-            }
-            // A thread of its own: the connection's thread waits.
-            let handOff = HandOff<Admission>()
-            start { handOff.put($0) }
-            return conclude(handOff.take(), context: context, on: connection)
+            guard let daemon = Self.loopDaemon(of: connection) else { return false }
+            // An event loop must not wait: the connection is set aside
+            // until the decision comes, and libmicrohttpd calls again then (`finish`).
+            let suspension = Suspension(connection: connection.handle, daemon: daemon, registry: suspensions)
+            let wait = Deferral<Admission>(suspension: suspension)
+            context.admissionWait = wait
+            suspension.lock.withLock { suspension.suspendLocked() }
+            start { _ = wait.fulfil($0) }
+            return true
         }
+    }
+
+    /// The daemon whose loop serves `connection`. Every connection has its
+    /// record from its opening on (`Daemon.connectionChanged`); without
+    /// one, the caller closes the connection.
+    private static func loopDaemon(of connection: Connection) -> EventLoopDaemon? {
+        Daemon.openConnection(connection.handle)?.loopDaemon
     }
 
     /// The request goes on: its body is read (within the body deadline), then the handler called.
@@ -169,7 +171,7 @@ final class RequestProcessor: Sendable {
     /// The whole request is in: run the handler (unless the request was
     /// rejected) and queue its response.
     ///
-    /// With event loops, a response that needs work that may block
+    /// A response that needs work that may block
     /// (``HTTPResponse/blocking(_:)``, ``HTTPResponse/later(_:)``, a
     /// streaming body) suspends the connection; libmicrohttpd calls again
     /// once it is resumed, and the response is queued then.
@@ -204,18 +206,18 @@ final class RequestProcessor: Sendable {
         if context.rejection == nil, let form = context.form, let problem = form.finish() {
             context.rejection = problem
         }
-        if context.rejection == nil, let preflight = configuration.crossOrigin?.preflightResponse(
-            method: context.method, headers: context.headers) {
+        if context.rejection == nil,
+            let preflight = configuration.crossOrigin?.preflightResponse(
+                method: context.method, headers: context.headers)
+        {
             return respond(with: preflight, to: context, on: connection, closeConnection: closesConnection(context))
         }
-        var response = context.rejection?.response ?? handler(context.makeRequest())
+        let response = context.rejection?.response ?? handler(context.makeRequest())
         context.observer = response.observer
         if Self.needsWorker(response) {
-            if let workers, let daemon = Daemon.openConnection(connection.handle)?.loopDaemon {
-                deferResponse(response, to: context, on: connection, daemon: daemon, workers: workers)
-                return true
-            }
-            response = Self.resolve(response)
+            guard let daemon = Self.loopDaemon(of: connection) else { return false }
+            deferResponse(response, to: context, on: connection, daemon: daemon)
+            return true
         }
         return respond(with: response, to: context, on: connection, closeConnection: closesConnection(context))
     }
@@ -257,7 +259,7 @@ final class RequestProcessor: Sendable {
     /// wrote it (a refusal here, the router, a database error's mapping).
     private static func addRequestID(_ requestID: String, toProblemIn response: inout HTTPResponse) {
         guard case .bytes(let document) = response.body, document.last == UInt8(ascii: "}"),
-              response.headers["Content-Type"] == "application/problem+json"
+            response.headers["Content-Type"] == "application/problem+json"
         else { return }
         var body = document
         body.removeLast()
@@ -316,7 +318,8 @@ final class RequestProcessor: Sendable {
         case 400:
             return HTTPError(
                 .badRequest,
-                detail: "The request is not valid HTTP/1.1: its HTTP version, a header field line, its Content-Length or its chunked body is malformed."
+                detail:
+                    "The request is not valid HTTP/1.1: its HTTP version, a header field line, its Content-Length or its chunked body is malformed."
             )
         case 505:
             return HTTPError(.httpVersionNotSupported, detail: "The server speaks HTTP/1.1 and HTTP/1.0 only.")
@@ -347,8 +350,9 @@ final class RequestProcessor: Sendable {
         context.removeTemporaryFiles()
         if context.heldBodyBytes > 0 { bodyBytesInFlight.subtract(context.heldBodyBytes, ordering: .relaxed) }
         let elapsed = context.started.duration(to: .now)
-        context.observer?.requestCompleted(CompletedRequest(
-            status: context.status, bytesSent: context.bytesSent, isStreamed: context.isStreamed, duration: elapsed))
+        context.observer?.requestCompleted(
+            CompletedRequest(
+                status: context.status, bytesSent: context.bytesSent, isStreamed: context.isStreamed, duration: elapsed))
         // The line would be built before `logger.info` decides to drop it:
         // at a quieter log level, it is not built at all.
         guard logger.logLevel <= .info else { return }

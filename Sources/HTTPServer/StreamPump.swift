@@ -4,12 +4,9 @@ import Logging
 
 /// Feeds a `StreamingBody` to libmicrohttpd's content reader on an event
 /// loop, with the body's pulls (which may block: a database cursor) made
-/// on worker threads.
-///
-/// One of two pumps, one per threading model: with a thread per
-/// connection, `StreamReader` pulls on the connection's own thread, which
-/// may wait for the body; a loop never may, so this one hands each pull to
-/// a worker and suspends the connection meanwhile.
+/// on worker threads: a loop never waits for a body, so each pull goes to
+/// a worker and the connection is suspended while the reader has nothing
+/// to hand out.
 ///
 /// A stream holds two buffers of one block each, allocated once: the one
 /// the reader hands out, and the one the next pull fills while the socket
@@ -61,13 +58,13 @@ final class StreamPump: @unchecked Sendable {
         self.workers = workers
     }
 
-    /// How many bytes a pull writes before it hands its block over: as
-    /// `StreamReader`'s. A pull starts only once the reader has taken the
-    /// block before, so each block costs a hand-off to a worker and, when
-    /// the client reads faster than the pull, a suspension: smaller blocks
-    /// would multiply those for mid-sized lists, to save little memory
-    /// with many streams open (`make bench`, scenarios 5 and 8).
-    static let blockSize = StreamReader.blockSize
+    /// How many bytes a pull writes before it hands its block over. A
+    /// pull starts only once the reader has taken the block before, so
+    /// each block costs a hand-off to a worker and, when the client reads
+    /// faster than the pull, a suspension: smaller blocks would multiply
+    /// those for mid-sized lists, to save little memory with many streams
+    /// open (`make bench`, scenarios 5 and 8).
+    static let blockSize = 64 << 10
     /// What a block's buffer is allocated with: the block and room for the
     /// value written last, which ends past it, so that the buffer never grows.
     static let bufferCapacity = blockSize + blockSize / 4
@@ -117,7 +114,7 @@ final class StreamPump: @unchecked Sendable {
             swap(&spare, &filled)
         }
         // Only copied: the buffer stays whole until it is swapped out.
-        let count = StreamReader.copy(from: pending, start: &pendingStart, into: buffer)
+        let count = Self.copy(from: pending, start: &pendingStart, into: buffer)
         if count > 0 {
             let mustPull = startsPullLocked()
             suspension.lock.unlock()
@@ -148,6 +145,18 @@ final class StreamPump: @unchecked Sendable {
         suspension.lock.unlock()
         if mustPull { workers.submit { self.pull() } }
         return 0
+    }
+
+    /// Copies what `pending` holds from `start` on into `buffer`, as much
+    /// as fits, and moves `start` past it. Returns the count.
+    private static func copy(from pending: [UInt8], start: inout Int, into buffer: UnsafeMutableRawBufferPointer) -> Int {
+        let count = min(pending.count - start, buffer.count)
+        guard count > 0 else { return 0 }
+        pending.withUnsafeBytes { bytes in
+            buffer.copyMemory(from: UnsafeRawBufferPointer(rebasing: bytes[start..<(start + count)]))
+        }
+        start += count
+        return count
     }
 
     /// Whether a pull must start now (the other buffer free, none under way); with the lock held.
@@ -214,12 +223,13 @@ final class StreamPump: @unchecked Sendable {
     private static let endOfStream = -1
     private static let endWithError = -2
 
-    private static let read: @convention(c) (
-        UnsafeMutableRawPointer?, UInt64, UnsafeMutablePointer<CChar>?, Int
-    ) -> Int = { cls, _, buffer, capacity in
-        Unmanaged<StreamPump>.fromOpaque(cls!).takeUnretainedValue()
-            .fill(UnsafeMutableRawBufferPointer(start: buffer, count: capacity))
-    }
+    private static let read:
+        @convention(c) (
+            UnsafeMutableRawPointer?, UInt64, UnsafeMutablePointer<CChar>?, Int
+        ) -> Int = { cls, _, buffer, capacity in
+            Unmanaged<StreamPump>.fromOpaque(cls!).takeUnretainedValue()
+                .fill(UnsafeMutableRawBufferPointer(start: buffer, count: capacity))
+        }
 
     private static let free: @convention(c) (UnsafeMutableRawPointer?) -> Void = { cls in
         Unmanaged<StreamPump>.fromOpaque(cls!).takeRetainedValue().freed()

@@ -183,7 +183,8 @@ public struct ServerOptions: Equatable, Sendable {
         }
         try options.validate()
         for option in programOptions where option.isRequired && options.programOptions[option.name] == nil {
-            throw UsageError(description: "Missing '--\(option.name) \(option.valueName)' (or \(option.variable(prefix: environmentPrefix))).")
+            throw UsageError(
+                description: "Missing '--\(option.name) \(option.valueName)' (or \(option.variable(prefix: environmentPrefix))).")
         }
         return .serve(options)
     }
@@ -281,7 +282,7 @@ public struct ServerOptions: Equatable, Sendable {
             maximumConnections: maxConnections,
             connectionTimeout: connectionTimeout,
             shutdownTimeout: shutdownTimeout,
-            threading: .eventLoops(threads: eventLoops ?? Self.automaticEventLoops),
+            eventLoops: eventLoops ?? Self.automaticEventLoops,
             crossOrigin: corsOrigins.isEmpty ? nil : CrossOriginPolicy(allowedOrigins: corsOrigins),
             tlsPriorities: tlsPriorities,
             accessLogFields: logFormat == .json,

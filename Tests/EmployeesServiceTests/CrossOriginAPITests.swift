@@ -12,9 +12,11 @@ struct CrossOriginAPITests {
     func withServer(origins: [String], _ body: (Int) throws -> Void) throws {
         let pool = try TestEnvironment.pool(size: 2)
         let router = WebServiceRouter(services: [EmployeesService()], runners: [QueryRunner(pool: pool)])
-        let server = HTTPServer(configuration: .init(
-            port: 0, threading: .eventLoops(threads: 1), crossOrigin: CrossOriginPolicy(allowedOrigins: origins),
-            libraryPatches: TestPatches.policy)) {
+        let server = HTTPServer(
+            configuration: .init(
+                port: 0, eventLoops: 1, crossOrigin: CrossOriginPolicy(allowedOrigins: origins),
+                libraryPatches: TestPatches.policy)
+        ) {
             router.respond(to: $0)
         }
         try server.start()
@@ -25,10 +27,12 @@ struct CrossOriginAPITests {
     @Test("a preflight from an allowed origin is answered with what it asked for")
     func preflight() throws {
         try withServer(origins: ["https://app.example.com"]) { port in
-            let reply = try TestClient.request("OPTIONS", "/employees", port: port, headers: [
-                ("Origin", "https://app.example.com"), ("Access-Control-Request-Method", "GET"),
-                ("Access-Control-Request-Headers", "Prefer, If-None-Match"),
-            ])
+            let reply = try TestClient.request(
+                "OPTIONS", "/employees", port: port,
+                headers: [
+                    ("Origin", "https://app.example.com"), ("Access-Control-Request-Method", "GET"),
+                    ("Access-Control-Request-Headers", "Prefer, If-None-Match"),
+                ])
             #expect(reply.status == 204)
             #expect(reply.header("Access-Control-Allow-Origin") == "https://app.example.com")
             #expect(reply.header("Access-Control-Allow-Methods")?.contains("GET") == true)
@@ -36,9 +40,11 @@ struct CrossOriginAPITests {
             #expect(reply.header("Access-Control-Max-Age") == "600")
             #expect(reply.header("Vary") == "Origin")
 
-            let other = try TestClient.request("OPTIONS", "/employees", port: port, headers: [
-                ("Origin", "https://evil.example"), ("Access-Control-Request-Method", "GET"),
-            ])
+            let other = try TestClient.request(
+                "OPTIONS", "/employees", port: port,
+                headers: [
+                    ("Origin", "https://evil.example"), ("Access-Control-Request-Method", "GET"),
+                ])
             #expect(other.header("Access-Control-Allow-Origin") == nil, "not an allowed origin: the router's own OPTIONS answer")
             #expect(other.header("Allow") != nil)
         }

@@ -11,7 +11,7 @@ extension HTTPServerTests {
     /// On one event loop, a handler's blocking work runs on a worker: a
     /// quick request on another connection is answered meanwhile.
     @Test func blockingWorkRunsOffTheEventLoop() throws {
-        let server = try startServer(.init(threading: .eventLoops(threads: 1))) { request in
+        let server = try startServer(.init(eventLoops: 1)) { request in
             guard request.pathSegments == ["slow"] else { return HTTPResponse(text: "quick") }
             return HTTPResponse.blocking {
                 usleep(800_000)
@@ -32,10 +32,10 @@ extension HTTPServerTests {
         #expect(try slow.request("GET", "/quick").text == "quick")
     }
 
-    /// A response completed later by another thread, in both threading models.
-    @Test(arguments: threadingModels)
-    func aPromiseCompletedByAnotherThreadIsSent(threading: HTTPServer.ThreadingModel) throws {
-        let server = try startServer(.init(threading: threading)) { request in
+    /// A response completed later by another thread.
+    @Test
+    func aPromiseCompletedByAnotherThreadIsSent() throws {
+        let server = try startServer(.init(eventLoops: 2)) { request in
             let path = request.rawPath
             return HTTPResponse.later { promise in
                 onNewThread {
@@ -57,7 +57,7 @@ extension HTTPServerTests {
 
     /// A promise that completes at once, on the event loop, inside `start`.
     @Test func aPromiseCompletedAtOnceIsSent() throws {
-        let server = try startServer(.init(threading: .eventLoops(threads: 1))) { _ in
+        let server = try startServer(.init(eventLoops: 1)) { _ in
             HTTPResponse.later { $0.succeed(HTTPResponse(text: "now")) }
         }
         defer { server.stop() }
@@ -69,7 +69,7 @@ extension HTTPServerTests {
     /// Many connections at once, each a mix of immediate, blocking, later and
     /// streamed responses, all answered in full and in order.
     @Test func manyConnectionsMixDeferredResponses() throws {
-        let server = try startServer(.init(threading: .eventLoops(threads: 2))) { request in
+        let server = try startServer(.init(eventLoops: 2)) { request in
             let kind = request.pathSegments.first ?? ""
             let number = request.pathSegments.last ?? ""
             switch kind {
@@ -112,7 +112,7 @@ extension HTTPServerTests {
     /// the request is answered 503 or its connection closed.
     @Test func stoppingDoesNotWaitForeverForAPendingResponse() throws {
         let kept = Shared<[ResponsePromise]>([])
-        let server = try startServer(.init(shutdownTimeout: 0.3, threading: .eventLoops(threads: 1))) { _ in
+        let server = try startServer(.init(shutdownTimeout: 0.3, eventLoops: 1)) { _ in
             HTTPResponse.later { promise in kept.update { $0.append(promise) } }
         }
         let client = try TestClient(port: server.port)
@@ -130,7 +130,7 @@ extension HTTPServerTests {
     /// stream it returns is never sent, and is closed all the same.
     @Test func aStreamReadyAfterTheStopIsClosed() throws {
         let body = Shared<CountingBody?>(nil)
-        let server = try startServer(.init(shutdownTimeout: 0.1, threading: .eventLoops(threads: 1))) { _ in
+        let server = try startServer(.init(shutdownTimeout: 0.1, eventLoops: 1)) { _ in
             HTTPResponse.blocking {
                 usleep(600_000)
                 let stream = CountingBody(total: 10 << 20)
@@ -148,7 +148,7 @@ extension HTTPServerTests {
     /// Each loop listens on a socket of its own on the same port: new
     /// connections are spread over the loops, and each is served on one.
     @Test func connectionsAreSpreadOverTheLoops() throws {
-        let server = try startServer(.init(threading: .eventLoops(threads: 2))) { _ in
+        let server = try startServer(.init(eventLoops: 2)) { _ in
             HTTPResponse(text: EventLoop.current?.name ?? "no loop")
         }
         defer { server.stop() }
@@ -163,11 +163,11 @@ extension HTTPServerTests {
     }
 
     /// A port another server listens on is refused, not shared.
-    @Test(arguments: threadingModels)
-    func aPortInUseIsRefused(threading: HTTPServer.ThreadingModel) throws {
-        let first = try startServer(.init(threading: .eventLoops(threads: 2))) { _ in HTTPResponse(text: "first") }
+    @Test
+    func aPortInUseIsRefused() throws {
+        let first = try startServer(.init(eventLoops: 2)) { _ in HTTPResponse(text: "first") }
         defer { first.stop() }
-        let second = HTTPServer(configuration: .init(port: first.port, threading: threading)) { _ in HTTPResponse(text: "second") }
+        let second = HTTPServer(configuration: .init(port: first.port, eventLoops: 2)) { _ in HTTPResponse(text: "second") }
         #expect(throws: HTTPServer.StartError.self) { try second.start() }
         for _ in 0..<8 {
             #expect(try TestClient(port: first.port).request("GET", "/").text == "first")

@@ -34,7 +34,8 @@ struct Refusal: Sendable, CustomTestStringConvertible {
         Refusal("a header line without a colon", 400, "GET / HTTP/1.1\r\nHost: a\r\nNo colon here\r\n\r\n"),
         Refusal("a NUL in a header field name", 400, "GET / HTTP/1.1\r\nHost: a\r\nX-A\0: b\r\n\r\n"),
         Refusal("a malformed chunk size", 400, "POST / HTTP/1.1\r\nHost: a\r\nTransfer-Encoding: chunked\r\n\r\nzz\r\n"),
-        Refusal("a chunk size beyond 64 bits", 413, "POST / HTTP/1.1\r\nHost: a\r\nTransfer-Encoding: chunked\r\n\r\n1FFFFFFFFFFFFFFFF\r\n"),
+        Refusal(
+            "a chunk size beyond 64 bits", 413, "POST / HTTP/1.1\r\nHost: a\r\nTransfer-Encoding: chunked\r\n\r\n1FFFFFFFFFFFFFFFF\r\n"),
     ]
 
     private static func filler(_ count: Int) -> String {
@@ -49,9 +50,9 @@ extension HTTPServerTests {
     /// the answer is a problem document; the connection is closed and the
     /// server goes on serving. With the patches off (``TestPatches``),
     /// libmicrohttpd's own refusals keep their status but carry its HTML page.
-    @Test(arguments: threadingModels, Refusal.all)
-    func refusalIsAProblemDocument(threading: HTTPServer.ThreadingModel, refusal: Refusal) throws {
-        let server = try startServer(.init(threading: threading)) { _ in HTTPResponse(status: .noContent) }
+    @Test(arguments: Refusal.all)
+    func refusalIsAProblemDocument(refusal: Refusal) throws {
+        let server = try startServer(.init(eventLoops: 2)) { _ in HTTPResponse(status: .noContent) }
         defer { server.stop() }
 
         let client = try TestClient(port: server.port)

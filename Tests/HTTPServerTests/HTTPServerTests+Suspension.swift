@@ -25,7 +25,7 @@ extension HTTPServerTests {
     /// opens, from another thread, and whose other responses come 2 ms
     /// later, from another thread too: each request is suspended.
     private func startSuspendingServer(gate: Gate) throws -> HTTPServer {
-        try startServer(.init(threading: .eventLoops(threads: 1))) { request in
+        try startServer(.init(eventLoops: 1)) { request in
             let path = request.rawPath
             return HTTPResponse.later { promise in
                 onNewThread {
@@ -36,7 +36,7 @@ extension HTTPServerTests {
         }
     }
 
-#if os(Linux) && arch(x86_64)
+    #if os(Linux) && arch(x86_64)
     @Test func aSuspendedConnectionStaysInItsEpollSetWhenPatched() throws {
         let gate = Gate()
         let server = try startSuspendingServer(gate: gate)
@@ -48,8 +48,9 @@ extension HTTPServerTests {
         let sockets = Self.acceptedSockets(port: server.port)
         try #require(sockets.count == 1, "the server's side of the one connection: \(sockets)")
         let kept = TestPatches.resolved.keepsSuspendedSockets
-        #expect(Self.epollRegistrations().contains(Self.inode(sockets[0])) == kept,
-                kept ? "the suspended socket is in no epoll set" : "libmicrohttpd left the suspended socket in its epoll set")
+        #expect(
+            Self.epollRegistrations().contains(Self.inode(sockets[0])) == kept,
+            kept ? "the suspended socket is in no epoll set" : "libmicrohttpd left the suspended socket in its epoll set")
         gate.open()
         #expect(try client.readResponse().text == "done /wait")
         // Registered once, the socket goes on serving requests.
@@ -136,7 +137,7 @@ extension HTTPServerTests {
         guard length > 0 else { return "" }
         return String(decoding: buffer[..<length].map { UInt8(bitPattern: $0) }, as: UTF8.self)
     }
-#endif
+    #endif
 
     /// A second request sent while the first is suspended (pipelined): its
     /// bytes arrive during the suspension, and are read after the resume.

@@ -36,8 +36,8 @@ extension FaultTests {
     /// connection timeout (the idle ones are closed then), immediately once
     /// the flood is gone.
     ///
-    /// With a thread per connection the cap is a hard limit: while it is
-    /// reached, libmicrohttpd accepts and at once closes new connections,
+    /// The cap is a hard limit: while it is reached, the server's accept
+    /// policy refuses new connections at once (libmicrohttpd closes them),
     /// so a client is refused rather than queued. What keeps normal
     /// requests served is that a connection that sends no complete request
     /// within the connection timeout is closed (``ConnectionDeadline``), so
@@ -77,12 +77,15 @@ extension FaultTests {
             normal = fetch(port: port, "/employees/10001", timeout: timeout + 5)
         }
         let servedAfter = now() - firstTry
-        print("idle flood: a normal request during the flood was served after \(String(format: "%.2f", servedAfter)) s and \(attempts) refused attempt(s): \(normal)")
+        print(
+            "idle flood: a normal request during the flood was served after \(String(format: "%.2f", servedAfter)) s and \(attempts) refused attempt(s): \(normal)"
+        )
         #expect(normal.kind == .ok, "\(normal)")
         #expect(servedAfter < Double(timeout) + 1.5, "served within the connection timeout")
 
-        #expect(eventually(timeout: Double(timeout) * 3 + 2) { server.threadCount <= baselineThreads + 2 },
-                "idle connections are closed: \(server.threadCount) threads")
+        #expect(
+            eventually(timeout: Double(timeout) * 3 + 2) { server.threadCount <= baselineThreads + 2 },
+            "idle connections are closed: \(server.threadCount) threads")
         let after = fetch(port: port, "/employees/10001")
         #expect(after.kind == .ok && after.elapsed < 0.5, "\(after)")
         idle.removeAll()
@@ -133,7 +136,9 @@ extension FaultTests {
         let refused = all.filter { $0.kind == .refused }
         let others = all.filter { $0.kind != .ok && $0.kind != .refused }
         let completedAfterSignal = all.filter { $0.kind == .ok && $0.endedAt > signalledAt.value }
-        print("SIGTERM under load: exit status \(status.map(String.init) ?? "none") after \(String(format: "%.3f", exitedAt - signalledAt.value)) s; \(all.count) requests, \(completedAfterSignal.count) completed after the signal, \(refused.count) refused, \(others.count) other")
+        print(
+            "SIGTERM under load: exit status \(status.map(String.init) ?? "none") after \(String(format: "%.3f", exitedAt - signalledAt.value)) s; \(all.count) requests, \(completedAfterSignal.count) completed after the signal, \(refused.count) refused, \(others.count) other"
+        )
         for outcome in others.prefix(10) { print("  \(outcome)") }
 
         #expect(status == 0)

@@ -85,7 +85,7 @@ final class AsyncHandlerTests {
 
     init() throws {
         let router = WebServiceRouter(services: [AsyncService()])
-        server = HTTPServer(configuration: .init(port: 0, threading: .eventLoops(threads: 1))) { router.respond(to: $0) }
+        server = HTTPServer(configuration: .init(port: 0, eventLoops: 1)) { router.respond(to: $0) }
         try server.start()
         base = "http://127.0.0.1:\(server.port)"
     }
@@ -109,7 +109,7 @@ final class AsyncHandlerTests {
                 statuses.append(status)
             }
         }
-        threads.forEach { $0.start() }
+        for thread in threads { thread.start() }
         #expect(gate.waitForWaiters(3, seconds: 60), "the three handlers are blocking their threads")
         // With the three blocked, other requests are served, async or not.
         let echo = try await get("/async/echo?text=hi")

@@ -79,12 +79,13 @@ final class TestServer: Sendable {
 
     private init() throws {
         pool = try TestEnvironment.pool(size: 8)
-        server = Self.serve([
-            EmployeesService(),
-            DepartmentsService(),
-            HealthService(pool: pool),
-            MathService(),
-        ], runner: QueryRunner(pool: pool))
+        server = Self.serve(
+            [
+                EmployeesService(),
+                DepartmentsService(),
+                HealthService(pool: pool),
+                MathService(),
+            ], runner: QueryRunner(pool: pool))
         try server.start()
     }
 
@@ -93,7 +94,7 @@ final class TestServer: Sendable {
     static func serve(_ services: [any WebService], runner: QueryRunner? = nil, shutdownTimeout: Double = 5) -> HTTPServer {
         let router = WebServiceRouter(services: services, runners: runner.map { [$0] } ?? [])
         let configuration = HTTPServer.Configuration(
-            port: 0, shutdownTimeout: shutdownTimeout, threading: .eventLoops(threads: 2), libraryPatches: TestPatches.policy)
+            port: 0, shutdownTimeout: shutdownTimeout, eventLoops: 2, libraryPatches: TestPatches.policy)
         return HTTPServer(configuration: configuration) {
             router.respond(to: $0)
         }

@@ -13,10 +13,6 @@ import Testing
 /// (memory, signals) and must not see another test's traffic.
 @Suite(.serialized) struct HTTPServerTests {}
 
-/// Both ways of mapping connections to threads, for the tests that must
-/// hold in each.
-let threadingModels: [HTTPServer.ThreadingModel] = [.threadPerConnection, .eventLoops(threads: 2)]
-
 /// A started server on an ephemeral port, stopped by `stop()`, with the
 /// libmicrohttpd patches of `MHD_PATCHES` (``TestPatches``).
 func startServer(
@@ -65,10 +61,12 @@ func onNewThread(_ body: @escaping @Sendable () -> Void) {
     }
     var thread = pthread_t()
     let box = Unmanaged.passRetained(Box(body)).toOpaque()
-    let result = pthread_create(&thread, nil, { argument in
-        Unmanaged<Box>.fromOpaque(argument!).takeRetainedValue().body()
-        return nil
-    }, box)
+    let result = pthread_create(
+        &thread, nil,
+        { argument in
+            Unmanaged<Box>.fromOpaque(argument!).takeRetainedValue().body()
+            return nil
+        }, box)
     precondition(result == 0, "pthread_create failed")
     pthread_detach(thread)
 }

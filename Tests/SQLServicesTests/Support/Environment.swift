@@ -66,7 +66,7 @@ enum Environment {
         logger.logLevel = .warning
         let router = WebServiceRouter(services: services, runners: [QueryRunner(pool: pool)], logger: logger)
         let configuration = HTTPServer.Configuration(
-            port: 0, shutdownTimeout: 5, threading: .eventLoops(threads: 2), libraryPatches: TestPatches.policy)
+            port: 0, shutdownTimeout: 5, eventLoops: 2, libraryPatches: TestPatches.policy)
         let server = HTTPServer(configuration: configuration, logger: logger) { router.respond(to: $0) }
         try server.start()
         return server

@@ -35,7 +35,7 @@ enum ClientTestEnvironment {
         let router = WebServiceRouter(
             services: [EmployeesService(), DepartmentsService(), MathService(), EchoService()],
             runners: [QueryRunner(pool: pool)])
-        let server = HTTPServer(configuration: .init(port: 0, shutdownTimeout: 2, threading: .eventLoops(threads: 2))) {
+        let server = HTTPServer(configuration: .init(port: 0, shutdownTimeout: 2, eventLoops: 2)) {
             router.respond(to: $0)
         }
         try server.start()

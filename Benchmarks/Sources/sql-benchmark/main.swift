@@ -1,8 +1,8 @@
 // sql-benchmark: nested JSON through ResultSetAdapter.attach versus one
 // hand-written json_agg + LATERAL query run by psql into /dev/null.
 //
-//     swift build -c release --product sql-benchmark
-//     eval "$(scripts/pg-cluster env)"; .build/release/sql-benchmark [employees] [runs]
+//     swift build -c release --package-path Benchmarks --product sql-benchmark   (or make bench)
+//     eval "$(scripts/pg-cluster env)"; Benchmarks/.build/release/sql-benchmark [employees] [runs]
 //
 // Connects with DATABASE_URL or the PG* variables. Creates the schema
 // `sql_benchmark` with synthetic employees (about 1.5 titles and 9 salaries
@@ -178,7 +178,9 @@ do {
     }
     let adapterMedian = median(adapterTimes)
     let psqlMedian = median(psqlTimes)
-    print("ResultSetAdapter + 2 attachments (\(bytes) bytes): median \(milliseconds(adapterMedian)), best \(milliseconds(adapterTimes.min()!))")
+    print(
+        "ResultSetAdapter + 2 attachments (\(bytes) bytes): median \(milliseconds(adapterMedian)), best \(milliseconds(adapterTimes.min()!))"
+    )
     print("psql json_agg + LATERAL to /dev/null:            median \(milliseconds(psqlMedian)), best \(milliseconds(psqlTimes.min()!))")
 
     // For scale: a flat result of a million rows, streamed.
