@@ -23,6 +23,27 @@ extension OpenAPIDocument {
         }
     }
 
+    /// `schema` with what the parameter enforces beyond its type: `minItems`
+    /// on a list, `minimum` and `maximum` on an integer (on a list's items).
+    static func constrained(_ schema: JSON, by constraints: ArgumentConstraints) -> JSON {
+        guard !constraints.isEmpty else { return schema }
+        var schema = schema
+        if let count = constraints.minimumCount, case .string("array")? = schema["type"] { schema["minItems"] = .integer(Int64(count)) }
+        func bounded(_ schema: JSON) -> JSON {
+            guard case .string("integer")? = schema["type"] else { return schema }
+            var bounded = schema
+            if let minimum = constraints.minimum { bounded["minimum"] = .integer(Int64(minimum)) }
+            if let maximum = constraints.maximum { bounded["maximum"] = .integer(Int64(maximum)) }
+            return bounded
+        }
+        if case .string("array")? = schema["type"], let items = schema["items"] {
+            schema["items"] = bounded(items)
+        } else {
+            schema = bounded(schema)
+        }
+        return schema
+    }
+
     /// `schema` that also allows `null`, as an optional field may be.
     static func nullable(_ schema: JSON) -> JSON {
         if schema.isEmptyObject { return schema }
