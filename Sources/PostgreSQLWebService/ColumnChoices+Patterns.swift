@@ -11,7 +11,8 @@ extension ColumnChoices {
     /// `is.unknown` on a boolean.
     ///
     /// Integers (within the column's range), booleans, UUIDs, enumerations
-    /// and texts are stated exactly as their conversion reads them; calendar
+    /// and texts (without NUL, which no query argument may hold) are stated
+    /// exactly as their conversion reads them; calendar
     /// days but February 29th, and numbers by their form; other types
     /// (timestamps, for one) as any text, whose fields the server checks.
     ///
@@ -22,13 +23,16 @@ extension ColumnChoices {
         let value = valuePattern(column.type, constraints: column.constraints)
         let item = column.type == .string ? quotedListItem : "(?:\(value)|\"\(value)\")"
         let truths = column.type == .boolean ? "null|true|false|unknown" : "null"
-        return "^(?:not\\.)?(?:(?:eq|neq|gt|gte|lt|lte)\\.\(value)|i?like\\.[\\s\\S]*|in\\.\\((?:\(item)(?:,\(item))*)?\\)|is\\.(?:\(truths)))$"
+        return "^(?:not\\.)?(?:(?:eq|neq|gt|gte|lt|lte)\\.\(value)|i?like\\.\(anyText)|in\\.\\((?:\(item)(?:,\(item))*)?\\)|is\\.(?:\(truths)))$"
     }
 
     /// An item of `in.(…)` for a text column, as ``ColumnFilter/listItems(_:)``
     /// reads it: unquoted up to the next comma, or double-quoted (commas
     /// inside, `\` escaping the next character) and then unquoted.
-    private static let quotedListItem = #"(?:[^,"][^,]*|"(?:[^"\\]|\\[\s\S])*"[^,]*|)"#
+    private static let quotedListItem = #"(?:[^,"\x00][^,\x00]*|"(?:[^"\\\x00]|\\[^\x00])*"[^,\x00]*|)"#
+
+    /// Any text without a NUL, which no query argument may hold.
+    private static let anyText = #"[^\x00]*"#
 
     /// The texts of one value of `type`.
     static func valuePattern(_ type: ValueType, constraints: ArgumentConstraints) -> String {
@@ -51,7 +55,7 @@ extension ColumnChoices {
             // Two exponent digits at most: a larger exponent may overflow the column's type.
             return #"-?(?:[0-9]+(?:\.[0-9]*)?|\.[0-9]+)(?:[eE][+-]?[0-9]{1,2})?"#
         default:
-            return #"[\s\S]*"#
+            return anyText
         }
     }
 }
