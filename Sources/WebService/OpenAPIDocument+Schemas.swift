@@ -97,7 +97,7 @@ extension OpenAPIDocument {
                 }
                 var object: JSON = ["type": "object", "properties": properties]
                 let required = structure.fields.filter(\.required).map { JSON.string($0.name) }
-                if !required.isEmpty { object["required"] = .array(required) }
+                if !required.isEmpty, !structure.membersChosen { object["required"] = .array(required) }
                 schemas[structure.name] = object
             }
         }

@@ -105,6 +105,13 @@ public struct StructureDocumentation: Sendable, Encodable {
 
     public let name: String
     public let fields: [Field]
+    /// Whether a request may leave out any member (`select`): the OpenAPI
+    /// document then requires none, though each keeps its type and nullability.
+    public var membersChosen = false
+
+    private enum CodingKeys: String, CodingKey {
+        case name, fields
+    }
 }
 
 /// An enumeration's allowed values.
