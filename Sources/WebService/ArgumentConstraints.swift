@@ -42,6 +42,7 @@ public struct ArgumentConstraints: Sendable, Equatable {
         ArgumentConstraints(minimumCount: count)
     }
 
+    /// Whether there is no constraint beyond the type.
     public var isEmpty: Bool { self == .none }
 
     /// Whether an absent argument breaks them: a list that needs values.

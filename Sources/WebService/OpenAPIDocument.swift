@@ -28,7 +28,11 @@ public struct OpenAPIInfo: Sendable {
 ///   variable has given its route a second resource, the path without it;
 /// - each verb on a path is one operation, named by ``OperationID``; the
 ///   overloads of a verb merge into it (their parameters together, each
-///   required only if every overload requires it);
+///   required only if every overload requires it), which allows
+///   combinations that no single overload takes: a service documented for
+///   OpenAPI clients had better take one route per verb and path;
+/// - each parameter's schema states its ``ArgumentConstraints`` (`minimum`,
+///   `maximum`, `minItems`) and a ``RuntimeParameter``'s pattern;
 /// - arguments are query parameters for GET and DELETE, a form or JSON
 ///   body for POST, PUT and PATCH (multipart alone when one is a file); a
 ///   route with a ``Body`` takes that JSON body and its arguments in the query;
