@@ -44,6 +44,19 @@ extension OpenAPIDocument {
         return schema
     }
 
+    /// A plain text's `schema` (a list's items too) with the pattern of
+    /// text without NUL: the HTTP layer refuses a NUL byte in any path,
+    /// query or form value, before a handler sees it.
+    static func argumentText(_ schema: JSON) -> JSON {
+        var schema = schema
+        if case .string("array")? = schema["type"], let items = schema["items"] {
+            schema["items"] = argumentText(items)
+        } else if schema.bytes == JSON.object([(key: "type", value: "string")]).bytes {
+            schema["pattern"] = #"^[^\x00]*$"#
+        }
+        return schema
+    }
+
     /// `schema` that also allows `null`, as an optional field may be.
     static func nullable(_ schema: JSON) -> JSON {
         if schema.isEmptyObject { return schema }

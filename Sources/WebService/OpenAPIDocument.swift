@@ -133,7 +133,7 @@ struct OpenAPIDocument {
                 let own = overload.pathVariableNames[position]
                 return overload.parameters.first { $0.location == .path && $0.name == own }
             }.first
-            var schema = documented.map { Self.constrained(self.schema($0.type), by: $0.constraints) } ?? ["type": "string"]
+            var schema = documented.map { Self.argumentText(Self.constrained(self.schema($0.type), by: $0.constraints)) } ?? ["type": "string"]
             if case .string("string")? = schema["type"] { schema["minLength"] = 1 }
             var parameter: JSON = ["name": .string(name), "in": "path", "required": true]
             if let description = documented?.description, !description.isEmpty { parameter["description"] = .string(description) }
@@ -228,7 +228,7 @@ struct OpenAPIDocument {
     }
 
     private func argumentSchema(_ parameter: ParameterDocumentation) -> JSON {
-        var schema = Self.constrained(self.schema(parameter.type), by: parameter.constraints)
+        var schema = Self.argumentText(Self.constrained(self.schema(parameter.type), by: parameter.constraints))
         if let pattern = parameter.pattern, case .string("string")? = schema["type"] { schema["pattern"] = .string(pattern) }
         if let texts = parameter.defaultTexts, !texts.isEmpty, let value = Self.value(texts, of: parameter.type) {
             // A reference takes no siblings in every tool: wrap it.
