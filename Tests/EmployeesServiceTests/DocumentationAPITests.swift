@@ -115,5 +115,8 @@ struct DocumentationAPITests {
         #expect(try server.get("/math/average").status == 400)
         #expect(try server.get("/employees?offset=-1").status == 400)
         #expect(try server.get("/employees?limit=-1").status == 400)
+        // A text holds no NUL, which the HTTP layer refuses.
+        #expect(try schema("/employees", "name")["pattern"] as? String == #"^[^\x00]*$"#)
+        #expect(try server.get("/employees?name=a%00").status == 400)
     }
 }
