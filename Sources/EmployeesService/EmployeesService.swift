@@ -25,8 +25,8 @@ public struct EmployeesService: WebService {
             returns: [EmployeeSummary].self,
             Parameter<String?>("name", example: "bal*", description: "A name pattern such as `bal*` or `*son`."),
             Parameter<CommaList<EmployeeDetail>>("details", description: "What to nest in each employee."),
-            Parameter<Int?>("limit", example: 10, description: "At most this many employees (0 or more)."),
-            Parameter<Int>("offset", default: 0, description: "Skip this many employees first (0 or more).")
+            Parameter<Int?>("limit", example: 10, constraints: .atLeast(0), description: "At most this many employees (0 or more)."),
+            Parameter<Int>("offset", default: 0, constraints: .atLeast(0), description: "Skip this many employees first (0 or more).")
         ) { name, details, limit, offset in
             list(name: name, details: details, limit: limit, offset: offset)
         }

@@ -36,22 +36,26 @@ public struct ColumnChoices: Sendable {
         public let isFilterable: Bool
         /// Whether a request may order by it (`?order=label.desc`).
         public let isOrderable: Bool
+        /// The range `convert` holds an integer to, which the filter's documented pattern states.
+        public let constraints: ArgumentConstraints
         let convert: @Sendable ([ArgumentInput]) throws(ArgumentConversionError) -> SQLValue
 
         /// A column whose filter values `convert` reads (a value that does
-        /// not convert is a 400 naming the column and `type`).
+        /// not convert is a 400 naming the column and `type`), within
+        /// `constraints` when it holds integers to a range.
         ///
         /// ```swift
         /// ColumnChoices.Column("hireDate", type: .date) { inputs throws(ArgumentConversionError) in .text(try CalendarDate.convert(inputs).description) }
         /// ```
         public init(
-            _ label: String, type: ValueType, filterable: Bool = true, orderable: Bool = true,
+            _ label: String, type: ValueType, filterable: Bool = true, orderable: Bool = true, constraints: ArgumentConstraints = .none,
             convert: @escaping @Sendable ([ArgumentInput]) throws(ArgumentConversionError) -> SQLValue
         ) {
             self.label = label
             self.type = type
             self.isFilterable = filterable
             self.isOrderable = orderable
+            self.constraints = constraints
             self.convert = convert
         }
 
@@ -84,9 +88,6 @@ public struct ColumnChoices: Sendable {
     /// The operators of a filter, in the order the problems list them.
     public static let operators = ["eq", "neq", "gt", "gte", "lt", "lte", "like", "ilike", "in", "is"]
 
-    /// What a filter argument looks like: the `pattern` of its documentation.
-    public static let filterPattern = #"^(not\.)?(eq|neq|gt|gte|lt|lte|like|ilike)\..*$|^(not\.)?in\.\(.*\)$|^(not\.)?is\.(null|true|false|unknown)$"#
-
     /// One parameter's value: what the handler receives for each of ``parameters(filters:order:select:_:)``.
     public enum Chosen: Sendable {
         /// The conditions of one column's argument (empty when absent).
@@ -117,7 +118,7 @@ public struct ColumnChoices: Sendable {
                     + "`is.false`, each optionally after `not.`; repeated, all must hold."
                 parameters.append(RuntimeParameter(
                     column.label, type: .string, description: description, whenAbsent: transform(.filters([])),
-                    pattern: Self.filterPattern
+                    pattern: Self.filterPattern(for: column)
                 ) { inputs throws(ArgumentConversionError) in
                     var filters: [ColumnFilter] = []
                     for input in inputs { filters.append(try ColumnFilter(parsing: input, column: column)) }
@@ -173,7 +174,7 @@ public struct ColumnChoices: Sendable {
     }
 
     /// `label` with the characters a regular expression reads as its own escaped.
-    private static func patternEscaped(_ label: String) -> String {
+    static func patternEscaped(_ label: String) -> String {
         var escaped = ""
         for character in label {
             if "\\^$.|?*+()[]{}".contains(character) { escaped.append("\\") }

@@ -47,12 +47,15 @@ public struct ColumnFilter: Sendable, Equatable {
     public init(parsing input: ArgumentInput, column: ColumnChoices.Column) throws(ArgumentConversionError) {
         let operators = ValueType.enumeration(name: "filter", values: ColumnChoices.operators.map { $0 + "." })
         guard let text = input.scalarText else { throw ArgumentConversionError(expected: operators, received: input.received) }
-        var rest = Substring(text)
-        isNegated = rest.hasPrefix("not.")
+        // Read by Unicode scalars, not characters: a combining mark after a
+        // dot, a parenthesis or a quote must not hide it, as PostgREST reads bytes.
+        var rest = Substring(text).unicodeScalars
+        isNegated = rest.starts(with: "not.".unicodeScalars)
         if isNegated { rest = rest.dropFirst(4) }
         guard let dot = rest.firstIndex(of: ".") else { throw ArgumentConversionError(expected: operators, received: input.received) }
-        let name = rest[..<dot]
-        let operand = String(rest[rest.index(after: dot)...])
+        let name = String(rest[..<dot])
+        let operandScalars = rest[rest.index(after: dot)...]
+        let operand = String(operandScalars)
         self.column = column.label
         func read(_ text: String) throws(ArgumentConversionError) -> SQLValue {
             try column.convert([.text(text)])
@@ -67,8 +70,8 @@ public struct ColumnFilter: Sendable, Equatable {
         case "like": (comparison, value) = (.like, .text(operand.replacing("*", with: "%")))
         case "ilike": (comparison, value) = (.caseInsensitiveLike, .text(operand.replacing("*", with: "%")))
         case "in":
-            guard operand.hasPrefix("("), operand.hasSuffix(")"), operand.count >= 2,
-                  let items = Self.listItems(operand.dropFirst().dropLast())
+            guard operandScalars.first == "(", operandScalars.last == ")", operandScalars.count >= 2,
+                  let items = Self.listItems(Substring(operandScalars.dropFirst().dropLast()))
             else {
                 throw ArgumentConversionError(
                     expected: .string, received: input.received, requirement: "of the form in.(A,B,\"C,D\")")
@@ -99,11 +102,13 @@ public struct ColumnFilter: Sendable, Equatable {
 
     /// The items of `a,b,"c,d"`: PostgREST's quoting, double quotes around
     /// an item holding commas or parentheses, `\` escaping the next
-    /// character inside them; `nil` when a quote is not closed.
+    /// character inside them; `nil` when a quote is not closed. Read by
+    /// Unicode scalars, so that a combining mark never hides a quote or a comma.
     static func listItems(_ text: Substring) -> [String]? {
         guard !text.isEmpty else { return [] }
+        let text = text.unicodeScalars
         var items: [String] = []
-        var current = ""
+        var current = String.UnicodeScalarView()
         var index = text.startIndex
         var quoted = false
         var wasQuoted = false
@@ -122,8 +127,8 @@ public struct ColumnFilter: Sendable, Equatable {
                 quoted = true
                 wasQuoted = true
             } else if character == "," {
-                items.append(current)
-                current = ""
+                items.append(String(current))
+                current = String.UnicodeScalarView()
                 wasQuoted = false
             } else {
                 current.append(character)
@@ -131,7 +136,7 @@ public struct ColumnFilter: Sendable, Equatable {
             index = text.index(after: index)
         }
         guard !quoted else { return nil }
-        items.append(current)
+        items.append(String(current))
         return items
     }
 }

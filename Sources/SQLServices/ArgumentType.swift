@@ -29,6 +29,8 @@ struct ArgumentType: Sendable {
     let convert: @Sendable ([ArgumentInput]) throws(ArgumentConversionError) -> SQLValue
     /// The enumerations `valueType` names, for the documentation.
     let enumerations: [EnumerationDocumentation]
+    /// The range `convert` holds integers to (each element's, for a list), for the documentation.
+    var constraints: ArgumentConstraints = .none
 
     /// The argument type of a parameter of `type`; `catalog` describes the types that are not built in.
     static func of(_ type: PostgresType, catalog: [PostgresType: PostgresTypeDescription]) -> ArgumentType {
@@ -66,13 +68,12 @@ struct ArgumentType: Sendable {
 
     /// An `Int` within `range`: `int2` and `int4` refuse what they cannot hold with a 400 naming the range.
     private static func integer(in range: ClosedRange<Int>) -> ArgumentType {
-        ArgumentType(valueType: .integer, convert: { inputs throws(ArgumentConversionError) in
+        let constraints = ArgumentConstraints.range(range)
+        return ArgumentType(valueType: .integer, convert: { inputs throws(ArgumentConversionError) in
             let value = try Int.convert(inputs)
-            guard range.contains(value) else {
-                throw ArgumentConversionError(expected: .integer, received: inputs[0].received, requirement: "from \(range.lowerBound) to \(range.upperBound)")
-            }
+            try constraints.check(value, received: inputs[0].received)
             return .text(String(value))
-        }, enumerations: [])
+        }, enumerations: [], constraints: constraints)
     }
 
     /// A decimal number, sent as written so that `numeric` keeps every digit.
@@ -123,7 +124,7 @@ struct ArgumentType: Sendable {
                 }
             }
             return values.sqlValue
-        }, enumerations: element.enumerations)
+        }, enumerations: element.enumerations, constraints: element.constraints)
     }
 
     // MARK: - Texts

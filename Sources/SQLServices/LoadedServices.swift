@@ -115,7 +115,9 @@ public struct LoadedServices: Sendable {
             }
         }
         let name = draft.file.returns?.typeName ?? singular
-        let structure = structures.structure(named: name, columns: columns, members: members(of: nil, structureName: singular))
+        let selects = draft.parameters.contains { $0.role == .chosen && $0.runtime.name == "select" }
+        let structure = structures.structure(
+            named: name, columns: columns, members: members(of: nil, structureName: singular), membersChosen: selects)
         switch draft.kind {
         case .list: return ResultDescription(.array(.structure(structure)), streamed: true)
         case .write(returning: .list): return ResultDescription(.array(.structure(structure)))

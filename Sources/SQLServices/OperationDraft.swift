@@ -152,9 +152,9 @@ struct OperationDraft {
         }
         if file.pagedLine != nil {
             parameters.append(Operation.Parameter(role: .limit, runtime: RuntimeParameter(
-                "limit", as: Int?.self, description: "At most this many rows (0 or more).") { .count($0) }))
+                "limit", as: Int?.self, description: "At most this many rows (0 or more).", constraints: .atLeast(0)) { .count($0) }))
             parameters.append(Operation.Parameter(role: .offset, runtime: RuntimeParameter(
-                "offset", as: Int.self, description: "Skip this many rows first (0 or more).", default: 0) { .count($0) }))
+                "offset", as: Int.self, description: "Skip this many rows first (0 or more).", default: 0, constraints: .atLeast(0)) { .count($0) }))
         }
 
         if !isWrite {
@@ -248,7 +248,7 @@ struct OperationDraft {
             let type = ArgumentType.of(column.type, catalog: catalog)
             return ColumnChoices.Column(
                 column.label, type: type.valueType, filterable: filterable.contains(column.label),
-                orderable: orderable.contains(column.label), convert: type.convert)
+                orderable: orderable.contains(column.label), constraints: type.constraints, convert: type.convert)
         })
         return choices.parameters(select: !routeNames.contains("select")) { .chosen($0) }.map {
             Operation.Parameter(role: .chosen, runtime: $0)
@@ -262,7 +262,8 @@ struct OperationDraft {
     ) -> Operation.Parameter {
         let acceptsNull = absent == .null
         let runtime = RuntimeParameter<Operation.Argument>(
-            name, type: type.valueType, description: description, whenAbsent: absent.map { .value($0) }, defaultText: defaultText
+            name, type: type.valueType, description: description, whenAbsent: absent.map { .value($0) }, defaultText: defaultText,
+            constraints: type.constraints
         ) { inputs throws(ArgumentConversionError) in
             // A JSON null is SQL NULL where absence is too, as for an optional typed parameter.
             if acceptsNull, inputs.count == 1, case .json(.null) = inputs[0] { return .value(.null) }

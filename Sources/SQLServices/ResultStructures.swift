@@ -23,14 +23,20 @@ struct ResultStructures {
 
     /// A row with these columns and these members (details, streamed
     /// lists), as a structure named `name` or a numbered variant of it;
-    /// returns the name given.
-    mutating func structure(named name: String, columns: [StatementDescription.ResultColumn], members: [(name: String, type: ValueType)]) -> String {
+    /// returns the name given. `membersChosen`: a request may leave out any
+    /// member (`select`), which the structure then says for every use of it.
+    mutating func structure(
+        named name: String, columns: [StatementDescription.ResultColumn], members: [(name: String, type: ValueType)],
+        membersChosen: Bool = false
+    ) -> String {
         var entries: [(path: [Substring], type: ValueType, required: Bool)] = columns.map { column in
             let type = ArgumentType.documentedType(of: column.type, catalog: catalog)
             return (column.label.split(separator: ".", omittingEmptySubsequences: false), type, !column.isNullable)
         }
         for member in members { entries.append(([Substring(member.name)], member.type, false)) }
-        return add(name, fields: fields(of: entries, structureName: name))
+        let given = add(name, fields: fields(of: entries, structureName: name))
+        if membersChosen, let index = structures.firstIndex(where: { $0.name == given }) { structures[index].membersChosen = true }
+        return given
     }
 
     /// Fields of `entries`, those with a dotted label grouped in nested structures.
@@ -66,7 +72,7 @@ struct ResultStructures {
             let existing = structures[index].fields
             if Self.extends(existing, fields) { return candidate }
             if Self.extends(fields, existing) {
-                structures[index] = StructureDocumentation(candidate, fields: fields)
+                structures[index] = StructureDocumentation(candidate, fields: fields, membersChosen: structures[index].membersChosen)
                 return candidate
             }
             number += 1

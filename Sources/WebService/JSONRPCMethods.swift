@@ -102,7 +102,7 @@ struct OpenRPCDocument {
                             }
                             var param: JSON = ["name": .string(parameter.name), "required": .bool(required)]
                             if !parameter.fullDescription.isEmpty { param["description"] = .string(parameter.fullDescription) }
-                            param["schema"] = schemas.schema(parameter.type)
+                            param["schema"] = OpenAPIDocument.constrained(schemas.schema(parameter.type), by: parameter.constraints)
                             params.append(param)
                         }
                     }

@@ -23,6 +23,40 @@ extension OpenAPIDocument {
         }
     }
 
+    /// `schema` with what the parameter enforces beyond its type: `minItems`
+    /// on a list, `minimum` and `maximum` on an integer (on a list's items).
+    static func constrained(_ schema: JSON, by constraints: ArgumentConstraints) -> JSON {
+        guard !constraints.isEmpty else { return schema }
+        var schema = schema
+        if let count = constraints.minimumCount, case .string("array")? = schema["type"] { schema["minItems"] = .integer(Int64(count)) }
+        func bounded(_ schema: JSON) -> JSON {
+            guard case .string("integer")? = schema["type"] else { return schema }
+            var bounded = schema
+            if let minimum = constraints.minimum { bounded["minimum"] = .integer(Int64(minimum)) }
+            if let maximum = constraints.maximum { bounded["maximum"] = .integer(Int64(maximum)) }
+            return bounded
+        }
+        if case .string("array")? = schema["type"], let items = schema["items"] {
+            schema["items"] = bounded(items)
+        } else {
+            schema = bounded(schema)
+        }
+        return schema
+    }
+
+    /// A plain text's `schema` (a list's items too) with the pattern of
+    /// text without NUL: the HTTP layer refuses a NUL byte in any path,
+    /// query or form value, before a handler sees it.
+    static func argumentText(_ schema: JSON) -> JSON {
+        var schema = schema
+        if case .string("array")? = schema["type"], let items = schema["items"] {
+            schema["items"] = argumentText(items)
+        } else if schema.bytes == JSON.object([(key: "type", value: "string")]).bytes {
+            schema["pattern"] = #"^[^\x00]*$"#
+        }
+        return schema
+    }
+
     /// `schema` that also allows `null`, as an optional field may be.
     static func nullable(_ schema: JSON) -> JSON {
         if schema.isEmptyObject { return schema }
@@ -76,7 +110,7 @@ extension OpenAPIDocument {
                 }
                 var object: JSON = ["type": "object", "properties": properties]
                 let required = structure.fields.filter(\.required).map { JSON.string($0.name) }
-                if !required.isEmpty { object["required"] = .array(required) }
+                if !required.isEmpty, !structure.membersChosen { object["required"] = .array(required) }
                 schemas[structure.name] = object
             }
         }

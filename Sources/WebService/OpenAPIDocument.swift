@@ -28,7 +28,11 @@ public struct OpenAPIInfo: Sendable {
 ///   variable has given its route a second resource, the path without it;
 /// - each verb on a path is one operation, named by ``OperationID``; the
 ///   overloads of a verb merge into it (their parameters together, each
-///   required only if every overload requires it);
+///   required only if every overload requires it), which allows
+///   combinations that no single overload takes: a service documented for
+///   OpenAPI clients had better take one route per verb and path;
+/// - each parameter's schema states its ``ArgumentConstraints`` (`minimum`,
+///   `maximum`, `minItems`) and a ``RuntimeParameter``'s pattern;
 /// - arguments are query parameters for GET and DELETE, a form or JSON
 ///   body for POST, PUT and PATCH (multipart alone when one is a file); a
 ///   route with a ``Body`` takes that JSON body and its arguments in the query;
@@ -129,7 +133,7 @@ struct OpenAPIDocument {
                 let own = overload.pathVariableNames[position]
                 return overload.parameters.first { $0.location == .path && $0.name == own }
             }.first
-            var schema = documented.map { self.schema($0.type) } ?? ["type": "string"]
+            var schema = documented.map { Self.argumentText(Self.constrained(self.schema($0.type), by: $0.constraints)) } ?? ["type": "string"]
             if case .string("string")? = schema["type"] { schema["minLength"] = 1 }
             var parameter: JSON = ["name": .string(name), "in": "path", "required": true]
             if let description = documented?.description, !description.isEmpty { parameter["description"] = .string(description) }
@@ -224,7 +228,7 @@ struct OpenAPIDocument {
     }
 
     private func argumentSchema(_ parameter: ParameterDocumentation) -> JSON {
-        var schema = self.schema(parameter.type)
+        var schema = Self.argumentText(Self.constrained(self.schema(parameter.type), by: parameter.constraints))
         if let pattern = parameter.pattern, case .string("string")? = schema["type"] { schema["pattern"] = .string(pattern) }
         if let texts = parameter.defaultTexts, !texts.isEmpty, let value = Self.value(texts, of: parameter.type) {
             // A reference takes no siblings in every tool: wrap it.

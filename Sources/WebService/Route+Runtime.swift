@@ -92,9 +92,10 @@ extension StructureDocumentation {
     /// ```swift
     /// StructureDocumentation("Title", fields: [.init("title", type: .string, required: true)])
     /// ```
-    public init(_ name: String, fields: [Field]) {
+    public init(_ name: String, fields: [Field], membersChosen: Bool = false) {
         self.name = name
         self.fields = fields
+        self.membersChosen = membersChosen
     }
 }
 

@@ -32,6 +32,8 @@ public struct InputDeclaration: Sendable {
 
     let kind: Kind
     let description: String
+    /// What the input's values must be beyond their type, as it enforces them.
+    var constraints: ArgumentConstraints = .none
 }
 
 /// What a request supplies to the inputs of the route chosen for it.
@@ -70,6 +72,7 @@ public struct RouteContext: Sendable {
 /// Parameter<[Detail]>("details")            // repeated names or a JSON array
 /// Parameter<UploadedFile>("file")           // a multipart file part
 /// Parameter<Int>("id", example: 10004)      // shown by ?api's example request and in OpenAPI
+/// Parameter<Int>("places", default: 0, constraints: .range(0...10))   // refused outside, stated in OpenAPI
 /// ```
 ///
 /// The path variable `?:name` that ends a route's path may be left out when
@@ -79,22 +82,27 @@ public struct RouteContext: Sendable {
 public struct Parameter<Value: ParameterValue>: RouteInput {
     public let name: String
     public let description: String
+    /// What its values must be beyond their type: refused with a 400 and stated by the documentation.
+    public let constraints: ArgumentConstraints
     private let defaultValue: Value?
     private let example: Value?
 
-    /// A parameter that is required unless `Value` is an optional or array.
+    /// A parameter that is required unless `Value` is an optional or array
+    /// (a list that `constraints` asks values of is required too).
     /// `example` is a typical value, for the documentation.
-    public init(_ name: String, example: Value? = nil, description: String = "") {
+    public init(_ name: String, example: Value? = nil, constraints: ArgumentConstraints = .none, description: String = "") {
         self.name = name
         self.description = description
+        self.constraints = constraints
         self.defaultValue = nil
         self.example = example
     }
 
     /// An optional parameter that takes `default` when absent.
-    public init(_ name: String, default: Value, example: Value? = nil, description: String = "") {
+    public init(_ name: String, default: Value, example: Value? = nil, constraints: ArgumentConstraints = .none, description: String = "") {
         self.name = name
         self.description = description
+        self.constraints = constraints
         self.defaultValue = `default`
         self.example = example
     }
@@ -102,7 +110,7 @@ public struct Parameter<Value: ParameterValue>: RouteInput {
     public var declaration: InputDeclaration {
         InputDeclaration(
             kind: .argument(name: name, type: Value.self, defaultTexts: defaultValue?.argumentTexts, exampleTexts: example?.argumentTexts),
-            description: description
+            description: description, constraints: constraints
         )
     }
 
@@ -114,7 +122,15 @@ public struct Parameter<Value: ParameterValue>: RouteInput {
             inputs = context.arguments.isEmpty ? [] : context.arguments[name] ?? []
         }
         if inputs.isEmpty { return try valueWhenAbsent() }
-        return try convert(inputs, parameter: name)
+        let value: Value = try convert(inputs, parameter: name)
+        if !constraints.isEmpty {
+            do {
+                try constraints.check(value)
+            } catch {
+                throw HTTPError.invalidArgument(error, parameter: name)
+            }
+        }
+        return value
     }
 
     /// The default, or the type's value when absent, or a 400.
@@ -124,7 +140,8 @@ public struct Parameter<Value: ParameterValue>: RouteInput {
     /// call, even when the argument is present.
     @inline(never)
     private func valueWhenAbsent() throws -> Value {
-        if let value = defaultValue ?? Value.valueWhenAbsent { return value }
+        if let defaultValue { return defaultValue }
+        if !constraints.requiresValues, let value = Value.valueWhenAbsent { return value }
         throw HTTPError.missingArgument(name, type: Value.valueType)
     }
 }

@@ -28,6 +28,9 @@ public struct RuntimeParameter<Value: Sendable>: Sendable {
     /// A regular expression every text of the argument matches, for the
     /// OpenAPI document (the conversion enforces it); `nil`: none stated.
     public let pattern: String?
+    /// What its values must be beyond their type, for the documentation
+    /// (`minimum`, `maximum`, `minItems`); the conversion enforces them.
+    public let constraints: ArgumentConstraints
     /// The value taken when the request does not supply it; `nil` when the argument is required.
     let valueWhenAbsent: Value?
     let convert: @Sendable ([ArgumentInput]) throws(ArgumentConversionError) -> Value
@@ -41,7 +44,8 @@ public struct RuntimeParameter<Value: Sendable>: Sendable {
     /// ```
     public init(
         _ name: String, type: ValueType, description: String = "", whenAbsent: Value? = nil, defaultText: String? = nil,
-        pattern: String? = nil, convert: @escaping @Sendable ([ArgumentInput]) throws(ArgumentConversionError) -> Value
+        pattern: String? = nil, constraints: ArgumentConstraints = .none,
+        convert: @escaping @Sendable ([ArgumentInput]) throws(ArgumentConversionError) -> Value
     ) {
         self.name = name
         self.type = type
@@ -49,27 +53,32 @@ public struct RuntimeParameter<Value: Sendable>: Sendable {
         self.valueWhenAbsent = whenAbsent
         self.defaultText = defaultText
         self.pattern = pattern
+        self.constraints = constraints
         self.convert = convert
     }
 
     /// A parameter read as the Swift type `T` reads it (same type name,
     /// same conversion, same messages), then turned into a `Value`. Absent,
     /// it takes `default`, else `T`'s value when absent (`nil` for an
-    /// optional, `[]` for an array), else it is required.
+    /// optional, `[]` for an array), else it is required. A value that
+    /// breaks `constraints` is refused as one not of the type is.
     ///
     /// ```swift
-    /// RuntimeParameter("offset", as: Int.self, default: 0) { SQLValue.text(String($0)) }
+    /// RuntimeParameter("offset", as: Int.self, default: 0, constraints: .atLeast(0)) { SQLValue.text(String($0)) }
     /// ```
     public init<T: ParameterValue>(
-        _ name: String, as _: T.Type, description: String = "", default: T? = nil,
+        _ name: String, as _: T.Type, description: String = "", default: T? = nil, constraints: ArgumentConstraints = .none,
         transform: @escaping @Sendable (T) -> Value
     ) {
-        let absent = `default` ?? T.valueWhenAbsent
+        let absent = `default` ?? (constraints.requiresValues ? nil : T.valueWhenAbsent)
         self.init(
             name, type: T.valueType, description: description, whenAbsent: absent.map(transform),
-            defaultText: `default`.map { value in (value as? any RawRepresentable).map { "\($0.rawValue)" } ?? "\(value)" }
+            defaultText: `default`.map { value in (value as? any RawRepresentable).map { "\($0.rawValue)" } ?? "\(value)" },
+            constraints: constraints
         ) { inputs throws(ArgumentConversionError) in
-            transform(try T.convert(inputs))
+            let value = try T.convert(inputs)
+            try constraints.check(value)
+            return transform(value)
         }
     }
 
@@ -126,7 +135,7 @@ public struct RuntimeParameter<Value: Sendable>: Sendable {
         InputDeclaration(
             kind: .runtimeArgument(
                 name: name, type: type, defaultText: defaultText, required: valueWhenAbsent == nil, pattern: pattern),
-            description: description)
+            description: description, constraints: constraints)
     }
 }
 

@@ -80,6 +80,8 @@ public struct ParameterDocumentation: Sendable, Encodable {
     let commaSeparated: Bool
     /// A regular expression each text matches (``RuntimeParameter/pattern``).
     public var pattern: String? = nil
+    /// What the values must be beyond the type, as the parameter enforces it.
+    public var constraints: ArgumentConstraints = .none
 
     private enum CodingKeys: String, CodingKey {
         case name, location, type, required, defaultValue, example, description, pattern
@@ -103,6 +105,13 @@ public struct StructureDocumentation: Sendable, Encodable {
 
     public let name: String
     public let fields: [Field]
+    /// Whether a request may leave out any member (`select`): the OpenAPI
+    /// document then requires none, though each keeps its type and nullability.
+    public var membersChosen = false
+
+    private enum CodingKeys: String, CodingKey {
+        case name, fields
+    }
 }
 
 /// An enumeration's allowed values.
@@ -175,12 +184,12 @@ extension OperationDocumentation {
                     name: name,
                     location: variables.contains(name) ? .path : .argument,
                     type: introspector.describe(type),
-                    required: defaultTexts == nil && type.valueWhenAbsent == nil,
+                    required: defaultTexts == nil && (type.valueWhenAbsent == nil || input.constraints.requiresValues),
                     defaultValue: defaultTexts.map { $0.joined(separator: ",") },
                     example: exampleTexts.map { $0.joined(separator: ",") },
                     description: input.description,
                     defaultTexts: defaultTexts, exampleTexts: exampleTexts,
-                    commaSeparated: type is any CommaSeparatedValues.Type
+                    commaSeparated: type is any CommaSeparatedValues.Type, constraints: input.constraints
                 )
             case .pathVariable(let index, let type):
                 return ParameterDocumentation(
@@ -203,7 +212,8 @@ extension OperationDocumentation {
                 return ParameterDocumentation(
                     name: name, location: variables.contains(name) ? .path : .argument, type: type,
                     required: required, defaultValue: defaultText, example: nil, description: input.description,
-                    defaultTexts: defaultText.map { [$0] }, exampleTexts: nil, commaSeparated: isNameList, pattern: pattern
+                    defaultTexts: defaultText.map { [$0] }, exampleTexts: nil, commaSeparated: isNameList, pattern: pattern,
+                    constraints: input.constraints
                 )
             }
         }

@@ -81,4 +81,42 @@ struct DocumentationAPITests {
         }
         #expect(try server.get("/math/sum?a=2&b=4").text == "6")
     }
+
+    @Test("/openapi.json states each range and least count the parameters enforce, and the server holds to it")
+    func openAPIConstraints() throws {
+        let document = try server.get("/openapi.json").object
+        let paths = try #require(document["paths"] as? [String: [String: [String: Any]]])
+        func parameter(_ path: String, _ name: String) throws -> [String: Any] {
+            let parameters = try #require(paths[path]?["get"]?["parameters"] as? [[String: Any]], "\(path)")
+            return try #require(parameters.first { $0["name"] as? String == name }, "\(path) \(name)")
+        }
+        func schema(_ path: String, _ name: String) throws -> [String: Any] {
+            try #require(try parameter(path, name)["schema"] as? [String: Any])
+        }
+        #expect(try schema("/math/round", "places")["minimum"] as? Int == 0)
+        #expect(try schema("/math/round", "places")["maximum"] as? Int == 10)
+        #expect(try schema("/math/average", "values")["minItems"] as? Int == 1)
+        #expect(try parameter("/math/average", "values")["required"] as? Bool == true)
+        for name in ["limit", "offset"] {
+            #expect(try schema("/employees", name)["minimum"] as? Int == 0, "\(name)")
+        }
+        // /math/sum: one operation whose arguments are all optional, and any of them together is a sum.
+        for name in ["a", "b", "values"] {
+            #expect(try parameter("/math/sum", name)["required"] as? Bool == false, "\(name)")
+        }
+        #expect(try server.get("/math/sum?a=1&b=2&values=3&values=4").text == "10")
+        #expect(try server.get("/math/sum?b=2").text == "2")
+        #expect(try server.get("/math/sum").text == "0")
+
+        #expect(try server.get("/math/round?value=1.23456&places=10").status == 200)
+        let places = try server.get("/math/round?value=1&places=11")
+        #expect(places.status == 400)
+        #expect(places.object["detail"] as? String == #"The parameter "places" expects an integer from 0 to 10; received "11"."#)
+        #expect(try server.get("/math/average").status == 400)
+        #expect(try server.get("/employees?offset=-1").status == 400)
+        #expect(try server.get("/employees?limit=-1").status == 400)
+        // A text holds no NUL, which the HTTP layer refuses.
+        #expect(try schema("/employees", "name")["pattern"] as? String == #"^[^\x00]*$"#)
+        #expect(try server.get("/employees?name=a%00").status == 400)
+    }
 }

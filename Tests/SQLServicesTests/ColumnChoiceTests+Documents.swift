@@ -24,7 +24,7 @@ extension ColumnChoiceTests {
             #expect(byName[name] != nil, "\(name)")
         }
         let lastName = try #require(byName["lastName"]?["schema"] as? [String: Any])
-        #expect(lastName["pattern"] as? String == ColumnChoices.filterPattern)
+        #expect(lastName["pattern"] as? String == ColumnChoices.filterPattern(for: .init("lastName", as: String.self)))
         #expect((byName["lastName"]?["description"] as? String ?? "").contains("in.("))
         let order = try #require(byName["order"]?["schema"] as? [String: Any])
         #expect((order["pattern"] as? String ?? "").contains("lastName"))
@@ -35,13 +35,43 @@ extension ColumnChoiceTests {
         for pattern in [lastName["pattern"], order["pattern"]].compactMap({ $0 as? String }) {
             #expect((try? Regex(pattern)) != nil, "\(pattern)")
         }
-        let filter = try Regex(ColumnChoices.filterPattern)
-        for text in ["eq.Facello", "not.in.(a,\"b,c\")", "is.null", "not.is.true", "ilike.*x*"] {
+        let filter = try Regex(try #require(lastName["pattern"] as? String))
+        for text in ["eq.Facello", "not.in.(a,\"b,c\")", "is.null", "ilike.*x*", "in.()"] {
             #expect(text.wholeMatch(of: filter) != nil, "\(text)")
         }
+        for text in ["not.is.true", "eq", "in.(\"a)", "eq.a\u{0}", "lte"] {
+            #expect(text.wholeMatch(of: filter) == nil, "\(text)")
+        }
+
+        // What the server enforces, stated: emp_no is an integer (int4), limit and offset 0 or more.
+        let number = try Regex(try #require((byName["employeeNumber"]?["schema"] as? [String: Any])?["pattern"] as? String))
+        for text in ["eq.2147483647", "gte.-2147483648", "in.(10001,\"10002\")", "not.is.null", "like.1*"] {
+            #expect(text.wholeMatch(of: number) != nil, "\(text)")
+            #expect(try served.get("/employees?limit=1&employeeNumber=" + Self.encoded(text)).status == 200, "\(text)")
+        }
+        for text in ["eq.2147483648", "lt.-2147483649", "eq.x", "in.(1,x)", "is.true"] {
+            #expect(text.wholeMatch(of: number) == nil, "\(text)")
+            #expect(try served.get("/employees?limit=1&employeeNumber=" + Self.encoded(text)).status == 400, "\(text)")
+        }
+        // A combining mark after the operator's dot, a quote or a comma hides none of them.
+        for text in ["not.ilike.\u{1F3FB}x", "in.(\"Sales\"\u{301},Research)", "eq.\u{301}"] {
+            #expect(try served.get("/departments?departmentName=" + Self.encoded(text)).status == 200, "\(text)")
+        }
+        for name in ["limit", "offset"] {
+            #expect((byName[name]?["schema"] as? [String: Any])?["minimum"] as? Int == 0, "\(name)")
+        }
+        // select may leave out any member: the document requires none.
+        let schemas = (document["components"] as? [String: Any])?["schemas"] as? [String: [String: Any]]
+        #expect(schemas?["Employee"]?["properties"] != nil)
+        #expect(schemas?["Employee"]?["required"] == nil)
         let api = try served.get("/employees?api", [("Accept", "application/json")])
         #expect(api.text.contains("\"pattern\""))
         #expect(try served.get("/employees?api").text.contains("lastName"))
+    }
+
+    /// `text` percent-encoded for a query string.
+    static func encoded(_ text: String) -> String {
+        text.addingPercentEncoding(withAllowedCharacters: .alphanumerics) ?? text
     }
 
     // MARK: - The checks of sql-rest check
