@@ -35,6 +35,19 @@ final class Deferral<Value>: @unchecked Sendable {
         }
     }
 
+    /// The request is over (its connection closed or timed out, perhaps
+    /// while the value was on its way): nothing is taken from now on.
+    /// Returns the value handed over and not taken, which the caller
+    /// disposes of; `fulfil` returns `false` after this, so each value is
+    /// disposed of once, here or by the thread that produced it.
+    func end() -> Value? {
+        suspension.lock.withLock {
+            suspension.endLocked()
+            defer { ready = nil }
+            return ready
+        }
+    }
+
     enum Take {
         case ready(Value)
         case abandoned
@@ -60,10 +73,19 @@ extension Deferral<PreparedResponse> {
     /// ``fulfil(_:)``; too late, the body is closed.
     func deliver(_ prepared: PreparedResponse) {
         guard !fulfil(prepared) else { return }
-        if let pump = prepared.pump {
+        prepared.discard(closingOn: nil)
+    }
+}
+
+extension PreparedResponse {
+    /// Closes the body of a response that will never be queued: its
+    /// pump's, or a stream not yet pulled from (on `workers` when given,
+    /// since closing may wait for the database; else on this thread).
+    func discard(closingOn workers: WorkerPool?) {
+        if let pump {
             pump.discard()
-        } else if case .stream(let body) = prepared.response.body {
-            body.close()
+        } else if case .stream(let body) = response.body {
+            if let workers { workers.submit { body.close() } } else { body.close() }
         }
     }
 }

@@ -345,8 +345,10 @@ final class RequestProcessor: Sendable {
     /// The request is over: clean up, tell the response's observer, and
     /// write the access-log line.
     func complete(_ context: RequestContext, outcome: RequestContext.Outcome) {
-        context.deferral?.suspension.end()
-        context.admissionWait?.suspension.end()
+        // A response made ready after the client left is closed here: it
+        // holds its body, and so perhaps a database connection.
+        context.deferral?.end()?.discard(closingOn: workers)
+        _ = context.admissionWait?.end()
         context.removeTemporaryFiles()
         if context.heldBodyBytes > 0 { bodyBytesInFlight.subtract(context.heldBodyBytes, ordering: .relaxed) }
         let elapsed = context.started.duration(to: .now)

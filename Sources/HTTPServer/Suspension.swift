@@ -61,12 +61,15 @@ final class Suspension: @unchecked Sendable {
 
     /// The request completed: forget the connection.
     func end() {
-        lock.withLock {
-            isOver = true
-            if isSuspended {
-                isSuspended = false
-                registry.remove(self)
-            }
+        lock.withLock { endLocked() }
+    }
+
+    /// ``end()``, with `lock` held.
+    func endLocked() {
+        isOver = true
+        if isSuspended {
+            isSuspended = false
+            registry.remove(self)
         }
     }
 

@@ -77,6 +77,34 @@ extension HTTPServerTests {
         #expect(eventually(within: 35) { body.value?.closeCount.load(ordering: .relaxed) == 1 })
     }
 
+    /// A client that leaves while the first block is pulled (a query
+    /// running): the block comes once the connection is suspended, and
+    /// libmicrohttpd, resumed, finds the socket closed and ends the request
+    /// without asking for the response. The body made ready for it is
+    /// closed all the same, so that a database connection is not held for good.
+    @Test(arguments: [false, true])
+    func aClientThatLeavesBeforeTheFirstBlockHasItsBodyClosed(longBody: Bool) throws {
+        let bodies = Shared<[SlowStartBody]>([])
+        let server = try startServer(.init(eventLoops: 1)) { _ in
+            let stream = SlowStartBody(total: longBody ? 1 << 20 : 100, delay: 300_000)
+            bodies.update { $0.append(stream) }
+            return HTTPResponse(status: .ok, body: .stream(stream))
+        }
+        defer { server.stop() }
+        for _ in 0..<5 {
+            let client = try TestClient(port: server.port)
+            try client.sendRequest("GET", "/slow")
+            usleep(50_000)
+            client.resetWhenClosed()
+            _ = consume client
+        }
+        #expect(eventually(within: 10) { bodies.value.count == 5 && bodies.value.allSatisfy { $0.closeCount.load(ordering: .relaxed) == 1 } },
+                "closed: \(bodies.value.map { $0.closeCount.load(ordering: .relaxed) })")
+        usleep(200_000)
+        #expect(bodies.value.allSatisfy { $0.closeCount.load(ordering: .relaxed) == 1 }, "each closed exactly once")
+        #expect(try TestClient(port: server.port).request("GET", "/after").status == 200)
+    }
+
     @Test
     func aFailingProducerAbortsTheResponseWithoutTheFinalChunk() throws {
         let body = Shared<CountingBody?>(nil)

@@ -63,6 +63,13 @@ final class Socket {
         }
     }
 
+    /// Makes the close reset the connection (an RST, as a client that
+    /// gives up with unread data sends) rather than end it.
+    func resetWhenClosed() {
+        var option = Glibc.linger(l_onoff: 1, l_linger: 0)
+        setsockopt(descriptor, SOL_SOCKET, SO_LINGER, &option, socklen_t(MemoryLayout<Glibc.linger>.size))
+    }
+
     /// Closes the sending side: the peer reads the end of the stream and
     /// can still answer.
     func shutdownSending() {

@@ -50,6 +50,17 @@ extension TestClient {
         socket.shutdownSending()
     }
 
+    /// Makes the client's end reset the connection when it goes, as a load
+    /// generator that stops with requests in flight does.
+    ///
+    /// ```swift
+    /// client.resetWhenClosed()
+    /// _ = consume client
+    /// ```
+    public func resetWhenClosed() {
+        socket.resetWhenClosed()
+    }
+
     // MARK: - Receiving
 
     /// Up to `maximum` bytes of what the server sent: the unread bytes

@@ -122,3 +122,28 @@ final class CountingBody: StreamingBody, @unchecked Sendable {
         closeCount.add(1, ordering: .relaxed)
     }
 }
+
+/// A body whose first write waits `delay` microseconds, as a query does
+/// before its first row, then writes `total` bytes.
+final class SlowStartBody: StreamingBody, @unchecked Sendable {
+    // @unchecked: the server uses it from one thread at a time; the test
+    // reads only the atomics.
+    let closeCount = Atomic<Int>(0)
+    private let inner: CountingBody
+    private let delay: useconds_t
+    private let started = Atomic<Bool>(false)
+
+    init(total: Int, delay: useconds_t) {
+        inner = CountingBody(total: total)
+        self.delay = delay
+    }
+
+    func write(into output: inout [UInt8]) throws -> Bool {
+        if !started.exchange(true, ordering: .relaxed) { usleep(delay) }
+        return try inner.write(into: &output)
+    }
+
+    func close() {
+        closeCount.add(1, ordering: .relaxed)
+    }
+}
