@@ -20,7 +20,7 @@ struct JSONRPCParamsTests {
         let rpc = try rpc()
         #expect(try await rpc.call("math.getSum", params: [2, 4], as: Double.self) == 6)
         #expect(try await rpc.call("math.getSum", params: ["a": 2, "b": 4], as: Double.self) == 6)
-        #expect(try await rpc.call("math.getSum", params: [[1.5, 2.5, 3]], as: Double.self) == 7)
+        #expect(try await rpc.call("math.getSum", params: .byPosition([nil, nil, [1.5, 2.5, 3]] as [[Double]?]), as: Double.self) == 7)
         #expect(try await rpc.call("math.getAverage", params: .byPosition([[2.0, 4.0]]), as: Double.self) == 3)
 
         let byPosition = try await rpc.call("employees.getByEmployeeNumber", params: [10004, ["titles", "salaries"]], as: Employee.self)
@@ -48,14 +48,14 @@ struct JSONRPCParamsTests {
             JSONRPCCall("math.getSum", params: [1, 2], as: Double.self)
             JSONRPCCall("math.getSum", params: ["values": [1, 2, 3]], as: Double.self)
             JSONRPCCall("employees.getByEmployeeNumber", params: [10001], as: Employee.self)
-            JSONRPCCall("math.getSum", params: [1, 2, 3], as: Double.self)
+            JSONRPCCall("math.getSum", params: [1, 2, 3, 4], as: Double.self)
             JSONRPCCall.notification("math.getSum", params: [5, 5])
         }
         #expect(try pair.get() == 3)
         #expect(try list.get() == 6)
         #expect(try employee.get().employeeNumber == 10001)
         guard case .failure(let error as JSONRPCError) = tooMany else {
-            Issue.record("three params by position should have failed")
+            Issue.record("four params by position should have failed")
             return
         }
         #expect(error.code == .invalidParams)
@@ -64,9 +64,9 @@ struct JSONRPCParamsTests {
 
     @Test func paramsThatDoNotFitAreInvalidParamsNamingWhatIsWrong() async throws {
         let rpc = try rpc()
-        let tooMany = await #expect(throws: JSONRPCError.self) { try await rpc.call("math.getSum", params: [1, 2, 3], as: Double.self) }
+        let tooMany = await #expect(throws: JSONRPCError.self) { try await rpc.call("math.getSum", params: [1, 2, 3, 4], as: Double.self) }
         #expect(tooMany?.code == .invalidParams)
-        #expect(tooMany?.detail == "math.getSum takes at most 2 params by position; 3 were given.")
+        #expect(tooMany?.detail == "math.getSum takes at most 3 params by position; 4 were given.")
         let missing = await #expect(throws: JSONRPCError.self) {
             try await rpc.call("echo.putItemsById", params: [3], as: [String: String].self)
         }

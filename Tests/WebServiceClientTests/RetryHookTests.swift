@@ -10,9 +10,12 @@ import WebServiceClient
 struct RetryHookTests {
     @Test func a429AfterWrongPasswordsIsSentAgainAfterItsRetryAfter() async throws {
         let server = try AuthenticatedServer()
-        // Four wrong passwords from this address: the server then makes it
-        // wait (1 s) before it checks another credential, answering 429.
-        for guess in 1...4 {
+        // Six wrong passwords from this address, each after the wait the one
+        // before set (none for the first four, then 1 s, then 2 s): the
+        // server then makes it wait 4 s before it checks another
+        // credential, answering 429, long enough for a loaded machine.
+        for (guess, wait) in [0, 0, 0, 0, 1.2, 2.2].enumerated() {
+            try await Task.sleep(for: .seconds(wait))
             let guesser = WebServiceClient(baseURL: server.baseURL, configuration: .init(
                 authorization: .basic(username: "alice", password: "guess \(guess)")))
             await #expect {
