@@ -157,7 +157,7 @@ struct AuthenticationAttackTests {
 
     static func passwordServer() throws -> PasswordServer {
         let folder = try Self.prepare()
-        let entry = String(decoding: try Auth.run(ProcessTests.executable.path, ["hash-password", "alice"],
+        let entry = String(decoding: try ToolProcess.run(ProcessTests.executable.path, ["hash-password", "alice"],
                                                   input: Data("alice's password\n".utf8)), as: UTF8.self)
         let passwords = try Auth.temporaryFile(entry)
         let roles = try Auth.temporaryFile("alice:auth_test_alice\n")
@@ -225,7 +225,7 @@ struct AuthenticationAttackTests {
     func rotation() throws {
         let folder = try Self.prepare()
         func entry(_ password: String) throws -> String {
-            String(decoding: try Auth.run(ProcessTests.executable.path, ["hash-password", "alice", "--iterations", "1000"],
+            String(decoding: try ToolProcess.run(ProcessTests.executable.path, ["hash-password", "alice", "--iterations", "1000"],
                                           input: Data("\(password)\n".utf8)), as: UTF8.self)
         }
         let passwords = try Auth.temporaryFile(try entry("first password"))
@@ -367,7 +367,7 @@ struct AuthenticationAttackTests {
             #expect(reply.status == 403 || (role.isEmpty && reply.status == 401), "\(role): \(reply)")
             #expect(Auth.owners(reply).isEmpty)
         }
-        let entry = String(decoding: try Auth.run(ProcessTests.executable.path, ["hash-password", "mallory", "--iterations", "1000"],
+        let entry = String(decoding: try ToolProcess.run(ProcessTests.executable.path, ["hash-password", "mallory", "--iterations", "1000"],
                                                   input: Data("mallory's password\n".utf8)), as: UTF8.self)
         let passwords = try Auth.temporaryFile(entry)
         let roles = try Auth.temporaryFile("mallory:none\n")

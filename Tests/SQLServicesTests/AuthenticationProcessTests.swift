@@ -66,26 +66,6 @@ struct AuthenticationProcessTests {
         return try Environment.folder(services)
     }
 
-    /// Runs `command` with `arguments`, `input` on its standard input; its standard output.
-    static func run(_ command: String, _ arguments: [String], input: Data = Data()) throws -> Data {
-        let process = Process()
-        process.executableURL = URL(filePath: command)
-        process.arguments = arguments
-        let standardInput = Pipe()
-        let standardOutput = Pipe()
-        process.standardInput = standardInput
-        process.standardOutput = standardOutput
-        process.standardError = FileHandle.nullDevice
-        try process.run()
-        standardInput.fileHandleForWriting.write(input)
-        try standardInput.fileHandleForWriting.close()
-        let output = standardOutput.fileHandleForReading.readDataToEndOfFile()
-        process.waitUntilExit()
-        guard process.terminationStatus == 0 else {
-            throw ProcessTests.Failure(description: "\(command) \(arguments) exited \(process.terminationStatus)")
-        }
-        return output
-    }
 
     static func base64URL(_ data: Data) -> String {
         data.base64EncodedString().replacingOccurrences(of: "+", with: "-").replacingOccurrences(of: "/", with: "_")
@@ -100,10 +80,10 @@ struct AuthenticationProcessTests {
         let signed = Data("\(header).\(payload)".utf8)
         let signature: Data
         if let rsaKeyFile {
-            signature = try run("/usr/bin/openssl", ["dgst", "-sha256", "-binary", "-sign", rsaKeyFile], input: signed)
+            signature = try ToolProcess.run("/usr/bin/openssl", ["dgst", "-sha256", "-binary", "-sign", rsaKeyFile], input: signed)
         } else {
             let secret = try String(contentsOfFile: hmacSecretFile!, encoding: .utf8)
-            signature = try run("/usr/bin/openssl", ["dgst", "-sha256", "-binary", "-hmac", secret], input: signed)
+            signature = try ToolProcess.run("/usr/bin/openssl", ["dgst", "-sha256", "-binary", "-hmac", secret], input: signed)
         }
         return "\(header).\(payload).\(base64URL(signature))"
     }
@@ -186,8 +166,8 @@ struct AuthenticationProcessTests {
         try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
         let privateKey = directory + "/private.pem"
         let publicKey = directory + "/public.pem"
-        _ = try Self.run("/usr/bin/openssl", ["genpkey", "-algorithm", "RSA", "-pkeyopt", "rsa_keygen_bits:2048", "-out", privateKey])
-        _ = try Self.run("/usr/bin/openssl", ["pkey", "-in", privateKey, "-pubout", "-out", publicKey])
+        _ = try ToolProcess.run("/usr/bin/openssl", ["genpkey", "-algorithm", "RSA", "-pkeyopt", "rsa_keygen_bits:2048", "-out", privateKey])
+        _ = try ToolProcess.run("/usr/bin/openssl", ["pkey", "-in", privateKey, "-pubout", "-out", publicKey])
         let run = try ProcessTests.Run(["serve", "--services", folder, "--port", "0", "--jwt-public-key-file", publicKey,
                                         "--jwt-role-claim", "db_role"])
         let port = try run.servingPort()
@@ -209,10 +189,10 @@ struct AuthenticationProcessTests {
     @Test("basic against a password file from hash-password, users mapped to roles; anonymous requests take the anonymous role")
     func basicFile() throws {
         let folder = try Self.prepare()
-        let bobEntry = String(decoding: try Self.run(ProcessTests.executable.path, ["hash-password", "bob", "--iterations", "1000"],
+        let bobEntry = String(decoding: try ToolProcess.run(ProcessTests.executable.path, ["hash-password", "bob", "--iterations", "1000"],
                                                      input: Data("bob's password\n".utf8)), as: UTF8.self)
         #expect(bobEntry.hasPrefix("bob:$pbkdf2-sha256$1000$"))
-        let deniedEntry = String(decoding: try Self.run(ProcessTests.executable.path, ["hash-password", "dan", "--iterations", "1000"],
+        let deniedEntry = String(decoding: try ToolProcess.run(ProcessTests.executable.path, ["hash-password", "dan", "--iterations", "1000"],
                                                         input: Data("dan's password\n".utf8)), as: UTF8.self)
         let passwords = try Self.temporaryFile("# users\n" + bobEntry + deniedEntry)
         let roles = try Self.temporaryFile("bob:auth_test_bob\ndan:auth_test_denied\n")
@@ -262,7 +242,7 @@ struct AuthenticationProcessTests {
         try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
         let certificate = directory + "/cert.pem"
         let key = directory + "/key.pem"
-        _ = try Self.run("/usr/bin/openssl", [
+        _ = try ToolProcess.run("/usr/bin/openssl", [
             "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-keyout", key, "-out", certificate, "-days", "1",
             "-subj", "/CN=localhost", "-addext", "subjectAltName=IP:127.0.0.1,DNS:localhost",
         ])
@@ -274,17 +254,17 @@ struct AuthenticationProcessTests {
             return port != nil
         }
         let tlsPort = try #require(port, "\(run.logged)")
-        let body = try Self.run("/usr/bin/curl", ["--silent", "--show-error", "--fail", "--cacert", certificate,
+        let body = try ToolProcess.run("/usr/bin/curl", ["--silent", "--show-error", "--fail", "--cacert", certificate,
                                                   "https://127.0.0.1:\(tlsPort)/notes"])
         let notes = try JSONSerialization.jsonObject(with: body) as? [[String: Any]]
         #expect(notes?.compactMap { $0["owner"] as? String } == ["auth_test_bob"])
         // An anonymous role alone: credentials are ignored, as without authentication.
-        let withCredentials = try Self.run("/usr/bin/curl", ["--silent", "--show-error", "--fail", "--cacert", certificate,
+        let withCredentials = try ToolProcess.run("/usr/bin/curl", ["--silent", "--show-error", "--fail", "--cacert", certificate,
                                                              "--user", "anyone:anything", "https://127.0.0.1:\(tlsPort)/notes"])
         #expect(withCredentials == body)
         // Plain HTTP gets no answer, and an untrusted certificate fails the handshake.
-        #expect(throws: (any Error).self) { try Self.run("/usr/bin/curl", ["--silent", "--fail", "http://127.0.0.1:\(tlsPort)/notes"]) }
-        #expect(throws: (any Error).self) { try Self.run("/usr/bin/curl", ["--silent", "--fail", "https://127.0.0.1:\(tlsPort)/notes"]) }
+        #expect(throws: (any Error).self) { try ToolProcess.run("/usr/bin/curl", ["--silent", "--fail", "http://127.0.0.1:\(tlsPort)/notes"]) }
+        #expect(throws: (any Error).self) { try ToolProcess.run("/usr/bin/curl", ["--silent", "--fail", "https://127.0.0.1:\(tlsPort)/notes"]) }
     }
 
     @Test("--database-sslmode reaches libpq: require fails against the test cluster (no SSL), disable works")

@@ -1,4 +1,5 @@
 import Foundation
+import HTTPTestClient
 import HTTPServer
 
 /// The built `employees-server` run as a process with authentication on:
@@ -28,7 +29,7 @@ final class AuthenticatedServer: @unchecked Sendable {
             throw ClientTestEnvironment.SetupError(description: "\(Self.executable.path) is missing: build it with `swift build`")
         }
         folder = try ClientTestEnvironment.temporaryFolder()
-        let entry = try Self.run(Self.executable.path, ["hash-password", "alice"], input: Data((Self.password + "\n").utf8))
+        let entry = try ToolProcess.run(Self.executable.path, ["hash-password", "alice"], input: Data((Self.password + "\n").utf8))
         let passwords = folder.appending(path: "passwords"), roles = folder.appending(path: "roles")
         secretFile = folder.appending(path: "secret")
         logFile = folder.appending(path: "log")
@@ -87,30 +88,11 @@ final class AuthenticatedServer: @unchecked Sendable {
         let claims: [String: Any] = ["role": "employees_reader", "iat": Int(now), "exp": Int(now + expiresIn)]
         let payload = base64URL(try JSONSerialization.data(withJSONObject: claims))
         let secret = try String(contentsOf: secretFile, encoding: .utf8)
-        let signature = try Self.run(
+        let signature = try ToolProcess.run(
             "/usr/bin/openssl", ["dgst", "-sha256", "-binary", "-hmac", secret], input: Data("\(header).\(payload)".utf8))
         return "\(header).\(payload).\(base64URL(signature))"
     }
 
-    /// Runs `command` with `input` on its standard input; its standard output.
-    static func run(_ command: String, _ arguments: [String], input: Data) throws -> Data {
-        let process = Process()
-        process.executableURL = URL(filePath: command)
-        process.arguments = arguments
-        let standardInput = Pipe(), standardOutput = Pipe()
-        process.standardInput = standardInput
-        process.standardOutput = standardOutput
-        process.standardError = FileHandle.nullDevice
-        try process.run()
-        standardInput.fileHandleForWriting.write(input)
-        try standardInput.fileHandleForWriting.close()
-        let output = standardOutput.fileHandleForReading.readDataToEndOfFile()
-        process.waitUntilExit()
-        guard process.terminationStatus == 0 else {
-            throw ClientTestEnvironment.SetupError(description: "\(command) \(arguments.prefix(1)) exited \(process.terminationStatus)")
-        }
-        return output
-    }
 }
 
 /// Lines written by a hook, kept in order for the test to read.
