@@ -7,11 +7,13 @@ let package = Package(
     // Linux only (no `platforms:` claim): the code imports Glibc, and the C
     // libraries come from Debian's libpq-dev and libmicrohttpd-dev.
     products: [
+        // What a service imports: WebService, PostgreSQL, PostgreSQLWebService and ServiceHost in one module.
+        .library(name: "SQLRest", targets: ["SQLRest"]),
         .library(name: "HTTPServer", targets: ["HTTPServer"]),
         .library(name: "WebService", targets: ["WebService"]),
         .library(name: "PostgreSQL", targets: ["PostgreSQL"]),
         .library(name: "PostgreSQLWebService", targets: ["PostgreSQLWebService"]),
-        .library(name: "SQLRestServer", targets: ["SQLRestServer"]),
+        .library(name: "ServiceHost", targets: ["ServiceHost"]),
         .library(name: "WebServiceClient", targets: ["WebServiceClient"]),
         .library(name: "SQLServices", targets: ["SQLServices"]),
         .library(name: "Authentication", targets: ["Authentication"]),
@@ -53,16 +55,17 @@ let package = Package(
             pkgConfig: "libcrypto",
             providers: [.apt(["libssl-dev"])]
         ),
-        // Replaces the error responses libmicrohttpd sends on its own
-        // (Sources/CMicroHTTPDErrorHook/ErrorHook.c says how).
-        .target(name: "CMicroHTTPDErrorHook", dependencies: ["CMicroHTTPD"]),
+        // The patches of libmicrohttpd's behaviour (error pages, pool release,
+        // epoll suspension), each gated by HTTPServer's LibraryPatches.
+        .target(name: "CMicroHTTPDPatches", dependencies: ["CMicroHTTPD"]),
 
         // MARK: - Layers
         .target(name: "JSONStreaming"),
         .target(name: "Locking"),
         .target(name: "EventLoops", dependencies: ["CEpoll", "Locking"]),
-        .target(name: "Instrumentation", dependencies: ["Locking"]),
-        .target(name: "CivilCalendar"),
+        .target(name: "PrometheusMetrics", dependencies: ["Locking"]),
+        // Days (CalendarDate), ISO 8601 and the calendar arithmetic, shared by WebService and PostgreSQL.
+        .target(name: "CalendarDates"),
         // The release that `--version` prints (Sources/SQLRestVersion), for servers and clients alike.
         .target(name: "SQLRestVersion"),
         .target(
@@ -71,7 +74,7 @@ let package = Package(
                 "CGnuTLS",
                 "CMicroHTTPD",
                 "CZlib",
-                "CMicroHTTPDErrorHook",
+                "CMicroHTTPDPatches",
                 "EventLoops",
                 "JSONStreaming",
                 "Locking",
@@ -81,9 +84,9 @@ let package = Package(
         .target(
             name: "WebService",
             dependencies: [
-                "CivilCalendar",
+                "CalendarDates",
                 "HTTPServer",
-                "Instrumentation",
+                "PrometheusMetrics",
                 "JSONStreaming",
                 "Locking",
                 .product(name: "Logging", package: "swift-log"),
@@ -91,11 +94,11 @@ let package = Package(
         ),
         .target(
             name: "PostgreSQL",
-            dependencies: ["CivilCalendar", "CLibPQ", "EventLoops", "Instrumentation", "Locking"]
+            dependencies: ["CalendarDates", "CLibPQ", "EventLoops", "PrometheusMetrics", "Locking"]
         ),
         .target(
             name: "PostgreSQLWebService",
-            dependencies: ["HTTPServer", "Instrumentation", "JSONStreaming", "PostgreSQL", "WebService"]
+            dependencies: ["HTTPServer", "PrometheusMetrics", "JSONStreaming", "PostgreSQL", "WebService"]
         ),
         .target(
             name: "EmployeesService",
@@ -107,11 +110,11 @@ let package = Package(
             dependencies: ["CLibCrypto", "HTTPServer", "Locking", "WebService", .product(name: "Logging", package: "swift-log")]
         ),
         .target(
-            name: "SQLRestServer",
+            name: "ServiceHost",
             dependencies: [
                 "Authentication",
                 "HTTPServer",
-                "Instrumentation",
+                "PrometheusMetrics",
                 "JSONStreaming",
                 "WebService",
                 "PostgreSQL",
@@ -121,6 +124,7 @@ let package = Package(
                 .product(name: "Logging", package: "swift-log"),
             ]
         ),
+        .target(name: "SQLRest", dependencies: ["PostgreSQL", "PostgreSQLWebService", "ServiceHost", "WebService"]),
         // The client: Foundation's URLSession only, so that an app on any
         // platform can use it without the server's C libraries.
         .target(name: "WebServiceClient"),
@@ -130,17 +134,17 @@ let package = Package(
         ),
         .target(
             name: "SQLServices",
-            dependencies: ["CivilCalendar", "HTTPServer", "WebService", "PostgreSQL", "PostgreSQLWebService"]
+            dependencies: ["CalendarDates", "HTTPServer", "WebService", "PostgreSQL", "PostgreSQLWebService"]
         ),
-        .executableTarget(name: "sql-rest", dependencies: ["SQLServices", "SQLRestServer", "PostgreSQL"]),
-        .executableTarget(name: "employees-server", dependencies: ["EmployeesService", "SQLRestServer"]),
+        .executableTarget(name: "sql-rest", dependencies: ["SQLServices", "ServiceHost", "PostgreSQL"]),
+        .executableTarget(name: "employees-server", dependencies: ["EmployeesService", "ServiceHost"]),
 
         // MARK: - Tests
         .testTarget(name: "JSONStreamingTests", dependencies: ["JSONStreaming"]),
         .testTarget(name: "LockingTests", dependencies: ["Locking"]),
         .testTarget(name: "EventLoopsTests", dependencies: ["EventLoops", "Locking"]),
-        .testTarget(name: "InstrumentationTests", dependencies: ["Instrumentation"]),
-        .testTarget(name: "CivilCalendarTests", dependencies: ["CivilCalendar"]),
+        .testTarget(name: "PrometheusMetricsTests", dependencies: ["PrometheusMetrics"]),
+        .testTarget(name: "CalendarDatesTests", dependencies: ["CalendarDates"]),
         .target(name: "HTTPTestClient", dependencies: ["HTTPServer"], path: "Tests/HTTPTestClient"),
         .testTarget(
             name: "HTTPServerTests",
@@ -158,15 +162,15 @@ let package = Package(
         .testTarget(
             name: "EmployeesServiceTests",
             dependencies: [
-                "EmployeesService", "HTTPTestClient", "Locking", "PostgreSQL", "PostgreSQLWebService", "SQLRestServer", "WebService",
+                "EmployeesService", "HTTPTestClient", "Locking", "PostgreSQL", "PostgreSQLWebService", "ServiceHost", "WebService",
             ]
         ),
-        .testTarget(name: "SQLRestServerTests", dependencies: ["SQLRestServer"]),
+        .testTarget(name: "ServiceHostTests", dependencies: ["ServiceHost"]),
         .testTarget(name: "AuthenticationTests", dependencies: ["Authentication", "Locking", "WebService"]),
         .testTarget(
             name: "WebServiceClientTests",
             dependencies: [
-                "WebServiceClient", "EmployeesService", "SQLRestServer", "WebService", "HTTPServer", "PostgreSQL",
+                "WebServiceClient", "EmployeesService", "ServiceHost", "WebService", "HTTPServer", "PostgreSQL",
                 "PostgreSQLWebService", "HTTPTestClient",
             ]
         ),
@@ -184,7 +188,7 @@ let package = Package(
         .testTarget(
             name: "HostileInputTests",
             dependencies: [
-                "EmployeesService", "PostgreSQL", "PostgreSQLWebService", "HTTPTestClient", "SQLRestServer", "WebService",
+                "EmployeesService", "PostgreSQL", "PostgreSQLWebService", "HTTPTestClient", "ServiceHost", "WebService",
                 .product(name: "Logging", package: "swift-log"),
             ]
         ),

@@ -12,9 +12,7 @@ let package = Package(
         .executableTarget(
             name: "products-server",
             dependencies: [
-                .product(name: "WebService", package: "swift-sql-rest"),
-                .product(name: "PostgreSQLWebService", package: "swift-sql-rest"),
-                .product(name: "SQLRestServer", package: "swift-sql-rest"),
+                .product(name: "SQLRest", package: "swift-sql-rest"),
             ]
         ),
     ]

@@ -1,5 +1,5 @@
 internal import CMicroHTTPD
-internal import CMicroHTTPDErrorHook
+internal import CMicroHTTPDPatches
 
 // MARK: - libmicrohttpd's own error responses
 
@@ -15,7 +15,7 @@ extension Daemon {
     /// (`Daemon.memoryLimit`); a malformed HTTP version, header line,
     /// Content-Length or chunked body (400); a Content-Length or chunk size
     /// beyond 64 bits (413); an HTTP version other than 1.x (505).
-    /// `CMicroHTTPDErrorHook` interposes `MHD_queue_response`, through which
+    /// `CMicroHTTPDPatches` interposes `MHD_queue_response`, through which
     /// each of these goes out, and sends this replacement instead.
     ///
     /// The problem document is built from the settings of the server the

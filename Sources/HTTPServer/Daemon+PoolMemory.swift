@@ -1,7 +1,7 @@
 #if canImport(Glibc)
 import Glibc
 #endif
-internal import CMicroHTTPDErrorHook
+internal import CMicroHTTPDPatches
 
 // MARK: - The memory of idle connections
 
@@ -10,7 +10,7 @@ extension Daemon {
     // 32 KB by default) after every request, which makes all of it resident
     // for as long as the connection stays open; the pages given back keep
     // many idle keep-alive connections small (the bench's scenario 7).
-    // `CMicroHTTPDErrorHook/PoolRelease.c` says how. Each function below does nothing for a server whose
+    // `CMicroHTTPDPatches/PoolRelease.c` says how. Each function below does nothing for a server whose
     // ``LibraryPatches/releasesPoolPages`` is off: libmicrohttpd then zeroes
     // as it does.
 

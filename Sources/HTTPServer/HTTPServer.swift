@@ -58,7 +58,7 @@ public final class HTTPServer: Sendable {
         /// own on a listening socket of its own (the kernel spreads new
         /// connections over them); fewer than one counts as one. A loop
         /// serves many connections, so more loops only help with more
-        /// processors: `SQLRestServer` runs half the machine's.
+        /// processors: `ServiceHost` runs half the machine's.
         public var eventLoops: Int
         /// gzip for clients that accept it; `nil`: never.
         public var compression: ResponseCompression?

@@ -1,5 +1,5 @@
 internal import CMicroHTTPD
-internal import CMicroHTTPDErrorHook
+internal import CMicroHTTPDPatches
 import Synchronization
 
 /// Which of the server's changes to libmicrohttpd's behaviour are in effect

@@ -1,5 +1,5 @@
 internal import CMicroHTTPD
-internal import CMicroHTTPDErrorHook
+internal import CMicroHTTPDPatches
 import Locking
 
 /// A connection that an event loop set aside (`MHD_suspend_connection`)

@@ -1,6 +1,6 @@
 import EventLoops
 import FoundationEssentials
-import Instrumentation
+import PrometheusMetrics
 import Locking
 import Synchronization
 

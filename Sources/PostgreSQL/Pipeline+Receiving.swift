@@ -3,7 +3,7 @@ internal import CLibPQ
 import Glibc
 #endif
 import EventLoops
-import Instrumentation
+import PrometheusMetrics
 import Locking
 
 // MARK: - Receiving

@@ -1,4 +1,4 @@
-import CivilCalendar
+import CalendarDates
 
 /// PostgreSQL's ISO date/time text (`DateStyle` ISO), shared by parameter
 /// binding and JSON rendering; the calendar arithmetic is `CivilCalendar`'s.

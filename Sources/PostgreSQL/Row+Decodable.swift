@@ -1,4 +1,4 @@
-import CivilCalendar
+import CalendarDates
 import FoundationEssentials
 
 extension Row {

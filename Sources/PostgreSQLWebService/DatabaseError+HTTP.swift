@@ -1,4 +1,4 @@
-import Instrumentation
+import PrometheusMetrics
 import PostgreSQL
 import WebService
 

@@ -1,4 +1,4 @@
-import CivilCalendar
+import CalendarDates
 import FoundationEssentials
 import PostgreSQL
 import WebService

@@ -1,5 +1,5 @@
 import HTTPServer
-import Instrumentation
+import PrometheusMetrics
 import Locking
 
 /// Request counts and durations by route, for `/metrics`: a router given

@@ -1,5 +1,5 @@
 import EmployeesService
-import SQLRestServer
+import ServiceHost
 
 /// Serves the employees sample database over HTTP; `--help` lists the
 /// options, each also an `EMPLOYEES_` environment variable.
@@ -10,7 +10,7 @@ import SQLRestServer
 @main
 enum EmployeesServer {
     static func main() {
-        SQLRestServer(
+        ServerProgram(
             name: "employees-server",
             overview: "Serves the employees sample database as a REST API.",
             environmentPrefix: "EMPLOYEES_",

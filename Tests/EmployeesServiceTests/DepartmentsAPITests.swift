@@ -2,7 +2,7 @@ import EmployeesService
 import Foundation
 import HTTPTestClient
 import PostgreSQL
-import SQLRestServer
+import ServiceHost
 import Testing
 
 /// `GET /departments` and `/health` over a real socket.

@@ -9,7 +9,7 @@ import Testing
 /// A connection waiting for its response is suspended; on an event loop,
 /// with the patches on, its socket stays in libmicrohttpd's epoll set
 /// meanwhile, its events held back until the resume
-/// (CMicroHTTPDErrorHook/EpollSuspension.c); with them off, libmicrohttpd
+/// (CMicroHTTPDPatches/EpollSuspension.c); with them off, libmicrohttpd
 /// takes it out and puts it back.
 extension HTTPServerTests {
     /// Opened by the test; the handler's work waits for it.

@@ -3,7 +3,7 @@ import Foundation
 import HTTPTestClient
 import PostgreSQL
 import PostgreSQLWebService
-import SQLRestServer
+import ServiceHost
 import WebService
 
 /// The database and the in-process server the API tests share.

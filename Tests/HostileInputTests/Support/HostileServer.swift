@@ -4,7 +4,7 @@ import HTTPTestClient
 import Logging
 import PostgreSQL
 import PostgreSQLWebService
-import SQLRestServer
+import ServiceHost
 import Testing
 import WebService
 

@@ -3,7 +3,7 @@ import Foundation
 import HTTPTestClient
 import PostgreSQL
 import PostgreSQLWebService
-import SQLRestServer
+import ServiceHost
 import WebService
 import WebServiceClient
 

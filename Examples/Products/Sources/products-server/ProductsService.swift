@@ -1,6 +1,5 @@
 import Foundation
-import PostgreSQLWebService
-import WebService
+import SQLRest
 
 /// Products and their prices: a list, one product with its details, and a write.
 struct ProductsService: WebService {

@@ -1,7 +1,7 @@
-import CivilCalendar
+import CalendarDates
 import Testing
 
-@Suite struct CivilCalendarTests {
+@Suite struct CalendarDatesTests {
     @Test func knownDates() {
         #expect(CivilCalendar.days(year: 1970, month: 1, day: 1) == 0)
         #expect(CivilCalendar.days(year: 2024, month: 5, day: 1) == 19_844)

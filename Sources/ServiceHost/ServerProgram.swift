@@ -21,7 +21,7 @@ import WebService
 /// @main
 /// enum ProductsServer {
 ///     static func main() {
-///         SQLRestServer(name: "products-server", overview: "Serves the products database.",
+///         ServerProgram(name: "products-server", overview: "Serves the products database.",
 ///                       environmentPrefix: "PRODUCTS_", services: [ProductsService()]).run()
 ///     }
 /// }
@@ -41,7 +41,7 @@ import WebService
 /// `--tls-cert` and `--tls-key` serve HTTPS (TLS 1.2 and 1.3 unless
 /// `--tls-priorities` says otherwise); SIGHUP reads both files again.
 /// `<program> hash-password alice < password` prints a password file entry.
-public struct SQLRestServer {
+public struct ServerProgram {
     /// The program's name, in `--help`, in usage errors and on every log line.
     public let name: String
     /// One line on what the program serves, at the top of `--help`.
@@ -65,7 +65,7 @@ public struct SQLRestServer {
     /// A server for `services`.
     ///
     /// ```swift
-    /// SQLRestServer(name: "employees-server", overview: "Serves the employees sample database as a REST API.",
+    /// ServerProgram(name: "employees-server", overview: "Serves the employees sample database as a REST API.",
     ///               environmentPrefix: "EMPLOYEES_", services: [EmployeesService(), MathService()])
     /// ```
     public init(name: String, overview: String, environmentPrefix: String, services: [any WebService]) {
@@ -77,7 +77,7 @@ public struct SQLRestServer {
     /// or hold the pool); a thrown error stops the program before it serves.
     ///
     /// ```swift
-    /// SQLRestServer(name: "reports", overview: "Serves reports.", environmentPrefix: "REPORTS_") { options, pool in
+    /// ServerProgram(name: "reports", overview: "Serves reports.", environmentPrefix: "REPORTS_") { options, pool in
     ///     [ReportsService(pool: pool)]
     /// }
     /// ```
@@ -168,14 +168,14 @@ public struct SQLRestServer {
     /// required option missing is a usage error.
     ///
     /// ```swift
-    /// SQLRestServer(name: "sql-rest", overview: "…", environmentPrefix: "SQL_REST_") { options, pool in
+    /// ServerProgram(name: "sql-rest", overview: "…", environmentPrefix: "SQL_REST_") { options, pool in
     ///     try services(in: options[option: "services"]!, pool: pool)
     /// }
     /// .option("services", variable: "SERVICES", meaning: "Folder of the service files", required: true)
     /// ```
     /// With `flag`, the option is on or off: `--name` alone means `true`,
     /// and `options[option: name]` is `"true"` or `"false"`.
-    public func option(_ name: String, variable: String, meaning: String, required: Bool = false, flag: Bool = false) -> SQLRestServer {
+    public func option(_ name: String, variable: String, meaning: String, required: Bool = false, flag: Bool = false) -> ServerProgram {
         var server = self
         server.programOptions.append(
             ServerOptions.Option(program: name, variable: variable, meaning: meaning, required: required, isFlag: flag))
@@ -192,7 +192,7 @@ public struct SQLRestServer {
     ///     check(options) ? 0 : 1
     /// }
     /// ```
-    public func command(_ name: String, summary: String, _ body: @escaping (ServerOptions) -> Int32) -> SQLRestServer {
+    public func command(_ name: String, summary: String, _ body: @escaping (ServerOptions) -> Int32) -> ServerProgram {
         precondition(name != "serve" && !name.hasPrefix("-"), "serve is the server's own command; a command is a word")
         var server = self
         server.commands.append(Command(name: name, summary: summary, run: body))
@@ -215,7 +215,7 @@ public struct SQLRestServer {
     /// ```swift
     /// server.reloadingOnHangup { options in options[option: "watch"] == "true" ? options[option: "services"] : nil }
     /// ```
-    public func reloadingOnHangup(watching: @escaping @Sendable (ServerOptions) -> String? = { _ in nil }) -> SQLRestServer {
+    public func reloadingOnHangup(watching: @escaping @Sendable (ServerOptions) -> String? = { _ in nil }) -> ServerProgram {
         var server = self
         server.reloadsOnHangup = true
         server.watchedFolder = watching

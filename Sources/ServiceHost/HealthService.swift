@@ -5,7 +5,7 @@ import Synchronization
 import WebService
 
 /// Liveness and readiness for load balancers and orchestrators;
-/// ``SQLRestServer`` mounts it beside the program's services.
+/// ``ServerProgram`` mounts it beside the program's services.
 ///
 /// ```
 /// GET /health/live    204 while the process serves requests

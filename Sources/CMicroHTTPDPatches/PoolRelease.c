@@ -36,7 +36,7 @@
 //    `memset`.
 
 #define _GNU_SOURCE
-#include "CMicroHTTPDErrorHook.h"
+#include "CMicroHTTPDPatches.h"
 #include "LibrarySlots.h"
 
 #if defined(__linux__)

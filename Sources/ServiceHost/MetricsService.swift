@@ -1,11 +1,11 @@
 import HTTPServer
-import Instrumentation
+import PrometheusMetrics
 import PostgreSQL
 import PostgreSQLWebService
 import WebService
 
 /// `GET /metrics`: the server's figures in the Prometheus text format,
-/// mounted by ``SQLRestServer`` unless `--metrics off`.
+/// mounted by ``ServerProgram`` unless `--metrics off`.
 ///
 /// - requests by route pattern, method and status, with a duration
 ///   histogram, and the bytes of streamed bodies (``RouteMetrics``);

@@ -54,7 +54,7 @@
 // nothing known and goes straight to the C library.
 
 #define _GNU_SOURCE
-#include "CMicroHTTPDErrorHook.h"
+#include "CMicroHTTPDPatches.h"
 #include "LibrarySlots.h"
 
 #if defined(__linux__)

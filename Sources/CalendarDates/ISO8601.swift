@@ -1,13 +1,12 @@
-import CivilCalendar
 import FoundationEssentials
 
 /// ISO 8601 dates as arguments and results take them: a calendar date
 /// (`2024-05-01`, midnight UTC) or a date-time with an offset
 /// (`2024-05-01T12:30:00Z`, `2024-05-01T12:30:00.250+02:00`).
-enum ISO8601 {
+package enum ISO8601 {
     // MARK: - Parsing
 
-    static func parse(_ text: String) -> Date? {
+    package static func parse(_ text: String) -> Date? {
         let bytes = Array(text.utf8)
         var index = 0
         func number(_ digits: Int) -> Int? {
@@ -62,7 +61,7 @@ enum ISO8601 {
     // MARK: - Formatting
 
     /// `2024-05-01T12:30:00Z`, with milliseconds when there are any.
-    static func format(_ date: Date) -> String {
+    package static func format(_ date: Date) -> String {
         let totalMilliseconds = Int64((date.timeIntervalSince1970 * 1000).rounded(.down))
         let (days, millisecondOfDay) = floorDivide(totalMilliseconds, 86_400_000)
         let civil = CivilCalendar.date(days: days)

@@ -2,7 +2,7 @@
 import Glibc
 #endif
 import PostgreSQL
-import SQLRestServer
+import ServiceHost
 import SQLServices
 
 /// Serves a folder of annotated `.sql` files as a REST API; `--help` lists
@@ -17,12 +17,12 @@ import SQLServices
 /// sql-rest serve --services services --watch   # and so does any change of a file in it
 /// ```
 @main
-enum SQLRest {
+enum SQLRestCommand {
     static func main() {
         if CommandLine.arguments.dropFirst().first == "init" {
             exit(initCommand(Array(CommandLine.arguments.dropFirst(2))))
         }
-        SQLRestServer(
+        ServerProgram(
             name: "sql-rest",
             overview: "Serves a folder of annotated .sql files (one operation each) as a REST API.",
             environmentPrefix: "SQL_REST_"

@@ -1,5 +1,3 @@
-import CivilCalendar
-
 /// A day of the proleptic Gregorian calendar, without a time or a zone: what
 /// a PostgreSQL `date` column holds and writes (`"1986-06-26"`).
 ///
@@ -12,7 +10,7 @@ import CivilCalendar
 /// ```swift
 /// struct Title: Codable { var title: String; var fromDate: CalendarDate; var toDate: CalendarDate? }
 /// Parameter<CalendarDate>("since", example: CalendarDate(year: 1990, month: 1, day: 1))
-/// CalendarDate(argumentText: "2024-02-30")   // nil
+/// CalendarDate("2024-02-30")   // nil
 /// ```
 public struct CalendarDate: Sendable, Hashable, Comparable, CustomStringConvertible {
     public let year: Int
@@ -42,12 +40,15 @@ public struct CalendarDate: Sendable, Hashable, Comparable, CustomStringConverti
     }
 }
 
-extension CalendarDate: ArgumentValue {
-    public static var valueType: ValueType { .date }
-
-    /// Reads exactly `YYYY-MM-DD` of a day that exists.
-    public init?(argumentText: String) {
-        let bytes = Array(argumentText.utf8)
+extension CalendarDate {
+    /// Reads exactly `YYYY-MM-DD` of a day that exists; `nil` otherwise.
+    ///
+    /// ```swift
+    /// CalendarDate("1986-06-26")   // 1986-06-26
+    /// CalendarDate("2024-02-30")   // nil
+    /// ```
+    public init?(_ text: String) {
+        let bytes = Array(text.utf8)
         guard bytes.count == 10, bytes[4] == UInt8(ascii: "-"), bytes[7] == UInt8(ascii: "-") else { return nil }
         func number(_ range: Range<Int>) -> Int? {
             var value = 0
@@ -69,7 +70,7 @@ extension CalendarDate: Codable {
     public init(from decoder: any Decoder) throws {
         let container = try decoder.singleValueContainer()
         let text = try container.decode(String.self)
-        guard let date = CalendarDate(argumentText: text) else {
+        guard let date = CalendarDate(text) else {
             throw DecodingError.dataCorruptedError(in: container, debugDescription: "Expected a date (YYYY-MM-DD), got \"\(text)\".")
         }
         self = date

@@ -14,11 +14,11 @@ import PostgreSQLWebService
 /// reflection-based parsing and linked code cost every start time and the
 /// idle server's resident memory (`make bench`, scenario 6).
 ///
-/// ``SQLRestServer`` reads them and hands them to the closure that makes
+/// ``ServerProgram`` reads them and hands them to the closure that makes
 /// the services:
 ///
 /// ```swift
-/// SQLRestServer(name: "reports", overview: "Serves reports.", environmentPrefix: "REPORTS_") { options, pool in
+/// ServerProgram(name: "reports", overview: "Serves reports.", environmentPrefix: "REPORTS_") { options, pool in
 ///     [StatusService(pool: pool, statementTimeout: options.statementTimeout)]
 /// }
 /// ```
@@ -112,7 +112,7 @@ public struct ServerOptions: Equatable, Sendable {
     public internal(set) var responseTimeout = 600.0
     /// `--idle-in-transaction-timeout`: seconds a pooled connection may wait in a transaction; 0 for no limit.
     public internal(set) var idleInTransactionTimeout = 60.0
-    /// The values of the program's own options (``SQLRestServer/option(_:variable:meaning:required:)``), by name.
+    /// The values of the program's own options (``ServerProgram/option(_:variable:meaning:required:)``), by name.
     var programOptions: [String: String] = [:]
 
     /// The value of the program's own option `name` (`"services"` for

@@ -40,7 +40,7 @@
 // send oversized and malformed requests would.
 
 #define _GNU_SOURCE
-#include "CMicroHTTPDErrorHook.h"
+#include "CMicroHTTPDPatches.h"
 
 #if defined(__linux__)
 

@@ -1,4 +1,4 @@
-import Instrumentation
+import PrometheusMetrics
 import Testing
 
 @Suite struct HistogramTests {

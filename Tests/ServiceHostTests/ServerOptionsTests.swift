@@ -1,7 +1,7 @@
 import Foundation
 import Testing
 import HTTPServer
-@testable import SQLRestServer
+@testable import ServiceHost
 
 /// Parses as employees-server does, with the `EMPLOYEES_` prefix.
 private func parse(

@@ -2,7 +2,7 @@
 import Glibc
 #endif
 import Testing
-@testable import SQLRestServer
+@testable import ServiceHost
 
 /// A pipe whose read end never blocks: what the output wrote so far.
 private final class Pipe {
