@@ -5,9 +5,9 @@ import WebService
 
 /// Authenticates requests from their header fields, before the server
 /// reads their bodies, and sets the role each acts as
-/// (``HTTPServer/HTTPRequest/role``), which the database layer applies to
+/// (`HTTPServer/HTTPRequest/role`), which the database layer applies to
 /// the request's queries (`SET LOCAL ROLE` in their transaction). It is the
-/// server's ``HTTPServer/RequestAdmission``: every request, whatever path
+/// server's `HTTPServer/RequestAdmission`: every request, whatever path
 /// serves it (REST, JSON-RPC, HEAD), carries the role decided here.
 ///
 /// - HTTP basic (`Authorization: Basic …`), when ``Configuration/passwords``
@@ -32,7 +32,7 @@ import WebService
 ///   of the header (never the header itself), so the same credential is
 ///   checked once;
 /// - an address whose checks keep failing waits longer each time
-///   (``FailureBackoff``), answered 429 with `Retry-After` meanwhile; a
+///   (`FailureBackoff`), answered 429 with `Retry-After` meanwhile; a
 ///   later success does not clear that (a valid account of the guesser's
 ///   own must not reset its count), quiet time does.
 ///

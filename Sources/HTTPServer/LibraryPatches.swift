@@ -18,7 +18,7 @@ import Synchronization
 /// - **epoll suspension**: a suspended connection's socket stays in its
 ///   loop's epoll set (`EpollSuspension.c`, Daemon+EpollSuspension.swift);
 ///   stock: taken out and added back, two more system calls per suspension;
-/// - **allocator**: glibc's fast bins off for the process (``AllocatorTuning``).
+/// - **allocator**: glibc's fast bins off for the process (`AllocatorTuning`).
 ///
 /// They are made only on a tested version (``testedVersions``) and
 /// architecture, unless the policy says otherwise; the stock path is

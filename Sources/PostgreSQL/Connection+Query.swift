@@ -82,6 +82,7 @@ extension Connection {
     ///   fails with ``SQLState/readOnlySQLTransaction`` (`25006`).
     /// - Parameter role: the role the statements run as (see
     ///   ``beginTransaction(role:readOnly:repeatableRead:)``); `nil`: the connection's own.
+    /// - Parameter body: the work, given this connection; its result is returned.
     ///
     /// ```swift
     /// try connection.transaction(role: "payroll") { connection in

@@ -48,7 +48,7 @@ public final class ConnectionPool: Sendable {
         public var idleInTransactionTimeout: Duration?
         /// Connections of each pipeline (one per event loop that uses the
         /// pool), which runs the statements of non-blocking callers
-        /// (``ResultSetAdapter/start(completion:)``) for many of them at
+        /// (`ResultSetAdapter.start(completion:)` in PostgreSQLWebService) for many of them at
         /// once; opened on first use, besides `size`.
         public var pipelineConnections: Int
         /// Whether the connections leave no state on the server between
@@ -63,10 +63,9 @@ public final class ConnectionPool: Sendable {
         /// encrypted connection always streams through libpq.
         public var readsRowsFromSocket: Bool
 
-        /// Creates a configuration; every parameter has a default.
-        ///
-        /// - Parameter conninfo: defaults to empty: libpq then reads
-        ///   `PGHOST`, `PGPORT`, `PGDATABASE`, ...
+        /// Creates a configuration; each parameter sets the property of
+        /// its name, and has a default. `conninfo` defaults to empty:
+        /// libpq then reads `PGHOST`, `PGPORT`, `PGDATABASE`, ...
         ///
         /// ```swift
         /// let configuration = ConnectionPool.Configuration(conninfo: "postgresql:///employees", size: 8)

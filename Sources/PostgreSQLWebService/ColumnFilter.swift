@@ -43,7 +43,7 @@ public struct ColumnFilter: Sendable, Equatable {
 
     /// Reads one argument of a filterable column; a malformed one, an
     /// unknown operator or a value not of the column's type is an
-    /// ``ArgumentConversionError`` (a 400 naming the column).
+    /// `ArgumentConversionError` (a 400 naming the column).
     public init(parsing input: ArgumentInput, column: ColumnChoices.Column) throws(ArgumentConversionError) {
         let operators = ValueType.enumeration(name: "filter", values: ColumnChoices.operators.map { $0 + "." })
         guard let text = input.scalarText else { throw ArgumentConversionError(expected: operators, received: input.received) }
@@ -171,7 +171,7 @@ public struct ColumnOrder: Sendable, Equatable {
 
     /// The keys of `order` arguments (comma-separated, repeated ones
     /// following), each `COLUMN[.asc|.desc][.nullsfirst|.nullslast]`
-    /// among `columns`; anything else is an ``ArgumentConversionError``
+    /// among `columns`; anything else is an `ArgumentConversionError`
     /// that lists the columns.
     public static func parse(_ inputs: [ArgumentInput], columns: [String]) throws(ArgumentConversionError) -> [ColumnOrder] {
         var keys: [ColumnOrder] = []

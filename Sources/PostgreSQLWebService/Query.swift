@@ -161,7 +161,7 @@ public struct Query: Sendable {
 
     /// A statement that returns no rows (an `UPDATE`, a `DELETE`):
     /// `204 No Content` once it ran. For a write that answers with what it
-    /// wrote, use ``object(_:_:notFound:)-swift.type.method`` with `RETURNING`.
+    /// wrote, use `object(_:_:notFound:)-swift.type.method` with `RETURNING`.
     ///
     /// ```swift
     /// Query.execute("DELETE FROM products WHERE id = :id", ["id": id])

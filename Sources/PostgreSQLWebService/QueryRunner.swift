@@ -30,7 +30,7 @@ import WebService
 /// A read whose replica turns out to be gone before the response started
 /// runs again on the primary, and the replica is taken out.
 ///
-/// A request with a role (``WebService/RunRequest/role``, which
+/// A request with a role (`WebService/RunRequest/role`, which
 /// authentication sets) runs its statements as that role, in a transaction
 /// that sets it (`SET LOCAL ROLE`): PostgreSQL's grants and row-level
 /// security decide what it reads and writes, a denial is a 403. Without

@@ -10,7 +10,7 @@ import PostgreSQL
 /// each row as an array.
 ///
 /// Without attachments the rows stream as the server sends them (a
-/// ``RowCursor``, one row at a time). With attachments
+/// `RowCursor`, one row at a time). With attachments
 /// and ``Shape/object``, the row and its attachments take one or two round
 /// trips of prepared statements (see `ObjectWithAttachments`). With attachments and
 /// ``Shape/array``, the parent query runs as a server-side cursor, fetched in blocks of
@@ -90,7 +90,7 @@ public final class ResultSetAdapter: StreamingBody {
     public var role: String?
     /// Whether the query only reads (it answers a `GET` or a `HEAD`), set
     /// before the adapter starts. Started on the pipeline
-    /// (``start(completion:)``) without a role, it then shares a
+    /// (`start(completion:)`) without a role, it then shares a
     /// transaction, made read-only, with the reads sent beside it: a
     /// statement that writes fails (SQLSTATE `25006`), as on a replica.
     ///

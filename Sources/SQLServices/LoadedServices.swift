@@ -4,7 +4,7 @@ import PostgreSQLWebService
 import WebService
 
 /// The services of a ``ServiceFolder``: its operations grouped by the
-/// first segment of their paths, each group a ``WebService`` to mount.
+/// first segment of their paths, each group a `WebService` to mount.
 ///
 /// ```swift
 /// let loaded = try ServiceFolder("services").load(on: connection)

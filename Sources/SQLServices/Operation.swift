@@ -5,7 +5,7 @@ import WebService
 
 /// One operation of a service folder: a service file checked against the
 /// database, ready to answer. Its route takes the parameters PostgreSQL
-/// described, and its handler returns a ``Query`` that the router's
+/// described, and its handler returns a `Query` that the router's
 /// `QueryRunner` runs, as for a hand-written service.
 public struct Operation: Sendable {
     /// The file it was read from.

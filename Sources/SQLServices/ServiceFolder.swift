@@ -36,7 +36,7 @@ public struct ServiceFolder: Sendable {
     ///
     /// - Throws: ``ServiceProblems`` for problems in the files,
     ///   ``ReadError`` when the folder cannot be read or holds no `.sql`
-    ///   file, ``DatabaseError`` when the connection fails.
+    ///   file, `DatabaseError` when the connection fails.
     public func load(on connection: Connection) throws -> LoadedServices {
         let files = try sqlFiles()
         var problems: [ServiceProblem] = []

@@ -8,7 +8,7 @@ import WebService
 /// mounted by ``ServerProgram`` unless `--metrics off`.
 ///
 /// - requests by route pattern, method and status, with a duration
-///   histogram, and the bytes of streamed bodies (``RouteMetrics``);
+///   histogram, and the bytes of streamed bodies (`RouteMetrics`);
 /// - for each pool, labelled `pool="primary"` and so on: connections in
 ///   use and idle, callers waiting, the acquire-time histogram, and the
 ///   sizes of the pipeline loop's batches;

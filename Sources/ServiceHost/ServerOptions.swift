@@ -7,7 +7,7 @@ import PostgreSQLWebService
 
 /// A server's settings: each from its command-line option, else its
 /// environment variable, else the default. The options, their variables
-/// and their documentation are one table (``ServerOptions/table``), which
+/// and their documentation are one table (`ServerOptions/table`), which
 /// `--help` prints.
 ///
 /// A small parser over that table rather than swift-argument-parser, whose
@@ -42,7 +42,7 @@ public struct ServerOptions: Equatable, Sendable {
     /// `--pipeline-connections`: the pool's pipeline connections.
     public internal(set) var pipelineConnections = 2
     /// `--event-loops`: threads that serve the client connections; `nil`
-    /// for ``automaticEventLoops``.
+    /// for `automaticEventLoops`.
     public internal(set) var eventLoops: Int?
     /// `--acquire-timeout`: seconds a request waits for a database connection.
     public internal(set) var acquireTimeout = 5.0
@@ -68,7 +68,7 @@ public struct ServerOptions: Equatable, Sendable {
     public internal(set) var logFormat = LogFormat.text
     /// `--metrics`: whether `GET /metrics` is served and requests are counted.
     public internal(set) var metrics = true
-    /// `--mhd-patches`: when libmicrohttpd's behaviour is changed (``LibraryPatches``).
+    /// `--mhd-patches`: when libmicrohttpd's behaviour is changed (`LibraryPatches`).
     public internal(set) var mhdPatches = LibraryPatches.Policy.onTested
 
     /// How log lines are written.

@@ -75,7 +75,7 @@ public protocol ParameterValue: Sendable {
 }
 
 /// A single value convertible from an argument's text: `String`, `Int`,
-/// `Int64`, `Double`, `Bool`, `Date`, ``CalendarDate``, `UUID`, `URL`, `UploadedFile`, and any
+/// `Int64`, `Double`, `Bool`, `Date`, `CalendarDate`, `UUID`, `URL`, `UploadedFile`, and any
 /// string-backed enumeration that declares the conformance.
 ///
 /// ```swift

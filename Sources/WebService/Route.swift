@@ -12,7 +12,7 @@ import JSONStreaming
 ///   it with the runner it was given, which decides how;
 /// - an `Encodable` value: `200` with its JSON, keys in declaration order;
 /// - nothing (`Void`): `204 No Content`;
-/// - an ``HTTPResponse``: sent as is (status, headers, raw bytes or text);
+/// - an `HTTPResponse`: sent as is (status, headers, raw bytes or text);
 /// - a `StreamingBody`: streamed as `application/json`.
 ///
 /// Where a handler runs follows from what it is, never from a marker: a

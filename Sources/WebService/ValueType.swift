@@ -12,7 +12,7 @@ public indirect enum ValueType: Sendable, Hashable, CustomStringConvertible {
     case long
     case double
     case boolean
-    /// A calendar day, `2024-05-01` (``CalendarDate``).
+    /// A calendar day, `2024-05-01` (`CalendarDate`).
     case date
     /// An instant, an ISO 8601 date-time with an offset, `2024-05-01T12:30:00Z`
     /// (`Date`; as an argument, a calendar date alone means its midnight UTC).

@@ -17,7 +17,7 @@ import FoundationNetworking
 /// The value is set in the request before the hooks and the cache see it:
 /// the cache keys its entries by the credential actually sent
 /// (``ResponseCache``), and a renewed token reads and stores answers under
-/// its own key. Redirects to another origin drop it (``CredentialFields``).
+/// its own key. Redirects to another origin drop it (`CredentialFields`).
 public protocol CredentialProvider: Sendable {
     /// The `Authorization` header's value for `request`; `nil` for none.
     func authorization(for request: URLRequest) async throws -> String?

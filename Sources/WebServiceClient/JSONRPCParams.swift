@@ -3,7 +3,7 @@ import Foundation
 /// The params of a JSON-RPC call: by name (a dictionary literal, as
 /// ``RequestArguments`` are written) or by position (an array literal),
 /// either one of any ``RequestArgument`` values or, with
-/// ``byName(_:)-swift.type.method`` and ``byPosition(_:)``, of any
+/// `byName(_:)-swift.type.method` and ``byPosition(_:)``, of any
 /// `Encodable` values (a record as one param, say).
 ///
 /// ```swift

@@ -45,7 +45,7 @@ public enum CachePolicy: Sendable, Hashable {
 /// "Caching Web Service Response Data").
 ///
 /// - One file per answer, named by the SHA-256 of its method, URL and a
-///   digest of the request's credentials (``CredentialFields``): callers
+///   digest of the request's credentials (`CredentialFields`): callers
 ///   with different credentials never share an entry, even in one folder.
 ///   The file also records digests of the request's values of the header
 ///   fields the answer varies on (`Vary`), never the values, and is used only
