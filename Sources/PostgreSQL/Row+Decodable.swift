@@ -169,7 +169,7 @@ private enum ScalarText {
         ObjectIdentifier(Float.self): { Double(postgres: $0).map { Float($0) } },
         ObjectIdentifier(Decimal.self): { Decimal(string: $0) },
         ObjectIdentifier(UUID.self): { UUID(uuidString: $0) },
-        ObjectIdentifier(Date.self): { PostgresTimestampText.date(from: $0) },
+        ObjectIdentifier(Date.self): { ISO8601.parse($0, offsets: .postgreSQL) },
     ]
 }
 
@@ -184,60 +184,5 @@ extension Double {
             guard let value = Double(text) else { return nil }
             self = value
         }
-    }
-}
-
-/// Parses PostgreSQL's ISO output of `date`, `timestamp` and `timestamptz`
-/// (`2024-05-01`, `2024-05-01 10:00:00.25`, `2024-05-01 10:00:00+02`).
-/// Values without an offset are taken as UTC.
-enum PostgresTimestampText {
-    static func date(from text: String) -> Date? {
-        let bytes = Array(text.utf8)
-        var position = 0
-        func number(_ digits: Int) -> Int? {
-            guard position + digits <= bytes.count else { return nil }
-            var value = 0
-            for byte in bytes[position..<position + digits] {
-                guard (48...57).contains(byte) else { return nil }
-                value = value * 10 + Int(byte - 48)
-            }
-            position += digits
-            return value
-        }
-        func expect(_ character: Character) -> Bool {
-            guard position < bytes.count, bytes[position] == character.asciiValue else { return false }
-            position += 1
-            return true
-        }
-        guard let year = number(4), expect("-"), let month = number(2), expect("-"), let day = number(2) else {
-            return nil
-        }
-        var seconds = CivilCalendar.days(year: Int64(year), month: Int64(month), day: Int64(day)) * 86_400
-        var fraction = 0.0
-        if expect(" ") || expect("T") {
-            guard let hour = number(2), expect(":"), let minute = number(2), expect(":"), let second = number(2) else {
-                return nil
-            }
-            seconds += Int64(hour * 3600 + minute * 60 + second)
-            if expect(".") {
-                var scale = 0.1
-                while position < bytes.count, (48...57).contains(bytes[position]) {
-                    fraction += Double(bytes[position] - 48) * scale
-                    scale /= 10
-                    position += 1
-                }
-            }
-            if position < bytes.count, bytes[position] == UInt8(ascii: "+") || bytes[position] == UInt8(ascii: "-") {
-                let sign: Int64 = bytes[position] == UInt8(ascii: "+") ? 1 : -1
-                position += 1
-                guard let hours = number(2) else { return nil }
-                var offset = hours * 3600
-                if expect(":") { offset += (number(2) ?? 0) * 60 }
-                if expect(":") { offset += number(2) ?? 0 }
-                seconds -= sign * Int64(offset)
-            }
-        }
-        guard position == bytes.count, (1...12).contains(month), (1...31).contains(day) else { return nil }
-        return Date(timeIntervalSince1970: Double(seconds)).addingTimeInterval(fraction)
     }
 }
