@@ -2,33 +2,11 @@ import FoundationEssentials
 
 /// ISO 8601 dates as arguments and results take them: a calendar date
 /// (`2024-05-01`, midnight UTC) or a date-time with an offset
-/// (`2024-05-01T12:30:00Z`, `2024-05-01T12:30:00.250+02:00`); and the same
-/// grammar as PostgreSQL writes `date`, `timestamp` and `timestamptz`
-/// (`2024-05-01 10:00:00.25`, `2024-05-01 10:00:00+02`).
-///
-/// ```swift
-/// ISO8601.parse("2024-05-01T12:30:00Z")                          // 2024-05-01 12:30 UTC
-/// ISO8601.parse("2024-05-01 12:30:00")                           // nil: no offset
-/// ISO8601.parse("2024-05-01 12:30:00", offsets: .postgreSQL)     // 12:30 UTC
-/// ```
+/// (`2024-05-01T12:30:00Z`, `2024-05-01T12:30:00.250+02:00`).
 package enum ISO8601 {
     // MARK: - Parsing
 
-    /// How a date-time's offset from UTC is written.
-    package enum Offsets: Sendable {
-        /// As an argument must write it: `Z`, or `±HH:MM` (`±HHMM`); a
-        /// date-time without one is refused.
-        case required
-        /// As PostgreSQL writes it: none for `timestamp` (taken as UTC), or
-        /// `±HH`, `±HH:MM`, `±HH:MM:SS` for `timestamptz`.
-        case postgreSQL
-    }
-
-    /// The instant `text` names; `nil` unless all of it is a date, or a
-    /// date-time (`T`, `t` or a space between; seconds and a fraction
-    /// after `.` or `,` optional) with an offset as `offsets` allows, of a
-    /// day and time that exist.
-    package static func parse(_ text: String, offsets: Offsets = .required) -> Date? {
+    package static func parse(_ text: String) -> Date? {
         let bytes = Array(text.utf8)
         var index = 0
         func number(_ digits: Int) -> Int? {
@@ -46,58 +24,38 @@ package enum ISO8601 {
             index += 1
             return true
         }
-        func instant(_ seconds: Int64, _ fraction: Double) -> Date {
-            Date(timeIntervalSince1970: Double(seconds)).addingTimeInterval(fraction)
-        }
         guard let year = number(4), skip("-"), let month = number(2), skip("-"), let day = number(2),
               (1...12).contains(month), (1...CivilCalendar.daysInMonth(year: Int64(year), month: Int64(month))).contains(Int64(day))
         else { return nil }
-        var seconds = CivilCalendar.days(year: Int64(year), month: Int64(month), day: Int64(day)) * 86_400
-        if index == bytes.count { return instant(seconds, 0) }
+        var seconds = Double(CivilCalendar.days(year: Int64(year), month: Int64(month), day: Int64(day))) * 86_400
+        if index == bytes.count { return Date(timeIntervalSince1970: seconds) }
 
         guard skip("T") || skip("t") || skip(" "),
               let hour = number(2), hour < 24, skip(":"), let minute = number(2), minute < 60
         else { return nil }
-        seconds += Int64(hour * 3600 + minute * 60)
-        var fraction = 0.0
+        seconds += Double(hour * 3600 + minute * 60)
         if skip(":") {
             guard let second = number(2), second < 60 else { return nil }
-            seconds += Int64(second)
+            seconds += Double(second)
             if skip(".") || skip(",") {
                 var scale = 0.1
                 let start = index
                 while index < bytes.count, let digit = number(1) {
-                    fraction += Double(digit) * scale
+                    seconds += Double(digit) * scale
                     scale /= 10
                 }
                 guard index > start else { return nil }
             }
         }
-        if offsets == .required, skip("Z") || skip("z") {
-            return index == bytes.count ? instant(seconds, fraction) : nil
+        if skip("Z") || skip("z") {
+            return index == bytes.count ? Date(timeIntervalSince1970: seconds) : nil
         }
-        if offsets == .postgreSQL, index == bytes.count { return instant(seconds, fraction) }
-        let sign: Int64
+        let sign: Double
         if skip("+") { sign = 1 } else if skip("-") { sign = -1 } else { return nil }
         guard let offsetHours = number(2), offsetHours < 24 else { return nil }
-        var offset = offsetHours * 3600
-        switch offsets {
-        case .required:
-            _ = skip(":")
-            guard let offsetMinutes = number(2), offsetMinutes < 60 else { return nil }
-            offset += offsetMinutes * 60
-        case .postgreSQL:
-            if skip(":") {
-                guard let offsetMinutes = number(2), offsetMinutes < 60 else { return nil }
-                offset += offsetMinutes * 60
-                if skip(":") {
-                    guard let offsetSeconds = number(2), offsetSeconds < 60 else { return nil }
-                    offset += offsetSeconds
-                }
-            }
-        }
-        guard index == bytes.count else { return nil }
-        return instant(seconds - sign * Int64(offset), fraction)
+        _ = skip(":")
+        guard let offsetMinutes = number(2), offsetMinutes < 60, index == bytes.count else { return nil }
+        return Date(timeIntervalSince1970: seconds - sign * Double(offsetHours * 3600 + offsetMinutes * 60))
     }
 
     // MARK: - Formatting

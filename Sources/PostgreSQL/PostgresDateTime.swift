@@ -1,4 +1,5 @@
 import CalendarDates
+import FoundationEssentials
 
 /// PostgreSQL's ISO date/time text (`DateStyle` ISO), shared by parameter
 /// binding and JSON rendering; the calendar arithmetic is `CivilCalendar`'s.
@@ -31,6 +32,30 @@ package enum PostgresDateTime {
     /// `infinity`, `-infinity`, any other text, or a value out of `Int64`'s
     /// range.
     package static func epochMilliseconds(_ text: UnsafeRawBufferPointer) -> Int64? {
+        guard let (days, microseconds) = dayAndMicroseconds(text) else { return nil }
+        // In milliseconds: PostgreSQL's dates reach year 5874897, whose
+        // microseconds since 1970 do not fit in 64 bits. Nine-digit years
+        // (never from PostgreSQL) can overflow even so: `nil`.
+        let dayMilliseconds = days.multipliedReportingOverflow(by: 86_400_000)
+        let timeMilliseconds = microseconds >= 0 ? microseconds / 1000 : -((-microseconds + 999) / 1000)
+        let total = dayMilliseconds.partialValue.addingReportingOverflow(timeMilliseconds)
+        guard !dayMilliseconds.overflow, !total.overflow else { return nil }
+        return total.partialValue
+    }
+
+    /// The instant of the same text as ``epochMilliseconds(_:)`` reads,
+    /// to the microsecond; `nil` where it gives `nil`.
+    package static func date(_ text: String) -> Date? {
+        var text = text
+        return text.withUTF8 { bytes in
+            guard let (days, microseconds) = dayAndMicroseconds(UnsafeRawBufferPointer(bytes)) else { return nil }
+            return Date(timeIntervalSince1970: Double(days) * 86_400).addingTimeInterval(Double(microseconds) / 1_000_000)
+        }
+    }
+
+    /// The day since 1970-01-01 and the microseconds from its midnight UTC
+    /// (negative or past a day once the offset is applied) of `text`.
+    private static func dayAndMicroseconds(_ text: UnsafeRawBufferPointer) -> (days: Int64, microseconds: Int64)? {
         var reader = DigitReader(bytes: text)
         guard let year = reader.number(minDigits: 4, maxDigits: 9), reader.skip("-"),
               let month = reader.number(minDigits: 2, maxDigits: 2), reader.skip("-"),
@@ -71,15 +96,7 @@ package enum PostgresDateTime {
             astronomicalYear = 1 - year
         }
         guard reader.isAtEnd, (1...12).contains(month), (1...31).contains(day) else { return nil }
-        // In milliseconds: PostgreSQL's dates reach year 5874897, whose
-        // microseconds since 1970 do not fit in 64 bits. Nine-digit years
-        // (never from PostgreSQL) can overflow even so: `nil`.
-        let dayMilliseconds = CivilCalendar.days(year: astronomicalYear, month: month, day: day)
-            .multipliedReportingOverflow(by: 86_400_000)
-        let timeMilliseconds = microseconds >= 0 ? microseconds / 1000 : -((-microseconds + 999) / 1000)
-        let total = dayMilliseconds.partialValue.addingReportingOverflow(timeMilliseconds)
-        guard !dayMilliseconds.overflow, !total.overflow else { return nil }
-        return total.partialValue
+        return (CivilCalendar.days(year: astronomicalYear, month: month, day: day), microseconds)
     }
 }
 

@@ -169,7 +169,7 @@ private enum ScalarText {
         ObjectIdentifier(Float.self): { Double(postgres: $0).map { Float($0) } },
         ObjectIdentifier(Decimal.self): { Decimal(string: $0) },
         ObjectIdentifier(UUID.self): { UUID(uuidString: $0) },
-        ObjectIdentifier(Date.self): { ISO8601.parse($0, offsets: .postgreSQL) },
+        ObjectIdentifier(Date.self): { PostgresDateTime.date($0) },
     ]
 }
 
