@@ -24,10 +24,9 @@ public final class Connection {
     /// still to be sent (see ``PreparedStatement/isPrepared``).
     var statements = PreparedStatementCache()
 
-    /// What a layer above keeps for this connection (the SQL that runs an
-    /// attached subquery for a block of parents, say); emptied when the
-    /// connection is opened again, as its prepared statements are.
-    package var layerCache: AnyObject?
+    /// What the layers above keep for this connection (``subscript(cache:)``),
+    /// forgotten with the prepared statements.
+    var layerCaches = LayerCaches()
 
     /// Numbers the server-side cursors this connection declares.
     package var cursorCount = 0
@@ -258,7 +257,7 @@ public final class Connection {
     /// Forgets every prepared statement and what was derived from them.
     func forgetPreparedStatements() {
         statements.removeAll()
-        layerCache = nil
+        layerCaches.removeAll()
     }
 
     /// How many statements this connection has prepared (each SQL text once).

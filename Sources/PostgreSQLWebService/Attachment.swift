@@ -78,22 +78,20 @@ struct BatchSQL {
     var labelSpelling: [String: String]
 }
 
-/// The batch forms of a connection's attached subqueries, in its `layerCache`.
+/// The batch forms of a connection's attached subqueries.
 private final class BatchSQLCache {
     var bySubquery: [String: BatchSQL] = [:]
 }
 
-extension Connection {
-    private var batchSQLCache: BatchSQLCache {
-        if let cache = layerCache as? BatchSQLCache { return cache }
-        let cache = BatchSQLCache()
-        layerCache = cache
-        return cache
-    }
+/// Where a connection keeps its ``BatchSQLCache``.
+private enum BatchSQLKey: LayerCacheKey {
+    static func makeValue(for connection: Connection) -> BatchSQLCache { BatchSQLCache() }
+}
 
+extension Connection {
     /// The batch form of an attached subquery, built once per connection.
     func batchSQL(for subquery: String) throws -> BatchSQL {
-        let cache = batchSQLCache
+        let cache = self[cache: BatchSQLKey.self]
         if let batch = cache.bySubquery[subquery] { return batch }
         let statement = try preparedStatement(for: subquery)
         let typeNames = try typeNames(of: parameterTypes(of: statement))
