@@ -328,27 +328,21 @@ public final class Connection {
         return result
     }
 
-    /// Runs SQL text with parameters without preparing it (`DECLARE ... CURSOR FOR`).
+    /// Runs SQL text without preparing it and returns the complete result:
+    /// without `values`, in the simple query protocol, which also takes
+    /// several statements separated by semicolons (`BEGIN`, `SET ...`,
+    /// `FETCH ...`, scripts); with `values` (even none), as the unnamed
+    /// statement: exactly one statement, whose `$1`, `$2`, ... they fill.
     @discardableResult
-    func runUnprepared(_ sql: String, values: [String?]) throws -> QueryResult {
+    package func runSimple(_ sql: String, values: [String?]? = nil) throws -> QueryResult {
         finishActiveCursor()
         let handle = try openHandle()
-        let raw = withCStringArray(values) { pointers in
-            PQexecParams(handle, sql, Int32(values.count), nil, pointers, nil, nil, 0)
+        let raw = if let values {
+            withCStringArray(values) { PQexecParams(handle, sql, Int32(values.count), nil, $0, nil, nil, 0) }
+        } else {
+            PQexec(handle, sql)
         }
         guard let raw else { throw connectionError() }
-        let result = QueryResult(taking: raw)
-        try check(result)
-        return result
-    }
-
-    /// Runs SQL text without parameters and without preparing it (`BEGIN`,
-    /// `SET ...`, `FETCH ...`, scripts of several statements).
-    @discardableResult
-    package func runSimple(_ sql: String) throws -> QueryResult {
-        finishActiveCursor()
-        let handle = try openHandle()
-        guard let raw = PQexec(handle, sql) else { throw connectionError() }
         let result = QueryResult(taking: raw)
         try check(result)
         return result
