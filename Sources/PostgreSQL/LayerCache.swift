@@ -4,7 +4,8 @@
 /// ``Connection`` or a ``ColumnLayout``, its `Owner`: the key's type is the
 /// key and fixes the value's type, as with SwiftUI's `EnvironmentKey`. The
 /// value is made by ``makeValue(for:)`` the first time the key is used on
-/// an owner, and kept as long as the owner keeps its prepared statements.
+/// an owner, and kept with it: by a layout for good, by a connection until
+/// it forgets its prepared statements.
 ///
 /// ```swift
 /// final class Names { var byText: [String: String] = [:] }
