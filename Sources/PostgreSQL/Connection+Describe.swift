@@ -124,7 +124,7 @@ extension Connection {
         do {
             if preparesNothing {
                 let values = [String?](repeating: nil, count: statement.parameters.names.count)
-                result = try runUnprepared("EXPLAIN (FORMAT JSON) " + statement.parameters.sql, values: values)
+                result = try runSimple("EXPLAIN (FORMAT JSON) " + statement.parameters.sql, values: values)
             } else {
                 result = try runSimple("EXPLAIN (FORMAT JSON) EXECUTE \(statement.name)\(arguments)")
             }

@@ -24,10 +24,9 @@ public final class Connection {
     /// still to be sent (see ``PreparedStatement/isPrepared``).
     var statements = PreparedStatementCache()
 
-    /// What a layer above keeps for this connection (the SQL that runs an
-    /// attached subquery for a block of parents, say); emptied when the
-    /// connection is opened again, as its prepared statements are.
-    package var layerCache: AnyObject?
+    /// What the layers above keep for this connection (``subscript(cache:)``),
+    /// forgotten with the prepared statements.
+    var layerCaches = LayerCaches()
 
     /// Numbers the server-side cursors this connection declares.
     package var cursorCount = 0
@@ -258,7 +257,7 @@ public final class Connection {
     /// Forgets every prepared statement and what was derived from them.
     func forgetPreparedStatements() {
         statements.removeAll()
-        layerCache = nil
+        layerCaches.removeAll()
     }
 
     /// How many statements this connection has prepared (each SQL text once).
@@ -329,27 +328,21 @@ public final class Connection {
         return result
     }
 
-    /// Runs SQL text with parameters without preparing it (`DECLARE ... CURSOR FOR`).
+    /// Runs SQL text without preparing it and returns the complete result:
+    /// without `values`, in the simple query protocol, which also takes
+    /// several statements separated by semicolons (`BEGIN`, `SET ...`,
+    /// `FETCH ...`, scripts); with `values` (even none), as the unnamed
+    /// statement: exactly one statement, whose `$1`, `$2`, ... they fill.
     @discardableResult
-    func runUnprepared(_ sql: String, values: [String?]) throws -> QueryResult {
+    package func runSimple(_ sql: String, values: [String?]? = nil) throws -> QueryResult {
         finishActiveCursor()
         let handle = try openHandle()
-        let raw = withCStringArray(values) { pointers in
-            PQexecParams(handle, sql, Int32(values.count), nil, pointers, nil, nil, 0)
+        let raw = if let values {
+            withCStringArray(values) { PQexecParams(handle, sql, Int32(values.count), nil, $0, nil, nil, 0) }
+        } else {
+            PQexec(handle, sql)
         }
         guard let raw else { throw connectionError() }
-        let result = QueryResult(taking: raw)
-        try check(result)
-        return result
-    }
-
-    /// Runs SQL text without parameters and without preparing it (`BEGIN`,
-    /// `SET ...`, `FETCH ...`, scripts of several statements).
-    @discardableResult
-    package func runSimple(_ sql: String) throws -> QueryResult {
-        finishActiveCursor()
-        let handle = try openHandle()
-        guard let raw = PQexec(handle, sql) else { throw connectionError() }
         let result = QueryResult(taking: raw)
         try check(result)
         return result

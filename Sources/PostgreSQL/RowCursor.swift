@@ -161,10 +161,8 @@ extension RowCursor: Sendable {}
 package final class ColumnLayout {
     package let columns: [Column]
     let indexByLabel: [String: Int]
-    /// What a layer above keeps for these columns (how a row is written
-    /// as JSON, say): kept with the layout, which a prepared statement
-    /// keeps, so that it is built once per statement rather than per query.
-    package var layerCache: AnyObject?
+    /// What the layers above keep for these columns (``subscript(cache:)``).
+    var layerCaches = LayerCaches()
 
     package init(_ columns: [Column]) {
         self.columns = columns

@@ -78,22 +78,20 @@ struct BatchSQL {
     var labelSpelling: [String: String]
 }
 
-/// The batch forms of a connection's attached subqueries, in its `layerCache`.
+/// The batch forms of a connection's attached subqueries.
 private final class BatchSQLCache {
     var bySubquery: [String: BatchSQL] = [:]
 }
 
-extension Connection {
-    private var batchSQLCache: BatchSQLCache {
-        if let cache = layerCache as? BatchSQLCache { return cache }
-        let cache = BatchSQLCache()
-        layerCache = cache
-        return cache
-    }
+/// Where a connection keeps its ``BatchSQLCache``.
+private enum BatchSQLKey: LayerCacheKey {
+    static func makeValue(for connection: Connection) -> BatchSQLCache { BatchSQLCache() }
+}
 
+extension Connection {
     /// The batch form of an attached subquery, built once per connection.
     func batchSQL(for subquery: String) throws -> BatchSQL {
-        let cache = batchSQLCache
+        let cache = self[cache: BatchSQLKey.self]
         if let batch = cache.bySubquery[subquery] { return batch }
         let statement = try preparedStatement(for: subquery)
         let typeNames = try typeNames(of: parameterTypes(of: statement))
@@ -161,34 +159,62 @@ final class ChildBlock {
     private let order: [Int32]
     private let children: [ChildBlock]
 
-    /// Runs `attachment` (and, recursively, its attachments) for every row of `parents`.
+    /// Runs `attachments` (and, recursively, their attachments) for every
+    /// row of `parents`, all in one pipeline, one round trip: a block of
+    /// rows for each attachment, in order.
     ///
     /// - Parameters:
     ///   - parentLayout: the parents' columns, to bind parameters by label.
     ///   - firstColumn: the result column of `parentLayout.columns[0]`.
     ///   - arguments: the adapter's arguments, for names no parent column has.
-    convenience init(
-        _ attachment: Attachment, parents: QueryResult, parentLayout: ColumnLayout, firstColumn: Int32,
+    static func blocks(
+        _ attachments: [Attachment], parents: QueryResult, parentLayout: ColumnLayout, firstColumn: Int32,
         arguments: SQLArguments, connection: Connection
-    ) throws {
-        let statement = try Self.statement(
-            for: attachment, parents: parents, parentLayout: parentLayout, firstColumn: firstColumn,
+    ) throws -> [ChildBlock] {
+        guard !attachments.isEmpty else { return [] }
+        let statements = try Self.statements(
+            for: attachments, parents: parents, parentLayout: parentLayout, firstColumn: firstColumn,
             arguments: arguments, connection: connection)
-        let result = try statement.map { try connection.run($0.prepared!, values: $0.values) }
-        try self.init(attachment, parentCount: parents.rowCount, result: result, arguments: arguments, connection: connection)
+        let results = statements.isEmpty ? nil : try connection.runPipeline(statements)
+        return try attachments.indices.map { index in
+            try ChildBlock(
+                attachments[index], parentCount: parents.rowCount, result: results?[index], arguments: arguments,
+                connection: connection)
+        }
+    }
+
+    /// The statements that read the rows of `attachments` for every row of
+    /// `parents` (their batch forms, prepared), one per attachment, in
+    /// order, with their values; none when there are no parents. Sent in
+    /// one pipeline (``blocks(_:parents:parentLayout:firstColumn:arguments:connection:)``,
+    /// or ahead of the block before, by ``BlockRows``).
+    static func statements(
+        for attachments: [Attachment], parents: QueryResult, parentLayout: ColumnLayout, firstColumn: Int32,
+        arguments: SQLArguments, connection: Connection
+    ) throws -> [PipelinedStatement] {
+        guard parents.rowCount > 0 else { return [] }
+        func make() throws -> [PipelinedStatement] {
+            try attachments.map { attachment in
+                try statement(
+                    for: attachment, parents: parents, parentLayout: parentLayout, firstColumn: firstColumn,
+                    arguments: arguments, connection: connection)
+            }
+        }
+        let statements = try make()
+        guard statements.contains(where: { $0.prepared?.isPrepared == false }) else { return statements }
+        // A look-up found the cache full and emptied it, deallocating the
+        // statements looked up before it: once more, with room.
+        return try make()
     }
 
     /// The statement that reads `attachment`'s rows for every row of
-    /// `parents` (its batch form, prepared), with its values; `nil` when
-    /// there are no parents. Sent in a pipeline, it runs while the
-    /// previous block is written (``BlockRows``).
-    static func statement(
+    /// `parents`, at least one.
+    private static func statement(
         for attachment: Attachment, parents: QueryResult, parentLayout: ColumnLayout, firstColumn: Int32,
         arguments: SQLArguments, connection: Connection
-    ) throws -> PipelinedStatement? {
+    ) throws -> PipelinedStatement {
         let batch = try connection.batchSQL(for: attachment.sql)
         let parentCount = parents.rowCount
-        guard parentCount > 0 else { return nil }
         var values: [String?] = ["{" + Array(repeating: "NULL", count: Int(parentCount)).joined(separator: ",") + "}"]
         for name in batch.names {
             if let column = parentLayout.index(of: name) {
@@ -207,8 +233,8 @@ final class ChildBlock {
         return PipelinedStatement(try connection.preparedStatement(for: batch.sql), values: values)
     }
 
-    /// The rows `result` holds, what the statement of
-    /// ``statement(for:parents:parentLayout:firstColumn:arguments:connection:)``
+    /// The rows `result` holds, what a statement of
+    /// ``statements(for:parents:parentLayout:firstColumn:arguments:connection:)``
     /// read for `parentCount` parents (`nil` for none), grouped by parent;
     /// the attachment's own attachments run here, as batches over them.
     init(
@@ -257,11 +283,9 @@ final class ChildBlock {
         self.order = order
         self.template = ObjectTemplate(
             columns: Array(columns), firstColumn: 1, attachmentKeys: attachment.attachments.map(\.key))
-        self.children = try attachment.attachments.map { nested in
-            try ChildBlock(
-                nested, parents: result, parentLayout: layout, firstColumn: 1, arguments: arguments,
-                connection: connection)
-        }
+        self.children = try Self.blocks(
+            attachment.attachments, parents: result, parentLayout: layout, firstColumn: 1, arguments: arguments,
+            connection: connection)
     }
 
     /// The parent ordinal (1-based) in the first column of a batch result's row.
@@ -285,14 +309,16 @@ final class ChildBlock {
         self.starts = []
         self.order = []
         self.template = layout.objectTemplate(attachmentKeys: attachment.attachments.map(\.key))
-        self.children = try attachment.attachments.map { nested in
-            guard let connection else {
-                throw DatabaseError(code: .internalError, message: "nested attachments need a connection of their own")
-            }
-            return try ChildBlock(
-                nested, parents: result, parentLayout: layout, firstColumn: 0, arguments: arguments,
-                connection: connection)
+        guard !attachment.attachments.isEmpty else {
+            self.children = []
+            return
         }
+        guard let connection else {
+            throw DatabaseError(code: .internalError, message: "nested attachments need a connection of their own")
+        }
+        self.children = try Self.blocks(
+            attachment.attachments, parents: result, parentLayout: layout, firstColumn: 0, arguments: arguments,
+            connection: connection)
     }
 
     /// Writes the JSON array of the rows that belong to parent `parent`.

@@ -232,7 +232,7 @@ struct ObjectTemplate {
 
 // MARK: - Templates kept with a result's columns
 
-/// The templates of one column layout, kept in its `layerCache`.
+/// The templates of one column layout, kept with it.
 private final class ObjectTemplates {
     let plain: ObjectTemplate
     /// Templates with attachments, by attachment keys.
@@ -245,13 +245,13 @@ private final class ObjectTemplates {
     }
 }
 
+/// Where a column layout keeps its ``ObjectTemplates``.
+private enum ObjectTemplatesKey: LayerCacheKey {
+    static func makeValue(for layout: ColumnLayout) -> ObjectTemplates { ObjectTemplates(columns: layout.columns) }
+}
+
 extension ColumnLayout {
-    private var templates: ObjectTemplates {
-        if let templates = layerCache as? ObjectTemplates { return templates }
-        let templates = ObjectTemplates(columns: columns)
-        layerCache = templates
-        return templates
-    }
+    private var templates: ObjectTemplates { self[cache: ObjectTemplatesKey.self] }
 
     /// How a row is written as a JSON object, built on first use.
     var objectTemplate: ObjectTemplate { templates.plain }

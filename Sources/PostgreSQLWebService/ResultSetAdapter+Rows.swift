@@ -263,11 +263,9 @@ final class BlockRows: RowSource {
         } else {
             guard let fetched = try fetchParents() else { return false }
             parents = fetched
-            children = try attachments.map { attachment in
-                try ChildBlock(
-                    attachment, parents: parents, parentLayout: layout!, firstColumn: 0, arguments: arguments,
-                    connection: connection)
-            }
+            children = try ChildBlock.blocks(
+                attachments, parents: parents, parentLayout: layout!, firstColumn: 0, arguments: arguments,
+                connection: connection)
         }
         self.block = parents
         position = 0
@@ -311,11 +309,9 @@ final class BlockRows: RowSource {
     /// result is larger than the socket's buffer.
     private func sendAhead() throws {
         guard let parents = try fetchParents() else { return }
-        let statements = try attachments.compactMap { attachment in
-            try ChildBlock.statement(
-                for: attachment, parents: parents, parentLayout: layout!, firstColumn: 0, arguments: arguments,
-                connection: connection)
-        }
+        let statements = try ChildBlock.statements(
+            for: attachments, parents: parents, parentLayout: layout!, firstColumn: 0, arguments: arguments,
+            connection: connection)
         ahead = (parents, statements.isEmpty ? nil : try connection.startPipeline(statements))
     }
 

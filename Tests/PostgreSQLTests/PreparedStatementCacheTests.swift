@@ -33,6 +33,23 @@ import Testing
         #expect(String(decoding: output, as: UTF8.self) == #"{"id":5,"tenfold":[{"tenfold":50}]}"#)
     }
 
+    /// A block's attachments are looked up one after the other too, each
+    /// with its batch form and the statement that names its types: at
+    /// whichever of those the cache fills, the block's statements all run.
+    @Test(arguments: 1...4) func aBlockWhoseStatementsFillTheCache(room: Int) throws {
+        let connection = try TestDatabase.connect()
+        for number in 0..<(Self.limit - room) {
+            _ = try connection.fetchOne(Int.self, "SELECT \(number) AS value")
+        }
+        let adapter = ResultSetAdapter(connection, sql: "SELECT n FROM generate_series(1, 2) n")
+        adapter.attach("tenfold", "SELECT :n::int * 10 AS tenfold")
+        adapter.attach("hundredfold", "SELECT :n::int * 100 AS hundredfold")
+        #expect(try TestDatabase.body(of: adapter) == """
+            [{"n":1,"tenfold":[{"tenfold":10}],"hundredfold":[{"hundredfold":100}]},\
+            {"n":2,"tenfold":[{"tenfold":20}],"hundredfold":[{"hundredfold":200}]}]
+            """)
+    }
+
     @Test func theLoopsConnectionDeallocatesAllPastTheLimit() throws {
         let pool = ConnectionPool(.init(conninfo: "", size: 1, pipelineConnections: 1))
         defer { pool.close() }
