@@ -15,11 +15,7 @@ struct JSONRPCError: Error, Sendable {
 
     /// An error whose `data` is `{"detail": detail}`.
     init(code: Int, message: String, detail: String) {
-        var data: [UInt8] = []
-        data.append(contentsOf: #"{"detail":"#.utf8)
-        JSONWriter.appendString(detail, to: &data)
-        data.append(UInt8(ascii: "}"))
-        self.init(code: code, message: message, data: data)
+        self.init(code: code, message: message, data: (["detail": .string(detail)] as JSONValue).jsonBytes)
     }
 }
 

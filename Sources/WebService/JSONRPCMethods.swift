@@ -84,29 +84,28 @@ struct OpenRPCDocument {
 
     var json: [UInt8] {
         let schemas = OpenAPIDocument(services: services, info: info)
-        typealias JSON = OpenAPIDocument.JSON
-        var infoObject: JSON = ["title": .string(info.title), "version": .string(info.version)]
+        var infoObject: JSONValue = ["title": .string(info.title), "version": .string(info.version)]
         if !info.description.isEmpty { infoObject["description"] = .string(info.description) }
-        var methods: [JSON] = []
+        var methods: [JSONValue] = []
         var named: Set<String> = []
         for service in services {
             for endpoint in service.endpoints {
                 for operation in endpoint.operations where named.insert(operation.operationId).inserted {
                     let overloads = endpoint.operations.filter { $0.operationId == operation.operationId }
-                    var params: [JSON] = []
+                    var params: [JSONValue] = []
                     var seen: Set<String> = []
                     for overload in overloads {
                         for parameter in overload.parameters where seen.insert(parameter.name).inserted {
                             let required = overloads.allSatisfy { other in
                                 other.parameters.contains { $0.name == parameter.name && $0.required }
                             }
-                            var param: JSON = ["name": .string(parameter.name), "required": .bool(required)]
+                            var param: JSONValue = ["name": .string(parameter.name), "required": .bool(required)]
                             if !parameter.fullDescription.isEmpty { param["description"] = .string(parameter.fullDescription) }
                             param["schema"] = OpenAPIDocument.constrained(schemas.schema(parameter.type), by: parameter.constraints)
                             params.append(param)
                         }
                     }
-                    var method: JSON = ["name": .string(operation.operationId)]
+                    var method: JSONValue = ["name": .string(operation.operationId)]
                     var description = overloads.map(\.description).filter { !$0.isEmpty }.joined(separator: " Or: ")
                     let orders = overloads.map { $0.parameters.map(\.name) }
                     if Set(orders).count > 1 {
@@ -116,18 +115,18 @@ struct OpenRPCDocument {
                     if !description.isEmpty { method["description"] = .string(description) }
                     method["params"] = .array(params)
                     method["paramStructure"] = "either"
-                    let result: JSON = operation.result.map(schemas.schema) ?? ["type": "null"]
+                    let result: JSONValue = operation.result.map(schemas.schema) ?? ["type": "null"]
                     method["result"] = ["name": "result", "schema": result]
                     methods.append(method)
                 }
             }
         }
-        let document: JSON = [
+        let document: JSONValue = [
             "openrpc": "1.2.6",
             "info": infoObject,
             "methods": .array(methods),
             "components": ["schemas": schemas.componentSchemas()],
         ]
-        return document.bytes
+        return document.jsonBytes
     }
 }

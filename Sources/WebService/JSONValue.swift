@@ -1,12 +1,24 @@
 import JSONStreaming
 
-/// A JSON value received in a request body, one member of which becomes an
-/// argument when the body is a JSON object.
+/// A JSON value: a member of a request body, or a document built to be
+/// written (the OpenAPI document, `rpc.discover`), in one tree with one way
+/// of writing it (``append(to:)``, through `JSONWriter`).
+///
+/// An object comes in two forms. `.object` holds members by name, as a
+/// parsed document has them (JSON gives their order no meaning), and is
+/// written with its keys sorted. `.orderedObject` holds members in the order
+/// they were added, and is written in that order; a dictionary literal
+/// makes one, so that a built document reads as it is written.
 ///
 /// ```swift
 /// // POST /math/sum  {"values": [1, 2, 3]}
 /// // the argument "values" is .json(.array([.integer(1), .integer(2), .integer(3)]))
+/// let schema: JSONValue = ["type": "integer", "format": "int64"]
+/// schema.jsonText   // {"type":"integer","format":"int64"}
 /// ```
+///
+/// Equality is structural: an `.object` never equals an `.orderedObject`,
+/// and two ordered objects are equal only with their members in the same order.
 public enum JSONValue: Sendable, Hashable, Decodable {
     case null
     case bool(Bool)
@@ -14,7 +26,10 @@ public enum JSONValue: Sendable, Hashable, Decodable {
     case number(Double)
     case string(String)
     case array([JSONValue])
+    /// An object whose members are looked up by name; written with its keys sorted.
     case object([String: JSONValue])
+    /// An object whose members keep the order they were added in, and are written in it.
+    case orderedObject(OrderedMembers)
 
     /// Decodes any JSON value. Arrays and objects are recognised by their
     /// container before their members are decoded, so that a member no case
@@ -64,22 +79,38 @@ public enum JSONValue: Sendable, Hashable, Decodable {
         case .integer(let value): String(value)
         case .number(let value): String(value)
         case .bool(let value): String(value)
-        case .null, .array, .object: nil
+        case .null, .array, .object, .orderedObject: nil
         }
     }
 
-    /// The value written as JSON (object members in key order).
+    /// The value written as compact JSON.
     ///
     /// ```swift
     /// JSONValue.array([.integer(1), .string("a")]).jsonText   // [1,"a"]
     /// ```
     public var jsonText: String {
-        var out: [UInt8] = []
-        append(to: &out)
-        return String(decoding: out, as: UTF8.self)
+        String(decoding: jsonBytes, as: UTF8.self)
     }
 
-    func append(to out: inout [UInt8]) {
+    /// The value written as compact JSON, as UTF-8 bytes.
+    ///
+    /// ```swift
+    /// JSONValue.object(["b": 1, "a": 2]).jsonBytes   // the bytes of {"a":2,"b":1}
+    /// ```
+    public var jsonBytes: [UInt8] {
+        var out: [UInt8] = []
+        append(to: &out)
+        return out
+    }
+
+    /// Appends the value as compact JSON: an `.object`'s members with their
+    /// keys sorted, an `.orderedObject`'s in their order.
+    ///
+    /// ```swift
+    /// var out: [UInt8] = []
+    /// JSONValue.string("tab\t").append(to: &out)   // "tab\t"
+    /// ```
+    public func append<Output: JSONOutput>(to out: inout Output) {
         switch self {
         case .null: JSONWriter.appendNull(to: &out)
         case .bool(let value): JSONWriter.appendBool(value, to: &out)
@@ -87,21 +118,11 @@ public enum JSONValue: Sendable, Hashable, Decodable {
         case .number(let value): JSONWriter.appendDouble(value, to: &out)
         case .string(let value): JSONWriter.appendString(value, to: &out)
         case .array(let elements):
-            out.append(UInt8(ascii: "["))
-            for (index, element) in elements.enumerated() {
-                if index > 0 { out.append(UInt8(ascii: ",")) }
-                element.append(to: &out)
-            }
-            out.append(UInt8(ascii: "]"))
+            JSONWriter.appendArray(elements, to: &out) { $0.append(to: &$1) }
         case .object(let members):
-            out.append(UInt8(ascii: "{"))
-            for (index, key) in members.keys.sorted().enumerated() {
-                if index > 0 { out.append(UInt8(ascii: ",")) }
-                JSONWriter.appendString(key, to: &out)
-                out.append(UInt8(ascii: ":"))
-                members[key]!.append(to: &out)
-            }
-            out.append(UInt8(ascii: "}"))
+            JSONWriter.appendObject(members.sorted { $0.key < $1.key }, to: &out) { $0.append(to: &$1) }
+        case .orderedObject(let members):
+            JSONWriter.appendObject(members.members, to: &out) { $0.append(to: &$1) }
         }
     }
 }

@@ -4,7 +4,7 @@ extension OpenAPIDocument {
     /// The JSON Schema of a documented type. Structures and enumerations
     /// are references to `components/schemas`; a structure the document
     /// does not describe is any value.
-    func schema(_ type: ValueType) -> JSON {
+    func schema(_ type: ValueType) -> JSONValue {
         switch type {
         case .string: ["type": "string"]
         case .integer, .long: ["type": "integer", "format": "int64"]
@@ -25,11 +25,11 @@ extension OpenAPIDocument {
 
     /// `schema` with what the parameter enforces beyond its type: `minItems`
     /// on a list, `minimum` and `maximum` on an integer (on a list's items).
-    static func constrained(_ schema: JSON, by constraints: ArgumentConstraints) -> JSON {
+    static func constrained(_ schema: JSONValue, by constraints: ArgumentConstraints) -> JSONValue {
         guard !constraints.isEmpty else { return schema }
         var schema = schema
         if let count = constraints.minimumCount, case .string("array")? = schema["type"] { schema["minItems"] = .integer(Int64(count)) }
-        func bounded(_ schema: JSON) -> JSON {
+        func bounded(_ schema: JSONValue) -> JSONValue {
             guard case .string("integer")? = schema["type"] else { return schema }
             var bounded = schema
             if let minimum = constraints.minimum { bounded["minimum"] = .integer(Int64(minimum)) }
@@ -47,18 +47,18 @@ extension OpenAPIDocument {
     /// A plain text's `schema` (a list's items too) with the pattern of
     /// text without NUL: the HTTP layer refuses a NUL byte in any path,
     /// query or form value, before a handler sees it.
-    static func argumentText(_ schema: JSON) -> JSON {
+    static func argumentText(_ schema: JSONValue) -> JSONValue {
         var schema = schema
         if case .string("array")? = schema["type"], let items = schema["items"] {
             schema["items"] = argumentText(items)
-        } else if schema.bytes == JSON.object([(key: "type", value: "string")]).bytes {
+        } else if schema == ["type": "string"] {
             schema["pattern"] = #"^[^\x00]*$"#
         }
         return schema
     }
 
     /// `schema` that also allows `null`, as an optional field may be.
-    static func nullable(_ schema: JSON) -> JSON {
+    static func nullable(_ schema: JSONValue) -> JSONValue {
         if schema.isEmptyObject { return schema }
         var nullable = schema
         switch schema["type"] {
@@ -77,7 +77,7 @@ extension OpenAPIDocument {
     /// An argument's texts (a default, an example) as the JSON value of
     /// its type: `["10"]` of an integer is `10`, `["a", "b"]` of a list is
     /// `["a", "b"]`; `nil` for a value the type cannot show.
-    static func value(_ texts: [String], of type: ValueType) -> JSON? {
+    static func value(_ texts: [String], of type: ValueType) -> JSONValue? {
         if case .array(let element) = type {
             let elements = texts.compactMap { value([$0], of: element) }
             return elements.count == texts.count ? .array(elements) : nil
@@ -85,9 +85,9 @@ extension OpenAPIDocument {
         guard texts.count == 1 else { return nil }
         let text = texts[0]
         switch type {
-        case .integer, .long: return Int64(text).map(JSON.integer)
-        case .double: return Double(argumentText: text).map(JSON.number)
-        case .boolean: return Bool(argumentText: text).map(JSON.bool)
+        case .integer, .long: return Int64(text).map(JSONValue.integer)
+        case .double: return Double(argumentText: text).map(JSONValue.number)
+        case .boolean: return Bool(argumentText: text).map(JSONValue.bool)
         case .string, .date, .dateTime, .uuid, .url, .enumeration: return .string(text)
         case .file, .array, .map, .structure, .any: return nil
         }
@@ -97,19 +97,19 @@ extension OpenAPIDocument {
 
     /// Every structure and enumeration of the services (the first of a
     /// name, should two services use the same name), then `Problem`.
-    func componentSchemas() -> JSON {
-        var schemas: JSON = [:]
+    func componentSchemas() -> JSONValue {
+        var schemas: JSONValue = [:]
         for service in services {
             for enumeration in service.enumerations where schemas[enumeration.name] == nil {
-                schemas[enumeration.name] = ["type": "string", "enum": .array(enumeration.values.map(JSON.string))]
+                schemas[enumeration.name] = ["type": "string", "enum": .array(enumeration.values.map(JSONValue.string))]
             }
             for structure in service.structures where schemas[structure.name] == nil {
-                var properties: JSON = [:]
+                var properties: JSONValue = [:]
                 for field in structure.fields {
                     properties[field.name] = field.required ? schema(field.type) : Self.nullable(schema(field.type))
                 }
-                var object: JSON = ["type": "object", "properties": properties]
-                let required = structure.fields.filter(\.required).map { JSON.string($0.name) }
+                var object: JSONValue = ["type": "object", "properties": properties]
+                let required = structure.fields.filter(\.required).map { JSONValue.string($0.name) }
                 if !required.isEmpty, !structure.membersChosen { object["required"] = .array(required) }
                 schemas[structure.name] = object
             }
@@ -121,7 +121,7 @@ extension OpenAPIDocument {
     static let problemSchemaName = "Problem"
 
     /// RFC 9457 problem details, as `HTTPError` writes them.
-    static let problemSchema: JSON = [
+    static let problemSchema: JSONValue = [
         "type": "object",
         "description": "An RFC 9457 problem document. Further members may follow the ones listed.",
         "properties": [
@@ -145,10 +145,10 @@ extension OpenAPIDocument {
         ("504", "GatewayTimeout", "The database did not answer within the statement timeout.", false),
     ]
 
-    static func componentResponses() -> JSON {
-        var responses: JSON = [:]
+    static func componentResponses() -> JSONValue {
+        var responses: JSONValue = [:]
         for problem in problemResponses {
-            var response: JSON = [
+            var response: JSONValue = [
                 "description": .string(problem.description),
                 "content": ["application/problem+json": ["schema": ["$ref": .string(reference(problemSchemaName))]]],
             ]

@@ -50,11 +50,11 @@ public struct OpenAPISecurity: Sendable, Hashable {
 
 extension OpenAPIDocument {
     /// `components/securitySchemes`; `nil` without a scheme.
-    var securitySchemes: JSON? {
+    var securitySchemes: JSONValue? {
         guard let security = info.security, !security.schemes.isEmpty else { return nil }
-        var schemes: JSON = [:]
+        var schemes: JSONValue = [:]
         for scheme in security.schemes {
-            var object: JSON = ["type": "http", "scheme": .string(scheme.scheme)]
+            var object: JSONValue = ["type": "http", "scheme": .string(scheme.scheme)]
             if let format = scheme.bearerFormat { object["bearerFormat"] = .string(format) }
             schemes[scheme.name] = object
         }
@@ -63,9 +63,9 @@ extension OpenAPIDocument {
 
     /// The document's `security`: each scheme, and `{}` when anonymous
     /// requests are served; `nil` without a scheme.
-    var documentSecurity: JSON? {
+    var documentSecurity: JSONValue? {
         guard let security = info.security, !security.schemes.isEmpty else { return nil }
-        var requirements: [JSON] = security.schemes.map { .object([(key: $0.name, value: .array([]))]) }
+        var requirements: [JSONValue] = security.schemes.map { [$0.name: []] }
         if security.allowsAnonymous { requirements.append([:]) }
         return .array(requirements)
     }

@@ -56,22 +56,22 @@ struct OpenAPIDocument {
     }
 
     /// The document as compact JSON.
-    var json: [UInt8] { document.bytes }
+    var json: [UInt8] { document.jsonBytes }
 
-    var document: JSON {
-        var infoObject: JSON = ["title": .string(info.title), "version": .string(info.version)]
+    var document: JSONValue {
+        var infoObject: JSONValue = ["title": .string(info.title), "version": .string(info.version)]
         if !info.description.isEmpty { infoObject["description"] = .string(info.description) }
-        var paths: JSON = [:]
-        var tags: [JSON] = []
+        var paths: JSONValue = [:]
+        var tags: [JSONValue] = []
         for service in services {
             let tag = tagName(service)
-            var tagObject: JSON = ["name": .string(tag)]
+            var tagObject: JSONValue = ["name": .string(tag)]
             if !service.description.isEmpty { tagObject["description"] = .string(service.description) }
             tags.append(tagObject)
             for endpoint in service.endpoints {
                 let (template, variables) = Self.pathTemplate(endpoint.path)
                 guard paths[template] == nil else { continue }  // the same path from a service mounted inside another
-                var pathItem: JSON = [:]
+                var pathItem: JSONValue = [:]
                 var methods: [String] = []
                 for operation in endpoint.operations where !methods.contains(operation.method) {
                     methods.append(operation.method)
@@ -85,9 +85,9 @@ struct OpenAPIDocument {
                 paths[template] = pathItem
             }
         }
-        var components: JSON = ["schemas": componentSchemas(), "responses": Self.componentResponses()]
+        var components: JSONValue = ["schemas": componentSchemas(), "responses": Self.componentResponses()]
         components["securitySchemes"] = securitySchemes
-        var document: JSON = [
+        var document: JSONValue = [
             "openapi": "3.1.0",
             "info": infoObject,
             "tags": .array(tags),
@@ -119,14 +119,14 @@ struct OpenAPIDocument {
     // MARK: - Operations
 
     /// One operation from the overloads of one verb on one path.
-    private func operation(_ overloads: [OperationDocumentation], tag: String, templateVariables: [String]) -> JSON {
+    private func operation(_ overloads: [OperationDocumentation], tag: String, templateVariables: [String]) -> JSONValue {
         let method = overloads[0].method
-        var operation: JSON = ["operationId": .string(overloads[0].operationId), "tags": [.string(tag)]]
+        var operation: JSONValue = ["operationId": .string(overloads[0].operationId), "tags": [.string(tag)]]
         let description = Self.description(of: overloads)
         if !description.isEmpty { operation["description"] = .string(description) }
 
         // Path parameters by the endpoint's names, whatever an overload calls them.
-        var parameters: [JSON] = []
+        var parameters: [JSONValue] = []
         for (position, name) in templateVariables.enumerated() {
             let documented = overloads.lazy.compactMap { overload -> ParameterDocumentation? in
                 guard position < overload.pathVariableNames.count else { return nil }
@@ -135,7 +135,7 @@ struct OpenAPIDocument {
             }.first
             var schema = documented.map { Self.argumentText(Self.constrained(self.schema($0.type), by: $0.constraints)) } ?? ["type": "string"]
             if case .string("string")? = schema["type"] { schema["minLength"] = 1 }
-            var parameter: JSON = ["name": .string(name), "in": "path", "required": true]
+            var parameter: JSONValue = ["name": .string(name), "in": "path", "required": true]
             if let description = documented?.description, !description.isEmpty { parameter["description"] = .string(description) }
             parameter["schema"] = schema
             if let documented, let texts = documented.exampleTexts, let example = Self.value(texts, of: documented.type) {
@@ -153,7 +153,7 @@ struct OpenAPIDocument {
         if !parameters.isEmpty { operation["parameters"] = .array(parameters) }
 
         if let body {
-            var requestBody: JSON = ["required": true]
+            var requestBody: JSONValue = ["required": true]
             if !body.description.isEmpty { requestBody["description"] = .string(body.description) }
             requestBody["content"] = ["application/json": ["schema": schema(body.type)]]
             operation["requestBody"] = requestBody
@@ -192,9 +192,9 @@ struct OpenAPIDocument {
         return merged
     }
 
-    private func queryParameter(_ argument: (ParameterDocumentation, required: Bool)) -> JSON {
+    private func queryParameter(_ argument: (ParameterDocumentation, required: Bool)) -> JSONValue {
         let (parameter, required) = argument
-        var object: JSON = ["name": .string(parameter.name), "in": "query", "required": .bool(required)]
+        var object: JSONValue = ["name": .string(parameter.name), "in": "query", "required": .bool(required)]
         if !parameter.fullDescription.isEmpty { object["description"] = .string(parameter.fullDescription) }
         if case .array = parameter.type {
             object["style"] = "form"
@@ -209,25 +209,25 @@ struct OpenAPIDocument {
 
     /// The arguments as the members of a form or JSON object body;
     /// multipart alone when one of them is a file.
-    private func formBody(_ arguments: [(ParameterDocumentation, required: Bool)]) -> JSON {
-        var properties: JSON = [:]
+    private func formBody(_ arguments: [(ParameterDocumentation, required: Bool)]) -> JSONValue {
+        var properties: JSONValue = [:]
         for (parameter, _) in arguments {
             var schema = argumentSchema(parameter)
             if !parameter.fullDescription.isEmpty { schema["description"] = .string(parameter.fullDescription) }
             properties[parameter.name] = schema
         }
-        var object: JSON = ["type": "object", "properties": properties]
-        let required = arguments.filter(\.required).map { JSON.string($0.0.name) }
+        var object: JSONValue = ["type": "object", "properties": properties]
+        let required = arguments.filter(\.required).map { JSONValue.string($0.0.name) }
         if !required.isEmpty { object["required"] = .array(required) }
         let hasFile = arguments.contains { $0.0.type == .file }
-        var content: JSON = [:]
+        var content: JSONValue = [:]
         if !hasFile { content["application/x-www-form-urlencoded"] = ["schema": object] }
         content["multipart/form-data"] = ["schema": object]
         if !hasFile { content["application/json"] = ["schema": object] }
         return ["required": .bool(!required.isEmpty), "content": content]
     }
 
-    private func argumentSchema(_ parameter: ParameterDocumentation) -> JSON {
+    private func argumentSchema(_ parameter: ParameterDocumentation) -> JSONValue {
         var schema = Self.argumentText(Self.constrained(self.schema(parameter.type), by: parameter.constraints))
         if let pattern = parameter.pattern, case .string("string")? = schema["type"] { schema["pattern"] = .string(pattern) }
         if let texts = parameter.defaultTexts, !texts.isEmpty, let value = Self.value(texts, of: parameter.type) {
@@ -240,8 +240,8 @@ struct OpenAPIDocument {
 
     // MARK: - Responses
 
-    private func responses(_ overloads: [OperationDocumentation]) -> JSON {
-        var results: [JSON] = []
+    private func responses(_ overloads: [OperationDocumentation]) -> JSONValue {
+        var results: [JSONValue] = []
         var streamed = false
         var csv = false
         var noContent = false
@@ -261,11 +261,11 @@ struct OpenAPIDocument {
             streamed = streamed || overload.streamed
             csv = csv || overload.isRunnableList
             let schema = self.schema(result)
-            if !results.contains(where: { $0.bytes == schema.bytes }) { results.append(schema) }
+            if !results.contains(where: { $0.jsonBytes == schema.jsonBytes }) { results.append(schema) }
         }
-        var responses: JSON = [:]
+        var responses: JSONValue = [:]
         if !results.isEmpty {
-            let schema: JSON = results.count == 1 ? results[0] : ["oneOf": .array(results)]
+            let schema: JSONValue = results.count == 1 ? results[0] : ["oneOf": .array(results)]
             responses["200"] = [
                 "description": .string(streamed ? "The result, streamed as it is read." : "The result."),
                 "content": csv

@@ -38,41 +38,28 @@ public enum OrderedJSONEncoder {
 
     // MARK: - Tree
 
-    enum Scalar {
-        case null, bool(Bool), integer(Int64), unsigned(UInt64), double(Double), string(String)
-    }
-
+    /// The tree the encoder builds: scalars as JSON values, containers
+    /// still being filled, and numbers kept as their text.
     enum Node {
-        case scalar(Scalar)
+        case scalar(JSONValue)
         case raw([UInt8])
         case object(ObjectNode)
         case array(ArrayNode)
 
+        /// An unsigned integer as a JSON number, whatever its size.
+        static func unsigned(_ value: UInt64) -> Node {
+            if let small = Int64(exactly: value) { return .scalar(.integer(small)) }
+            return .raw(Array(String(value).utf8))
+        }
+
         func write(to out: inout [UInt8]) {
             switch self {
-            case .scalar(.null): JSONWriter.appendNull(to: &out)
-            case .scalar(.bool(let value)): JSONWriter.appendBool(value, to: &out)
-            case .scalar(.integer(let value)): JSONWriter.appendInteger(value, to: &out)
-            case .scalar(.unsigned(let value)): JSONWriter.appendInteger(value, to: &out)
-            case .scalar(.double(let value)): JSONWriter.appendDouble(value, to: &out)
-            case .scalar(.string(let value)): JSONWriter.appendString(value, to: &out)
+            case .scalar(let value): value.append(to: &out)
             case .raw(let bytes): out.append(contentsOf: bytes)
             case .object(let object):
-                out.append(UInt8(ascii: "{"))
-                for (index, member) in object.members.enumerated() {
-                    if index > 0 { out.append(UInt8(ascii: ",")) }
-                    JSONWriter.appendString(member.key, to: &out)
-                    out.append(UInt8(ascii: ":"))
-                    member.value.write(to: &out)
-                }
-                out.append(UInt8(ascii: "}"))
+                JSONWriter.appendObject(object.members, to: &out) { $0.write(to: &$1) }
             case .array(let array):
-                out.append(UInt8(ascii: "["))
-                for (index, element) in array.elements.enumerated() {
-                    if index > 0 { out.append(UInt8(ascii: ",")) }
-                    element.write(to: &out)
-                }
-                out.append(UInt8(ascii: "]"))
+                JSONWriter.appendArray(array.elements, to: &out) { $0.write(to: &$1) }
             }
         }
     }
@@ -142,11 +129,11 @@ extension OrderedJSONEncoder {
         mutating func encodeNil(forKey key: Key) throws { object.set(key.stringValue, .scalar(.null)) }
         mutating func encode(_ value: Bool, forKey key: Key) throws { object.set(key.stringValue, .scalar(.bool(value))) }
         mutating func encode(_ value: String, forKey key: Key) throws { object.set(key.stringValue, .scalar(.string(value))) }
-        mutating func encode(_ value: Double, forKey key: Key) throws { object.set(key.stringValue, .scalar(.double(value))) }
-        mutating func encode(_ value: Float, forKey key: Key) throws { object.set(key.stringValue, .scalar(.double(Double(value)))) }
+        mutating func encode(_ value: Double, forKey key: Key) throws { object.set(key.stringValue, .scalar(.number(value))) }
+        mutating func encode(_ value: Float, forKey key: Key) throws { object.set(key.stringValue, .scalar(.number(Double(value)))) }
         mutating func encode(_ value: Int, forKey key: Key) throws { object.set(key.stringValue, .scalar(.integer(Int64(value)))) }
         mutating func encode(_ value: Int64, forKey key: Key) throws { object.set(key.stringValue, .scalar(.integer(value))) }
-        mutating func encode(_ value: UInt64, forKey key: Key) throws { object.set(key.stringValue, .scalar(.unsigned(value))) }
+        mutating func encode(_ value: UInt64, forKey key: Key) throws { object.set(key.stringValue, .unsigned(value)) }
 
         mutating func encode<T: Encodable>(_ value: T, forKey key: Key) throws {
             object.set(key.stringValue, try OrderedJSONEncoder.encodeNode(value, codingPath: codingPath + [key]))
@@ -181,7 +168,7 @@ extension OrderedJSONEncoder {
         mutating func encodeNil() throws { array.elements.append(.scalar(.null)) }
         mutating func encode(_ value: Bool) throws { array.elements.append(.scalar(.bool(value))) }
         mutating func encode(_ value: String) throws { array.elements.append(.scalar(.string(value))) }
-        mutating func encode(_ value: Double) throws { array.elements.append(.scalar(.double(value))) }
+        mutating func encode(_ value: Double) throws { array.elements.append(.scalar(.number(value))) }
         mutating func encode(_ value: Int) throws { array.elements.append(.scalar(.integer(Int64(value)))) }
         mutating func encode(_ value: Int64) throws { array.elements.append(.scalar(.integer(value))) }
 
@@ -217,11 +204,11 @@ extension OrderedJSONEncoder {
         mutating func encodeNil() throws { encoder.root = .scalar(.null) }
         mutating func encode(_ value: Bool) throws { encoder.root = .scalar(.bool(value)) }
         mutating func encode(_ value: String) throws { encoder.root = .scalar(.string(value)) }
-        mutating func encode(_ value: Double) throws { encoder.root = .scalar(.double(value)) }
-        mutating func encode(_ value: Float) throws { encoder.root = .scalar(.double(Double(value))) }
+        mutating func encode(_ value: Double) throws { encoder.root = .scalar(.number(value)) }
+        mutating func encode(_ value: Float) throws { encoder.root = .scalar(.number(Double(value))) }
         mutating func encode(_ value: Int) throws { encoder.root = .scalar(.integer(Int64(value))) }
         mutating func encode(_ value: Int64) throws { encoder.root = .scalar(.integer(value)) }
-        mutating func encode(_ value: UInt64) throws { encoder.root = .scalar(.unsigned(value)) }
+        mutating func encode(_ value: UInt64) throws { encoder.root = .unsigned(value) }
         mutating func encode<T: Encodable>(_ value: T) throws {
             encoder.root = try OrderedJSONEncoder.encodeNode(value, codingPath: codingPath)
         }
@@ -268,7 +255,7 @@ extension OrderedJSONEncoder {
         mutating func encodeNil() throws { encoder.store(.scalar(.null)) }
         mutating func encode(_ value: Bool) throws { encoder.store(.scalar(.bool(value))) }
         mutating func encode(_ value: String) throws { encoder.store(.scalar(.string(value))) }
-        mutating func encode(_ value: Double) throws { encoder.store(.scalar(.double(value))) }
+        mutating func encode(_ value: Double) throws { encoder.store(.scalar(.number(value))) }
         mutating func encode(_ value: Int) throws { encoder.store(.scalar(.integer(Int64(value)))) }
         mutating func encode(_ value: Int64) throws { encoder.store(.scalar(.integer(value))) }
         mutating func encode<T: Encodable>(_ value: T) throws {

@@ -1,5 +1,3 @@
-import JSONStreaming
-
 // MARK: - Example requests
 
 extension ServiceDocumentation {
@@ -57,7 +55,7 @@ extension ServiceDocumentation {
         }
         words.append(shellQuoted(exampleURL("/" + segments.joined(separator: "/") + query)))
         if let body {
-            words += ["-H", shellQuoted("Content-Type: application/json"), "-d", shellQuoted(sampleJSON(body.type))]
+            words += ["-H", shellQuoted("Content-Type: application/json"), "-d", shellQuoted(sampleJSON(body.type).jsonText)]
         } else if !inQuery, hasFile {
             for argument in arguments {
                 let isFile = operation.parameters.contains { $0.name == argument.name && $0.type == .file }
@@ -95,27 +93,22 @@ extension ServiceDocumentation {
         }
     }
 
-    /// A JSON value of `type`: a structure with its required fields, lists empty.
-    private func sampleJSON(_ type: ValueType, depth: Int = 0) -> String {
+    /// A JSON value of `type`: a structure with its required fields in
+    /// their order, lists empty.
+    private func sampleJSON(_ type: ValueType, depth: Int = 0) -> JSONValue {
         switch type {
-        case .integer, .long, .double, .boolean:
-            return Self.sampleText(type)
-        case .array:
-            return "[]"
-        case .map, .any:
-            return "{}"
+        case .integer, .long: return 1
+        case .double: return .number(1.5)
+        case .boolean: return true
+        case .array: return []
+        case .map, .any: return [:]
         case .structure(let name):
-            guard depth < 4, let structure = structures.first(where: { $0.name == name }) else { return "{}" }
-            let members = structure.fields.filter(\.required).map { field in
-                var key: [UInt8] = []
-                JSONWriter.appendString(field.name, to: &key)
-                return String(decoding: key, as: UTF8.self) + ":" + sampleJSON(field.type, depth: depth + 1)
-            }
-            return "{" + members.joined(separator: ",") + "}"
+            guard depth < 4, let structure = structures.first(where: { $0.name == name }) else { return [:] }
+            return .orderedObject(JSONValue.OrderedMembers(structure.fields.filter(\.required).map { field in
+                (key: field.name, value: sampleJSON(field.type, depth: depth + 1))
+            }))
         case .string, .date, .dateTime, .uuid, .url, .file, .enumeration:
-            var text: [UInt8] = []
-            JSONWriter.appendString(Self.sampleText(type), to: &text)
-            return String(decoding: text, as: UTF8.self)
+            return .string(Self.sampleText(type))
         }
     }
 

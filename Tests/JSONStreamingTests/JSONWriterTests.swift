@@ -87,3 +87,11 @@ func byteWriterCopiesEveryLength() {
     }
     #expect(Array(writer.bytes) == expected)
 }
+
+@Test func writesArraysAndObjectsWithCommasBetweenMembers() {
+    #expect(json { JSONWriter.appendArray([Int](), to: &$0) { JSONWriter.appendInteger($0, to: &$1) } } == "[]")
+    #expect(json { JSONWriter.appendArray([1, -2, 3], to: &$0) { JSONWriter.appendInteger($0, to: &$1) } } == "[1,-2,3]")
+    #expect(json { JSONWriter.appendObject([(key: String, value: Bool)](), to: &$0) { JSONWriter.appendBool($0, to: &$1) } } == "{}")
+    let members: [(key: String, value: Bool)] = [(key: "z", value: true), (key: "a\"b", value: false)]
+    #expect(json { JSONWriter.appendObject(members, to: &$0) { JSONWriter.appendBool($0, to: &$1) } } == #"{"z":true,"a\"b":false}"#)
+}
