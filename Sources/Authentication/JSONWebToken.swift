@@ -75,7 +75,7 @@ public struct JSONWebTokenVerifier: Sendable {
     /// ```swift
     /// let role = try verifier.claims(of: token)["role"]
     /// ```
-    public func claims(of token: some StringProtocol, now: Double = currentTime()) throws(TokenError) -> [String: JSONValue] {
+    public func claims(of token: some StringProtocol, now: Double = currentTime()) throws(TokenError) -> JSONValue.Members {
         let parts = token.utf8.split(separator: UInt8(ascii: "."), omittingEmptySubsequences: false)
         guard parts.count == 3 else { throw TokenError(description: "the token is not a signed JSON Web Token (three parts)") }
         guard case .object(let header) = try Self.json(parts[0], "header") else {
@@ -118,7 +118,7 @@ public struct JSONWebTokenVerifier: Sendable {
     /// ```swift
     /// verifier.role(in: ["role": .string("payroll")])   // "payroll"
     /// ```
-    public func role(in claims: [String: JSONValue]) throws(TokenError) -> String? {
+    public func role(in claims: JSONValue.Members) throws(TokenError) -> String? {
         guard let value = claims[roleClaim] else { return nil }
         guard case .string(let role) = value, !role.isEmpty else {
             throw TokenError(description: "the token's \(roleClaim) claim is not a role name")

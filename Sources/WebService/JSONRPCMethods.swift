@@ -24,7 +24,7 @@ struct JSONRPCMethods: Sendable {
         /// overload with the fewest more, whose params left over are
         /// absent. A `null` element leaves its param absent. More elements
         /// than any overload takes is an error that says how many it takes.
-        func params(byPosition elements: [JSONValue], methodName: String) -> Result<[String: JSONValue], JSONRPCError> {
+        func params(byPosition elements: [JSONValue], methodName: String) -> Result<JSONValue.Members, JSONRPCError> {
             guard !elements.isEmpty else { return .success([:]) }
             let candidates = positionalNames.filter { $0.count >= elements.count }
             guard let names = candidates.first(where: { $0.count == elements.count })
@@ -36,7 +36,7 @@ struct JSONRPCMethods: Sendable {
                     code: -32602, message: "Invalid params",
                     detail: "\(methodName) takes at most \(takes) by position; \(elements.count) were given."))
             }
-            var members: [String: JSONValue] = [:]
+            var members = JSONValue.Members()
             for (name, value) in zip(names, elements) where value != .null {
                 members[name] = value
             }

@@ -1,24 +1,25 @@
 extension JSONValue {
-    /// The members of an ``JSONValue/orderedObject(_:)``, in the order they
-    /// were added; a key appears at most once.
+    /// An object's members, in the order they were added (or parsed); a
+    /// name appears at most once, and is found without a search.
     ///
     /// ```swift
-    /// var members: JSONValue.OrderedMembers = ["type": "object"]
+    /// var members: JSONValue.Members = ["type": "object"]
     /// members["required"] = ["id"]   // added after "type"
     /// members["type"] = "array"      // replaced where it stands
     /// ```
-    public struct OrderedMembers: Sendable, Hashable, ExpressibleByDictionaryLiteral {
+    public struct Members: Sendable, Hashable, Sequence, ExpressibleByDictionaryLiteral {
         /// The members, in order.
-        public private(set) var members: [(key: String, value: JSONValue)]
+        public private(set) var members: [(key: String, value: JSONValue)] = []
+        /// The position of each member in `members`, by name.
+        private var positions: [String: Int] = [:]
 
-        /// Members from `members` in their order; a repeated key keeps its
+        /// Members from `members` in their order; a repeated name keeps its
         /// first place and its last value.
         ///
         /// ```swift
-        /// JSONValue.OrderedMembers([(key: "a", value: 1), (key: "b", value: 2)])
+        /// JSONValue.Members([(key: "a", value: 1), (key: "b", value: 2)])
         /// ```
         public init(_ members: some Sequence<(key: String, value: JSONValue)> = []) {
-            self.members = []
             for member in members { self[member.key] = member.value }
         }
 
@@ -29,20 +30,45 @@ extension JSONValue {
         /// Whether there are no members.
         public var isEmpty: Bool { members.isEmpty }
 
+        /// How many members there are.
+        public var count: Int { members.count }
+
+        /// The members' names, in order.
+        public var keys: [String] { members.map(\.key) }
+
+        public func makeIterator() -> IndexingIterator<[(key: String, value: JSONValue)]> {
+            members.makeIterator()
+        }
+
         /// The member named `key`. Setting a value replaces the member where
         /// it stands, or adds it at the end; setting `nil` removes it.
         public subscript(key: String) -> JSONValue? {
-            get { members.first { $0.key == key }?.value }
+            get { positions[key].map { members[$0].value } }
             set {
-                if let index = members.firstIndex(where: { $0.key == key }) {
-                    if let newValue { members[index].value = newValue } else { members.remove(at: index) }
+                if let position = positions[key] {
+                    if let newValue {
+                        members[position].value = newValue
+                    } else {
+                        members.remove(at: position)
+                        positions[key] = nil
+                        for later in position..<members.count { positions[members[later].key] = later }
+                    }
                 } else if let newValue {
-                    members.append((key, newValue))
+                    _ = add(key, newValue)
                 }
             }
         }
 
-        public static func == (left: OrderedMembers, right: OrderedMembers) -> Bool {
+        /// Adds `value` as the member `key` at the end, unless there is one
+        /// of that name already; whether it was added.
+        mutating func add(_ key: String, _ value: JSONValue) -> Bool {
+            guard positions[key] == nil else { return false }
+            positions[key] = members.count
+            members.append((key, value))
+            return true
+        }
+
+        public static func == (left: Members, right: Members) -> Bool {
             left.members.count == right.members.count
                 && zip(left.members, right.members).allSatisfy { $0.key == $1.key && $0.value == $1.value }
         }
@@ -56,20 +82,19 @@ extension JSONValue {
         }
     }
 
-    /// Whether this is an object (of either form) with no members.
+    /// Whether this is an object with no members.
     ///
     /// ```swift
-    /// JSONValue.orderedObject([:]).isEmptyObject   // true
+    /// JSONValue.object([:]).isEmptyObject   // true
     /// ```
     public var isEmptyObject: Bool {
         switch self {
         case .object(let members): members.isEmpty
-        case .orderedObject(let members): members.isEmpty
         default: false
         }
     }
 
-    /// The member `key` of an object of either form, `nil` for any other
+    /// The member `key` of an object, `nil` for any other
     /// value. Setting it on an object replaces or adds the member (at the
     /// end of an ordered object); setting `nil` removes it. Setting a member
     /// of a value that is not an object is a programming error.
@@ -82,7 +107,6 @@ extension JSONValue {
         get {
             switch self {
             case .object(let members): members[key]
-            case .orderedObject(let members): members[key]
             default: nil
             }
         }
@@ -92,10 +116,6 @@ extension JSONValue {
                 self = .null
                 members[key] = newValue
                 self = .object(members)
-            case .orderedObject(var members):
-                self = .null
-                members[key] = newValue
-                self = .orderedObject(members)
             default:
                 preconditionFailure("\(key) set on a JSON value that is not an object")
             }
@@ -104,7 +124,7 @@ extension JSONValue {
 }
 
 /// Literals build JSON values: a dictionary literal makes an
-/// ``JSONValue/orderedObject(_:)`` with its members in the order written.
+/// ``JSONValue/object(_:)`` with its members in the order written.
 ///
 /// ```swift
 /// let parameter: JSONValue = ["name": "limit", "in": "query", "required": false, "schema": ["type": "integer"]]
@@ -117,6 +137,6 @@ extension JSONValue: ExpressibleByStringLiteral, ExpressibleByBooleanLiteral, Ex
     public init(integerLiteral value: Int64) { self = .integer(value) }
     public init(arrayLiteral elements: JSONValue...) { self = .array(elements) }
     public init(dictionaryLiteral elements: (String, JSONValue)...) {
-        self = .orderedObject(OrderedMembers(elements.lazy.map { (key: $0.0, value: $0.1) }))
+        self = .object(Members(elements.lazy.map { (key: $0.0, value: $0.1) }))
     }
 }

@@ -93,7 +93,7 @@ extension JSONValue {
         mutating func object(depth: Int) throws(ParseError) -> JSONValue {
             guard depth <= JSONValue.maximumDepth else { throw error("nested more than \(JSONValue.maximumDepth) deep") }
             index += 1
-            var members: [String: JSONValue] = [:]
+            var members = Members()
             skipWhitespace()
             if index < bytes.count, bytes[index] == UInt8(ascii: "}") {
                 index += 1
@@ -107,7 +107,7 @@ extension JSONValue {
                 guard index < bytes.count, bytes[index] == UInt8(ascii: ":") else { throw error("expected \":\"") }
                 index += 1
                 let member = try value(depth: depth)
-                guard members.updateValue(member, forKey: name) == nil else { throw error("duplicate member \"\(name)\"") }
+                guard members.add(name, member) else { throw error("duplicate member \"\(name)\"") }
                 skipWhitespace()
                 guard index < bytes.count else { throw error("unterminated object") }
                 let byte = bytes[index]

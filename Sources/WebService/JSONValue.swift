@@ -4,11 +4,9 @@ import JSONStreaming
 /// written (the OpenAPI document, `rpc.discover`), in one tree with one way
 /// of writing it (``append(to:)``, through `JSONWriter`).
 ///
-/// An object comes in two forms. `.object` holds members by name, as a
-/// parsed document has them (JSON gives their order no meaning), and is
-/// written with its keys sorted. `.orderedObject` holds members in the order
-/// they were added, and is written in that order; a dictionary literal
-/// makes one, so that a built document reads as it is written.
+/// An object's members keep their order (``Members``): a parsed document's
+/// as it wrote them, a built one's as they were added, and are written in
+/// it, so that a built document reads as its code does.
 ///
 /// ```swift
 /// // POST /math/sum  {"values": [1, 2, 3]}
@@ -17,8 +15,8 @@ import JSONStreaming
 /// schema.jsonText   // {"type":"integer","format":"int64"}
 /// ```
 ///
-/// Equality is structural: an `.object` never equals an `.orderedObject`,
-/// and two ordered objects are equal only with their members in the same order.
+/// Equality is structural: two objects are equal with the same members in
+/// the same order.
 public enum JSONValue: Sendable, Hashable, Decodable {
     case null
     case bool(Bool)
@@ -26,10 +24,8 @@ public enum JSONValue: Sendable, Hashable, Decodable {
     case number(Double)
     case string(String)
     case array([JSONValue])
-    /// An object whose members are looked up by name; written with its keys sorted.
-    case object([String: JSONValue])
-    /// An object whose members keep the order they were added in, and are written in it.
-    case orderedObject(OrderedMembers)
+    /// An object: members in order, looked up by name.
+    case object(Members)
 
     /// Decodes any JSON value. Arrays and objects are recognised by their
     /// container before their members are decoded, so that a member no case
@@ -44,7 +40,7 @@ public enum JSONValue: Sendable, Hashable, Decodable {
             return
         }
         if let container = try? decoder.container(keyedBy: MemberName.self) {
-            var members: [String: JSONValue] = [:]
+            var members = Members()
             for key in container.allKeys {
                 members[key.stringValue] = try container.decode(JSONValue.self, forKey: key)
             }
@@ -79,7 +75,7 @@ public enum JSONValue: Sendable, Hashable, Decodable {
         case .integer(let value): String(value)
         case .number(let value): String(value)
         case .bool(let value): String(value)
-        case .null, .array, .object, .orderedObject: nil
+        case .null, .array, .object: nil
         }
     }
 
@@ -95,7 +91,7 @@ public enum JSONValue: Sendable, Hashable, Decodable {
     /// The value written as compact JSON, as UTF-8 bytes.
     ///
     /// ```swift
-    /// JSONValue.object(["b": 1, "a": 2]).jsonBytes   // the bytes of {"a":2,"b":1}
+    /// JSONValue.object(["b": 1, "a": 2]).jsonBytes   // the bytes of {"b":1,"a":2}
     /// ```
     public var jsonBytes: [UInt8] {
         var out: [UInt8] = []
@@ -103,8 +99,7 @@ public enum JSONValue: Sendable, Hashable, Decodable {
         return out
     }
 
-    /// Appends the value as compact JSON: an `.object`'s members with their
-    /// keys sorted, an `.orderedObject`'s in their order.
+    /// Appends the value as compact JSON, an object's members in their order.
     ///
     /// ```swift
     /// var out: [UInt8] = []
@@ -120,8 +115,6 @@ public enum JSONValue: Sendable, Hashable, Decodable {
         case .array(let elements):
             JSONWriter.appendArray(elements, to: &out) { $0.append(to: &$1) }
         case .object(let members):
-            JSONWriter.appendObject(members.sorted { $0.key < $1.key }, to: &out) { $0.append(to: &$1) }
-        case .orderedObject(let members):
             JSONWriter.appendObject(members.members, to: &out) { $0.append(to: &$1) }
         }
     }

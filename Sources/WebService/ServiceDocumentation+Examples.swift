@@ -104,7 +104,7 @@ extension ServiceDocumentation {
         case .map, .any: return [:]
         case .structure(let name):
             guard depth < 4, let structure = structures.first(where: { $0.name == name }) else { return [:] }
-            return .orderedObject(JSONValue.OrderedMembers(structure.fields.filter(\.required).map { field in
+            return .object(JSONValue.Members(structure.fields.filter(\.required).map { field in
                 (key: field.name, value: sampleJSON(field.type, depth: depth + 1))
             }))
         case .string, .date, .dateTime, .uuid, .url, .file, .enumeration:

@@ -101,7 +101,7 @@ extension WebServiceRouter {
         guard let method = jsonRPCMethods.value.methods[name] else {
             return .error(JSONRPCError(code: -32601, message: "Method not found", detail: "There is no method \(name)."))
         }
-        let members: [String: JSONValue]
+        let members: JSONValue.Members
         switch params {
         case nil: members = [:]
         case .object(let object)?: members = object
@@ -162,7 +162,7 @@ extension WebServiceRouter {
     /// conditions (a call never answers 304). The call is derived from the
     /// outer request, so it carries the same identity: role, request id
     /// and address.
-    static func request(for method: JSONRPCMethods.Method, params: [String: JSONValue], outer: HTTPRequest) throws(HTTPError) -> HTTPRequest {
+    static func request(for method: JSONRPCMethods.Method, params: JSONValue.Members, outer: HTTPRequest) throws(HTTPError) -> HTTPRequest {
         let names = method.pathVariableNames.first { $0.allSatisfy { params[$0] != nil } } ?? method.pathVariableNames[0]
         var remaining = params
         var segments: [String] = []
@@ -197,7 +197,10 @@ extension WebServiceRouter {
         var queryItems: [QueryItem] = []
         var body: [UInt8] = []
         if method.takesBody {
-            if let value = remaining.removeValue(forKey: "body") { value.append(to: &body) }
+            if let value = remaining["body"] {
+                value.append(to: &body)
+                remaining["body"] = nil
+            }
             for name in remaining.keys.sorted() {
                 let values: [JSONValue] = if case .array(let elements) = remaining[name]! { elements } else { [remaining[name]!] }
                 for value in values {
