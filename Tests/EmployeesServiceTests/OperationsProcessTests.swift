@@ -133,7 +133,7 @@ struct OperationsProcessTests {
         #expect(lines.count >= 3)
         var access: [String: Any]?
         for line in lines {
-            let object = try #require(try JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any], "\(line)")
+            let object = try #require(try JSONReader.value(line.utf8) as? [String: Any], "\(line)")
             #expect(object["time"] is String && object["level"] is String && object["message"] is String, "\(line)")
             if object["requestId"] as? String == "json-1" { access = object }
         }

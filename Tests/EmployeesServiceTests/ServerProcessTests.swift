@@ -177,7 +177,7 @@ struct ServerProcessTests {
         #expect(reply.status == 200)
         var count = 0
         var last: Any?
-        try JSONValues.forEachElement(ofArray: reply.body) { employee in
+        try JSONReader.forEachElement(ofArray: reply.body) { employee in
             count += 1
             last = (employee as? [String: Any])?["employeeNumber"]
         }

@@ -1,4 +1,5 @@
 import Foundation
+import HTTPTestClient
 import Testing
 @testable import PostgreSQL
 @testable import PostgreSQLWebService
@@ -207,7 +208,7 @@ struct PostgresJSONDatabaseTests {
 
     /// The JSON re-serialised with sorted keys, or `nil` if it is not JSON.
     static func canonical(_ json: String) -> String? {
-        guard let value = try? JSONSerialization.jsonObject(with: Data(json.utf8), options: [.fragmentsAllowed]),
+        guard let value = try? JSONReader.value(json.utf8),
               let data = try? JSONSerialization.data(withJSONObject: value, options: [.sortedKeys, .fragmentsAllowed])
         else { return nil }
         return String(decoding: data, as: UTF8.self)

@@ -256,7 +256,7 @@ struct AuthenticationProcessTests {
         let tlsPort = try #require(port, "\(run.logged)")
         let body = try ToolProcess.run("/usr/bin/curl", ["--silent", "--show-error", "--fail", "--cacert", certificate,
                                                   "https://127.0.0.1:\(tlsPort)/notes"])
-        let notes = try JSONSerialization.jsonObject(with: body) as? [[String: Any]]
+        let notes = try JSONReader.value(body) as? [[String: Any]]
         #expect(notes?.compactMap { $0["owner"] as? String } == ["auth_test_bob"])
         // An anonymous role alone: credentials are ignored, as without authentication.
         let withCredentials = try ToolProcess.run("/usr/bin/curl", ["--silent", "--show-error", "--fail", "--cacert", certificate,

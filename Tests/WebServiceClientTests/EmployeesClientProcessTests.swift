@@ -57,7 +57,7 @@ struct EmployeesClientProcessTests {
     @Test func getPrintsTheEmployeeAsJSON() async throws {
         let outcome = try await Self.run(["--base-url", try baseURL, "get", "10004", "--details", "titles,salaries"])
         #expect(outcome.status == 0, "\(outcome.errors)")
-        let employee = try JSONSerialization.jsonObject(with: Data(outcome.output.utf8)) as? [String: Any]
+        let employee = try JSONReader.value(outcome.output.utf8) as? [String: Any]
         #expect(employee?["employeeNumber"] as? Int == 10004)
         let salaries = try ClientTestEnvironment.integer("SELECT count(*)::int FROM salaries WHERE emp_no = 10004")
         #expect((employee?["salaries"] as? [Any])?.count == salaries)
@@ -85,7 +85,7 @@ struct EmployeesClientProcessTests {
         let employee = try await Self.run([
             "--base-url", try baseURL, "rpc", "employees.getByEmployeeNumber", "employeeNumber=10004", #"details=["titles"]"#,
         ])
-        let object = try JSONSerialization.jsonObject(with: Data(employee.output.utf8)) as? [String: Any]
+        let object = try JSONReader.value(employee.output.utf8) as? [String: Any]
         #expect(object?["employeeNumber"] as? Int == 10004)
         let unknown = try await Self.run(["--base-url", try baseURL, "rpc", "math.nothing"])
         #expect(unknown.status != 0)
