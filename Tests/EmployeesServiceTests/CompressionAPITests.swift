@@ -14,19 +14,9 @@ struct CompressionAPITests {
     }
 
     static func gunzip(_ bytes: [UInt8]) throws -> [UInt8] {
-        let process = Process()
-        process.executableURL = URL(filePath: "/bin/gzip")
-        process.arguments = ["-dc"]
-        let input = Pipe(), output = Pipe()
-        process.standardInput = input
-        process.standardOutput = output
-        try process.run()
-        let writer = Thread { input.fileHandleForWriting.write(Data(bytes)); try? input.fileHandleForWriting.close() }
-        writer.start()
-        let data = output.fileHandleForReading.readDataToEndOfFile()
-        process.waitUntilExit()
-        #expect(process.terminationStatus == 0, "gzip -d failed: not a complete gzip stream")
-        return Array(data)
+        let gzip = try ToolProcess.outcome("/bin/gzip", ["-dc"], input: Data(bytes))
+        #expect(gzip.status == 0, "gzip -d failed: not a complete gzip stream")
+        return gzip.output
     }
 
     @Test("a streamed list is compressed as it streams and decompresses to the same JSON")

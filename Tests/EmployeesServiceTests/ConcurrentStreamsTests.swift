@@ -62,12 +62,12 @@ struct ConcurrentStreamsTests {
 
     @Test("50 concurrent nested streams, half read slowly, arrive whole within a bounded peak memory")
     func concurrentStreamsPeakMemoryStaysBounded() throws {
-        let server = try ServerProcessTests.RunningServer(arguments: [
+        let server = try TestEnvironment.startEmployeesServer([
             "--host", "127.0.0.1", "--port", "0", "--pool-size", "\(Self.streams + 8)", "--drain-seconds", "0",
         ])
-        defer { server.kill() }
+        defer { server.stop() }
         let port = try server.servingPort()
-        let pid = server.process.processIdentifier
+        let pid = server.pid
         #expect(try TestClient.request("GET", "/employees?details=salaries&limit=1000", port: port).status == 200)
         let before = Self.status("VmRSS", of: pid)
 

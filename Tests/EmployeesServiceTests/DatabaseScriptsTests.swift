@@ -1,4 +1,5 @@
 import Foundation
+import HTTPTestClient
 import Testing
 
 /// The database scripts in `sql/` and `scripts/`, checked against the real
@@ -149,29 +150,8 @@ struct DatabaseScriptsTests {
     /// Runs a command from the repository root with the test's environment
     /// (PG*), optionally as another database user.
     static func run(_ arguments: String..., user: String? = nil) throws -> CommandResult {
-        let process = Process()
-        process.executableURL = URL(filePath: "/usr/bin/env")
-        process.arguments = arguments
-        process.currentDirectoryURL = root
-        var environment = ProcessInfo.processInfo.environment
-        if let user { environment["PGUSER"] = user }
-        process.environment = environment
-
-        let errorsFile = FileManager.default.temporaryDirectory.appending(path: "stderr-\(UUID().uuidString)")
-        FileManager.default.createFile(atPath: errorsFile.path, contents: nil)
-        defer { try? FileManager.default.removeItem(at: errorsFile) }
-        let errors = try FileHandle(forWritingTo: errorsFile)
-        let output = Pipe()
-        process.standardOutput = output
-        process.standardError = errors
-        process.standardInput = FileHandle.nullDevice
-        try process.run()
-        let data = output.fileHandleForReading.readDataToEndOfFile()
-        process.waitUntilExit()
-        try errors.close()
-        return CommandResult(status: process.terminationStatus,
-                             output: String(decoding: data, as: UTF8.self),
-                             errors: (try? String(contentsOf: errorsFile, encoding: .utf8)) ?? "")
+        let outcome = try ToolProcess.outcome("/usr/bin/env", ["--chdir", root.path] + arguments, environment: user.map { ["PGUSER": $0] } ?? [:])
+        return CommandResult(status: outcome.status, output: outcome.text, errors: outcome.errors)
     }
 
     /// The rows of a query, each a list of column texts.

@@ -23,7 +23,7 @@ struct DepartmentsAPITests {
         #expect(reply.header("Content-Type") == "application/json")
         let departments = reply.objects
         #expect(departments.count == 9)
-        #expect(JSONValues.table(departments, ["departmentNumber", "departmentName"])
+        #expect(JSONReader.table(departments, ["departmentNumber", "departmentName"])
             == (try TestEnvironment.rows("SELECT dept_no, dept_name FROM departments ORDER BY dept_no")))
         #expect(departments.first?["departmentNumber"] as? String == "d001")
         #expect(departments.last?["departmentNumber"] as? String == "d009")
@@ -33,13 +33,13 @@ struct DepartmentsAPITests {
     func departmentWithDetails() throws {
         let reply = try server.get("/departments/d005?details=managers,employees")
         #expect(reply.status == 200)
-        #expect(JSONValues.keyOrder(ofObject: reply.text) == ["departmentNumber", "departmentName", "managers", "employees"])
+        #expect(JSONReader.keyOrder(ofObject: reply.text) == ["departmentNumber", "departmentName", "managers", "employees"])
         let department = reply.object
         #expect(department["departmentNumber"] as? String == "d005")
         #expect(department["departmentName"] as? String == "Development")
 
         let managers = try #require(department["managers"] as? [[String: Any]])
-        #expect(JSONValues.table(managers, ["employeeNumber", "firstName", "lastName", "fromDate", "toDate"])
+        #expect(JSONReader.table(managers, ["employeeNumber", "firstName", "lastName", "fromDate", "toDate"])
             == (try TestEnvironment.rows("""
                 SELECT m.emp_no, e.first_name, e.last_name, m.from_date::text, m.to_date::text
                 FROM dept_manager m JOIN employees e USING (emp_no) WHERE m.dept_no = 'd005' ORDER BY m.from_date, m.emp_no
@@ -52,7 +52,7 @@ struct DepartmentsAPITests {
         #expect(current > 10_000)
         let numbers = employees.compactMap { $0["employeeNumber"] as? Int }
         #expect(numbers.count == current && numbers == numbers.sorted())
-        #expect(JSONValues.table(Array(employees.prefix(20)), ["employeeNumber", "firstName", "lastName", "fromDate"])
+        #expect(JSONReader.table(Array(employees.prefix(20)), ["employeeNumber", "firstName", "lastName", "fromDate"])
             == (try TestEnvironment.rows("""
                 SELECT de.emp_no, e.first_name, e.last_name, de.from_date::text FROM dept_emp de JOIN employees e USING (emp_no)
                 WHERE de.dept_no = 'd005' AND de.to_date = '9999-01-01' ORDER BY de.emp_no LIMIT 20

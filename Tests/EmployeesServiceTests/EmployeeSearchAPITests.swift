@@ -35,7 +35,7 @@ struct EmployeeSearchAPITests {
 
     @Test("bal* matches first or last names case-insensitively, ordered by number")
     func prefix() throws {
-        let found = JSONValues.table(try search("name=bal*").objects, Self.summaryKeys)
+        let found = JSONReader.table(try search("name=bal*").objects, Self.summaryKeys)
         let expected = try Self.expected("bal%")
         #expect(found.count == expected.count)
         #expect(found == expected)
@@ -49,9 +49,9 @@ struct EmployeeSearchAPITests {
 
     @Test("*son matches names ending in son; a name without * matches whole names only")
     func suffixAndExact() throws {
-        #expect(JSONValues.table(try search("name=*son").objects, Self.summaryKeys) == (try Self.expected("%son")))
+        #expect(JSONReader.table(try search("name=*son").objects, Self.summaryKeys) == (try Self.expected("%son")))
         let lastName = try #require(try TestEnvironment.rows("SELECT last_name FROM employees WHERE emp_no = 10004").first?.first ?? nil)
-        #expect(JSONValues.table(try search("name=\(lastName.uppercased())").objects, Self.summaryKeys)
+        #expect(JSONReader.table(try search("name=\(lastName.uppercased())").objects, Self.summaryKeys)
             == (try Self.expected(lastName)))
     }
 
@@ -71,11 +71,11 @@ struct EmployeeSearchAPITests {
 
     @Test("limit and offset page through the matches")
     func paging() throws {
-        #expect(JSONValues.table(try search("name=bal*&limit=10&offset=5").objects, Self.summaryKeys)
+        #expect(JSONReader.table(try search("name=bal*&limit=10&offset=5").objects, Self.summaryKeys)
             == (try Self.expected("bal%", limit: 10, offset: 5)))
         #expect(try search("name=bal*&limit=10&offset=5").objects.count == 10)
         #expect(try search("limit=0").text == "[]")
-        #expect(JSONValues.table(try search("name=bal*&limit=9223372036854775807").objects, Self.summaryKeys)
+        #expect(JSONReader.table(try search("name=bal*&limit=9223372036854775807").objects, Self.summaryKeys)
             == (try Self.expected("bal%")))
         #expect(try search("offset=9223372036854775807").text == "[]")
         #expect(try search("name=bal*&offset=1000000").text == "[]")
@@ -113,7 +113,7 @@ struct EmployeeSearchAPITests {
             let titles = try #require(employee["titles"] as? [[String: Any]], "employee \(number)")
             #expect(!titles.isEmpty)
             let expected = rows.filter { $0[0] == String(number) }.map { Array($0.dropFirst()) }
-            #expect(JSONValues.table(titles, ["title", "fromDate", "toDate"]) == expected, "employee \(number)")
+            #expect(JSONReader.table(titles, ["title", "fromDate", "toDate"]) == expected, "employee \(number)")
             #expect(employee["salaries"] == nil)
         }
     }
@@ -136,13 +136,13 @@ struct EmployeeSearchAPITests {
     @Test("the element-by-element array check accepts arrays and rejects cut or malformed ones")
     func arrayCheck() throws {
         var seen: [String] = []
-        try JSONValues.forEachElement(ofArray: Array(#" [{"a":"x,]}"},{"b":[1,{"c":2}]}, 3 ,"q\"]"] "#.utf8)) {
+        try JSONReader.forEachElement(ofArray: Array(#" [{"a":"x,]}"},{"b":[1,{"c":2}]}, 3 ,"q\"]"] "#.utf8)) {
             seen.append("\($0)".filter { !$0.isWhitespace })
         }
         #expect(seen.count == 4)
-        try JSONValues.forEachElement(ofArray: Array("[]".utf8)) { _ in Issue.record("no elements expected") }
+        try JSONReader.forEachElement(ofArray: Array("[]".utf8)) { _ in Issue.record("no elements expected") }
         for bad in [#"[{"a":1}"#, #"[{"a":1},"#, #"{"a":1}"#, #"[{"a":1}]x"#, #"[{"a":}]"#, ""] {
-            #expect(throws: (any Error).self, "\(bad)") { try JSONValues.forEachElement(ofArray: Array(bad.utf8)) { _ in } }
+            #expect(throws: (any Error).self, "\(bad)") { try JSONReader.forEachElement(ofArray: Array(bad.utf8)) { _ in } }
         }
     }
 
@@ -156,7 +156,7 @@ struct EmployeeSearchAPITests {
         var previous = 0
         var ordered = true
         var wellFormed = true
-        try JSONValues.forEachElement(ofArray: reply.body) { element in
+        try JSONReader.forEachElement(ofArray: reply.body) { element in
             let employee = element as? [String: Any] ?? [:]
             let number = employee["employeeNumber"] as? Int ?? 0
             if employee.count != 3 || employee["firstName"] as? String == nil || employee["lastName"] as? String == nil {

@@ -23,7 +23,7 @@ struct EmployeeAPITests {
         let reply = try server.get("/employees/10004")
         #expect(reply.status == 200)
         #expect(reply.header("Content-Type") == "application/json")
-        #expect(JSONValues.keyOrder(ofObject: reply.text)
+        #expect(JSONReader.keyOrder(ofObject: reply.text)
             == ["employeeNumber", "firstName", "lastName", "birthDate", "gender", "hireDate"])
         let employee = reply.object
         #expect(employee["employeeNumber"] as? Int == 10004)
@@ -37,7 +37,7 @@ struct EmployeeAPITests {
             SELECT emp_no, first_name, last_name, birth_date::text, gender::text, hire_date::text
             FROM employees WHERE emp_no = 10004
             """)
-        #expect(JSONValues.table([employee], ["employeeNumber", "firstName", "lastName", "birthDate", "gender", "hireDate"])
+        #expect(JSONReader.table([employee], ["employeeNumber", "firstName", "lastName", "birthDate", "gender", "hireDate"])
             == database)
     }
 
@@ -54,10 +54,10 @@ struct EmployeeAPITests {
         let salaries = try #require(employee["salaries"] as? [[String: Any]])
         #expect(employee["departments"] == nil)
         #expect(!titles.isEmpty && !salaries.isEmpty)
-        #expect(JSONValues.table(titles, ["title", "fromDate", "toDate"]) == (try TestEnvironment.rows("""
+        #expect(JSONReader.table(titles, ["title", "fromDate", "toDate"]) == (try TestEnvironment.rows("""
             SELECT title, from_date::text, to_date::text FROM titles WHERE emp_no = 10004 ORDER BY from_date, title
             """)))
-        #expect(JSONValues.table(salaries, ["salary", "fromDate", "toDate"]) == (try TestEnvironment.rows("""
+        #expect(JSONReader.table(salaries, ["salary", "fromDate", "toDate"]) == (try TestEnvironment.rows("""
             SELECT salary, from_date::text, to_date::text FROM salaries WHERE emp_no = 10004 ORDER BY from_date
             """)))
         for list in [titles, salaries] {
@@ -73,7 +73,7 @@ struct EmployeeAPITests {
         #expect(reply.status == 200)
         let departments = try #require(reply.object["departments"] as? [[String: Any]])
         #expect(reply.object["titles"] == nil)
-        #expect(JSONValues.table(departments, ["departmentNumber", "departmentName", "fromDate", "toDate"])
+        #expect(JSONReader.table(departments, ["departmentNumber", "departmentName", "fromDate", "toDate"])
             == (try TestEnvironment.rows("""
                 SELECT de.dept_no, d.dept_name, de.from_date::text, de.to_date::text
                 FROM dept_emp de JOIN departments d USING (dept_no) WHERE de.emp_no = 10004 ORDER BY de.from_date, de.dept_no
@@ -179,7 +179,7 @@ struct EmployeeAPITests {
                    (extract(epoch FROM hire_date::timestamp) * 1000)::bigint
             FROM employees WHERE emp_no = 10004
             """)
-        #expect([JSONValues.text(employee["birthDate"]), JSONValues.text(employee["hireDate"])] == expected.first)
+        #expect([JSONReader.text(employee["birthDate"]), JSONReader.text(employee["hireDate"])] == expected.first)
         #expect(employee["birthDate"] is Int)
         let titles = try #require(employee["titles"] as? [[String: Any]])
         #expect(titles.allSatisfy { $0["fromDate"] is Int && $0["toDate"] is Int })

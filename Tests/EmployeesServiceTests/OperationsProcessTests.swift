@@ -9,14 +9,12 @@ import Testing
 /// request ids, the JSON log, readiness under full load, the drain on SIGTERM.
 @Suite("employees-server operations", .serialized)
 struct OperationsProcessTests {
-    typealias RunningServer = ServerProcessTests.RunningServer
-
     // MARK: - Metrics
 
     @Test("GET /metrics counts requests by route pattern, method and status, with durations, streamed bytes and the pool's figures")
     func metrics() throws {
-        let server = try RunningServer(arguments: ["--port", "0", "--pool-size", "2", "--drain-seconds", "0"])
-        defer { server.kill() }
+        let server = try TestEnvironment.startEmployeesServer(["--port", "0", "--pool-size", "2", "--drain-seconds", "0"])
+        defer { server.stop() }
         let port = try server.servingPort()
         #expect(try TestClient.request("GET", "/employees/10001", port: port).status == 200)
         #expect(try TestClient.request("GET", "/employees/10002", port: port).status == 200)
@@ -48,14 +46,14 @@ struct OperationsProcessTests {
                      "db_pool_waiting", "db_pool_acquire_duration_seconds", "db_pipeline_batch_size", "db_errors_total"] {
             #expect(reply.text.contains("# TYPE \(name) "), "\(name)")
         }
-        server.process.terminate()
-        #expect(server.exitStatus() == 0)
+        server.send(SIGTERM)
+        #expect(server.wait(timeout: 20) == 0)
     }
 
     @Test("--metrics off: no /metrics")
     func metricsOff() throws {
-        let server = try RunningServer(arguments: ["--port", "0", "--metrics", "off", "--drain-seconds", "0"])
-        defer { server.kill() }
+        let server = try TestEnvironment.startEmployeesServer(["--port", "0", "--metrics", "off", "--drain-seconds", "0"])
+        defer { server.stop() }
         let port = try server.servingPort()
         #expect(try TestClient.request("GET", "/metrics", port: port).status == 404)
         #expect(try TestClient.request("GET", "/employees/10001", port: port).status == 200)
@@ -65,8 +63,8 @@ struct OperationsProcessTests {
 
     @Test("X-Request-Id: a valid one is echoed, an invalid or missing one generated; in the access log and every problem document")
     func requestIDs() throws {
-        let server = try RunningServer(arguments: ["--port", "0", "--drain-seconds", "0"])
-        defer { server.kill() }
+        let server = try TestEnvironment.startEmployeesServer(["--port", "0", "--drain-seconds", "0"])
+        defer { server.stop() }
         let port = try server.servingPort()
 
         let echoed = try TestClient.request("GET", "/employees/10001", port: port, headers: [("X-Request-Id", "trace-7f3a.b_c:1")])
@@ -114,8 +112,8 @@ struct OperationsProcessTests {
             #expect(refused.header("X-Request-Id") == nil, "\(refused)")
         }
 
-        server.process.terminate()
-        #expect(server.exitStatus() == 0)
+        server.send(SIGTERM)
+        #expect(server.wait(timeout: 20) == 0)
         #expect(server.printed.contains("GET /employees/10001 200 "))
         #expect(server.printed.contains("requestId=trace-7f3a.b_c:1"), "\(server.printed.suffix(2000))")
         #expect(server.printed.contains("requestId=p-404"))
@@ -123,17 +121,17 @@ struct OperationsProcessTests {
 
     @Test("--log-format json: one JSON object per line; the access line's fields are members")
     func jsonLog() throws {
-        let server = try RunningServer(arguments: ["--port", "0", "--log-format", "json", "--drain-seconds", "0"])
-        defer { server.kill() }
+        let server = try TestEnvironment.startEmployeesServer(["--port", "0", "--log-format", "json", "--drain-seconds", "0"])
+        defer { server.stop() }
         let port = try server.servingPort()
         #expect(try TestClient.request("GET", "/employees/10001", port: port, headers: [("X-Request-Id", "json-1")]).status == 200)
-        server.process.terminate()
-        #expect(server.exitStatus() == 0)
+        server.send(SIGTERM)
+        #expect(server.wait(timeout: 20) == 0)
         let lines = server.printed.split(separator: "\n")
         #expect(lines.count >= 3)
         var access: [String: Any]?
         for line in lines {
-            let object = try #require(try JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any], "\(line)")
+            let object = try #require(try JSONReader.value(line.utf8) as? [String: Any], "\(line)")
             #expect(object["time"] is String && object["level"] is String && object["message"] is String, "\(line)")
             if object["requestId"] as? String == "json-1" { access = object }
         }
@@ -149,8 +147,8 @@ struct OperationsProcessTests {
 
     @Test("readiness answers at once with every connection busy: 204 while connections come back, 503 once none has for the acquire timeout")
     func readinessUnderFullLoad() throws {
-        let server = try RunningServer(arguments: ["--port", "0", "--pool-size", "1", "--acquire-timeout", "2", "--drain-seconds", "0"])
-        defer { server.kill() }
+        let server = try TestEnvironment.startEmployeesServer(["--port", "0", "--pool-size", "1", "--acquire-timeout", "2", "--drain-seconds", "0"])
+        defer { server.stop() }
         let port = try server.servingPort()
         #expect(try TestClient.request("GET", "/health/ready", port: port).status == 204)
 
@@ -177,19 +175,19 @@ struct OperationsProcessTests {
 
     @Test("SIGTERM: readiness turns 503 for --drain-seconds while requests are still served, then the process stops")
     func drainOnSIGTERM() throws {
-        let server = try RunningServer(arguments: ["--port", "0", "--drain-seconds", "2"])
-        defer { server.kill() }
+        let server = try TestEnvironment.startEmployeesServer(["--port", "0", "--drain-seconds", "2"])
+        defer { server.stop() }
         let port = try server.servingPort()
         #expect(try TestClient.request("GET", "/health/ready", port: port).status == 204)
         let signalled = Date()
-        kill(server.process.processIdentifier, SIGTERM)
+        server.send(SIGTERM)
         #expect(eventually(within: 1.5) { (try? TestClient.request("GET", "/health/ready", port: port).status) == 503 })
         let ready = try TestClient.request("GET", "/health/ready", port: port)
         #expect(ready.status == 503)
         #expect(ready.object["detail"] as? String == "The server is stopping.")
         #expect(try TestClient.request("GET", "/employees/10001", port: port).status == 200, "still serving while draining")
         #expect(try TestClient.request("GET", "/health/live", port: port).status == 204)
-        #expect(server.exitStatus() == 0, "\(server.printed.suffix(2000))")
+        #expect(server.wait(timeout: 20) == 0, "\(server.printed.suffix(2000))")
         #expect(Date().timeIntervalSince(signalled) >= 1.9, "the listener stayed open for the drain")
         #expect(throws: (any Error).self) { try TestClient.request("GET", "/health/live", port: port) }
         #expect(server.printed.contains("draining for 2"), "\(server.printed.suffix(2000))")
@@ -197,14 +195,14 @@ struct OperationsProcessTests {
 
     @Test("A second SIGTERM during the drain exits at once")
     func secondSIGTERMExitsAtOnce() throws {
-        let server = try RunningServer(arguments: ["--port", "0", "--drain-seconds", "60"])
-        defer { server.kill() }
+        let server = try TestEnvironment.startEmployeesServer(["--port", "0", "--drain-seconds", "60"])
+        defer { server.stop() }
         let port = try server.servingPort()
-        kill(server.process.processIdentifier, SIGTERM)
+        server.send(SIGTERM)
         #expect(eventually(within: 2) { (try? TestClient.request("GET", "/health/ready", port: port).status) == 503 })
         let second = Date()
-        kill(server.process.processIdentifier, SIGTERM)
-        let status = server.exitStatus(timeout: 5)
+        server.send(SIGTERM)
+        let status = server.wait(timeout: 5)
         #expect(status == 128 + SIGTERM)
         #expect(Date().timeIntervalSince(second) < 2)
     }

@@ -11,27 +11,6 @@ import Testing
 /// read again on SIGHUP, and what `/openapi.json` says of authentication.
 @Suite("employees-server TLS and security", .serialized)
 struct TLSProcessTests {
-    typealias RunningServer = ServerProcessTests.RunningServer
-
-    /// Runs `executable` with `arguments` and an empty standard input (or
-    /// `input`); its exit status and its output, both streams.
-    static func run(_ executable: String, _ arguments: [String], input: String = "") throws -> (status: Int32, output: String) {
-        let process = Process()
-        process.executableURL = URL(filePath: executable)
-        process.arguments = arguments
-        let standardInput = Pipe()
-        let output = Pipe()
-        process.standardInput = standardInput
-        process.standardOutput = output
-        process.standardError = output
-        try process.run()
-        standardInput.fileHandleForWriting.write(Data(input.utf8))
-        try standardInput.fileHandleForWriting.close()
-        let data = output.fileHandleForReading.readDataToEndOfFile()
-        process.waitUntilExit()
-        return (process.terminationStatus, String(decoding: data, as: UTF8.self))
-    }
-
     static let openssl = "/usr/bin/openssl"
 
     /// A new folder for a test's files.
@@ -45,42 +24,37 @@ struct TLSProcessTests {
     static func makeCertificate(_ name: String, in folder: String) throws -> (certificate: String, key: String) {
         let certificate = "\(folder)/\(name).crt"
         let key = "\(folder)/\(name).key"
-        let made = try run(openssl, [
+        let made = try ToolProcess.outcome(openssl, [
             "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-keyout", key, "-out", certificate, "-days", "1",
             "-subj", "/CN=\(name)", "-addext", "subjectAltName=IP:127.0.0.1",
         ])
-        try #require(made.status == 0, "\(made.output)")
+        try #require(made.status == 0, "\(made.errors)")
         chmod(key, 0o600)
         return (certificate, key)
     }
 
     /// The SHA-256 fingerprint of a certificate file.
     static func fingerprint(ofFile path: String) throws -> String {
-        try run(openssl, ["x509", "-in", path, "-noout", "-fingerprint", "-sha256"]).output
+        try ToolProcess.outcome(openssl, ["x509", "-in", path, "-noout", "-fingerprint", "-sha256"]).text
     }
 
     /// The SHA-256 fingerprint of the certificate a new connection to `port` is shown.
     static func fingerprint(port: Int) throws -> String {
-        let handshake = try run(openssl, ["s_client", "-connect", "127.0.0.1:\(port)"])
+        let handshake = try ToolProcess.outcome(openssl, ["s_client", "-connect", "127.0.0.1:\(port)"])
         let pem = try #require(
-            handshake.output.firstMatch(of: /-----BEGIN CERTIFICATE-----[\s\S]*?-----END CERTIFICATE-----/), "\(handshake.output)")
-        return try run(openssl, ["x509", "-noout", "-fingerprint", "-sha256"], input: String(pem.0)).output
+            handshake.text.firstMatch(of: /-----BEGIN CERTIFICATE-----[\s\S]*?-----END CERTIFICATE-----/), "\(handshake.text)\(handshake.errors)")
+        return try ToolProcess.outcome(openssl, ["x509", "-noout", "-fingerprint", "-sha256"], input: Data(pem.0.utf8)).text
     }
 
     /// Whether a handshake with `option` (`-tls1_1`) succeeds; the client
     /// allows every cipher, so that only the server can refuse.
     static func handshakes(port: Int, _ option: String) throws -> Bool {
-        try run(openssl, ["s_client", "-connect", "127.0.0.1:\(port)", option, "-cipher", "DEFAULT@SECLEVEL=0"]).status == 0
+        try ToolProcess.outcome(openssl, ["s_client", "-connect", "127.0.0.1:\(port)", option, "-cipher", "DEFAULT@SECLEVEL=0"]).status == 0
     }
 
     /// Waits until the server has printed `text` `times` times.
-    static func waitFor(_ text: String, times: Int = 1, in server: RunningServer, timeout: TimeInterval = 10) -> Bool {
-        let deadline = Date(timeIntervalSinceNow: timeout)
-        while Date() < deadline {
-            if server.printed.components(separatedBy: text).count > times { return true }
-            Thread.sleep(forTimeInterval: 0.02)
-        }
-        return false
+    static func waitFor(_ text: String, times: Int = 1, in server: ChildProcess, timeout: Double = 10) -> Bool {
+        server.waitUntilPrinted(timeout: timeout) { $0.components(separatedBy: text).count > times }
     }
 
     // MARK: - Protocol versions
@@ -89,8 +63,8 @@ struct TLSProcessTests {
     func versions() throws {
         let folder = try Self.folder()
         let (certificate, key) = try Self.makeCertificate("versions", in: folder)
-        let server = try RunningServer(arguments: ["--port", "0", "--drain-seconds", "0", "--tls-cert", certificate, "--tls-key", key])
-        defer { server.kill() }
+        let server = try TestEnvironment.startEmployeesServer(["--port", "0", "--drain-seconds", "0", "--tls-cert", certificate, "--tls-key", key])
+        defer { server.stop() }
         let port = try server.servingPort()
         #expect(try !Self.handshakes(port: port, "-tls1"))
         #expect(try !Self.handshakes(port: port, "-tls1_1"))
@@ -98,14 +72,14 @@ struct TLSProcessTests {
         #expect(try Self.handshakes(port: port, "-tls1_3"))
 
         // The same client is accepted when the server's string allows TLS 1.1.
-        let legacy = try RunningServer(arguments: ["--port", "0", "--drain-seconds", "0", "--tls-cert", certificate, "--tls-key", key,
+        let legacy = try TestEnvironment.startEmployeesServer(["--port", "0", "--drain-seconds", "0", "--tls-cert", certificate, "--tls-key", key,
                                                    "--tls-priorities", "NORMAL:+VERS-TLS1.1"])
-        defer { legacy.kill() }
+        defer { legacy.stop() }
         #expect(try Self.handshakes(port: try legacy.servingPort(), "-tls1_1"))
 
-        let bad = try RunningServer(arguments: ["--port", "0", "--tls-cert", certificate, "--tls-key", key,
+        let bad = try TestEnvironment.startEmployeesServer(["--port", "0", "--tls-cert", certificate, "--tls-key", key,
                                                 "--tls-priorities", "NORMAL:+VERS-TLS9.9"])
-        #expect(bad.exitStatus() == 1)
+        #expect(bad.wait(timeout: 20) == 1)
         #expect(bad.printed.contains("'NORMAL:+VERS-TLS9.9' is not a usable GnuTLS priority string (at '+VERS-TLS9.9')"), "\(bad.printed)")
         #expect(!bad.printed.contains("Serving"))
     }
@@ -118,8 +92,8 @@ struct TLSProcessTests {
         let (certificate, key) = try Self.makeCertificate("permissions", in: folder)
         for (mode, warns) in [(0o644, true), (0o640, true), (0o600, false)] as [(mode_t, Bool)] {
             chmod(key, mode)
-            let server = try RunningServer(arguments: ["--port", "0", "--drain-seconds", "0", "--tls-cert", certificate, "--tls-key", key])
-            defer { server.kill() }
+            let server = try TestEnvironment.startEmployeesServer(["--port", "0", "--drain-seconds", "0", "--tls-cert", certificate, "--tls-key", key])
+            defer { server.stop() }
             _ = try server.servingPort()
             let warning = server.printed.split(separator: "\n").first { $0.contains("chmod 600") }
             #expect((warning != nil) == warns, "mode \(String(mode, radix: 8)): \(server.printed)")
@@ -147,8 +121,8 @@ struct TLSProcessTests {
             chmod(key, 0o600)
         }
         try serve(first)
-        let server = try RunningServer(arguments: ["--port", "0", "--drain-seconds", "0", "--tls-cert", certificate, "--tls-key", key])
-        defer { server.kill() }
+        let server = try TestEnvironment.startEmployeesServer(["--port", "0", "--drain-seconds", "0", "--tls-cert", certificate, "--tls-key", key])
+        defer { server.stop() }
         let port = try server.servingPort()
         let firstFingerprint = try Self.fingerprint(ofFile: first.certificate)
         let secondFingerprint = try Self.fingerprint(ofFile: second.certificate)
@@ -156,31 +130,31 @@ struct TLSProcessTests {
         #expect(try Self.fingerprint(port: port) == firstFingerprint)
 
         try serve(second)
-        kill(server.process.processIdentifier, SIGHUP)
+        server.send(SIGHUP)
         #expect(Self.waitFor("Reloaded the TLS certificate", in: server), "\(server.printed)")
         #expect(try Self.fingerprint(port: port) == secondFingerprint)
 
         try "garbage\n".write(toFile: certificate, atomically: true, encoding: .utf8)
-        kill(server.process.processIdentifier, SIGHUP)
+        server.send(SIGHUP)
         #expect(Self.waitFor("was not reloaded", times: 1, in: server), "\(server.printed)")
         #expect(try Self.fingerprint(port: port) == secondFingerprint)
 
         try serve((first.certificate, second.key))
-        kill(server.process.processIdentifier, SIGHUP)
+        server.send(SIGHUP)
         #expect(Self.waitFor("the private key does not match the certificate", in: server), "\(server.printed)")
         #expect(try Self.fingerprint(port: port) == secondFingerprint)
 
         try FileManager.default.removeItem(atPath: key)
-        kill(server.process.processIdentifier, SIGHUP)
+        server.send(SIGHUP)
         #expect(Self.waitFor("cannot read \(key)", in: server), "\(server.printed)")
         #expect(try Self.fingerprint(port: port) == secondFingerprint)
 
         let errors = server.printed.split(separator: "\n").filter { $0.contains(" error employees-server:") }
         #expect(errors.count == 3, "\(server.printed)")
         #expect(errors.allSatisfy { $0.contains("The TLS certificate was not reloaded") && $0.contains(certificate) })
-        #expect(server.process.isRunning)
-        server.process.terminate()
-        #expect(server.exitStatus() == 0)
+        #expect(server.isRunning)
+        server.send(SIGTERM)
+        #expect(server.wait(timeout: 20) == 0)
     }
 
     // MARK: - OpenAPI security
@@ -195,8 +169,8 @@ struct TLSProcessTests {
         try String(repeating: "s", count: 40).write(toFile: secret, atomically: true, encoding: .utf8)
 
         func document(_ arguments: [String], authorization: String? = nil) throws -> [String: Any] {
-            let server = try RunningServer(arguments: ["--port", "0", "--drain-seconds", "0"] + arguments)
-            defer { server.kill() }
+            let server = try TestEnvironment.startEmployeesServer(["--port", "0", "--drain-seconds", "0"] + arguments)
+            defer { server.stop() }
             let response = try TestClient.request(
                 "GET", "/openapi.json", port: try server.servingPort(), headers: authorization.map { [("Authorization", $0)] } ?? [])
             #expect(response.status == 200, "\(response)")
@@ -230,8 +204,9 @@ struct TLSProcessTests {
 
     /// A password file entry's hash of `wonderland`, from the server's own `hash-password`.
     static func hashPassword() throws -> String {
-        let hashed = try run(ServerProcessTests.executable.path, ["hash-password", "--iterations", "1000"], input: "wonderland\n")
-        try #require(hashed.status == 0, "\(hashed.output)")
-        return hashed.output.trimmingCharacters(in: .whitespacesAndNewlines)
+        let hashed = try ToolProcess.outcome(
+            try ChildProcess.packageExecutable("employees-server"), ["hash-password", "--iterations", "1000"], input: Data("wonderland\n".utf8))
+        try #require(hashed.status == 0, "\(hashed.errors)")
+        return hashed.text.trimmingCharacters(in: .whitespacesAndNewlines)
     }
 }

@@ -69,7 +69,7 @@ extension HTTPServerTests {
             return
         }
         #expect(response.header("Content-Type") == "application/problem+json")
-        let problem = try #require(try JSONSerialization.jsonObject(with: Data(response.body)) as? [String: Any])
+        let problem = try #require(try JSONReader.value(response.body) as? [String: Any])
         #expect(problem["type"] as? String == "about:blank")
         #expect(problem["title"] as? String == HTTPStatus(refusal.status).reasonPhrase)
         #expect(problem["status"] as? Int == refusal.status)

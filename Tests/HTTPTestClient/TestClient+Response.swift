@@ -53,24 +53,20 @@ extension TestClient {
         /// The body decoded as UTF-8.
         public var text: String { String(decoding: body, as: UTF8.self) }
 
-        /// The body parsed as JSON (any top-level value).
+        /// The body parsed as JSON by `JSONReader.value` (any top-level value).
         ///
         /// ```swift
         /// #expect((try? reply.json()) != nil)
         /// ```
         public func json() throws -> Any {
-            try JSONSerialization.jsonObject(with: Data(body), options: [.fragmentsAllowed])
+            try JSONReader.value(body)
         }
 
         /// The body as a JSON object; empty when it is not one.
-        public var object: [String: Any] {
-            ((try? json()) as? [String: Any]) ?? [:]
-        }
+        public var object: [String: Any] { JSONReader.object(body) }
 
         /// The body as a JSON array of objects; empty when it is not one.
-        public var objects: [[String: Any]] {
-            ((try? json()) as? [[String: Any]]) ?? []
-        }
+        public var objects: [[String: Any]] { JSONReader.objects(body) }
 
         /// The status, the content type and the start of the body.
         public var description: String { "\(status) \(header("Content-Type") ?? "-") \(text.prefix(300))" }

@@ -1,4 +1,5 @@
 import Foundation
+import HTTPTestClient
 import Testing
 @testable import PostgreSQL
 @testable import PostgreSQLWebService
@@ -163,26 +164,13 @@ struct PostgresJSONDatabaseTests {
         }
         let sql = selects.joined(separator: "\nUNION ALL ") + "\nORDER BY 1;\n"
 
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
-        process.arguments = ["psql", "-X", "-A", "-t", "-q", "-v", "ON_ERROR_STOP=1", "-F", "|", "-f", "-"]
-        var environment = ProcessInfo.processInfo.environment
-        environment["PGOPTIONS"] = "-c TimeZone=\(timeZone) -c DateStyle=ISO -c IntervalStyle=postgres -c extra_float_digits=1"
-        process.environment = environment
-        let input = Pipe(), output = Pipe(), errors = Pipe()
-        process.standardInput = input
-        process.standardOutput = output
-        process.standardError = errors
-        try process.run()
-        input.fileHandleForWriting.write(Data(sql.utf8))
-        try input.fileHandleForWriting.close()
-        let data = output.fileHandleForReading.readDataToEndOfFile()
-        let errorText = String(decoding: errors.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
-        process.waitUntilExit()
-        guard process.terminationStatus == 0 else {
-            throw PSQLFailure(message: errorText)
+        let psql = try ToolProcess.outcome(
+            "/usr/bin/env", ["psql", "-X", "-A", "-t", "-q", "-v", "ON_ERROR_STOP=1", "-F", "|", "-f", "-"], input: Data(sql.utf8),
+            environment: ["PGOPTIONS": "-c TimeZone=\(timeZone) -c DateStyle=ISO -c IntervalStyle=postgres -c extra_float_digits=1"])
+        guard psql.status == 0 else {
+            throw PSQLFailure(message: psql.errors)
         }
-        return String(decoding: data, as: UTF8.self).split(separator: "\n").map { line in
+        return psql.text.split(separator: "\n").map { line in
             let fields = line.split(separator: "|", omittingEmptySubsequences: false).map(String.init)
             return Row(
                 index: Int(fields[0])!,
@@ -207,7 +195,7 @@ struct PostgresJSONDatabaseTests {
 
     /// The JSON re-serialised with sorted keys, or `nil` if it is not JSON.
     static func canonical(_ json: String) -> String? {
-        guard let value = try? JSONSerialization.jsonObject(with: Data(json.utf8), options: [.fragmentsAllowed]),
+        guard let value = try? JSONReader.value(json.utf8),
               let data = try? JSONSerialization.data(withJSONObject: value, options: [.sortedKeys, .fragmentsAllowed])
         else { return nil }
         return String(decoding: data, as: UTF8.self)

@@ -1,4 +1,5 @@
 import Foundation
+import HTTPTestClient
 import PostgreSQL
 import PostgreSQLWebService
 
@@ -35,6 +36,6 @@ enum TestDatabase {
 
     /// Parses JSON text into Foundation values, for comparing documents.
     static func json(_ text: String) throws -> NSObject {
-        try JSONSerialization.jsonObject(with: Data(text.utf8), options: [.fragmentsAllowed]) as! NSObject
+        try JSONReader.value(text.utf8) as! NSObject
     }
 }

@@ -13,22 +13,23 @@ extension FaultTests {
         let cluster = try FaultCluster.prepared()
         defer { cluster.stop() }
         let timeout = 2
-        let server = try ServerProcess(arguments: [
+        let server = try startEmployeesServer([
             "--database-url", cluster.conninfo(application: "fault-slow"), "--connection-timeout", "\(timeout)",
         ])
-        defer { server.terminate() }
+        defer { server.stop(timeout: 5) }
+        let port = try server.servingPort()
 
         // A request that would take a minute at this pace; no more than
         // timeout + 5 bytes are sent, so a server that never cuts it off fails in seconds.
         let request = Array("GET /health/live HTTP/1.1\r\nHost: 127.0.0.1\r\nUser-Agent: slow\r\n\r\n".utf8).prefix(timeout + 5)
-        let client = try TestClient(port: server.port)
+        let client = try TestClient(port: port)
         let started = now()
         let sent = client.sendSlowly(Array(request), interval: 1)
         let elapsed = now() - started
         print("slow client: disconnected after \(sent) of \(request.count) bytes, \(String(format: "%.1f", elapsed)) s")
         #expect(sent < request.count, "the server closed the connection before the request was complete")
         #expect(elapsed < Double(timeout) + 2.5)
-        #expect(fetch(port: server.port, "/health/live").kind == .ok, "other clients are served")
+        #expect(fetch(port: port, "/health/live").kind == .ok, "other clients are served")
     }
 
     /// A flood of idle connections, three times the cap: the server never
@@ -48,12 +49,12 @@ extension FaultTests {
         defer { cluster.stop() }
         let timeout = 2
         let cap = 16
-        let server = try ServerProcess(arguments: [
+        let server = try startEmployeesServer([
             "--database-url", cluster.conninfo(application: "fault-flood"),
             "--connection-timeout", "\(timeout)", "--max-connections", "\(cap)",
         ])
-        defer { server.terminate() }
-        let port = server.port
+        defer { server.stop(timeout: 5) }
+        let port = try server.servingPort()
         #expect(fetch(port: port, "/employees/10001").kind == .ok)
         usleep(200_000)
         let baselineThreads = server.threadCount
@@ -97,12 +98,12 @@ extension FaultTests {
         let cluster = try FaultCluster.prepared()
         defer { cluster.stop() }
         let shutdownTimeout = 10.0
-        let server = try ServerProcess(arguments: [
+        let server = try startEmployeesServer([
             "--database-url", cluster.conninfo(application: "fault-sigterm"),
             "--shutdown-timeout", "\(shutdownTimeout)",
         ])
-        defer { server.terminate() }
-        let port = server.port
+        defer { server.stop(timeout: 5) }
+        let port = try server.servingPort()
 
         let signalledAt = Shared<Double>(.infinity)
         let outcomes = Shared<[Outcome]>([])
@@ -128,7 +129,7 @@ extension FaultTests {
         usleep(1_000_000)
         signalledAt.value = now()
         server.send(SIGTERM)
-        let status = server.waitForExit(timeout: shutdownTimeout + 5)
+        let status = server.wait(timeout: shutdownTimeout + 5)
         let exitedAt = now()
         load.wait()
 

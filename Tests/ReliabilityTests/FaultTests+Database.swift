@@ -1,4 +1,5 @@
 import Foundation
+import HTTPTestClient
 import PostgreSQL
 import Testing
 
@@ -30,12 +31,12 @@ extension FaultTests {
         defer { cluster.stop() }
         let application = "fault-pool"
         let acquireTimeout = 0.5
-        let server = try ServerProcess(arguments: [
+        let server = try startEmployeesServer([
             "--database-url", cluster.conninfo(application: application),
             "--pool-size", "2", "--acquire-timeout", "\(acquireTimeout)", "--statement-timeout", "0",
         ])
-        defer { server.terminate() }
-        let port = server.port
+        defer { server.stop(timeout: 5) }
+        let port = try server.servingPort()
         #expect(fetch(port: port, "/employees/10001").kind == .ok)
 
         let lock = try TableLock(cluster)
@@ -67,7 +68,7 @@ extension FaultTests {
         let after = Shared<[Outcome]>([])
         onThreads(4) { _ in after.append(fetch(port: port, "/employees?limit=100")) }
         #expect(after.value.allSatisfy { $0.kind == .ok }, "recovered: \(after.value)")
-        if !bothWaiting { print(server.recentLog) }
+        if !bothWaiting { print(server.output.split(separator: "\n").suffix(40).joined(separator: "\n")) }
     }
 
     /// A query running past the statement timeout is cancelled on the
@@ -76,12 +77,12 @@ extension FaultTests {
         let cluster = try FaultCluster.prepared()
         defer { cluster.stop() }
         let application = "fault-statement-timeout"
-        let server = try ServerProcess(arguments: [
+        let server = try startEmployeesServer([
             "--database-url", cluster.conninfo(application: application),
             "--pool-size", "2", "--statement-timeout", "0.5",
         ])
-        defer { server.terminate() }
-        let port = server.port
+        defer { server.stop(timeout: 5) }
+        let port = try server.servingPort()
 
         let lock = try TableLock(cluster)
         defer { lock.release() }

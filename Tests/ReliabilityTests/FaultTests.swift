@@ -19,24 +19,25 @@ import HTTPTestClient
         cluster.stop()
         #expect(!cluster.isRunning)
 
-        let server = try ServerProcess(arguments: ["--database-url", cluster.conninfo(application: "fault-down")])
-        defer { server.terminate() }
+        let server = try startEmployeesServer(["--database-url", cluster.conninfo(application: "fault-down")])
+        defer { server.stop(timeout: 5) }
+        let port = try server.servingPort()
 
-        #expect(fetch(port: server.port, "/health/live").kind == .ok)
-        let ready = fetch(port: server.port, "/health/ready")
+        #expect(fetch(port: port, "/health/live").kind == .ok)
+        let ready = fetch(port: port, "/health/ready")
         #expect(ready.status == 503 && ready.retryAfter != nil, "\(ready)")
         for path in ["/employees/10001", "/employees?limit=5", "/departments"] {
-            let outcome = fetch(port: server.port, path)
+            let outcome = fetch(port: port, path)
             #expect(outcome.kind == .unavailable, "\(outcome)")
             #expect(outcome.elapsed < 0.5, "fails fast: \(outcome)")
         }
 
         try cluster.start()
         let cameBackAt = now()
-        #expect(eventually(timeout: 5) { fetch(port: server.port, "/employees/10001").kind == .ok })
+        #expect(eventually(timeout: 5) { fetch(port: port, "/employees/10001").kind == .ok })
         print("database down at start: first success \(String(format: "%.3f", now() - cameBackAt)) s after the cluster was up")
-        #expect(fetch(port: server.port, "/health/ready").status == 204)
-        let list = fetch(port: server.port, "/employees?limit=5")
+        #expect(fetch(port: port, "/health/ready").status == 204)
+        let list = fetch(port: port, "/employees?limit=5")
         #expect(list.kind == .ok, "\(list)")
         #expect(server.isRunning)
     }
@@ -48,12 +49,12 @@ import HTTPTestClient
         let cluster = try FaultCluster.prepared()
         defer { cluster.stop() }
         let statementTimeout = 5.0
-        let server = try ServerProcess(arguments: [
+        let server = try startEmployeesServer([
             "--database-url", cluster.conninfo(application: "fault-restart"),
             "--pool-size", "8", "--acquire-timeout", "2", "--statement-timeout", "\(statementTimeout)",
         ])
-        defer { server.terminate() }
-        let port = server.port
+        defer { server.stop(timeout: 5) }
+        let port = try server.servingPort()
 
         let paths = ["/employees/10001", "/employees?limit=3000", "/employees?name=first1*&limit=200", "/health/ready", "/departments"]
         let running = Shared(true)
@@ -111,11 +112,11 @@ import HTTPTestClient
         defer { cluster.stop() }
         let application = "fault-disconnect"
         let poolSize = 4
-        let server = try ServerProcess(arguments: [
+        let server = try startEmployeesServer([
             "--database-url", cluster.conninfo(application: application), "--pool-size", "\(poolSize)",
         ])
-        defer { server.terminate() }
-        let port = server.port
+        defer { server.stop(timeout: 5) }
+        let port = try server.servingPort()
 
         let dropped = Shared(0)
         let problems = Shared<[String]>([])

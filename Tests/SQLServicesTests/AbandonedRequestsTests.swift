@@ -32,7 +32,7 @@ struct AbandonedRequestsTests {
     @Test("40 clients reset their connections while 4 pooled connections serve them: none is held for good")
     func connectionsComeBackToThePool() throws {
         let folder = try Environment.folder(Self.services)
-        let run = try ProcessTests.Run(["serve", "--services", folder, "--port", "0", "--pool-size", "4", "--metrics", "on"])
+        let run = try ProcessTests.start(["serve", "--services", folder, "--port", "0", "--pool-size", "4", "--metrics", "on"])
         let port = try run.servingPort()
         for _ in 0..<3 {
             var clients: [TestClient] = []

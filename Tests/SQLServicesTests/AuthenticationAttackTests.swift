@@ -60,7 +60,7 @@ struct AuthenticationAttackTests {
     func everyPathKeepsTheRole() throws {
         let folder = try Self.prepare()
         try Self.makeRole("auth_test_stranger2")
-        let run = try ProcessTests.Run(["serve", "--services", folder, "--port", "0", "--anonymous-role", "auth_test_stranger2"])
+        let run = try ProcessTests.start(["serve", "--services", folder, "--port", "0", "--anonymous-role", "auth_test_stranger2"])
         let port = try run.servingPort()
         let document = try TestClient.request("GET", "/openapi.json", port: port).object
         let paths = try #require(document["paths"] as? [String: [String: Any]])
@@ -104,7 +104,7 @@ struct AuthenticationAttackTests {
     func notificationsKeepTheRole() throws {
         let folder = try Self.prepare()
         let secretFile = try Auth.temporaryFile(String(repeating: "k", count: 48))
-        let run = try ProcessTests.Run(["serve", "--services", folder, "--port", "0", "--jwt-secret-file", secretFile,
+        let run = try ProcessTests.start(["serve", "--services", folder, "--port", "0", "--jwt-secret-file", secretFile,
                                         "--anonymous-role", "auth_test_bob"])
         let port = try run.servingPort()
         let notification = #"{"jsonrpc":"2.0","method":"notes.post","params":{"id":50,"body":"by bob"}}"#
@@ -136,7 +136,7 @@ struct AuthenticationAttackTests {
     func emptyPasswords() throws {
         let folder = try Self.prepare()
         let conninfo = try Environment.conninfo(user: "auth_password_user") + " password=carol-secret"
-        let run = try ProcessTests.Run(["serve", "--services", folder, "--port", "0", "--auth-basic-postgres", "true",
+        let run = try ProcessTests.start(["serve", "--services", folder, "--port", "0", "--auth-basic-postgres", "true",
                                         "--database-url", conninfo])
         let port = try run.servingPort()
         #expect(try Auth.get("/notes", port: port, authorization: Auth.basic("auth_password_user", "carol-secret")).status == 200)
@@ -150,19 +150,19 @@ struct AuthenticationAttackTests {
 
     /// A server with a password file of alice's (600,000 rounds), her role, and HS256 tokens.
     struct PasswordServer {
-        let run: ProcessTests.Run
+        let run: ChildProcess
         let port: Int
         let secretFile: String
     }
 
     static func passwordServer() throws -> PasswordServer {
         let folder = try Self.prepare()
-        let entry = String(decoding: try ToolProcess.run(ProcessTests.executable.path, ["hash-password", "alice"],
+        let entry = String(decoding: try ToolProcess.run(ProcessTests.executable, ["hash-password", "alice"],
                                                   input: Data("alice's password\n".utf8)), as: UTF8.self)
         let passwords = try Auth.temporaryFile(entry)
         let roles = try Auth.temporaryFile("alice:auth_test_alice\n")
         let secretFile = try Auth.temporaryFile(String(repeating: "s", count: 48))
-        let run = try ProcessTests.Run(["serve", "--services", folder, "--port", "0", "--auth-basic-file", passwords,
+        let run = try ProcessTests.start(["serve", "--services", folder, "--port", "0", "--auth-basic-file", passwords,
                                         "--role-map", roles, "--jwt-secret-file", secretFile])
         return PasswordServer(run: run, port: try run.servingPort(), secretFile: secretFile)
     }
@@ -225,13 +225,13 @@ struct AuthenticationAttackTests {
     func rotation() throws {
         let folder = try Self.prepare()
         func entry(_ password: String) throws -> String {
-            String(decoding: try ToolProcess.run(ProcessTests.executable.path, ["hash-password", "alice", "--iterations", "1000"],
+            String(decoding: try ToolProcess.run(ProcessTests.executable, ["hash-password", "alice", "--iterations", "1000"],
                                           input: Data("\(password)\n".utf8)), as: UTF8.self)
         }
         let passwords = try Auth.temporaryFile(try entry("first password"))
         let roles = try Auth.temporaryFile("alice:auth_test_alice\n")
         let secretFile = try Auth.temporaryFile(String(repeating: "1", count: 48))
-        let run = try ProcessTests.Run(["serve", "--services", folder, "--port", "0", "--auth-basic-file", passwords,
+        let run = try ProcessTests.start(["serve", "--services", folder, "--port", "0", "--auth-basic-file", passwords,
                                         "--role-map", roles, "--jwt-secret-file", secretFile])
         let port = try run.servingPort()
         let oldToken = "Bearer " + (try Auth.token(["role": "auth_test_alice"], hmacSecretFile: secretFile))
@@ -241,8 +241,8 @@ struct AuthenticationAttackTests {
         try (try entry("second password")).write(toFile: passwords, atomically: true, encoding: .utf8)
         try "alice:auth_test_bob\n".write(toFile: roles, atomically: true, encoding: .utf8)
         try String(repeating: "2", count: 48).write(toFile: secretFile, atomically: true, encoding: .utf8)
-        run.signal(SIGHUP)
-        #expect(run.waitUntilLogged { $0.contains("Reloaded the authentication files") })
+        run.send(SIGHUP)
+        #expect(run.waitUntilPrinted { $0.contains("Reloaded the authentication files") })
         // The old password, though remembered before, and the old key no longer pass.
         #expect(try Auth.get("/notes", port: port, authorization: Auth.basic("alice", "first password")).status == 401)
         #expect(try Auth.get("/notes", port: port, authorization: oldToken).status == 401)
@@ -252,8 +252,8 @@ struct AuthenticationAttackTests {
         #expect(try Auth.get("/notes", port: port, authorization: newToken).status == 200)
 
         try "alice:not a hash\n".write(toFile: passwords, atomically: true, encoding: .utf8)
-        run.signal(SIGHUP)
-        #expect(run.waitUntilLogged { $0.contains("were not reloaded") })
+        run.send(SIGHUP)
+        #expect(run.waitUntilPrinted { $0.contains("were not reloaded") })
         #expect(try Auth.get("/notes", port: port, authorization: Auth.basic("alice", "second password")).status == 200)
     }
 
@@ -273,7 +273,7 @@ struct AuthenticationAttackTests {
     func unauthenticatedBodiesCostNoMemory() throws {
         let server = try Self.passwordServer()
         let port = server.port
-        let pid = server.run.process.processIdentifier
+        let pid = server.run.pid
         func peakKB() -> Int {
             let status = (try? String(contentsOfFile: "/proc/\(pid)/status", encoding: .utf8)) ?? ""
             return status.split(separator: "\n").first { $0.hasPrefix("VmHWM:") }
@@ -296,7 +296,7 @@ struct AuthenticationAttackTests {
     @Test("a body sent slowly is cut off at the body deadline; bodies over the total in flight get 503")
     func bodyLimits() throws {
         let folder = try Self.prepare()
-        let run = try ProcessTests.Run(["serve", "--services", folder, "--port", "0", "--anonymous-role", "auth_test_alice",
+        let run = try ProcessTests.start(["serve", "--services", folder, "--port", "0", "--anonymous-role", "auth_test_alice",
                                         "--body-timeout", "1", "--body-bytes-in-flight", "1000000"])
         let port = try run.servingPort()
         let slow = try TestClient(port: port, timeoutSeconds: 10)
@@ -323,7 +323,7 @@ struct AuthenticationAttackTests {
     @Test("writes from a page of another site are 403 before the body; /jsonrpc takes application/json only")
     func crossSite() throws {
         let folder = try Self.prepare()
-        let run = try ProcessTests.Run(["serve", "--services", folder, "--port", "0", "--anonymous-role", "auth_test_alice",
+        let run = try ProcessTests.start(["serve", "--services", folder, "--port", "0", "--anonymous-role", "auth_test_alice",
                                         "--cors-origin", "https://app.example"])
         let port = try run.servingPort()
         let call = #"{"jsonrpc":"2.0","method":"notes.get","id":1}"#
@@ -340,7 +340,7 @@ struct AuthenticationAttackTests {
         }
         #expect(try TestClient.request("GET", "/notes", port: port, headers: [("Origin", "https://evil.example")]).status == 200)
         // `*` lets any page read; it lets none write.
-        let anyOrigin = try ProcessTests.Run(["serve", "--services", folder, "--port", "0", "--anonymous-role", "auth_test_alice",
+        let anyOrigin = try ProcessTests.start(["serve", "--services", folder, "--port", "0", "--anonymous-role", "auth_test_alice",
                                               "--cors-origin", "*"])
         let anyPort = try anyOrigin.servingPort()
         #expect(try Self.post("/jsonrpc", port: anyPort, call, headers: [("Origin", "https://evil.example")]).status == 403)
@@ -359,7 +359,7 @@ struct AuthenticationAttackTests {
     func keywordRoles() throws {
         let folder = try Self.prepare()
         let secretFile = try Auth.temporaryFile(String(repeating: "n", count: 48))
-        let run = try ProcessTests.Run(["serve", "--services", folder, "--port", "0", "--jwt-secret-file", secretFile])
+        let run = try ProcessTests.start(["serve", "--services", folder, "--port", "0", "--jwt-secret-file", secretFile])
         let port = try run.servingPort()
         for role in ["none", "NONE", "public", "current_user", "pg_read_all_data", ""] {
             let token = try Auth.token(["role": role], hmacSecretFile: secretFile)
@@ -367,23 +367,23 @@ struct AuthenticationAttackTests {
             #expect(reply.status == 403 || (role.isEmpty && reply.status == 401), "\(role): \(reply)")
             #expect(Auth.owners(reply).isEmpty)
         }
-        let entry = String(decoding: try ToolProcess.run(ProcessTests.executable.path, ["hash-password", "mallory", "--iterations", "1000"],
+        let entry = String(decoding: try ToolProcess.run(ProcessTests.executable, ["hash-password", "mallory", "--iterations", "1000"],
                                                   input: Data("mallory's password\n".utf8)), as: UTF8.self)
         let passwords = try Auth.temporaryFile(entry)
         let roles = try Auth.temporaryFile("mallory:none\n")
-        let mapped = try ProcessTests.Run(["serve", "--services", folder, "--port", "0", "--auth-basic-file", passwords, "--role-map", roles])
-        #expect(mapped.exitStatus() == 1)
-        #expect(mapped.logged.contains("mallory"), "\(mapped.logged)")
-        let anonymous = try ProcessTests.Run(["serve", "--services", folder, "--port", "0", "--anonymous-role", "none"])
-        #expect(anonymous.exitStatus() == 1)
-        #expect(anonymous.logged.contains("none"), "\(anonymous.logged)")
+        let mapped = try ProcessTests.start(["serve", "--services", folder, "--port", "0", "--auth-basic-file", passwords, "--role-map", roles])
+        #expect(mapped.wait(timeout: 30) == 1)
+        #expect(mapped.errors.contains("mallory"), "\(mapped.errors)")
+        let anonymous = try ProcessTests.start(["serve", "--services", folder, "--port", "0", "--anonymous-role", "none"])
+        #expect(anonymous.wait(timeout: 30) == 1)
+        #expect(anonymous.errors.contains("none"), "\(anonymous.errors)")
     }
 
     // MARK: - Slow readers
 
     @Test("a client that stops reading a streamed list loses it at the response deadline, and its database connection is free again")
     func slowReaders() throws {
-        let run = try ProcessTests.Run(["serve", "--services", Environment.servicesFolder, "--port", "0", "--pool-size", "1",
+        let run = try ProcessTests.start(["serve", "--services", Environment.servicesFolder, "--port", "0", "--pool-size", "1",
                                         "--acquire-timeout", "1", "--response-timeout", "2"])
         let port = try run.servingPort()
         let reader = try TestClient(port: port, receiveBufferSize: 16 << 10)
@@ -400,7 +400,7 @@ struct AuthenticationAttackTests {
     @Test("pooled connections end a transaction left idle (idle_in_transaction_session_timeout)")
     func idleInTransaction() throws {
         let folder = try Self.prepare()
-        let run = try ProcessTests.Run(["serve", "--services", folder, "--port", "0", "--idle-in-transaction-timeout", "7"])
+        let run = try ProcessTests.start(["serve", "--services", folder, "--port", "0", "--idle-in-transaction-timeout", "7"])
         let port = try run.servingPort()
         let reply = try TestClient.request("GET", "/settings/idle", port: port)
         #expect(reply.objects.first?["value"] as? String == "7s", "\(reply)")

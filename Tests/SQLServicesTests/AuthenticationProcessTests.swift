@@ -112,7 +112,7 @@ struct AuthenticationProcessTests {
     func hs256() throws {
         let folder = try Self.prepare()
         let secretFile = try Self.temporaryFile(Data((0..<48).map { _ in UInt8.random(in: 0...255) }).base64EncodedString())
-        let run = try ProcessTests.Run(["serve", "--services", folder, "--port", "0", "--jwt-secret-file", secretFile, "--jwt-audience", "notes"])
+        let run = try ProcessTests.start(["serve", "--services", folder, "--port", "0", "--jwt-secret-file", secretFile, "--jwt-audience", "notes"])
         let port = try run.servingPort()
         func token(_ claims: [String: Any]) throws -> String { try Self.token(claims, hmacSecretFile: secretFile) }
         let now = Int(Date().timeIntervalSince1970)
@@ -156,7 +156,7 @@ struct AuthenticationProcessTests {
         }
         // The pipeline's connections are clean after the refusals.
         #expect(try Self.get("/notes/2", port: port, authorization: "Bearer \(alice)").status == 200)
-        #expect(!run.logged.contains(alice), "no token in the log")
+        #expect(!run.errors.contains(alice), "no token in the log")
     }
 
     @Test("RS256 tokens from a key pair made here; an HS256 token signed with the public key is refused")
@@ -168,7 +168,7 @@ struct AuthenticationProcessTests {
         let publicKey = directory + "/public.pem"
         _ = try ToolProcess.run("/usr/bin/openssl", ["genpkey", "-algorithm", "RSA", "-pkeyopt", "rsa_keygen_bits:2048", "-out", privateKey])
         _ = try ToolProcess.run("/usr/bin/openssl", ["pkey", "-in", privateKey, "-pubout", "-out", publicKey])
-        let run = try ProcessTests.Run(["serve", "--services", folder, "--port", "0", "--jwt-public-key-file", publicKey,
+        let run = try ProcessTests.start(["serve", "--services", folder, "--port", "0", "--jwt-public-key-file", publicKey,
                                         "--jwt-role-claim", "db_role"])
         let port = try run.servingPort()
 
@@ -189,14 +189,14 @@ struct AuthenticationProcessTests {
     @Test("basic against a password file from hash-password, users mapped to roles; anonymous requests take the anonymous role")
     func basicFile() throws {
         let folder = try Self.prepare()
-        let bobEntry = String(decoding: try ToolProcess.run(ProcessTests.executable.path, ["hash-password", "bob", "--iterations", "1000"],
+        let bobEntry = String(decoding: try ToolProcess.run(ProcessTests.executable, ["hash-password", "bob", "--iterations", "1000"],
                                                      input: Data("bob's password\n".utf8)), as: UTF8.self)
         #expect(bobEntry.hasPrefix("bob:$pbkdf2-sha256$1000$"))
-        let deniedEntry = String(decoding: try ToolProcess.run(ProcessTests.executable.path, ["hash-password", "dan", "--iterations", "1000"],
+        let deniedEntry = String(decoding: try ToolProcess.run(ProcessTests.executable, ["hash-password", "dan", "--iterations", "1000"],
                                                         input: Data("dan's password\n".utf8)), as: UTF8.self)
         let passwords = try Self.temporaryFile("# users\n" + bobEntry + deniedEntry)
         let roles = try Self.temporaryFile("bob:auth_test_bob\ndan:auth_test_denied\n")
-        let run = try ProcessTests.Run(["serve", "--services", folder, "--port", "0", "--auth-basic-file", passwords,
+        let run = try ProcessTests.start(["serve", "--services", folder, "--port", "0", "--auth-basic-file", passwords,
                                         "--role-map", roles, "--anonymous-role", "auth_test_alice"])
         let port = try run.servingPort()
 
@@ -215,13 +215,13 @@ struct AuthenticationProcessTests {
         #expect(try Self.get("/notes", port: port, authorization: Self.basic("dan", "dan's password")).status == 403)
         // No credentials: the anonymous role's rows.
         #expect(Self.owners(try Self.get("/notes", port: port)) == ["auth_test_alice", "auth_test_alice"])
-        #expect(!run.logged.contains("bob's password"))
+        #expect(!run.errors.contains("bob's password"))
     }
 
     @Test("basic against PostgreSQL: the role's own login; a role that logs in without a password is refused")
     func basicPostgres() throws {
         let folder = try Self.prepare()
-        let run = try ProcessTests.Run(["serve", "--services", folder, "--port", "0", "--auth-basic-postgres", "true"])
+        let run = try ProcessTests.start(["serve", "--services", folder, "--port", "0", "--auth-basic-postgres", "true"])
         let port = try run.servingPort()
         let carol = try Self.get("/notes", port: port, authorization: Self.basic("auth_password_user", "carol-secret"))
         // 401 here: the cluster lacks pg_hba.conf's password rule for auth_password_user, which `scripts/pg-cluster start` adds.
@@ -246,17 +246,17 @@ struct AuthenticationProcessTests {
             "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-keyout", key, "-out", certificate, "-days", "1",
             "-subj", "/CN=localhost", "-addext", "subjectAltName=IP:127.0.0.1,DNS:localhost",
         ])
-        let run = try ProcessTests.Run(["serve", "--services", folder, "--port", "0", "--tls-cert", certificate, "--tls-key", key,
+        let run = try ProcessTests.start(["serve", "--services", folder, "--port", "0", "--tls-cert", certificate, "--tls-key", key,
                                         "--anonymous-role", "auth_test_bob"])
         var port: Int?
-        _ = run.waitUntilLogged { text in
+        _ = run.waitUntilPrinted { text in
             port = text.firstMatch(of: /Serving https:\/\/127\.0\.0\.1:(\d+)\//).flatMap { Int($0.1) }
             return port != nil
         }
-        let tlsPort = try #require(port, "\(run.logged)")
+        let tlsPort = try #require(port, "\(run.errors)")
         let body = try ToolProcess.run("/usr/bin/curl", ["--silent", "--show-error", "--fail", "--cacert", certificate,
                                                   "https://127.0.0.1:\(tlsPort)/notes"])
-        let notes = try JSONSerialization.jsonObject(with: body) as? [[String: Any]]
+        let notes = try JSONReader.value(body) as? [[String: Any]]
         #expect(notes?.compactMap { $0["owner"] as? String } == ["auth_test_bob"])
         // An anonymous role alone: credentials are ignored, as without authentication.
         let withCredentials = try ToolProcess.run("/usr/bin/curl", ["--silent", "--show-error", "--fail", "--cacert", certificate,
@@ -271,12 +271,12 @@ struct AuthenticationProcessTests {
     func sslMode() throws {
         // Over TCP: libpq uses no SSL on a Unix socket, whatever sslmode says.
         let url = "postgresql://employees_reader@127.0.0.1:\(try Environment.variable("PGPORT"))/\(try Environment.variable("EMPLOYEES_DATABASE"))"
-        let required = try ProcessTests.Run(["serve", "--services", Environment.servicesFolder, "--port", "0",
+        let required = try ProcessTests.start(["serve", "--services", Environment.servicesFolder, "--port", "0",
                                              "--database-url", url, "--database-sslmode", "require"])
         // Loading the services needs the database: with sslmode=require the server cannot start.
-        #expect(required.exitStatus() == 1)
-        #expect(required.logged.contains("SSL"), "\(required.logged)")
-        let disabled = try ProcessTests.Run(["serve", "--services", Environment.servicesFolder, "--port", "0",
+        #expect(required.wait(timeout: 30) == 1)
+        #expect(required.errors.contains("SSL"), "\(required.errors)")
+        let disabled = try ProcessTests.start(["serve", "--services", Environment.servicesFolder, "--port", "0",
                                              "--database-url", url + "?connect_timeout=10", "--database-sslmode", "disable"])
         let port = try disabled.servingPort()
         #expect(try Self.get("/health/ready", port: port).status == 204)

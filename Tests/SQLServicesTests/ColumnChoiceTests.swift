@@ -264,7 +264,7 @@ struct ColumnChoiceTests {
         try postgres.execute("GRANT SELECT ON employees TO filter_test_reader")
         let count = try Served().count("SELECT count(*) FROM employees WHERE last_name = 'Facello'")
 
-        let stranger = try ProcessTests.Run(["serve", "--services", Environment.servicesFolder, "--port", "0", "--anonymous-role", "filter_test_stranger"])
+        let stranger = try ProcessTests.start(["serve", "--services", Environment.servicesFolder, "--port", "0", "--anonymous-role", "filter_test_stranger"])
         let strangerPort = try stranger.servingPort()
         let refused: [(String, [(String, String)])] = [
             ("/employees?lastName=eq.Facello&select=lastName", []), ("/employees?lastName=eq.Facello&limit=1", [("Prefer", "count=exact")]),
@@ -274,7 +274,7 @@ struct ColumnChoiceTests {
             #expect(try TestClient.request("GET", target, port: strangerPort, headers: headers).status == 403, "\(target)")
         }
 
-        let reader = try ProcessTests.Run(["serve", "--services", Environment.servicesFolder, "--port", "0", "--anonymous-role", "filter_test_reader"])
+        let reader = try ProcessTests.start(["serve", "--services", Environment.servicesFolder, "--port", "0", "--anonymous-role", "filter_test_reader"])
         let readerPort = try reader.servingPort()
         let page = try TestClient.request(
             "GET", "/employees?lastName=eq.Facello&order=employeeNumber.desc&limit=3", port: readerPort, headers: [("Prefer", "count=exact")])

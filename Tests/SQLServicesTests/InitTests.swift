@@ -55,9 +55,9 @@ struct InitTests {
         let out = Self.folder()
         defer { try? FileManager.default.removeItem(atPath: out) }
         let start = Date()
-        let run = try ProcessTests.Run(["init", "--out", out, "--schema", "init_test", "--writes"])
-        #expect(run.exitStatus() == 0, "\(run.printed)\n\(run.logged)")
-        print("init wrote \(run.printed.split(separator: "\n").filter { $0.hasPrefix("wrote") }.count) files in \(Date().timeIntervalSince(start)) s")
+        let run = try ProcessTests.start(["init", "--out", out, "--schema", "init_test", "--writes"])
+        #expect(run.wait(timeout: 30) == 0, "\(run.output)\n\(run.errors)")
+        print("init wrote \(run.output.split(separator: "\n").filter { $0.hasPrefix("wrote") }.count) files in \(Date().timeIntervalSince(start)) s")
         for file in ["customer/list.sql", "customer/one.sql", "customer/create.sql", "customer/update.sql", "customer/delete.sql",
                      "invoice/one.sql", "invoice-line/one.sql", "audit-log/list.sql", "unpaid/list.sql"] {
             #expect(FileManager.default.fileExists(atPath: "\(out)/\(file)"), "\(file)")
@@ -71,12 +71,12 @@ struct InitTests {
         #expect(one.contains("-- @detail customer "), "the self-reference:\n\(one)")
         #expect(try String(contentsOfFile: "\(out)/customer/create.sql", encoding: .utf8).contains("-- @param fullName The customer's full name."))
 
-        let again = try ProcessTests.Run(["init", "--out", out, "--schema", "init_test", "--writes"])
-        #expect(again.exitStatus() == 0)
-        #expect(!again.printed.contains("wrote "), "\(again.printed)")
-        #expect(again.printed.contains("left \(out)/customer/one.sql (it exists)"))
+        let again = try ProcessTests.start(["init", "--out", out, "--schema", "init_test", "--writes"])
+        #expect(again.wait(timeout: 30) == 0)
+        #expect(!again.output.contains("wrote "), "\(again.output)")
+        #expect(again.output.contains("left \(out)/customer/one.sql (it exists)"))
 
-        let server = try ProcessTests.Run(["serve", "--services", out, "--port", "0"])
+        let server = try ProcessTests.start(["serve", "--services", out, "--port", "0"])
         let port = try server.servingPort()
         let brian = try TestClient.request("GET", "/customer/2?details=customer,invoiceByCustomerId", port: port)
         #expect(brian.object["fullName"] as? String == "Brian", "\(brian)")
@@ -116,16 +116,16 @@ struct InitTests {
         let parent = Self.folder()
         let out = parent + "/api"
         defer { try? FileManager.default.removeItem(atPath: parent) }
-        let run = try ProcessTests.Run(["init", "--out", out, "--schema", "init_hostile"])
-        #expect(run.exitStatus() == 0, "\(run.printed)\n\(run.logged)")
-        #expect(run.logged.contains("skipped \"init_hostile\".\"controlled\""), "\(run.logged)")
+        let run = try ProcessTests.start(["init", "--out", out, "--schema", "init_hostile"])
+        #expect(run.wait(timeout: 30) == 0, "\(run.output)\n\(run.errors)")
+        #expect(run.errors.contains("skipped \"init_hostile\".\"controlled\""), "\(run.errors)")
         let written = try FileManager.default.subpathsOfDirectory(atPath: parent).filter { $0.hasSuffix(".sql") }.sorted()
         #expect(written == ["api/escaped/list.sql", "api/escaped/one.sql"], "\(written)")
         let one = try String(contentsOfFile: out + "/escaped/one.sql", encoding: .utf8)
         // The comments' lines are description text: none starts a directive or a statement.
         #expect(!one.contains("\n-- @detail injected") && !one.contains("\n-- @notfound gotcha") && !one.contains("\nSELECT 1;"), "\(one)")
         #expect(one.contains("-- DROP TABLE x;"), "\(one)")
-        let server = try ProcessTests.Run(["serve", "--services", out, "--port", "0"])
+        let server = try ProcessTests.start(["serve", "--services", out, "--port", "0"])
         let port = try server.servingPort()
         let row = try TestClient.request("GET", "/escaped/1", port: port).object
         #expect(row["xSelect1AsY"] as? String == "text", "\(row)")
@@ -136,10 +136,10 @@ struct InitTests {
     func employees() throws {
         let out = Self.folder()
         defer { try? FileManager.default.removeItem(atPath: out) }
-        let run = try ProcessTests.Run(["init", "--out", out])
-        #expect(run.exitStatus() == 0, "\(run.printed)\n\(run.logged)")
-        #expect(run.printed.contains("12 files written, 0 left, for 6 tables and views"), "\(run.printed)")
-        let server = try ProcessTests.Run(["serve", "--services", out, "--port", "0"])
+        let run = try ProcessTests.start(["init", "--out", out])
+        #expect(run.wait(timeout: 30) == 0, "\(run.output)\n\(run.errors)")
+        #expect(run.output.contains("12 files written, 0 left, for 6 tables and views"), "\(run.output)")
+        let server = try ProcessTests.start(["serve", "--services", out, "--port", "0"])
         let port = try server.servingPort()
         let employee = try TestClient.request("GET", "/employees/10004?details=titles", port: port)
         #expect(employee.object["lastName"] as? String == "Birge")

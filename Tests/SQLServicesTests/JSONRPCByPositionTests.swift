@@ -38,7 +38,7 @@ struct JSONRPCByPositionTests {
     }
 
     @Test func sqlOperationsTakeParamsByPositionInTheOrderRPCDiscoverLists() async throws {
-        let run = try ProcessTests.Run(["serve", "--services", Environment.servicesFolder, "--port", "0"])
+        let run = try ProcessTests.start(["serve", "--services", Environment.servicesFolder, "--port", "0"])
         let port = try run.servingPort()
         let rpc = JSONRPCClient(baseURL: URL(string: "http://127.0.0.1:\(port)")!)
 

@@ -15,7 +15,7 @@ struct ListQueryClientTests {
 
     @Test("filters, not., in, order, select, a page and its count, typed; a bad value is the server's problem document")
     func typedQueries() async throws {
-        let run = try ProcessTests.Run(["serve", "--services", Environment.servicesFolder, "--port", "0"])
+        let run = try ProcessTests.start(["serve", "--services", Environment.servicesFolder, "--port", "0"])
         let port = try run.servingPort()
         let client = WebServiceClient(baseURL: URL(string: "http://127.0.0.1:\(port)")!)
 

@@ -3,103 +3,28 @@ import Foundation
 import Glibc
 #endif
 import HTTPTestClient
-import Locking
 import Testing
 
 /// The built `sql-rest` executable, run as a separate process: `check`,
 /// `serve`, and SIGHUP.
 @Suite("sql-rest executable", .serialized)
 struct ProcessTests {
-    /// Beside the test bundle (whatever the configuration), else in the package's `.build/debug`.
-    static let executable: URL = {
-        let besideTests = Bundle.main.executableURL?.deletingLastPathComponent().appending(path: "sql-rest")
-        if let besideTests, FileManager.default.isExecutableFile(atPath: besideTests.path) { return besideTests }
-        return Environment.root.appending(path: ".build/debug/sql-rest")
-    }()
-
-    struct Failure: Error, CustomStringConvertible {
-        var description: String
+    /// The built `sql-rest`.
+    static var executable: String {
+        get throws { try ChildProcess.packageExecutable("sql-rest") }
     }
 
-    /// A running `sql-rest` and everything it has printed so far (standard output and error apart).
-    final class Run: Sendable {
-        let process: Process
-        private let output = Locked("")
-        private let errors = Locked("")
-
-        init(_ arguments: [String]) throws {
-            guard FileManager.default.isExecutableFile(atPath: ProcessTests.executable.path) else {
-                throw Failure(description: "\(ProcessTests.executable.path) is missing: build it with `swift build` (swift test does)")
-            }
-            var environment = ProcessInfo.processInfo.environment
-            environment["PGHOST"] = try Environment.variable("PGHOST")
-            environment["PGPORT"] = try Environment.variable("PGPORT")
-            environment["PGDATABASE"] = try Environment.variable("EMPLOYEES_DATABASE")
-            environment["PGUSER"] = "employees_reader"
-            environment["DATABASE_URL"] = nil
-            for name in environment.keys where name.hasPrefix("SQL_REST_") { environment[name] = nil }
-            process = Process()
-            process.executableURL = ProcessTests.executable
-            process.arguments = arguments
-            process.environment = environment
-            let standardOutput = Pipe()
-            let standardError = Pipe()
-            process.standardOutput = standardOutput
-            process.standardError = standardError
-            standardOutput.fileHandleForReading.readabilityHandler = { [weak self] handle in
-                let data = handle.availableData
-                if data.isEmpty { handle.readabilityHandler = nil } else { self?.output.withLock { $0 += String(decoding: data, as: UTF8.self) } }
-            }
-            standardError.fileHandleForReading.readabilityHandler = { [weak self] handle in
-                let data = handle.availableData
-                if data.isEmpty { handle.readabilityHandler = nil } else { self?.errors.withLock { $0 += String(decoding: data, as: UTF8.self) } }
-            }
-            try process.run()
-        }
-
-        var printed: String { output.withLock { $0 } }
-        var logged: String { errors.withLock { $0 } }
-
-        /// Waits until `condition` holds of what was logged; whether it did within `timeout`.
-        func waitUntilLogged(timeout: TimeInterval = 20, _ condition: (String) -> Bool) -> Bool {
-            let deadline = Date(timeIntervalSinceNow: timeout)
-            while Date() < deadline {
-                if condition(logged) { return true }
-                Thread.sleep(forTimeInterval: 0.02)
-            }
-            return condition(logged)
-        }
-
-        /// The port of the "Serving http://127.0.0.1:PORT/" line.
-        func servingPort() throws -> Int {
-            var port: Int?
-            _ = waitUntilLogged { text in
-                port = text.firstMatch(of: /Serving http:\/\/127\.0\.0\.1:(\d+)\//).flatMap { Int($0.1) }
-                return port != nil || !process.isRunning
-            }
-            guard let port else { throw Failure(description: "no \"Serving\" line; logged so far:\n\(logged)") }
-            return port
-        }
-
-        /// Waits for the process to exit; its status, or nil on timeout.
-        func exitStatus(timeout: TimeInterval = 30) -> Int32? {
-            let deadline = Date(timeIntervalSinceNow: timeout)
-            while process.isRunning, Date() < deadline { Thread.sleep(forTimeInterval: 0.02) }
-            guard !process.isRunning else { return nil }
-            Thread.sleep(forTimeInterval: 0.1)  // The last output.
-            return process.terminationStatus
-        }
-
-        func signal(_ number: Int32) {
-            kill(process.processIdentifier, number)
-        }
-
-        deinit {
-            if process.isRunning {
-                kill(process.processIdentifier, SIGKILL)
-                process.waitUntilExit()
-            }
-        }
+    /// The built `sql-rest` started with `arguments`, on the test database
+    /// as `employees_reader`, without the `DATABASE_URL` and `SQL_REST_*`
+    /// variables of the test's environment; standard output in `output`,
+    /// standard error in `errors`.
+    static func start(_ arguments: [String]) throws -> ChildProcess {
+        var environment: [String: String?] = [
+            "PGHOST": try Environment.variable("PGHOST"), "PGPORT": try Environment.variable("PGPORT"),
+            "PGDATABASE": try Environment.variable("EMPLOYEES_DATABASE"), "PGUSER": "employees_reader", "DATABASE_URL": nil,
+        ]
+        for name in ProcessInfo.processInfo.environment.keys where name.hasPrefix("SQL_REST_") { environment[name] = .some(nil) }
+        return try ChildProcess(try executable, arguments, environment: environment, separateErrors: true)
     }
 
     static let brokenFiles = [
@@ -109,18 +34,18 @@ struct ProcessTests {
 
     @Test("check on the repository's services: a summary, exit 0")
     func checkPasses() throws {
-        let run = try Run(["check", "--services", Environment.servicesFolder])
-        #expect(run.exitStatus() == 0)
-        #expect(run.printed.hasPrefix("4 operations in 2 services:\n"))
-        #expect(run.printed.contains("GET /employees/{employeeNumber}"))
-        #expect(run.printed.contains("object → Employee; details: titles, salaries, departments"))
+        let run = try Self.start(["check", "--services", Environment.servicesFolder])
+        #expect(run.wait(timeout: 30) == 0)
+        #expect(run.output.hasPrefix("4 operations in 2 services:\n"))
+        #expect(run.output.contains("GET /employees/{employeeNumber}"))
+        #expect(run.output.contains("object → Employee; details: titles, salaries, departments"))
     }
 
     @Test("check on the example of Examples/sql-services: a summary, exit 0")
     func checkExample() throws {
-        let run = try Run(["check", "--services", Environment.root.appending(path: "Examples/sql-services").path])
-        #expect(run.exitStatus() == 0)
-        #expect(run.printed == """
+        let run = try Self.start(["check", "--services", Environment.root.appending(path: "Examples/sql-services").path])
+        #expect(run.wait(timeout: 30) == 0)
+        #expect(run.output == """
             3 operations in 1 service:
               GET /titles                   list → [TitleSummary]
               GET /titles/{title}           object → Title; details: pay, departments
@@ -133,10 +58,10 @@ struct ProcessTests {
     func checkFails() throws {
         let folder = try Environment.folder(Self.brokenFiles)
         defer { try? FileManager.default.removeItem(atPath: folder) }
-        let run = try Run(["check", "--services", folder])
-        #expect(run.exitStatus() == 1)
-        #expect(run.printed.isEmpty)
-        #expect(run.logged == """
+        let run = try Self.start(["check", "--services", folder])
+        #expect(run.wait(timeout: 30) == 1)
+        #expect(run.output.isEmpty)
+        #expect(run.errors == """
             The services in \(folder) have 1 problem:
             \(folder)/things/bad.sql:2: unknown directive @cache; the header takes @param, @returns, @paged, @filter, @order, @notfound and @service
 
@@ -147,35 +72,35 @@ struct ProcessTests {
     func serveRefuses() throws {
         let folder = try Environment.folder(Self.brokenFiles.merging(["things/bad.sql": "-- GET /things/{id}\nSELECT nope FROM departments WHERE dept_no = :id"]) { $1 })
         defer { try? FileManager.default.removeItem(atPath: folder) }
-        let run = try Run(["serve", "--services", folder, "--port", "0"])
-        #expect(run.exitStatus() == 1)
-        #expect(run.logged.contains("Error: The services in \(folder) have 1 problem:\n\(folder)/things/bad.sql:2: column \"nope\" does not exist\n"))
-        #expect(!run.logged.contains("Serving"))
+        let run = try Self.start(["serve", "--services", folder, "--port", "0"])
+        #expect(run.wait(timeout: 30) == 1)
+        #expect(run.errors.contains("Error: The services in \(folder) have 1 problem:\n\(folder)/things/bad.sql:2: column \"nope\" does not exist\n"))
+        #expect(!run.errors.contains("Serving"))
     }
 
     @Test("usage: a command is required, --services too")
     func usage() throws {
-        let none = try Run([])
-        #expect(none.exitStatus() == 64)
-        #expect(none.logged.contains("Missing command (serve, check)"))
-        let unknown = try Run(["run"])
-        #expect(unknown.exitStatus() == 64)
-        let missing = try Run(["serve", "--port", "0"])
-        #expect(missing.exitStatus() == 64)
-        #expect(missing.logged.contains("Missing '--services <services>' (or SQL_REST_SERVICES)."))
-        let help = try Run(["--help"])
-        #expect(help.exitStatus() == 0)
-        #expect(help.printed.contains("COMMANDS:\n  serve\n"))
-        #expect(help.printed.contains("--services <services>"))
+        let none = try Self.start([])
+        #expect(none.wait(timeout: 30) == 64)
+        #expect(none.errors.contains("Missing command (serve, check)"))
+        let unknown = try Self.start(["run"])
+        #expect(unknown.wait(timeout: 30) == 64)
+        let missing = try Self.start(["serve", "--port", "0"])
+        #expect(missing.wait(timeout: 30) == 64)
+        #expect(missing.errors.contains("Missing '--services <services>' (or SQL_REST_SERVICES)."))
+        let help = try Self.start(["--help"])
+        #expect(help.wait(timeout: 30) == 0)
+        #expect(help.output.contains("COMMANDS:\n  serve\n"))
+        #expect(help.output.contains("--services <services>"))
     }
 
     @Test("--version prints the latest release of CHANGELOG.md, with or without a command, and exits 0")
     func version() throws {
         #expect(!ReleaseNotes.latestVersion.isEmpty)
         for arguments in [["--version"], ["serve", "--version"], ["check", "--version"]] {
-            let run = try Run(arguments)
-            #expect(run.exitStatus() == 0, "\(arguments): \(run.logged)")
-            #expect(run.printed == ReleaseNotes.latestVersion + "\n", "\(arguments)")
+            let run = try Self.start(arguments)
+            #expect(run.wait(timeout: 30) == 0, "\(arguments): \(run.errors)")
+            #expect(run.output == ReleaseNotes.latestVersion + "\n", "\(arguments)")
         }
     }
 
@@ -183,7 +108,7 @@ struct ProcessTests {
     func reload() throws {
         let folder = try Environment.folder(["things/list.sql": "-- GET /things\nSELECT dept_no AS number FROM departments ORDER BY dept_no LIMIT 2"])
         defer { try? FileManager.default.removeItem(atPath: folder) }
-        let run = try Run(["serve", "--services", folder, "--port", "0", "--shutdown-timeout", "1"])
+        let run = try Self.start(["serve", "--services", folder, "--port", "0", "--shutdown-timeout", "1"])
         let port = try run.servingPort()
         #expect(try TestClient.request("GET", "/things", port: port).text == #"[{"number":"d001"},{"number":"d002"}]"#)
         #expect(try TestClient.request("GET", "/things/d001", port: port).status == 404)
@@ -193,21 +118,21 @@ struct ProcessTests {
             toFile: folder + "/things/list.sql", atomically: true, encoding: .utf8)
         try "-- GET /things/{code}\nSELECT dept_name AS name FROM departments WHERE dept_no = :code".write(
             toFile: folder + "/things/one.sql", atomically: true, encoding: .utf8)
-        run.signal(SIGHUP)
-        #expect(run.waitUntilLogged { $0.contains("Reloaded the services") })
+        run.send(SIGHUP)
+        #expect(run.waitUntilPrinted { $0.contains("Reloaded the services") })
         #expect(try TestClient.request("GET", "/things", port: port).text == #"[{"code":"d001"}]"#)
         #expect(try TestClient.request("GET", "/things/d009", port: port).text == #"{"name":"Customer Service"}"#)
 
         // A broken change: logged, FILE:LINE for each problem; the previous services still answer.
         try "-- GET /things/{code}\nSELECT nope FROM departments WHERE dept_no = :code".write(
             toFile: folder + "/things/one.sql", atomically: true, encoding: .utf8)
-        run.signal(SIGHUP)
-        #expect(run.waitUntilLogged { $0.contains("\(folder)/things/one.sql:2: column \"nope\" does not exist") })
-        #expect(run.logged.contains("The services were not reloaded; the previous ones still serve"))
+        run.send(SIGHUP)
+        #expect(run.waitUntilPrinted { $0.contains("\(folder)/things/one.sql:2: column \"nope\" does not exist") })
+        #expect(run.errors.contains("The services were not reloaded; the previous ones still serve"))
         #expect(try TestClient.request("GET", "/things/d009", port: port).text == #"{"name":"Customer Service"}"#)
         #expect(try TestClient.request("GET", "/health/live", port: port).status == 204)
 
-        run.signal(SIGTERM)
-        #expect(run.exitStatus() == 0)
+        run.send(SIGTERM)
+        #expect(run.wait(timeout: 30) == 0)
     }
 }

@@ -15,23 +15,23 @@ struct WatchAndCheckTests {
     func checkOneFile() throws {
         let folder = try Environment.folder(Self.files)
         defer { try? FileManager.default.removeItem(atPath: folder) }
-        let bad = try ProcessTests.Run(["check", "--services", folder + "/things/bad.sql"])
-        #expect(bad.exitStatus() == 1)
-        #expect(bad.logged.contains("\(folder)/things/bad.sql:2: column \"nope\" does not exist"), "\(bad.logged)")
-        #expect(!bad.logged.contains("worse.sql"), "\(bad.logged)")
-        let good = try ProcessTests.Run(["check", "--services", folder + "/things/good.sql"])
-        #expect(good.exitStatus() == 0, "\(good.logged)")
-        #expect(good.printed.contains("GET /things"))
-        let whole = try ProcessTests.Run(["check", "--services", folder])
-        #expect(whole.exitStatus() == 1)
-        #expect(whole.logged.contains("worse.sql") && whole.logged.contains("bad.sql"))
+        let bad = try ProcessTests.start(["check", "--services", folder + "/things/bad.sql"])
+        #expect(bad.wait(timeout: 30) == 1)
+        #expect(bad.errors.contains("\(folder)/things/bad.sql:2: column \"nope\" does not exist"), "\(bad.errors)")
+        #expect(!bad.errors.contains("worse.sql"), "\(bad.errors)")
+        let good = try ProcessTests.start(["check", "--services", folder + "/things/good.sql"])
+        #expect(good.wait(timeout: 30) == 0, "\(good.errors)")
+        #expect(good.output.contains("GET /things"))
+        let whole = try ProcessTests.start(["check", "--services", folder])
+        #expect(whole.wait(timeout: 30) == 1)
+        #expect(whole.errors.contains("worse.sql") && whole.errors.contains("bad.sql"))
     }
 
     @Test("serve --watch serves a file added, changed or removed without a signal; a broken file keeps the running services")
     func watch() throws {
         let folder = try Environment.folder(["things/good.sql": Self.files["things/good.sql"]!])
         defer { try? FileManager.default.removeItem(atPath: folder) }
-        let run = try ProcessTests.Run(["serve", "--services", folder, "--port", "0", "--watch"])
+        let run = try ProcessTests.start(["serve", "--services", folder, "--port", "0", "--watch"])
         let port = try run.servingPort()
         #expect(try TestClient.request("GET", "/things", port: port).status == 200)
         #expect(try TestClient.request("GET", "/titles", port: port).status == 404)
@@ -47,13 +47,13 @@ struct WatchAndCheckTests {
         try FileManager.default.createDirectory(atPath: folder + "/titles", withIntermediateDirectories: true)
         try "-- GET /titles\nSELECT DISTINCT title FROM titles ORDER BY title".write(
             toFile: folder + "/titles/list.sql", atomically: true, encoding: .utf8)
-        #expect(waitFor("/titles", status: 200), "\(run.logged.suffix(1500))")
+        #expect(waitFor("/titles", status: 200), "\(run.errors.suffix(1500))")
 
         try "-- GET /titles\nSELECT nope FROM titles".write(toFile: folder + "/titles/list.sql", atomically: true, encoding: .utf8)
-        #expect(run.waitUntilLogged { $0.contains("were not reloaded") })
+        #expect(run.waitUntilPrinted { $0.contains("were not reloaded") })
         #expect(try TestClient.request("GET", "/titles", port: port).status == 200)
 
         try FileManager.default.removeItem(atPath: folder + "/titles")
-        #expect(waitFor("/titles", status: 404), "\(run.logged.suffix(1500))")
+        #expect(waitFor("/titles", status: 404), "\(run.errors.suffix(1500))")
     }
 }

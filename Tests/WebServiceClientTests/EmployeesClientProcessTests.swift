@@ -6,15 +6,6 @@ import Testing
 /// against an in-process server.
 @Suite("employees-client executable")
 struct EmployeesClientProcessTests {
-    /// Beside the test bundle, else in the package's `.build/debug`.
-    static let executable: URL = {
-        let besideTests = Bundle.main.executableURL?.deletingLastPathComponent().appending(path: "employees-client")
-        if let besideTests, FileManager.default.isExecutableFile(atPath: besideTests.path) { return besideTests }
-        return URL(filePath: #filePath)
-            .deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
-            .appending(path: ".build/debug/employees-client")
-    }()
-
     struct Outcome {
         var status: Int32
         var output: String
@@ -24,30 +15,13 @@ struct EmployeesClientProcessTests {
     /// Runs the client to its end (60 s at most) with `arguments`, awaiting
     /// it without holding a thread of the test run.
     static func run(_ arguments: [String]) async throws -> Outcome {
-        guard FileManager.default.isExecutableFile(atPath: executable.path) else {
-            throw ClientTestEnvironment.SetupError(description: "\(executable.path) is missing: build it with `swift build`")
-        }
-        let folder = try ClientTestEnvironment.temporaryFolder()
-        defer { try? FileManager.default.removeItem(at: folder) }
-        let outputFile = folder.appending(path: "out"), errorFile = folder.appending(path: "err")
-        _ = FileManager.default.createFile(atPath: outputFile.path, contents: nil)
-        _ = FileManager.default.createFile(atPath: errorFile.path, contents: nil)
-        let process = Process()
-        process.executableURL = executable
-        process.arguments = arguments
-        process.standardOutput = try FileHandle(forWritingTo: outputFile)
-        process.standardError = try FileHandle(forWritingTo: errorFile)
-        try process.run()
-        let deadline = Date(timeIntervalSinceNow: 60)
-        while process.isRunning, Date() < deadline { try await Task.sleep(for: .milliseconds(20)) }
-        if process.isRunning {
-            process.terminate()
+        let client = try ChildProcess(try ChildProcess.packageExecutable("employees-client"), arguments, separateErrors: true)
+        for _ in 0..<3000 where client.isRunning { try await Task.sleep(for: .milliseconds(20)) }
+        guard let status = client.wait(timeout: 5) else {
+            client.send(SIGTERM)
             throw ClientTestEnvironment.SetupError(description: "employees-client \(arguments) did not end within 60 s")
         }
-        return Outcome(
-            status: process.terminationStatus,
-            output: try String(contentsOf: outputFile, encoding: .utf8),
-            errors: try String(contentsOf: errorFile, encoding: .utf8))
+        return Outcome(status: status, output: client.output, errors: client.errors)
     }
 
     private var baseURL: String {
@@ -57,7 +31,7 @@ struct EmployeesClientProcessTests {
     @Test func getPrintsTheEmployeeAsJSON() async throws {
         let outcome = try await Self.run(["--base-url", try baseURL, "get", "10004", "--details", "titles,salaries"])
         #expect(outcome.status == 0, "\(outcome.errors)")
-        let employee = try JSONSerialization.jsonObject(with: Data(outcome.output.utf8)) as? [String: Any]
+        let employee = try JSONReader.value(outcome.output.utf8) as? [String: Any]
         #expect(employee?["employeeNumber"] as? Int == 10004)
         let salaries = try ClientTestEnvironment.integer("SELECT count(*)::int FROM salaries WHERE emp_no = 10004")
         #expect((employee?["salaries"] as? [Any])?.count == salaries)
@@ -85,7 +59,7 @@ struct EmployeesClientProcessTests {
         let employee = try await Self.run([
             "--base-url", try baseURL, "rpc", "employees.getByEmployeeNumber", "employeeNumber=10004", #"details=["titles"]"#,
         ])
-        let object = try JSONSerialization.jsonObject(with: Data(employee.output.utf8)) as? [String: Any]
+        let object = try JSONReader.value(employee.output.utf8) as? [String: Any]
         #expect(object?["employeeNumber"] as? Int == 10004)
         let unknown = try await Self.run(["--base-url", try baseURL, "rpc", "math.nothing"])
         #expect(unknown.status != 0)

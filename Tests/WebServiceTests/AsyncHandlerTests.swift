@@ -1,7 +1,4 @@
 import Foundation
-#if canImport(FoundationNetworking)
-import FoundationNetworking
-#endif
 import HTTPTestClient
 import Locking
 import Testing
@@ -81,26 +78,25 @@ private struct AsyncService: WebService {
 @Suite("Async handlers over a socket", .serialized)
 final class AsyncHandlerTests {
     let server: HTTPServer
-    let base: String
 
     init() throws {
         let router = WebServiceRouter(services: [AsyncService()])
         server = HTTPServer(configuration: .init(port: 0, eventLoops: 1)) { router.respond(to: $0) }
         try server.start()
-        base = "http://127.0.0.1:\(server.port)"
     }
 
     deinit {
         server.stop()
     }
 
-    fileprivate func get(_ target: String, method: String = "GET") async throws -> Reply {
-        try await send(base + target, method: method)
+    /// `method` `target` on a connection of its own.
+    func send(_ method: String, _ target: String) throws -> TestClient.Response {
+        try TestClient.request(method, target, port: server.port, timeoutSeconds: 30)
     }
 
     @Test("async handlers that block hold up workers, not the event loop")
     func blockingHandlerDoesNotStallOthers() async throws {
-        // Three requests on threads and sockets of their own, not URLSession's.
+        // Three requests on threads and sockets of their own.
         let port = server.port
         let statuses = Statuses()
         let threads = (0..<3).map { _ in
@@ -112,10 +108,10 @@ final class AsyncHandlerTests {
         for thread in threads { thread.start() }
         #expect(gate.waitForWaiters(3, seconds: 60), "the three handlers are blocking their threads")
         // With the three blocked, other requests are served, async or not.
-        let echo = try await get("/async/echo?text=hi")
-        let awaited = try await get("/async/awaiting?ms=10")
-        #expect(echo.status == 200 && echo.body == "\"hi\"")
-        #expect(awaited.status == 200 && awaited.body == "10")
+        let echo = try send("GET", "/async/echo?text=hi")
+        let awaited = try send("GET", "/async/awaiting?ms=10")
+        #expect(echo.status == 200 && echo.text == "\"hi\"")
+        #expect(awaited.status == 200 && awaited.text == "10")
         #expect(gate.waiting == 3, "answered while the blocking handlers still block")
         gate.open()
         for _ in 0..<6000 where statuses.all.count < 3 { try await Task.sleep(for: .milliseconds(10)) }
@@ -124,40 +120,30 @@ final class AsyncHandlerTests {
 
     @Test("five hundred concurrent async requests all answer, each its own value")
     func underLoad() async throws {
-        let base = base
-        let answers = try await withThrowingTaskGroup(of: (Int, Int, String).self) { group in
-            for index in 0..<500 {
-                group.addTask {
-                    let reply = try await send(base + "/async/awaiting?ms=\(index % 20)")
-                    return (index, reply.status, reply.body)
-                }
-            }
-            return try await group.reduce(into: []) { $0.append($1) }
+        // Five hundred connections at once, each request on a thread of its own.
+        let port = server.port
+        let answers = Locked<[(index: Int, status: Int, body: String)]>([])
+        for index in 0..<500 {
+            Thread {
+                let reply = try? TestClient.request("GET", "/async/awaiting?ms=\(index % 20)", port: port, timeoutSeconds: 30)
+                answers.withLock { $0.append((index, reply?.status ?? -1, reply?.text ?? "")) }
+            }.start()
         }
-        #expect(answers.count == 500)
-        for (index, status, body) in answers {
+        for _ in 0..<6000 where answers.withLock({ $0.count }) < 500 { try await Task.sleep(for: .milliseconds(10)) }
+        let all = answers.withLock { $0 }
+        #expect(all.count == 500)
+        for (index, status, body) in all {
             #expect(status == 200 && body == "\(index % 20)")
         }
     }
 
     @Test("an error thrown by an async handler is its problem document; Void is 204")
-    func errorsAndVoid() async throws {
-        let failed = try await get("/async/fails")
+    func errorsAndVoid() throws {
+        let failed = try send("GET", "/async/fails")
         #expect(failed.status == 409)
-        #expect(failed.type == "application/problem+json")
-        #expect(failed.body.contains("Not now."))
-        #expect(try await get("/async/nothing", method: "POST").status == 204)
-        #expect(try await get("/async/awaiting?ms=x").status == 400)
+        #expect(failed.header("Content-Type") == "application/problem+json")
+        #expect(failed.text.contains("Not now."))
+        #expect(try send("POST", "/async/nothing").status == 204)
+        #expect(try send("GET", "/async/awaiting?ms=x").status == 400)
     }
-}
-
-private typealias Reply = (status: Int, body: String, type: String?)
-
-private func send(_ url: String, method: String = "GET") async throws -> Reply {
-    var request = URLRequest(url: URL(string: url)!)
-    request.httpMethod = method
-    request.timeoutInterval = 30
-    let (data, response) = try await URLSession.shared.data(for: request)
-    let http = try #require(response as? HTTPURLResponse)
-    return (http.statusCode, String(decoding: data, as: UTF8.self), http.value(forHTTPHeaderField: "Content-Type"))
 }

@@ -1,4 +1,5 @@
 import Foundation
+import HTTPTestClient
 import Testing
 import WebService
 
@@ -53,7 +54,7 @@ struct DocumentationTests {
 
     @Test func apiJSONDescribesStructuresPathParametersAndDefaults() throws {
         let response = router.resolvedResponse(to: makeRequest(.get, "/catalog?api", headers: ["Accept": "application/json"]))
-        let document = try #require(try JSONSerialization.jsonObject(with: Data(response.text.utf8)) as? [String: Any])
+        let document = try #require(try JSONReader.value(response.text.utf8) as? [String: Any])
         let structures = try #require(document["structures"] as? [[String: Any]])
         let employee = try #require(structures.first { $0["name"] as? String == "Employee" })
         let fields = try #require(employee["fields"] as? [[String: Any]])

@@ -1,4 +1,5 @@
 import Foundation
+import HTTPTestClient
 import Testing
 import WebService
 
@@ -9,7 +10,7 @@ struct OpenAPISecurityTests {
     func document(_ security: OpenAPISecurity?) throws -> [String: Any] {
         let router = WebServiceRouter(services: [MathService(), CatalogService()], openAPI: OpenAPIInfo(title: "Tests", security: security))
         let response = router.resolvedResponse(to: makeRequest(.get, "/openapi.json"))
-        return try #require(try JSONSerialization.jsonObject(with: Data(response.text.utf8)) as? [String: Any])
+        return try #require(try JSONReader.value(response.text.utf8) as? [String: Any])
     }
 
     func operationSecurity(_ document: [String: Any], _ method: String, _ path: String) -> [Any]? {

@@ -1,4 +1,5 @@
 import Foundation
+import HTTPTestClient
 import Testing
 import WebService
 
@@ -23,7 +24,7 @@ extension OpenAPITests {
     func constraintsInTheDocument() throws {
         let router = WebServiceRouter(services: [BoundedService()])
         let response = router.resolvedResponse(to: makeRequest(.get, "/openapi.json"))
-        let document = try #require(try JSONSerialization.jsonObject(with: Data(response.text.utf8)) as? [String: Any])
+        let document = try #require(try JSONReader.value(response.text.utf8) as? [String: Any])
         let paths = try #require(document["paths"] as? [String: [String: [String: Any]]])
         func parameter(_ path: String, _ name: String) throws -> [String: Any] {
             let parameters = try #require(paths[path]?["get"]?["parameters"] as? [[String: Any]])

@@ -1,4 +1,5 @@
 import Foundation
+import HTTPTestClient
 import Testing
 import WebService
 
@@ -13,7 +14,7 @@ struct OpenAPITests {
             let response = router.resolvedResponse(to: makeRequest(.get, "/openapi.json"))
             #expect(response.status == .ok)
             #expect(response.headers["Content-Type"] == "application/json")
-            return try #require(try JSONSerialization.jsonObject(with: Data(response.text.utf8)) as? [String: Any])
+            return try #require(try JSONReader.value(response.text.utf8) as? [String: Any])
         }
     }
 

@@ -1,5 +1,6 @@
 import Foundation
 @testable import HTTPServer
+import HTTPTestClient
 import Logging
 import Testing
 import WebService
@@ -71,7 +72,7 @@ extension HTTPResponse {
 
     /// The body parsed as a JSON object.
     var object: [String: Any] {
-        (try? JSONSerialization.jsonObject(with: Data(text.utf8))) as? [String: Any] ?? [:]
+        JSONReader.object(text.utf8)
     }
 }
 

@@ -59,6 +59,21 @@ enum TestEnvironment {
         }
         return counts
     }
+
+    /// The built `employees-server` started with `arguments`, on the test
+    /// database as `employees_reader`: no `DATABASE_URL` nor `EMPLOYEES_*`
+    /// variable of the test's environment but the libmicrohttpd patches of
+    /// `TestPatches`. Standard output and error together in `output`.
+    static func startEmployeesServer(_ arguments: [String]) throws -> ChildProcess {
+        var environment: [String: String?] = [
+            "PGHOST": try variable("PGHOST"), "PGPORT": try variable("PGPORT"), "PGDATABASE": try variable("EMPLOYEES_DATABASE"),
+            "PGUSER": "employees_reader", "DATABASE_URL": nil,
+        ]
+        for name in ProcessInfo.processInfo.environment.keys where name.hasPrefix("EMPLOYEES_") { environment[name] = .some(nil) }
+        let patches = TestPatches.environment(prefix: "EMPLOYEES_")
+        environment[patches.name] = patches.value
+        return try ChildProcess(try ChildProcess.packageExecutable("employees-server"), arguments, environment: environment)
+    }
 }
 
 /// A server on an ephemeral port of 127.0.0.1 serving the four example

@@ -1,4 +1,5 @@
 import Foundation
+import HTTPTestClient
 import PostgreSQL
 import Locking
 
@@ -58,10 +59,10 @@ struct FaultCluster: Sendable {
 
     @discardableResult
     private func run(_ command: String) throws -> String {
-        try Shell.run(
+        String(decoding: try ToolProcess.run(
             Paths.repository + "/scripts/pg-cluster", [command],
             environment: ["PGCLUSTER_DIR": directory, "PGCLUSTER_PORT": String(port)]
-        )
+        ), as: UTF8.self)
     }
 
     // MARK: - Connections
@@ -124,7 +125,7 @@ struct FaultCluster: Sendable {
     }
 }
 
-/// Where the repository and the built products are.
+/// Where the repository is.
 enum Paths {
     /// The checkout: this file is `<repo>/Tests/ReliabilityTests/Support/FaultCluster.swift`.
     static let repository: String = {
@@ -132,32 +133,13 @@ enum Paths {
         for _ in 0..<4 { url.deleteLastPathComponent() }
         return url.path
     }()
-
-    /// The `employees-server` built next to the test bundle (`swift test`
-    /// builds every product), else in `.build/debug`.
-    static let employeesServer: String = {
-        let besideTests = URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent()
-            .appendingPathComponent("employees-server").path
-        if FileManager.default.isExecutableFile(atPath: besideTests) { return besideTests }
-        return repository + "/.build/debug/employees-server"
-    }()
 }
 
-/// Runs short commands.
-enum Shell {
-    struct Failure: Error, CustomStringConvertible {
-        var description: String
-    }
-
-    /// Runs `executable` and returns its output; throws on a non-zero exit.
-    @discardableResult
-    static func run(_ executable: String, _ arguments: [String], environment: [String: String] = [:]) throws -> String {
-        let child = try ChildProcess(executable, arguments, environment: environment)
-        let text = child.readAll()
-        let status = child.wait(timeout: 120)
-        guard status == 0 else {
-            throw Failure(description: "\(executable) \(arguments.joined(separator: " ")) exited \(status.map(String.init) ?? "-"): \(text)")
-        }
-        return text
-    }
+/// The built `employees-server` started with `arguments` on 127.0.0.1 and
+/// an ephemeral port, without a drain (`--drain-seconds 0`: these tests
+/// measure the stop itself; `--drain-seconds` has its own test).
+func startEmployeesServer(_ arguments: [String]) throws -> ChildProcess {
+    try ChildProcess(
+        try ChildProcess.packageExecutable("employees-server"),
+        ["--host", "127.0.0.1", "--port", "0", "--drain-seconds", "0"] + arguments)
 }

@@ -64,7 +64,7 @@ func fetch(port: Int, _ path: String, timeout: Int = 15) -> Outcome {
         outcome.bodyBytes = response.body.count
         switch response.status {
         case 200..<300:
-            if response.body.isEmpty || (try? JSONSerialization.jsonObject(with: Data(response.body), options: [.fragmentsAllowed])) != nil {
+            if response.body.isEmpty || (try? JSONReader.value(response.body)) != nil {
                 outcome.kind = .ok
             } else {
                 outcome.kind = .failure("a \(response.status) body that is not valid JSON")

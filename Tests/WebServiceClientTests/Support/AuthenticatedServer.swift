@@ -7,69 +7,36 @@ import HTTPServer
 /// HS256 tokens signed with a secret of the test's. Stopped when released.
 final class AuthenticatedServer: @unchecked Sendable {
     // `@unchecked Sendable`: every field is set in `init` and never changed.
-    let process = Process()
+    let server: ChildProcess
     let port: Int
     let folder: URL
     let secretFile: URL
-    private let logFile: URL
-
-    /// Beside the test bundle, else in the package's `.build/debug`.
-    static let executable: URL = {
-        let besideTests = Bundle.main.executableURL?.deletingLastPathComponent().appending(path: "employees-server")
-        if let besideTests, FileManager.default.isExecutableFile(atPath: besideTests.path) { return besideTests }
-        return URL(filePath: #filePath)
-            .deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
-            .appending(path: ".build/debug/employees-server")
-    }()
 
     static let password = "alice's password"
 
     init() throws {
-        guard FileManager.default.isExecutableFile(atPath: Self.executable.path) else {
-            throw ClientTestEnvironment.SetupError(description: "\(Self.executable.path) is missing: build it with `swift build`")
-        }
+        let executable = try ChildProcess.packageExecutable("employees-server")
         folder = try ClientTestEnvironment.temporaryFolder()
-        let entry = try ToolProcess.run(Self.executable.path, ["hash-password", "alice"], input: Data((Self.password + "\n").utf8))
+        let entry = try ToolProcess.run(executable, ["hash-password", "alice"], input: Data((Self.password + "\n").utf8))
         let passwords = folder.appending(path: "passwords"), roles = folder.appending(path: "roles")
         secretFile = folder.appending(path: "secret")
-        logFile = folder.appending(path: "log")
         try entry.write(to: passwords)
         try Data("alice:employees_reader\n".utf8).write(to: roles)
         try Data(String(repeating: "k", count: 48).utf8).write(to: secretFile)
         for file in [passwords, roles, secretFile] {
             try FileManager.default.setAttributes([.posixPermissions: 0o600], ofItemAtPath: file.path)
         }
-        _ = FileManager.default.createFile(atPath: logFile.path, contents: nil)
-        process.executableURL = Self.executable
-        process.arguments = [
+        server = try ChildProcess(executable, [
             "--port", "0", "--database-url", try ClientTestEnvironment.conninfo(), "--auth-basic-file", passwords.path,
             "--role-map", roles.path, "--jwt-secret-file", secretFile.path,
-        ]
-        let log = try FileHandle(forWritingTo: logFile)
-        process.standardOutput = log
-        process.standardError = log
-        try process.run()
-        let deadline = Date(timeIntervalSinceNow: 30)
-        var found: Int?
-        while found == nil, process.isRunning, Date() < deadline {
-            Thread.sleep(forTimeInterval: 0.05)
-            let text = (try? String(contentsOf: logFile, encoding: .utf8)) ?? ""
-            found = text.firstMatch(of: /Serving http:\/\/127\.0\.0\.1:(\d+)\//).flatMap { Int($0.1) }
-        }
-        guard let found else {
-            if process.isRunning { process.terminate() }
-            throw ClientTestEnvironment.SetupError(
-                description: "employees-server did not serve: \((try? String(contentsOf: logFile, encoding: .utf8)) ?? "")")
-        }
-        port = found
+        ])
+        port = try server.servingPort(timeout: 30)
     }
 
     deinit {
-        if process.isRunning {
-            // At once: a SIGTERM would drain for seconds, and nothing here needs the drain.
-            kill(process.processIdentifier, SIGKILL)
-            process.waitUntilExit()
-        }
+        // At once: a SIGTERM would drain for seconds, and nothing here needs the drain.
+        server.send(SIGKILL)
+        server.wait()
         try? FileManager.default.removeItem(at: folder)
     }
 
