@@ -9,9 +9,9 @@ import FoundationNetworking
 /// more with the renewed credential (never more than once per call).
 ///
 /// ```swift
-/// WebServiceClient(baseURL: url, configuration: .init(authorization: .basic(username: "ann", password: "secret")))
-/// WebServiceClient(baseURL: url, configuration: .init(authorization: .bearer(token)))
-/// WebServiceClient(baseURL: url, configuration: .init(authorization: .refreshingBearer { try await login() }))
+/// WebServiceClient(baseURL: url, configuration: .init(credentials: .basic(username: "ann", password: "secret")))
+/// WebServiceClient(baseURL: url, configuration: .init(credentials: .bearer(token)))
+/// WebServiceClient(baseURL: url, configuration: .init(credentials: .refreshingBearer { try await login() }))
 /// ```
 ///
 /// The value is set in the request before the hooks and the cache see it:
@@ -36,7 +36,7 @@ extension CredentialProvider {
 /// every call, without a round trip for a challenge; a 401 stands.
 ///
 /// ```swift
-/// WebServiceClient(baseURL: url, configuration: .init(authorization: .bearer(token)))
+/// WebServiceClient(baseURL: url, configuration: .init(credentials: .bearer(token)))
 /// ```
 public struct Authorization: CredentialProvider, Hashable {
     /// The `Authorization` header's value.
@@ -53,7 +53,7 @@ extension CredentialProvider where Self == Authorization {
     /// HTTP basic authentication (use it over HTTPS only: the password is merely encoded).
     ///
     /// ```swift
-    /// let configuration = WebServiceClient.Configuration(authorization: .basic(username: "ann", password: "secret"))
+    /// let configuration = WebServiceClient.Configuration(credentials: .basic(username: "ann", password: "secret"))
     /// ```
     public static func basic(username: String, password: String) -> Authorization {
         Authorization(headerValue: "Basic " + Data("\(username):\(password)".utf8).base64EncodedString())
@@ -62,7 +62,7 @@ extension CredentialProvider where Self == Authorization {
     /// A bearer token that does not change (OAuth 2.0, RFC 6750).
     ///
     /// ```swift
-    /// let configuration = WebServiceClient.Configuration(authorization: .bearer("eyJhbGciOi…"))
+    /// let configuration = WebServiceClient.Configuration(credentials: .bearer("eyJhbGciOi…"))
     /// ```
     public static func bearer(_ token: String) -> Authorization {
         Authorization(headerValue: "Bearer " + token)
@@ -80,7 +80,7 @@ extension CredentialProvider where Self == Authorization {
 ///
 /// ```swift
 /// let credentials = RefreshingBearerCredentials { try await authServer.newAccessToken() }
-/// let client = WebServiceClient(baseURL: url, configuration: .init(authorization: credentials))
+/// let client = WebServiceClient(baseURL: url, configuration: .init(credentials: credentials))
 /// ```
 public actor RefreshingBearerCredentials: CredentialProvider {
     private let fetch: @Sendable () async throws -> String
@@ -123,7 +123,7 @@ extension CredentialProvider where Self == RefreshingBearerCredentials {
     /// (``RefreshingBearerCredentials``).
     ///
     /// ```swift
-    /// let configuration = WebServiceClient.Configuration(authorization: .refreshingBearer { try await login() })
+    /// let configuration = WebServiceClient.Configuration(credentials: .refreshingBearer { try await login() })
     /// ```
     public static func refreshingBearer(
         token: String? = nil, fetch: @escaping @Sendable () async throws -> String

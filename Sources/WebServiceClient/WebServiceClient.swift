@@ -28,7 +28,7 @@ public final class WebServiceClient: Sendable {
     ///
     /// ```swift
     /// let configuration = WebServiceClient.Configuration(
-    ///     headers: ["X-App-Version": "2.1"], authorization: .basic(username: "ann", password: "secret"),
+    ///     headers: ["X-App-Version": "2.1"], credentials: .basic(username: "ann", password: "secret"),
     ///     hooks: [.retry(), .logging()], cache: try ResponseCache(directory: cachesFolder))
     /// ```
     public struct Configuration: Sendable {
@@ -36,7 +36,7 @@ public final class WebServiceClient: Sendable {
         public var headers: [String: String]
         /// Where each call's `Authorization` comes from, renewed after a 401
         /// (``CredentialProvider``); `nil`: none, or what `headers` holds.
-        public var authorization: (any CredentialProvider)?
+        public var credentials: (any CredentialProvider)?
         /// What every call goes through, in this order, before a call's own
         /// hooks (``WebServiceHook``).
         public var hooks: [WebServiceHook]
@@ -50,12 +50,12 @@ public final class WebServiceClient: Sendable {
         public var cachePolicy: CachePolicy
 
         public init(
-            headers: [String: String] = [:], authorization: (any CredentialProvider)? = nil, hooks: [WebServiceHook] = [],
+            headers: [String: String] = [:], credentials: (any CredentialProvider)? = nil, hooks: [WebServiceHook] = [],
             successStatuses: Set<Int> = Set(200..<300), timeout: TimeInterval = 60, cache: ResponseCache? = nil,
             cachePolicy: CachePolicy = .networkFirst
         ) {
             self.headers = headers
-            self.authorization = authorization
+            self.credentials = credentials
             self.hooks = hooks
             self.successStatuses = successStatuses
             self.timeout = timeout
@@ -204,7 +204,7 @@ public final class WebServiceClient: Sendable {
     private func hooks(of request: WebServiceRequest) -> [WebServiceHook] {
         var hooks: [WebServiceHook] = []
         let ownField = request.headers.keys.contains { $0.caseInsensitiveCompare("Authorization") == .orderedSame }
-        if let credentials = request.authorization ?? (ownField ? nil : configuration.authorization) {
+        if let credentials = request.credentials ?? (ownField ? nil : configuration.credentials) {
             hooks.append(.credentials(credentials))
         }
         return hooks + configuration.hooks + request.hooks

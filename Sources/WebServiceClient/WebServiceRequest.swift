@@ -40,7 +40,7 @@ public struct WebServiceRequest: Sendable {
     /// Header fields of this call, over the client's.
     public var headers: [String: String]
     /// Credentials of this call, over the client's (``CredentialProvider``).
-    public var authorization: (any CredentialProvider)?
+    public var credentials: (any CredentialProvider)?
     /// Hooks of this call, after the client's (``WebServiceHook``).
     public var hooks: [WebServiceHook]
     /// The statuses this call accepts, over the client's
@@ -55,7 +55,7 @@ public struct WebServiceRequest: Sendable {
 
     public init(
         _ method: Method, _ path: String, arguments: RequestArguments = [:], encoding: ArgumentEncoding? = nil,
-        body: Body? = nil, headers: [String: String] = [:], authorization: (any CredentialProvider)? = nil,
+        body: Body? = nil, headers: [String: String] = [:], credentials: (any CredentialProvider)? = nil,
         hooks: [WebServiceHook] = [], successStatuses: Set<Int>? = nil,
         progress: (@Sendable (TransferProgress) -> Void)? = nil, cachePolicy: CachePolicy? = nil, timeout: TimeInterval? = nil
     ) {
@@ -65,7 +65,7 @@ public struct WebServiceRequest: Sendable {
         self.encoding = encoding
         self.body = body
         self.headers = headers
-        self.authorization = authorization
+        self.credentials = credentials
         self.hooks = hooks
         self.successStatuses = successStatuses
         self.progress = progress

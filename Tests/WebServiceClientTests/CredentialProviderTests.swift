@@ -28,7 +28,7 @@ struct CredentialProviderTests {
             return try server.token(expiresIn: 600)
         }
         let client = WebServiceClient(baseURL: server.baseURL, configuration: .init(
-            authorization: credentials, hooks: [.logging(log.append)]))
+            credentials: credentials, hooks: [.logging(log.append)]))
         let employee = try await client.get("/employees/{n}", arguments: ["n": 10004], as: Employee.self)
         #expect(employee.employeeNumber == 10004)
         #expect(fetches.total == 1)
@@ -51,7 +51,7 @@ struct CredentialProviderTests {
             try await Task.sleep(for: .milliseconds(200))  // every call meets the 401 while this fetch runs
             return try server.token(expiresIn: 600)
         }
-        let client = WebServiceClient(baseURL: server.baseURL, configuration: .init(authorization: credentials))
+        let client = WebServiceClient(baseURL: server.baseURL, configuration: .init(credentials: credentials))
         let numbers = try await withThrowingTaskGroup(of: Int.self) { group in
             for number in 10001...10008 {
                 group.addTask { try await client.get("/employees/{n}", arguments: ["n": number], as: Employee.self).employeeNumber }
@@ -66,28 +66,28 @@ struct CredentialProviderTests {
         struct LoginFailed: Error, Equatable {}
         let server = try AuthenticatedServer()
         let client = WebServiceClient(baseURL: server.baseURL, configuration: .init(
-            authorization: .refreshingBearer(token: try server.token(expiresIn: -60)) { throw LoginFailed() }))
+            credentials: .refreshingBearer(token: try server.token(expiresIn: -60)) { throw LoginFailed() }))
         await #expect(throws: LoginFailed()) { _ = try await client.get("/departments", as: [Department].self) }
     }
 
     @Test func basicAndStaticBearerCredentials() async throws {
         let server = try AuthenticatedServer()
         let alice = WebServiceClient(baseURL: server.baseURL, configuration: .init(
-            authorization: .basic(username: "alice", password: AuthenticatedServer.password)))
+            credentials: .basic(username: "alice", password: AuthenticatedServer.password)))
         #expect(try await alice.get("/departments", as: [Department].self).count == 9)
-        let bearer = WebServiceClient(baseURL: server.baseURL, configuration: .init(authorization: .bearer(try server.token(expiresIn: 600))))
+        let bearer = WebServiceClient(baseURL: server.baseURL, configuration: .init(credentials: .bearer(try server.token(expiresIn: 600))))
         #expect(try await bearer.get("/departments", as: [Department].self).count == 9)
         // A static credential cannot renew: its 401 stands, sent once.
         let log = LogLines()
         let expired = WebServiceClient(baseURL: server.baseURL, configuration: .init(
-            authorization: .bearer(try server.token(expiresIn: -60)), hooks: [.logging(log.append)]))
+            credentials: .bearer(try server.token(expiresIn: -60)), hooks: [.logging(log.append)]))
         await #expect {
             _ = try await expired.get("/departments", as: [Department].self)
         } throws: { ($0 as? WebServiceError)?.status == 401 }
         #expect(log.all.count == 1)
         // A call's credentials win over the client's.
         var request = WebServiceRequest(.get, "/departments")
-        request.authorization = .bearer(try server.token(expiresIn: 600))
+        request.credentials = .bearer(try server.token(expiresIn: 600))
         #expect(try await expired.send(request).status == 200)
     }
 
@@ -99,13 +99,13 @@ struct CredentialProviderTests {
         let log = LogLines()
         let first = try server.token(expiresIn: 600)
         let client = WebServiceClient(baseURL: server.baseURL, configuration: .init(
-            authorization: .bearer(first), hooks: [.logging(log.append)], cache: cache))
+            credentials: .bearer(first), hooks: [.logging(log.append)], cache: cache))
         _ = try await client.send(WebServiceRequest(.get, "/departments"))  // stored under the first token
         _ = try await client.send(WebServiceRequest(.get, "/departments"))  // fresh (max-age=300): from the cache
         // A client whose stored token expired: its 401 is not an answer the
         // cache holds, and the renewed token reads its own entry, not the first's.
         let renewing = WebServiceClient(baseURL: server.baseURL, configuration: .init(
-            authorization: .refreshingBearer(token: try server.token(expiresIn: -60)) { try server.token(expiresIn: 900) },
+            credentials: .refreshingBearer(token: try server.token(expiresIn: -60)) { try server.token(expiresIn: 900) },
             hooks: [.logging(log.append)], cache: cache))
         let renewed = try await renewing.send(WebServiceRequest(.get, "/departments"))
         #expect(!renewed.isFromCache)

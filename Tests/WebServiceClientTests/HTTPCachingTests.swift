@@ -14,7 +14,7 @@ struct HTTPCachingTests {
         let server = try CachingTestServer()
         let folder = try ClientTestEnvironment.temporaryFolder()
         let cache = try ResponseCache(directory: folder)
-        let client = WebServiceClient(baseURL: server.baseURL, configuration: .init(authorization: authorization, cache: cache))
+        let client = WebServiceClient(baseURL: server.baseURL, configuration: .init(credentials: authorization, cache: cache))
         return (server, client, cache, folder)
     }
 
@@ -241,7 +241,7 @@ struct HTTPCachingTests {
         func client(_ authorization: Authorization) throws -> WebServiceClient {
             // Each user's own cache on the one folder, as two processes of one app would open it.
             WebServiceClient(
-                baseURL: server.baseURL, configuration: .init(authorization: authorization, cache: try ResponseCache(directory: folder)))
+                baseURL: server.baseURL, configuration: .init(credentials: authorization, cache: try ResponseCache(directory: folder)))
         }
         let ann = Authorization.bearer("ann-token"), bob = Authorization.bearer("bob-token")
         let annClient = try client(ann), bobClient = try client(bob)

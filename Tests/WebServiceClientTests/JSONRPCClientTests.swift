@@ -90,7 +90,7 @@ struct JSONRPCClientTests {
 
     @Test func callsCarryTheClientsAuthentication() async throws {
         // The header fields go through to the route, as REST sends them.
-        let rpc = try rpc(.init(headers: ["X-Client": "rpc"], authorization: .bearer("abc")))
+        let rpc = try rpc(.init(headers: ["X-Client": "rpc"], credentials: .bearer("abc")))
         let fields = try await rpc.call("echo.getHeaders", as: [String: String].self)
         #expect(fields["Authorization"] == "Bearer abc")
         #expect(fields["X-Client"] == "rpc")

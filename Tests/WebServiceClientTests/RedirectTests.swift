@@ -37,7 +37,7 @@ struct RedirectTests {
     private func call(_ origin: HTTPServer, _ path: String) async throws -> [String: String] {
         let client = WebServiceClient(
             baseURL: URL(string: "http://127.0.0.1:\(origin.port)")!,
-            configuration: .init(headers: ["Cookie": "session=secret", "X-Client": "app"], authorization: .bearer("secret-token")))
+            configuration: .init(headers: ["Cookie": "session=secret", "X-Client": "app"], credentials: .bearer("secret-token")))
         return try await client.get(path, as: [String: String].self)
     }
 

@@ -11,7 +11,7 @@ import WebServiceClient
 struct ResponseCacheCredentialTests {
     private func client(_ server: URL, _ authorization: Authorization?, _ folder: URL) throws -> WebServiceClient {
         // A cache of its own on the shared folder, as another process would open it.
-        WebServiceClient(baseURL: server, configuration: .init(authorization: authorization, cache: try ResponseCache(directory: folder)))
+        WebServiceClient(baseURL: server, configuration: .init(credentials: authorization, cache: try ResponseCache(directory: folder)))
     }
 
     @Test func callersWithOtherCredentialsNeverGetAnotherCallersAnswerOnlineOrOffline() async throws {
@@ -36,7 +36,7 @@ struct ResponseCacheCredentialTests {
         #expect(try forBobAgain.decode(String.self) == "bob")
         // A call's own credentials count, not the client's.
         let forDan = try await ann.send(WebServiceRequest(
-            .get, "/echo/whoami", authorization: .basic(username: "dan", password: "dan-password"),
+            .get, "/echo/whoami", credentials: .basic(username: "dan", password: "dan-password"),
             cachePolicy: .cacheFirst(maxAge: 3600)))
         #expect(try forDan.decode(String.self) == "dan")
 
@@ -134,7 +134,7 @@ struct ResponseCacheCredentialTests {
         let cache = try ResponseCache(directory: nested)
         #expect(try permissions(parent.appending(path: "outer")) == 0o700)
         #expect(try permissions(nested) == 0o700)
-        let client = try ClientTestEnvironment.sharedClient(configuration: .init(authorization: .bearer("t"), cache: cache))
+        let client = try ClientTestEnvironment.sharedClient(configuration: .init(credentials: .bearer("t"), cache: cache))
         _ = try await client.send(WebServiceRequest(.get, "/departments"))
         _ = try await client.send(WebServiceRequest(.get, "/employees/10004"))
         let names = try FileManager.default.contentsOfDirectory(atPath: nested.path)

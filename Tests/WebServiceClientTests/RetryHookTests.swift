@@ -17,14 +17,14 @@ struct RetryHookTests {
         for (guess, wait) in [0, 0, 0, 0, 1.2, 2.2].enumerated() {
             try await Task.sleep(for: .seconds(wait))
             let guesser = WebServiceClient(baseURL: server.baseURL, configuration: .init(
-                authorization: .basic(username: "alice", password: "guess \(guess)")))
+                credentials: .basic(username: "alice", password: "guess \(guess)")))
             await #expect {
                 _ = try await guesser.get("/departments", as: [Department].self)
             } throws: { ($0 as? WebServiceError)?.status == 401 }
         }
         let log = LogLines()
         let client = WebServiceClient(baseURL: server.baseURL, configuration: .init(
-            authorization: .basic(username: "alice", password: AuthenticatedServer.password),
+            credentials: .basic(username: "alice", password: AuthenticatedServer.password),
             hooks: [.retry(RetryPolicy(maxAttempts: 3, maxDelay: 10)), .response { _, response in
                 log.append("\(response.status) Retry-After: \(response.header("Retry-After") ?? "none") at \(Date().timeIntervalSince1970)")
                 return response

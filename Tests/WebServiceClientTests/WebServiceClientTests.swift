@@ -89,14 +89,14 @@ struct WebServiceClientTests {
 
     @Test func authenticationAndHeadersPerClientAndPerRequest() async throws {
         let client = try ClientTestEnvironment.sharedClient(configuration: .init(
-            headers: ["X-Client": "tests"], authorization: .basic(username: "ann", password: "s3cret")))
+            headers: ["X-Client": "tests"], credentials: .basic(username: "ann", password: "s3cret")))
         let fields = try await client.get("/echo/headers", as: [String: String].self)
         #expect(fields["Authorization"] == "Basic " + Data("ann:s3cret".utf8).base64EncodedString())
         #expect(fields["X-Client"] == "tests")
         #expect(fields["Accept"] == "application/json")
 
         let request = WebServiceRequest(.get, "/echo/headers", headers: ["X-Call": "one", "X-Client": "override"],
-                                        authorization: .bearer("token-1"))
+                                        credentials: .bearer("token-1"))
         let perCall = try await client.send(request).decode([String: String].self)
         #expect(perCall["Authorization"] == "Bearer token-1")
         #expect(perCall["X-Client"] == "override")

@@ -27,7 +27,7 @@ struct WebServiceHookTests {
     @Test func clientHooksThenCallHooksEachWrappingTheNext() async throws {
         let log = LogLines()
         let client = try ClientTestEnvironment.sharedClient(configuration: .init(
-            authorization: .basic(username: "ann", password: "secret"),
+            credentials: .basic(username: "ann", password: "secret"),
             hooks: [Self.tracing("A", into: log), Self.tracing("B", into: log)]))
         var request = WebServiceRequest(.get, "/echo/headers")
         request.hooks = [
@@ -91,7 +91,7 @@ struct WebServiceHookTests {
     @Test func loggingWritesALinePerExchangeWithoutCredentials() async throws {
         let log = LogLines()
         let client = try ClientTestEnvironment.sharedClient(configuration: .init(
-            authorization: .basic(username: "ann", password: "secret"), hooks: [.logging(log.append)]))
+            credentials: .basic(username: "ann", password: "secret"), hooks: [.logging(log.append)]))
         _ = try await client.send(WebServiceRequest(.get, "/departments"))
         _ = try? await client.send(WebServiceRequest(.get, "/employees/{n}", arguments: ["n": 1]))
         let lines = log.all
