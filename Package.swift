@@ -147,7 +147,7 @@ let package = Package(
         .testTarget(name: "EventLoopsTests", dependencies: ["EventLoops", "Locking"]),
         .testTarget(name: "PrometheusMetricsTests", dependencies: ["PrometheusMetrics"]),
         .testTarget(name: "CalendarDatesTests", dependencies: ["CalendarDates"]),
-        .target(name: "HTTPTestClient", dependencies: ["HTTPServer"], path: "Tests/HTTPTestClient"),
+        .target(name: "HTTPTestClient", dependencies: ["HTTPServer", "Locking"], path: "Tests/HTTPTestClient"),
         .testTarget(
             name: "HTTPServerTests",
             dependencies: [

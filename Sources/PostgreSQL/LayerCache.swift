@@ -52,6 +52,20 @@ struct LayerCaches {
         }
     }
 
+    /// The value under `key` in `owner`'s store (`caches`), made and kept
+    /// when there is none. It is made with no access to the store held,
+    /// so that making it may use the owner's other keys; should that have
+    /// kept a value under `key` meanwhile, that one is kept and returned.
+    static func value<Key: LayerCacheKey>(
+        _ key: Key.Type, of owner: Key.Owner, in caches: ReferenceWritableKeyPath<Key.Owner, LayerCaches>
+    ) -> Key.Value {
+        if let value = owner[keyPath: caches].value(key) { return value }
+        let value = Key.makeValue(for: owner)
+        if let made = owner[keyPath: caches].value(key) { return made }
+        owner[keyPath: caches].add(value, for: key)
+        return value
+    }
+
     /// Forgets every value.
     mutating func removeAll() {
         firstKey = nil
@@ -67,11 +81,7 @@ extension Connection {
     /// derived from them may no longer hold. Used by the thread that uses
     /// the connection, which is one at a time.
     package subscript<Key: LayerCacheKey>(cache key: Key.Type) -> Key.Value where Key.Owner == Connection {
-        if let value = layerCaches.value(key) { return value }
-        let value = Key.makeValue(for: self)
-        if let made = layerCaches.value(key) { return made }
-        layerCaches.add(value, for: key)
-        return value
+        LayerCaches.value(key, of: self, in: \.layerCaches)
     }
 }
 
@@ -82,10 +92,6 @@ extension ColumnLayout {
     /// rather than per query. Used by the thread that uses the connection
     /// whose results have this layout, which is one at a time.
     package subscript<Key: LayerCacheKey>(cache key: Key.Type) -> Key.Value where Key.Owner == ColumnLayout {
-        if let value = layerCaches.value(key) { return value }
-        let value = Key.makeValue(for: self)
-        if let made = layerCaches.value(key) { return made }
-        layerCaches.add(value, for: key)
-        return value
+        LayerCaches.value(key, of: self, in: \.layerCaches)
     }
 }

@@ -11,7 +11,7 @@ extension HTTPServerTests {
     @Test func urlencodedFormBecomesTextFields() throws {
         let seen = Shared<[HTTPRequest]>([])
         let server = try startServer { request in
-            seen.update { $0.append(request) }
+            seen.mutate { $0.append(request) }
             return HTTPResponse(status: .noContent)
         }
         defer { server.stop() }
@@ -39,9 +39,9 @@ extension HTTPServerTests {
             for field in request.formFields {
                 switch field.value {
                 case .text(let text):
-                    texts.update { $0.append("\(field.name)=\(text)") }
+                    texts.mutate { $0.append("\(field.name)=\(text)") }
                 case .file(let file):
-                    uploads.update { $0.append((field.name, file, readFile(file.path))) }
+                    uploads.mutate { $0.append((field.name, file, readFile(file.path))) }
                 }
             }
             return HTTPResponse(text: "stored")
@@ -104,7 +104,7 @@ extension HTTPServerTests {
     @Test func malformedFormsAreBadRequests() throws {
         let calls = Shared(0)
         let server = try startServer { _ in
-            calls.update { $0 += 1 }
+            calls.mutate { $0 += 1 }
             return HTTPResponse(status: .noContent)
         }
         defer { server.stop() }
@@ -137,7 +137,7 @@ extension HTTPServerTests {
     @Test func otherContentTypesArriveAsRawBytes() throws {
         let seen = Shared<[HTTPRequest]>([])
         let server = try startServer { request in
-            seen.update { $0.append(request) }
+            seen.mutate { $0.append(request) }
             return HTTPResponse(json: request.body)
         }
         defer { server.stop() }
@@ -157,7 +157,7 @@ extension HTTPServerTests {
     @Test func aBodyOverTheLimitIsContentTooLarge() throws {
         let calls = Shared(0)
         let server = try startServer(.init(maximumBodySize: 1000)) { _ in
-            calls.update { $0 += 1 }
+            calls.mutate { $0 += 1 }
             return HTTPResponse(status: .noContent)
         }
         defer { server.stop() }

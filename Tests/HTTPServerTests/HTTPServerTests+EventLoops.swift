@@ -113,7 +113,7 @@ extension HTTPServerTests {
     @Test func stoppingDoesNotWaitForeverForAPendingResponse() throws {
         let kept = Shared<[ResponsePromise]>([])
         let server = try startServer(.init(shutdownTimeout: 0.3, eventLoops: 1)) { _ in
-            HTTPResponse.later { promise in kept.update { $0.append(promise) } }
+            HTTPResponse.later { promise in kept.mutate { $0.append(promise) } }
         }
         let client = try TestClient(port: server.port)
         try client.sendRequest("GET", "/never")

@@ -27,7 +27,7 @@ extension HTTPServerTests {
     @Test func pathAndQueryArePercentDecoded() throws {
         let seen = Shared<[HTTPRequest]>([])
         let server = try startServer { request in
-            seen.update { $0.append(request) }
+            seen.mutate { $0.append(request) }
             return HTTPResponse(status: .noContent)
         }
         defer { server.stop() }
@@ -63,7 +63,7 @@ extension HTTPServerTests {
     func malformedQueryIsABadRequestNamingTheParameter(target: String, parameter: String) throws {
         let calls = Shared(0)
         let server = try startServer { _ in
-            calls.update { $0 += 1 }
+            calls.mutate { $0 += 1 }
             return HTTPResponse(status: .noContent)
         }
         defer { server.stop() }
@@ -84,7 +84,7 @@ extension HTTPServerTests {
     func malformedPathIsABadRequest(target: String) throws {
         let calls = Shared(0)
         let server = try startServer { _ in
-            calls.update { $0 += 1 }
+            calls.mutate { $0 += 1 }
             return HTTPResponse(status: .noContent)
         }
         defer { server.stop() }
@@ -104,7 +104,7 @@ extension HTTPServerTests {
     @Test func headersReachTheHandler() throws {
         let seen = Shared<[HTTPRequest]>([])
         let server = try startServer { request in
-            seen.update { $0.append(request) }
+            seen.mutate { $0.append(request) }
             return HTTPResponse(status: .ok, headers: ["X-Reply": "yes", "Content-Type": "text/plain"], body: .bytes(Array("ok".utf8)))
         }
         defer { server.stop() }

@@ -87,7 +87,7 @@ extension HTTPServerTests {
         let bodies = Shared<[SlowStartBody]>([])
         let server = try startServer(.init(eventLoops: 1)) { _ in
             let stream = SlowStartBody(total: longBody ? 1 << 20 : 100, delay: 300_000)
-            bodies.update { $0.append(stream) }
+            bodies.mutate { $0.append(stream) }
             return HTTPResponse(status: .ok, body: .stream(stream))
         }
         defer { server.stop() }

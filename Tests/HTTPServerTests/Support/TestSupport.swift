@@ -30,18 +30,6 @@ func startServer(
     return server
 }
 
-/// A value shared between the handler's thread and the test.
-final class Shared<Value: Sendable>: Sendable {
-    private let storage: Locked<Value>
-    init(_ value: Value) { storage = Locked(value) }
-    var value: Value {
-        get { storage.withLock { $0 } }
-        set { storage.withLock { $0 = newValue } }
-    }
-    func update(_ change: (inout Value) -> Void) {
-        storage.withLock { change(&$0) }
-    }
-}
 
 /// Polls `condition` every 10 ms for up to `seconds`; returns its last value.
 func eventually(within seconds: Double = 5, _ condition: () -> Bool) -> Bool {

@@ -128,17 +128,6 @@ func eventually(timeout: Double = 5, _ condition: () throws -> Bool) -> Bool {
     return false
 }
 
-/// A value shared between test threads.
-final class Shared<Value: Sendable>: Sendable {
-    private let storage: Locked<Value>
-    init(_ value: Value) { storage = Locked(value) }
-    var value: Value {
-        get { storage.withLock { $0 } }
-        set { storage.withLock { $0 = newValue } }
-    }
-    func mutate(_ body: (inout Value) -> Void) { storage.withLock { body(&$0) } }
-}
-
 extension Shared {
     /// Appends `element` (computed before the lock is taken).
     func append<Element>(_ element: Element) where Value == [Element] {
