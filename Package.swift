@@ -159,7 +159,8 @@ let package = Package(
             name: "WebServiceTests",
             dependencies: ["WebService", "HTTPServer", "HTTPTestClient", "Locking", .product(name: "Logging", package: "swift-log")]
         ),
-        .testTarget(name: "PostgreSQLTests", dependencies: ["PostgreSQL", "PostgreSQLWebService", "HTTPTestClient", "Locking", "EventLoops"]),
+        .testTarget(
+            name: "PostgreSQLTests", dependencies: ["PostgreSQL", "PostgreSQLWebService", "HTTPTestClient", "Locking", "EventLoops"]),
         .testTarget(name: "PostgreSQLWebServiceTests", dependencies: ["HTTPServer", "PostgreSQL", "PostgreSQLWebService", "WebService"]),
         .testTarget(
             name: "EmployeesServiceTests",

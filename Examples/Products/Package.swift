@@ -6,14 +6,14 @@ import PackageDescription
 let package = Package(
     name: "Products",
     dependencies: [
-        .package(name: "swift-sql-rest", path: "../.."),
+        .package(name: "swift-sql-rest", path: "../..")
     ],
     targets: [
         .executableTarget(
             name: "products-server",
             dependencies: [
-                .product(name: "SQLRest", package: "swift-sql-rest"),
+                .product(name: "SQLRest", package: "swift-sql-rest")
             ]
-        ),
+        )
     ]
 )

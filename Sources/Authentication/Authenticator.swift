@@ -204,8 +204,8 @@ public final class Authenticator: RequestAdmission {
         let configuration = settings.configuration
         let address = FailureBackoff.host(of: request.remoteAddress)
         guard let decoded = Base64.decode(credentials.utf8, .standard), let colon = decoded.firstIndex(of: UInt8(ascii: ":")),
-              let user = String(validating: decoded[..<colon], as: UTF8.self), !user.isEmpty,
-              let password = String(validating: decoded[(colon + 1)...], as: UTF8.self)
+            let user = String(validating: decoded[..<colon], as: UTF8.self), !user.isEmpty,
+            let password = String(validating: decoded[(colon + 1)...], as: UTF8.self)
         else {
             return .refused(challenge("The basic credentials are not base64 of user:password in UTF-8.", configuration))
         }
@@ -231,9 +231,11 @@ public final class Authenticator: RequestAdmission {
                 decide(check(user: user, password: password, key: key, request: request, settings: settings))
             }
             if !queued {
-                decide(.refused(HTTPError(
-                    .serviceUnavailable, detail: "Too many password checks are waiting; send again shortly.",
-                    headers: ["Retry-After": "1"])))
+                decide(
+                    .refused(
+                        HTTPError(
+                            .serviceUnavailable, detail: "Too many password checks are waiting; send again shortly.",
+                            headers: ["Retry-After": "1"])))
             }
         }
     }
@@ -265,8 +267,11 @@ public final class Authenticator: RequestAdmission {
             // messages are in another language, say) must not let guesses go unslowed.
             backoff.failed(address)
             logger.warning("A basic credential could not be checked", metadata: ["error": "\(error)"])
-            let problem = (error as? any HTTPErrorConvertible)?.httpError ?? HTTPError(
-                .serviceUnavailable, detail: "The credentials cannot be checked now; send again shortly.", headers: ["Retry-After": "1"])
+            let problem =
+                (error as? any HTTPErrorConvertible)?.httpError
+                ?? HTTPError(
+                    .serviceUnavailable, detail: "The credentials cannot be checked now; send again shortly.", headers: ["Retry-After": "1"]
+                )
             return .refused(problem)
         }
         guard isRight else {
@@ -314,8 +319,9 @@ public final class Authenticator: RequestAdmission {
             }
             role = claimed
         } catch {
-            return .refused(challenge(
-                "The bearer token is not valid: \(error.description).", configuration, tokenError: error.description))
+            return .refused(
+                challenge(
+                    "The bearer token is not valid: \(error.description).", configuration, tokenError: error.description))
         }
         if let problem = DatabaseRoleName.problem(with: role) { return .refused(forbiddenRole(role, problem)) }
         return .admitted(role: role)

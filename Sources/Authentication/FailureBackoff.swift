@@ -46,7 +46,8 @@ final class FailureBackoff: Sendable {
                 entries = entries.filter { now - $0.value.lastFailure < Self.forgetAfter }
                 if entries.count >= Self.mostAddresses { entries.removeAll() }
             }
-            var entry = entries[address].flatMap { now - $0.lastFailure < Self.forgetAfter ? $0 : nil }
+            var entry =
+                entries[address].flatMap { now - $0.lastFailure < Self.forgetAfter ? $0 : nil }
                 ?? Entry(failures: 0, waitUntil: now, lastFailure: now)
             entry.failures += 1
             entry.lastFailure = now

@@ -86,10 +86,11 @@ public struct JSONWebTokenVerifier: Sendable {
         }
         guard let signature = Base64.decode(parts[2], .url) else { throw TokenError(description: "the token's signature is not base64url") }
         let signed = token.utf8.prefix(parts[0].count + 1 + parts[1].count)
-        let valid = switch checker {
-        case .hmac(let secret): LibCrypto.constantTimeEqual(LibCrypto.hmacSHA256(key: secret, signed), signature)
-        case .rsa(let key): key.verifiesSHA256(signature: signature, of: signed)
-        }
+        let valid =
+            switch checker {
+            case .hmac(let secret): LibCrypto.constantTimeEqual(LibCrypto.hmacSHA256(key: secret, signed), signature)
+            case .rsa(let key): key.verifiesSHA256(signature: signature, of: signed)
+            }
         guard valid else { throw TokenError(description: "the token's signature is wrong") }
         guard case .object(let claims) = try Self.json(parts[1], "claims") else {
             throw TokenError(description: "the token's claims are not a JSON object")

@@ -19,8 +19,9 @@ enum LibCrypto {
         var length: UInt32 = 0
         Array(data).withUnsafeBytes { bytes in
             key.withUnsafeBytes { key in
-                _ = HMAC(EVP_sha256(), key.baseAddress, Int32(key.count), bytes.bindMemory(to: UInt8.self).baseAddress,
-                         bytes.count, &mac, &length)
+                _ = HMAC(
+                    EVP_sha256(), key.baseAddress, Int32(key.count), bytes.bindMemory(to: UInt8.self).baseAddress,
+                    bytes.count, &mac, &length)
             }
         }
         return mac

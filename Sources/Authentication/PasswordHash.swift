@@ -24,9 +24,9 @@ public struct PasswordHash: Sendable, Hashable, CustomStringConvertible {
     public init?(_ text: some StringProtocol) {
         let fields = text.utf8.split(separator: UInt8(ascii: "$"), omittingEmptySubsequences: false)
         guard fields.count == 5, fields[0].isEmpty, fields[1].elementsEqual("pbkdf2-sha256".utf8),
-              let iterations = Int(String(decoding: fields[2], as: UTF8.self)), iterations >= 1,
-              let salt = Base64.decode(fields[3], .passlib), !salt.isEmpty,
-              let hash = Base64.decode(fields[4], .passlib), hash.count >= 16
+            let iterations = Int(String(decoding: fields[2], as: UTF8.self)), iterations >= 1,
+            let salt = Base64.decode(fields[3], .passlib), !salt.isEmpty,
+            let hash = Base64.decode(fields[4], .passlib), hash.count >= 16
         else { return nil }
         self.iterations = iterations
         self.salt = salt

@@ -20,7 +20,9 @@ public struct CalendarDate: Sendable, Hashable, Comparable, CustomStringConverti
     /// The day, which must exist (`month` 1...12, `day` within the month).
     public init(year: Int, month: Int, day: Int) {
         precondition((1...12).contains(month), "No month \(month)")
-        precondition((1...CivilCalendar.daysInMonth(year: Int64(year), month: Int64(month))).contains(Int64(day)), "No day \(day) in \(year)-\(month)")
+        precondition(
+            (1...CivilCalendar.daysInMonth(year: Int64(year), month: Int64(month))).contains(Int64(day)),
+            "No day \(day) in \(year)-\(month)")
         self.year = year
         self.month = month
         self.day = day
@@ -59,8 +61,8 @@ extension CalendarDate {
             return value
         }
         guard let year = number(0..<4), let month = number(5..<7), let day = number(8..<10),
-              (1...12).contains(month),
-              (1...CivilCalendar.daysInMonth(year: Int64(year), month: Int64(month))).contains(Int64(day))
+            (1...12).contains(month),
+            (1...CivilCalendar.daysInMonth(year: Int64(year), month: Int64(month))).contains(Int64(day))
         else { return nil }
         self.init(year: year, month: month, day: day)
     }

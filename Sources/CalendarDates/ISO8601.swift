@@ -25,13 +25,13 @@ package enum ISO8601 {
             return true
         }
         guard let year = number(4), skip("-"), let month = number(2), skip("-"), let day = number(2),
-              (1...12).contains(month), (1...CivilCalendar.daysInMonth(year: Int64(year), month: Int64(month))).contains(Int64(day))
+            (1...12).contains(month), (1...CivilCalendar.daysInMonth(year: Int64(year), month: Int64(month))).contains(Int64(day))
         else { return nil }
         var seconds = Double(CivilCalendar.days(year: Int64(year), month: Int64(month), day: Int64(day))) * 86_400
         if index == bytes.count { return Date(timeIntervalSince1970: seconds) }
 
         guard skip("T") || skip("t") || skip(" "),
-              let hour = number(2), hour < 24, skip(":"), let minute = number(2), minute < 60
+            let hour = number(2), hour < 24, skip(":"), let minute = number(2), minute < 60
         else { return nil }
         seconds += Double(hour * 3600 + minute * 60)
         if skip(":") {

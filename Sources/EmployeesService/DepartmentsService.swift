@@ -16,19 +16,23 @@ public struct DepartmentsService: WebService {
 
     public var routes: [Route] {
         Route(.get, "/", description: "Lists the departments ordered by number.", returns: [Department].self) {
-            Query.list("""
+            Query.list(
+                """
                 SELECT dept_no AS "departmentNumber", dept_name AS "departmentName" FROM departments ORDER BY dept_no
                 """)
         }.cacheControl("max-age=300")
 
-        Route(.get, "/?:departmentNumber", description: """
-            Returns one department. `managers` nests every manager it has had; `employees` streams \
-            its current employees, ordered by number.
-            """,
+        Route(
+            .get, "/?:departmentNumber",
+            description: """
+                Returns one department. `managers` nests every manager it has had; `employees` streams \
+                its current employees, ordered by number.
+                """,
             returns: Department.self,
             Parameter<String>("departmentNumber", example: "d005", description: "The department's number, such as `d005`."),
-            Parameter<CommaList<DepartmentDetail>>("details", example: CommaList([.managers]),
-                                                   description: "What to nest.")
+            Parameter<CommaList<DepartmentDetail>>(
+                "details", example: CommaList([.managers]),
+                description: "What to nest.")
         ) { departmentNumber, details in
             find(departmentNumber: departmentNumber, details: details)
         }
@@ -53,7 +57,8 @@ public struct DepartmentsService: WebService {
     /// can be tens of thousands, are streamed by a query of their own rather
     /// than collected as an attachment.
     private func find(departmentNumber: String, details: CommaList<DepartmentDetail>) -> Query {
-        var department = Query.object("""
+        var department = Query.object(
+            """
             SELECT dept_no AS "departmentNumber", dept_name AS "departmentName" FROM departments WHERE dept_no = :departmentNumber
             """, ["departmentNumber": departmentNumber],
             notFound: HTTPError(.notFound, detail: "There is no department \"\(departmentNumber)\".", parameter: "departmentNumber"))

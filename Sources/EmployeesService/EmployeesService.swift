@@ -17,11 +17,13 @@ public struct EmployeesService: WebService {
     public init() {}
 
     public var routes: [Route] {
-        Route(.get, "/", description: """
-            Lists employees ordered by number, streamed. With `name`, only those whose first or last \
-            name matches the pattern (case-insensitive; `*` matches any run of characters, other \
-            characters match themselves).
-            """,
+        Route(
+            .get, "/",
+            description: """
+                Lists employees ordered by number, streamed. With `name`, only those whose first or last \
+                name matches the pattern (case-insensitive; `*` matches any run of characters, other \
+                characters match themselves).
+                """,
             returns: [EmployeeSummary].self,
             Parameter<String?>("name", example: "bal*", description: "A name pattern such as `bal*` or `*son`."),
             Parameter<CommaList<EmployeeDetail>>("details", description: "What to nest in each employee."),
@@ -31,16 +33,21 @@ public struct EmployeesService: WebService {
             list(name: name, details: details, limit: limit, offset: offset)
         }
 
-        Route(.get, "/?:employeeNumber", description: "Returns one employee, with the details asked for.",
-              returns: Employee.self,
-              Parameter<Int>("employeeNumber", example: 10004, description: "The employee's number (10001 and up)."),
-              Parameter<CommaList<EmployeeDetail>>("details", example: CommaList([.titles, .salaries]),
-                                                   description: "What to nest.")
+        Route(
+            .get, "/?:employeeNumber", description: "Returns one employee, with the details asked for.",
+            returns: Employee.self,
+            Parameter<Int>("employeeNumber", example: 10004, description: "The employee's number (10001 and up)."),
+            Parameter<CommaList<EmployeeDetail>>(
+                "details", example: CommaList([.titles, .salaries]),
+                description: "What to nest.")
         ) { employeeNumber, details in
-            Query.object(Self.employeeQuery, ["employeeNumber": employeeNumber],
-                         notFound: HTTPError(.notFound, detail: "There is no employee number \(employeeNumber).",
-                                             parameter: "employeeNumber"))
-                .attaching(details.map { ($0.rawValue, $0.sql) })
+            Query.object(
+                Self.employeeQuery, ["employeeNumber": employeeNumber],
+                notFound: HTTPError(
+                    .notFound, detail: "There is no employee number \(employeeNumber).",
+                    parameter: "employeeNumber")
+            )
+            .attaching(details.map { ($0.rawValue, $0.sql) })
         }
     }
 
@@ -93,15 +100,18 @@ public enum EmployeeDetail: String, CaseIterable, ArgumentValue {
     /// The rows nested under the detail's name, bound to the employee by `:employeeNumber`.
     var sql: String {
         switch self {
-        case .titles: """
+        case .titles:
+            """
             SELECT title, from_date AS "fromDate", to_date AS "toDate"
             FROM titles WHERE emp_no = :employeeNumber ORDER BY from_date, title
             """
-        case .salaries: """
+        case .salaries:
+            """
             SELECT salary, from_date AS "fromDate", to_date AS "toDate"
             FROM salaries WHERE emp_no = :employeeNumber ORDER BY from_date
             """
-        case .departments: """
+        case .departments:
+            """
             SELECT d.dept_no AS "departmentNumber", d.dept_name AS "departmentName",
                    de.from_date AS "fromDate", de.to_date AS "toDate"
             FROM dept_emp de JOIN departments d ON d.dept_no = de.dept_no

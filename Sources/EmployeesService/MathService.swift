@@ -19,25 +19,33 @@ public struct MathService: WebService {
         // cannot say that a and b exclude values, so the document would
         // allow requests that neither overload takes. Every combination it
         // allows is a sum: of the numbers given, 0 for none.
-        Route(.get, "/sum", description: "Returns the sum of the numbers given: `a`, `b` and each of `values` (0 for none).",
-              Parameter<Double?>("a", example: 2, description: "A number to add."),
-              Parameter<Double?>("b", example: 4, description: "Another number to add."),
-              Parameter<[Double]>("values", example: [1, 2, 3], description: "More numbers to add.")) { a, b, values in
+        Route(
+            .get, "/sum", description: "Returns the sum of the numbers given: `a`, `b` and each of `values` (0 for none).",
+            Parameter<Double?>("a", example: 2, description: "A number to add."),
+            Parameter<Double?>("b", example: 4, description: "Another number to add."),
+            Parameter<[Double]>("values", example: [1, 2, 3], description: "More numbers to add.")
+        ) { a, b, values in
             try finite(([a, b].compactMap { $0 } + values).reduce(0, +))
         }
 
-        Route(.get, "/average", description: "Returns the average of a list of numbers.",
-              Parameter<[Double]>("values", example: [1, 2, 3], constraints: .count(atLeast: 1),
-                                  description: "The numbers to average; at least one.")) { values in
+        Route(
+            .get, "/average", description: "Returns the average of a list of numbers.",
+            Parameter<[Double]>(
+                "values", example: [1, 2, 3], constraints: .count(atLeast: 1),
+                description: "The numbers to average; at least one.")
+        ) { values in
             // Each value divided first: the average of numbers near the largest double is not infinite.
             let count = Double(values.count)
             return values.reduce(0) { $0 + $1 / count }
         }
 
-        Route(.get, "/round", description: "Rounds a number to the given number of decimal places.",
-              Parameter<Double>("value", example: 3.14159, description: "The number to round."),
-              Parameter<Int>("places", default: 0, example: 2, constraints: .range(0...10),
-                             description: "Decimal places, 0 to 10.")) { value, places in
+        Route(
+            .get, "/round", description: "Rounds a number to the given number of decimal places.",
+            Parameter<Double>("value", example: 3.14159, description: "The number to round."),
+            Parameter<Int>(
+                "places", default: 0, example: 2, constraints: .range(0...10),
+                description: "Decimal places, 0 to 10.")
+        ) { value, places in
             var scale = 1.0
             for _ in 0..<places { scale *= 10 }
             // A number too large to scale has no digits after the point to round.

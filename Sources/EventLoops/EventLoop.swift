@@ -129,11 +129,13 @@ public final class EventLoop: @unchecked Sendable {
         hasThread = true
         let box = Unmanaged.passRetained(self)
         var thread = pthread_t()
-        let created = pthread_create(&thread, nil, { argument in
-            let loop = Unmanaged<EventLoop>.fromOpaque(argument!).takeRetainedValue()
-            loop.run()
-            return nil
-        }, box.toOpaque())
+        let created = pthread_create(
+            &thread, nil,
+            { argument in
+                let loop = Unmanaged<EventLoop>.fromOpaque(argument!).takeRetainedValue()
+                loop.run()
+                return nil
+            }, box.toOpaque())
         guard created == 0 else {
             box.release()
             close(epoll)
@@ -210,10 +212,12 @@ public final class EventLoop: @unchecked Sendable {
             return true
         }
         let done = DoneSignal()
-        guard execute({
-            task()
-            done.signal()
-        }) else { return false }
+        guard
+            execute({
+                task()
+                done.signal()
+            })
+        else { return false }
         while !done.wait(for: .milliseconds(100)) {
             if lock.withLock({ hasFinished }) { return done.wait(for: .zero) }
         }

@@ -130,7 +130,7 @@ final class ConnectionDeadline: @unchecked Sendable {
                 for watch in watches.values {
                     let deadline = watch.deadline.load(ordering: .relaxed)
                     guard deadline != 0, now > deadline,
-                          watch.deadline.compareExchange(expected: deadline, desired: 0, ordering: .relaxed).exchanged
+                        watch.deadline.compareExchange(expected: deadline, desired: 0, ordering: .relaxed).exchanged
                     else { continue }
                     shutdown(watch.socket, Int32(SHUT_RDWR))
                 }

@@ -39,7 +39,7 @@ public struct CrossOriginPolicy: Sendable {
     /// any other request, which goes on to the handler.
     func preflightResponse(method: HTTPMethod, headers: HTTPHeaders) -> HTTPResponse? {
         guard method == .options, let requested = headers["Access-Control-Request-Method"], !requested.isEmpty,
-              let origin = allowedOrigin(headers["Origin"])
+            let origin = allowedOrigin(headers["Origin"])
         else { return nil }
         var response = HTTPResponse(status: .noContent)
         response.headers["Access-Control-Allow-Origin"] = origin

@@ -50,7 +50,7 @@ final class EventLoopDaemon: @unchecked Sendable {
 
     private func attach() {
         loop.locals[Self.key] = self
-        guard let info = MHD_get_daemon_info_epoll_fd(handle) else { return }
+        guard let info = epollDescriptor(handle) else { return }
         loop.register(info, for: .readable) { [unowned self] _ in self.scheduleRun() }
         loop.addPassHook { [unowned self] in self.passEnded() }
     }
@@ -114,7 +114,7 @@ final class EventLoopDaemon: @unchecked Sendable {
 }
 
 /// `MHD_get_daemon_info` is variadic: the daemon's `epoll` descriptor.
-private func MHD_get_daemon_info_epoll_fd(_ handle: OpaquePointer) -> Int32? {
+private func epollDescriptor(_ handle: OpaquePointer) -> Int32? {
     let descriptor = shim_MHD_get_epoll_fd(handle)
     return descriptor >= 0 ? descriptor : nil
 }
@@ -158,7 +158,8 @@ struct ListeningSockets {
     /// inherited by child processes, as libmicrohttpd makes its own.
     private static func socket(_ address: SocketAddress, reusePort: Bool) throws -> Int32 {
         let descriptor = Glibc.socket(
-            address.isIPv6 ? AF_INET6 : AF_INET, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_NONBLOCK.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
+            address.isIPv6 ? AF_INET6 : AF_INET, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_NONBLOCK.rawValue) | Int32(SOCK_CLOEXEC.rawValue),
+            0)
         guard descriptor >= 0 else { throw failure("socket", address) }
         var one: Int32 = 1
         _ = setsockopt(descriptor, SOL_SOCKET, SO_REUSEADDR, &one, socklen_t(MemoryLayout<Int32>.size))

@@ -16,17 +16,17 @@ enum FileDescriptorLimit {
     /// effect afterwards (the unchanged one if raising failed).
     static func raiseToHardLimit() -> Int {
         var limit = rlimit()
-        guard getrlimit(RLIMIT_NOFILE_VALUE, &limit) == 0 else { return 0 }
+        guard getrlimit(openFilesResource, &limit) == 0 else { return 0 }
         if limit.rlim_cur < limit.rlim_max {
             var raised = limit
             raised.rlim_cur = limit.rlim_max
-            if setrlimit(RLIMIT_NOFILE_VALUE, &raised) == 0 { limit = raised }
+            if setrlimit(openFilesResource, &raised) == 0 { limit = raised }
         }
         return Int(clamping: limit.rlim_cur)  // RLIM_INFINITY is UInt.max
     }
 
     /// `RLIMIT_NOFILE`, which Glibc imports as an enum case on Linux.
-    private static var RLIMIT_NOFILE_VALUE: __rlimit_resource_t {
+    private static var openFilesResource: __rlimit_resource_t {
         __rlimit_resource_t(RLIMIT_NOFILE.rawValue)
     }
 }

@@ -183,9 +183,10 @@ public struct HTTPHeaders: Sendable, Sequence, ExpressibleByDictionaryLiteral {
     /// `first.lowercased() == second.lowercased()`, without building the
     /// lower-cased strings when both names are ASCII (always, on the wire).
     static func namesMatch(_ first: String, _ second: String) -> Bool {
-        let decided = first.utf8.withContiguousStorageIfAvailable { first in
-            second.utf8.withContiguousStorageIfAvailable { second in asciiNamesMatch(first, second) } ?? nil
-        } ?? nil
+        let decided =
+            first.utf8.withContiguousStorageIfAvailable { first in
+                second.utf8.withContiguousStorageIfAvailable { second in asciiNamesMatch(first, second) } ?? nil
+            } ?? nil
         return decided ?? (first.lowercased() == second.lowercased())
     }
 
@@ -198,7 +199,8 @@ public struct HTTPHeaders: Sendable, Sequence, ExpressibleByDictionaryLiteral {
         }
         var matches = true
         for index in 0..<first.count {
-            let one = first[index], other = second[index]
+            let one = first[index]
+            let other = second[index]
             if (one | other) >= 0x80 { return nil }
             if one != other {
                 let folded = one | 0x20

@@ -119,7 +119,8 @@ public struct LibraryPatches: Sendable, CustomStringConvertible {
         }
 
         /// The forms `init(rawValue:)` reads, for messages.
-        public static let syntax = "on, off, force, or patch names separated by commas ("
+        public static let syntax =
+            "on, off, force, or patch names separated by commas ("
             + Patch.allCases.map(\.rawValue).joined(separator: ", ") + ")"
     }
 

@@ -30,7 +30,7 @@ enum RequestID {
     /// `value` if it is a valid id as sent, else `nil`.
     static func accepting(_ value: String?) -> String? {
         guard let value, !value.isEmpty, value.utf8.count <= maximumLength,
-              value.utf8.allSatisfy(isAllowed)
+            value.utf8.allSatisfy(isAllowed)
         else { return nil }
         return value
     }
@@ -40,7 +40,7 @@ enum RequestID {
         case UInt8(ascii: "A")...UInt8(ascii: "Z"), UInt8(ascii: "a")...UInt8(ascii: "z"), UInt8(ascii: "0")...UInt8(ascii: "9"):
             true
         case UInt8(ascii: "."), UInt8(ascii: "_"), UInt8(ascii: "-"), UInt8(ascii: ":"), UInt8(ascii: "@"), UInt8(ascii: "+"),
-             UInt8(ascii: "="):
+            UInt8(ascii: "="):
             true
         default:
             false

@@ -29,7 +29,7 @@ struct RequestTarget: Sendable {
         path = Self.droppingSchemeAndAuthority(path)
 
         guard let rawPath = PercentDecoding.utf8String(path),
-              let rawQuery = query.map(PercentDecoding.utf8String) ?? .some(nil)
+            let rawQuery = query.map(PercentDecoding.utf8String) ?? .some(nil)
         else {
             throw HTTPError(.badRequest, detail: "The request target is not valid UTF-8.")
         }
@@ -65,8 +65,8 @@ struct RequestTarget: Sendable {
     /// reduced to its path.
     private static func droppingSchemeAndAuthority(_ path: ArraySlice<UInt8>) -> ArraySlice<UInt8> {
         guard path.first != UInt8(ascii: "/"),
-              let colon = path.firstIndex(of: UInt8(ascii: ":")),
-              path[colon...].starts(with: "://".utf8)
+            let colon = path.firstIndex(of: UInt8(ascii: ":")),
+            path[colon...].starts(with: "://".utf8)
         else { return path }
         let authority = path[(colon + 3)...]
         guard let slash = authority.firstIndex(of: UInt8(ascii: "/")) else { return [] }
@@ -145,8 +145,8 @@ enum PercentDecoding {
             switch byte {
             case UInt8(ascii: "%"):
                 guard index + 2 < bytes.endIndex,
-                      let high = hexValue(bytes[index + 1]),
-                      let low = hexValue(bytes[index + 2])
+                    let high = hexValue(bytes[index + 1]),
+                    let low = hexValue(bytes[index + 2])
                 else { throw .malformedEscape }
                 decoded.append(high << 4 | low)
                 index += 3

@@ -76,9 +76,11 @@ public struct ResponseCompression: Sendable {
             accepted = value.withUTF8 { bytes in
                 var found = false
                 ASCIIText.forEachItem(of: bytes) { item in
-                    let coding = ASCIIText.trimmed(UnsafeBufferPointer(rebasing: item[..<(item.firstIndex(of: UInt8(ascii: ";")) ?? item.endIndex)]))
-                    guard ASCIIText.equalsIgnoringCase(coding, "gzip") || ASCIIText.equalsIgnoringCase(coding, "x-gzip")
-                        || ASCIIText.equalsIgnoringCase(coding, "*")
+                    let coding = ASCIIText.trimmed(
+                        UnsafeBufferPointer(rebasing: item[..<(item.firstIndex(of: UInt8(ascii: ";")) ?? item.endIndex)]))
+                    guard
+                        ASCIIText.equalsIgnoringCase(coding, "gzip") || ASCIIText.equalsIgnoringCase(coding, "x-gzip")
+                            || ASCIIText.equalsIgnoringCase(coding, "*")
                     else { return true }
                     found = ASCIIText.quality(of: item) > 0
                     return !found
@@ -96,7 +98,8 @@ public struct ResponseCompression: Sendable {
         // The type of nearly every response, as `HTTPResponse(json:)` writes it.
         if contentType == "application/json" { return true }
         return contentType.withUTF8 { bytes in
-            let type = ASCIIText.trimmed(UnsafeBufferPointer(rebasing: bytes[..<(bytes.firstIndex(of: UInt8(ascii: ";")) ?? bytes.endIndex)]))
+            let type = ASCIIText.trimmed(
+                UnsafeBufferPointer(rebasing: bytes[..<(bytes.firstIndex(of: UInt8(ascii: ";")) ?? bytes.endIndex)]))
             return ASCIIText.equalsIgnoringCase(type, "application/json") || ASCIIText.hasPrefixIgnoringCase(type, "text/")
                 || ASCIIText.hasSuffixIgnoringCase(type, "+json") || ASCIIText.equalsIgnoringCase(type, "application/xml")
                 || ASCIIText.hasSuffixIgnoringCase(type, "+xml")
@@ -119,7 +122,8 @@ enum ASCIIText {
     }
 
     static func trimmed(_ bytes: UnsafeBufferPointer<UInt8>) -> UnsafeBufferPointer<UInt8> {
-        var start = bytes.startIndex, end = bytes.endIndex
+        var start = bytes.startIndex
+        var end = bytes.endIndex
         while start < end, bytes[start] == 0x20 || bytes[start] == 0x09 { start += 1 }
         while end > start, bytes[end - 1] == 0x20 || bytes[end - 1] == 0x09 { end -= 1 }
         return UnsafeBufferPointer(rebasing: bytes[start..<end])

@@ -42,7 +42,8 @@ enum SignalWaiter {
         var handler = sigaction()
         handler.__sigaction_handler.sa_handler = { signal in
             if signal == SIGINT || signal == SIGTERM,
-               terminationSignalsReceived.add(1, ordering: .relaxed).newValue > 1 {
+                terminationSignalsReceived.add(1, ordering: .relaxed).newValue > 1
+            {
                 _exit(128 + signal)
             }
             var byte = UInt8(truncatingIfNeeded: signal)

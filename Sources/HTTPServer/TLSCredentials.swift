@@ -64,7 +64,8 @@ final class TLSCredentials: @unchecked Sendable {
         }
         guard status >= 0 else {
             gnutls_certificate_free_credentials(allocated)
-            let reason = status == GNUTLS_E_CERTIFICATE_KEY_MISMATCH
+            let reason =
+                status == GNUTLS_E_CERTIFICATE_KEY_MISMATCH
                 ? "the private key does not match the certificate" : "the certificate or its key cannot be loaded: \(gnutlsMessage(status))"
             throw HTTPServer.TLSError(description: reason)
         }

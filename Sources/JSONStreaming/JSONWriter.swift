@@ -98,7 +98,7 @@ public enum JSONWriter {
         // A byte's high bit in `hasZero(x)` is set when that byte of x is 0
         // (exactly so for the lowest such byte, and no false alarm when none is).
         func hasZero(_ x: UInt64) -> UInt64 { (x &- ones) & ~x & highs }
-        let control = (word &- 0x2020_2020_2020_2020) & ~word & highs   // a byte < 0x20 (for bytes < 0x80)
+        let control = (word &- 0x2020_2020_2020_2020) & ~word & highs  // a byte < 0x20 (for bytes < 0x80)
         let quote = hasZero(word ^ 0x2222_2222_2222_2222)
         let backslash = hasZero(word ^ 0x5C5C_5C5C_5C5C_5C5C)
         return (word & highs) | control | quote | backslash == 0
@@ -131,17 +131,17 @@ public enum JSONWriter {
     /// Appends the escape of `byte` (a quote, a backslash or a control character).
     @inlinable
     static func appendEscape<Output: JSONOutput>(for byte: UInt8, to output: inout Output) {
-        output.append(0x5C)   // \
+        output.append(0x5C)  // \
         switch byte {
-        case 0x22: output.append(0x22)   // \"
-        case 0x5C: output.append(0x5C)   // \\
-        case 0x0A: output.append(0x6E)   // \n
-        case 0x0D: output.append(0x72)   // \r
-        case 0x09: output.append(0x74)   // \t
-        case 0x08: output.append(0x62)   // \b
-        case 0x0C: output.append(0x66)   // \f
+        case 0x22: output.append(0x22)  // \"
+        case 0x5C: output.append(0x5C)  // \\
+        case 0x0A: output.append(0x6E)  // \n
+        case 0x0D: output.append(0x72)  // \r
+        case 0x09: output.append(0x74)  // \t
+        case 0x08: output.append(0x62)  // \b
+        case 0x0C: output.append(0x66)  // \f
         default:
-            output.append(0x75)   // u00, then two hexadecimal digits
+            output.append(0x75)  // u00, then two hexadecimal digits
             output.append(0x30)
             output.append(0x30)
             output.append(hexDigit(byte >> 4))

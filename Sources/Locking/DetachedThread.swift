@@ -23,10 +23,12 @@ public enum DetachedThread {
     public static func start(_ body: @escaping @Sendable () -> Void) -> Bool {
         var thread = pthread_t()
         let box = Unmanaged.passRetained(Body(body))
-        let created = pthread_create(&thread, nil, { argument in
-            Unmanaged<Body>.fromOpaque(argument!).takeRetainedValue().run()
-            return nil
-        }, box.toOpaque())
+        let created = pthread_create(
+            &thread, nil,
+            { argument in
+                Unmanaged<Body>.fromOpaque(argument!).takeRetainedValue().run()
+                return nil
+            }, box.toOpaque())
         guard created == 0 else {
             box.release()
             return false

@@ -93,7 +93,8 @@ extension Connection {
 
     /// `(table OID, column number)` of the columns declared `NOT NULL` in `tables`.
     private func notNullColumns(of tables: [UInt32]) throws -> Set<[Int]> {
-        let rows = try query("""
+        let rows = try query(
+            """
             SELECT attrelid::int8 AS "table", attnum::int8 AS "column" FROM pg_catalog.pg_attribute
             WHERE attrelid = ANY(CAST(:tables AS pg_catalog.oid[])) AND attnum > 0 AND attnotnull
             """, ["tables": tables])
@@ -145,7 +146,8 @@ extension Connection {
         guard !types.isEmpty else { return [:] }
         let oids = types.map(\.oid)
         var descriptions: [PostgresType: PostgresTypeDescription] = [:]
-        let rows = try query("""
+        let rows = try query(
+            """
             SELECT oid::int8, typname::text, typtype::text, typbasetype::int8, typelem::int8, typcategory::text
             FROM pg_catalog.pg_type WHERE oid = ANY(CAST(:oids AS pg_catalog.oid[]))
             """, ["oids": oids])
@@ -159,7 +161,8 @@ extension Connection {
                 baseType: base == 0 ? nil : PostgresType(oid: base),
                 elementType: isArray && element != 0 ? PostgresType(oid: element) : nil, enumLabels: [])
         }
-        let labels = try query("""
+        let labels = try query(
+            """
             SELECT enumtypid::int8, enumlabel::text FROM pg_catalog.pg_enum
             WHERE enumtypid = ANY(CAST(:oids AS pg_catalog.oid[])) ORDER BY enumtypid, enumsortorder
             """, ["oids": oids])

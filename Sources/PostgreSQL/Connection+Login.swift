@@ -29,7 +29,9 @@ extension Connection {
         defer { PQfinish(handle) }
         if PQstatus(handle) == CONNECTION_OK { return PQconnectionUsedPassword(handle) == 1 }
         let message = String(cString: PQerrorMessage(handle))
-        for refusal in ["authentication failed", "does not exist", "no password supplied", "not permitted to log in", "no pg_hba.conf entry"]
+        for refusal in [
+            "authentication failed", "does not exist", "no password supplied", "not permitted to log in", "no pg_hba.conf entry",
+        ]
         where message.contains(refusal) {
             return false
         }

@@ -127,8 +127,9 @@ extension Connection {
                 break
             }
             // This reads up to the NULL that ends each statement's results.
-            guard let result = readToEnd(
-                startingWith: QueryResult(taking: raw), firstRowOnly: firstRowOnly[index], handle: handle)
+            guard
+                let result = readToEnd(
+                    startingWith: QueryResult(taking: raw), firstRowOnly: firstRowOnly[index], handle: handle)
             else {
                 failure = failure ?? DatabaseError(code: .internalError, message: "out of memory putting a result together")
                 continue

@@ -193,11 +193,12 @@ public final class Connection {
     /// transaction): an empty query, whose answer libpq reads, carries it.
     func settleTransactionStatus(_ status: UInt8) throws {
         guard let handle else { return }
-        let reported = switch status {
-        case UInt8(ascii: "T"): PQTRANS_INTRANS
-        case UInt8(ascii: "E"): PQTRANS_INERROR
-        default: PQTRANS_IDLE
-        }
+        let reported =
+            switch status {
+            case UInt8(ascii: "T"): PQTRANS_INTRANS
+            case UInt8(ascii: "E"): PQTRANS_INERROR
+            default: PQTRANS_IDLE
+            }
         guard PQtransactionStatus(handle) != reported else { return }
         guard let raw = PQexec(handle, "") else { throw connectionError() }
         PQclear(raw)
@@ -337,11 +338,12 @@ public final class Connection {
     package func runSimple(_ sql: String, values: [String?]? = nil) throws -> QueryResult {
         finishActiveCursor()
         let handle = try openHandle()
-        let raw = if let values {
-            withCStringArray(values) { PQexecParams(handle, sql, Int32(values.count), nil, $0, nil, nil, 0) }
-        } else {
-            PQexec(handle, sql)
-        }
+        let raw =
+            if let values {
+                withCStringArray(values) { PQexecParams(handle, sql, Int32(values.count), nil, $0, nil, nil, 0) }
+            } else {
+                PQexec(handle, sql)
+            }
         guard let raw else { throw connectionError() }
         let result = QueryResult(taking: raw)
         try check(result)

@@ -79,8 +79,10 @@ extension Pipeline {
                 if let failure = done.failure {
                     done.job.completion(.failure(failure))
                 } else if done.results.count != done.count {
-                    done.job.completion(.failure(DatabaseError(
-                        code: .internalError, message: "a pipelined statement came back without a result")))
+                    done.job.completion(
+                        .failure(
+                            DatabaseError(
+                                code: .internalError, message: "a pipelined statement came back without a result")))
                 } else if done.count > 0, done.results[0] == nil {
                     skipped.append((done.job, done.submitted))
                 } else {

@@ -417,7 +417,9 @@ package final class Pipeline {
             if !handed, case .success(let connection) = outcome.value { connection.close() }
         }
         if !started {
-            opened(.failure(DatabaseError(code: .internalError, message: "cannot start a thread to connect")), slot: slot, generation: generation)
+            opened(
+                .failure(DatabaseError(code: .internalError, message: "cannot start a thread to connect")), slot: slot,
+                generation: generation)
         }
     }
 

@@ -58,15 +58,15 @@ package enum PostgresDateTime {
     private static func dayAndMicroseconds(_ text: UnsafeRawBufferPointer) -> (days: Int64, microseconds: Int64)? {
         var reader = DigitReader(bytes: text)
         guard let year = reader.number(minDigits: 4, maxDigits: 9), reader.skip("-"),
-              let month = reader.number(minDigits: 2, maxDigits: 2), reader.skip("-"),
-              let day = reader.number(minDigits: 2, maxDigits: 2)
+            let month = reader.number(minDigits: 2, maxDigits: 2), reader.skip("-"),
+            let day = reader.number(minDigits: 2, maxDigits: 2)
         else { return nil }
         var microseconds: Int64 = 0
         if reader.peek == UInt8(ascii: " "), reader.peek(1).map(DigitReader.isDigit) == true {
             reader.index += 1
             guard let hour = reader.number(minDigits: 2, maxDigits: 2), reader.skip(":"),
-                  let minute = reader.number(minDigits: 2, maxDigits: 2), reader.skip(":"),
-                  let second = reader.number(minDigits: 2, maxDigits: 2)
+                let minute = reader.number(minDigits: 2, maxDigits: 2), reader.skip(":"),
+                let second = reader.number(minDigits: 2, maxDigits: 2)
             else { return nil }
             microseconds = ((hour * 60 + minute) * 60 + second) * 1_000_000
             if reader.skip(".") {

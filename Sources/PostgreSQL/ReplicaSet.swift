@@ -131,7 +131,9 @@ public final class ReplicaSet: Sendable {
     /// ```
     public func reportFailure(of pool: ConnectionPool) {
         guard let index = pools.firstIndex(where: { $0 === pool }) else { return }
-        state.markOut(index, reason: "a statement lost its connection", firstRetry: configuration.firstRetry, longestRetry: configuration.longestRetry)
+        state.markOut(
+            index, reason: "a statement lost its connection", firstRetry: configuration.firstRetry, longestRetry: configuration.longestRetry
+        )
     }
 
     /// Whether each replica takes reads now, in the order of ``pools``.
@@ -287,14 +289,17 @@ private final class ReplicaMonitor: @unchecked Sendable {
 
     private func check(_ index: Int) {
         do {
-            let connection = try connections[index] ?? Connection(
-                pools[index].configuration.conninfo, overriding: ["connect_timeout": String(connectTimeoutSeconds)])
+            let connection =
+                try connections[index]
+                ?? Connection(
+                    pools[index].configuration.conninfo, overriding: ["connect_timeout": String(connectTimeoutSeconds)])
             connections[index] = connection
             let seconds = try connection.fetchDouble(Self.lagQuery, within: configuration.probeTimeout) ?? 1e9
             let lag = Duration.milliseconds(Int64(min(seconds, 1e9) * 1000))
             if lag > configuration.maxLag {
-                state.markOut(index, reason: "lag \(Int(seconds)) s", firstRetry: configuration.firstRetry,
-                              longestRetry: configuration.longestRetry, fromMonitor: true)
+                state.markOut(
+                    index, reason: "lag \(Int(seconds)) s", firstRetry: configuration.firstRetry,
+                    longestRetry: configuration.longestRetry, fromMonitor: true)
             } else {
                 state.markHealthy(index, lag: lag, checkInterval: configuration.checkInterval)
             }
@@ -304,8 +309,9 @@ private final class ReplicaMonitor: @unchecked Sendable {
             let reason = (error as? DatabaseError).map { $0.isConnectionFailure ? "unreachable" : $0.description } ?? "\(error)"
             // libpq's messages run over several lines; the first tells.
             let firstLine = String(reason.prefix { $0 != "\n" })
-            state.markOut(index, reason: firstLine, firstRetry: configuration.firstRetry,
-                          longestRetry: configuration.longestRetry, fromMonitor: true)
+            state.markOut(
+                index, reason: firstLine, firstRetry: configuration.firstRetry,
+                longestRetry: configuration.longestRetry, fromMonitor: true)
         }
     }
 }

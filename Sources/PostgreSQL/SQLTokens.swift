@@ -68,7 +68,8 @@ package enum SQLTokens {
             case UInt8(ascii: "'"), UInt8(ascii: "\""):
                 // Backslashes escape only in `E'...'` strings: in a standard
                 // string (`'\'`) a backslash is itself.
-                let escapes = byte == UInt8(ascii: "'") && index >= 1 && bytes[index - 1] | 0x20 == UInt8(ascii: "e")
+                let escapes =
+                    byte == UInt8(ascii: "'") && index >= 1 && bytes[index - 1] | 0x20 == UInt8(ascii: "e")
                     && (index == 1 || !isWordByte(bytes[index - 2]))
                 index = skipQuoted(bytes, from: index + 1, quote: byte, backslashEscapes: escapes)
             case UInt8(ascii: "-") where index + 1 < bytes.count && bytes[index + 1] == UInt8(ascii: "-"):

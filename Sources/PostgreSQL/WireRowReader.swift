@@ -157,8 +157,10 @@ final class WireRowReader {
                 throw failure
             }
         case UInt8(ascii: "H"), UInt8(ascii: "G"), UInt8(ascii: "W"):
-            failure = failure ?? DatabaseError(
-                code: .featureNotSupported, message: "COPY cannot stream rows here: run it with execute")
+            failure =
+                failure
+                ?? DatabaseError(
+                    code: .featureNotSupported, message: "COPY cannot stream rows here: run it with execute")
         default:
             // ParseComplete, BindComplete, CommandComplete, EmptyQueryResponse,
             // notices, parameter status, notifications, copy data: nothing to keep.
@@ -264,7 +266,8 @@ final class WireRowReader {
     private func lost(_ reason: String) -> DatabaseError {
         isFinished = true
         // A fatal error the server sent before closing says best what happened.
-        let error = failure.flatMap { $0.isConnectionFailure ? $0 : nil }
+        let error =
+            failure.flatMap { $0.isConnectionFailure ? $0 : nil }
             ?? DatabaseError(code: .connectionFailure, message: "connection lost: \(reason)")
         connection.markBroken()
         return error

@@ -132,12 +132,13 @@ extension Connection {
     /// means `char(1)` in a cast, which would cut `'d001'` to `'d'`.
     private func typeNames(of oids: [UInt32]) throws -> [String] {
         guard !oids.isEmpty else { return [] }
-        let statement = try preparedStatement(for: """
-            SELECT quote_ident(n.nspname) || '.' || quote_ident(t.typname)
-            FROM unnest($1::oid[]) WITH ORDINALITY AS u(oid, position)
-            JOIN pg_type t ON t.oid = u.oid JOIN pg_namespace n ON n.oid = t.typnamespace
-            ORDER BY u.position
-            """)
+        let statement = try preparedStatement(
+            for: """
+                SELECT quote_ident(n.nspname) || '.' || quote_ident(t.typname)
+                FROM unnest($1::oid[]) WITH ORDINALITY AS u(oid, position)
+                JOIN pg_type t ON t.oid = u.oid JOIN pg_namespace n ON n.oid = t.typnamespace
+                ORDER BY u.position
+                """)
         let list = "{" + oids.map { String($0 == 0 || $0 == 705 ? 25 : $0) }.joined(separator: ",") + "}"
         let result = try run(statement, values: [list])
         return (0..<result.rowCount).map { result.string(row: $0, column: 0) ?? "text" }

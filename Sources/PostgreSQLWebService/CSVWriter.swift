@@ -33,7 +33,8 @@ enum CSVWriter {
     }
 
     private static func appendField<Output: JSONOutput>(_ bytes: UnsafeRawBufferPointer, to output: inout Output) {
-        let needsQuotes = bytes.contains { $0 == UInt8(ascii: ",") || $0 == UInt8(ascii: "\"") || $0 == 0x0A || $0 == 0x0D }
+        let needsQuotes =
+            bytes.contains { $0 == UInt8(ascii: ",") || $0 == UInt8(ascii: "\"") || $0 == 0x0A || $0 == 0x0D }
             || bytes.first == UInt8(ascii: " ") || bytes.last == UInt8(ascii: " ")
         guard needsQuotes else { return JSONWriter.appendRaw(bytes, to: &output) }
         output.append(UInt8(ascii: "\""))

@@ -23,7 +23,8 @@ extension ColumnChoices {
         let value = valuePattern(column.type, constraints: column.constraints)
         let item = column.type == .string ? quotedListItem : "(?:\(value)|\"\(value)\")"
         let truths = column.type == .boolean ? "null|true|false|unknown" : "null"
-        return "^(?:not\\.)?(?:(?:eq|neq|gt|gte|lt|lte)\\.\(value)|i?like\\.\(anyText)|in\\.\\((?:\(item)(?:,\(item))*)?\\)|is\\.(?:\(truths)))$"
+        return
+            "^(?:not\\.)?(?:(?:eq|neq|gt|gte|lt|lte)\\.\(value)|i?like\\.\(anyText)|in\\.\\((?:\(item)(?:,\(item))*)?\\)|is\\.(?:\(truths)))$"
     }
 
     /// An item of `in.(…)` for a text column, as ``ColumnFilter/listItems(_:)``

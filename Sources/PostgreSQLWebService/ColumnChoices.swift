@@ -113,42 +113,47 @@ public struct ColumnChoices: Sendable {
         var parameters: [RuntimeParameter<Value>] = []
         if filters {
             for column in columns where column.isFilterable {
-                let description = "Filters by \(column.label) (\(column.type.name)), as PostgREST does: `eq.VALUE`, `neq.`, `gt.`, `gte.`, "
+                let description =
+                    "Filters by \(column.label) (\(column.type.name)), as PostgREST does: `eq.VALUE`, `neq.`, `gt.`, `gte.`, "
                     + "`lt.`, `lte.`, `like.` and `ilike.` (`*` matches any run), `in.(A,B,\"C,D\")`, `is.null`, `is.true`, "
                     + "`is.false`, each optionally after `not.`; repeated, all must hold."
-                parameters.append(RuntimeParameter(
-                    column.label, type: .string, description: description, whenAbsent: transform(.filters([])),
-                    pattern: Self.filterPattern(for: column)
-                ) { inputs throws(ArgumentConversionError) in
-                    var filters: [ColumnFilter] = []
-                    for input in inputs { filters.append(try ColumnFilter(parsing: input, column: column)) }
-                    return transform(.filters(filters))
-                })
+                parameters.append(
+                    RuntimeParameter(
+                        column.label, type: .string, description: description, whenAbsent: transform(.filters([])),
+                        pattern: Self.filterPattern(for: column)
+                    ) { inputs throws(ArgumentConversionError) in
+                        var filters: [ColumnFilter] = []
+                        for input in inputs { filters.append(try ColumnFilter(parsing: input, column: column)) }
+                        return transform(.filters(filters))
+                    })
             }
         }
         let orderable = columns.filter(\.isOrderable).map(\.label)
         if order, !orderable.isEmpty {
             let alternatives = orderable.map(Self.patternEscaped).joined(separator: "|")
             let item = "(\(alternatives))(\\.(asc|desc))?(\\.(nullsfirst|nullslast))?"
-            parameters.append(RuntimeParameter(
-                "order", type: .string,
-                description: "The order of the rows, instead of the operation's own: `COLUMN[.asc|.desc][.nullsfirst|.nullslast]`, "
-                    + "comma-separated, among " + orderable.joined(separator: ", ") + ".",
-                whenAbsent: transform(.order(nil)), pattern: "^\(item)(,\(item))*$"
-            ) { inputs throws(ArgumentConversionError) in
-                transform(.order(try ColumnOrder.parse(inputs, columns: orderable)))
-            })
+            parameters.append(
+                RuntimeParameter(
+                    "order", type: .string,
+                    description: "The order of the rows, instead of the operation's own: `COLUMN[.asc|.desc][.nullsfirst|.nullslast]`, "
+                        + "comma-separated, among " + orderable.joined(separator: ", ") + ".",
+                    whenAbsent: transform(.order(nil)), pattern: "^\(item)(,\(item))*$"
+                ) { inputs throws(ArgumentConversionError) in
+                    transform(.order(try ColumnOrder.parse(inputs, columns: orderable)))
+                })
         }
         if select {
             let labels = columns.map(\.label)
             let alternatives = labels.map(Self.patternEscaped).joined(separator: "|")
-            parameters.append(RuntimeParameter(
-                "select", type: .string,
-                description: "Only these members, in this order, comma-separated, among " + labels.joined(separator: ", ") + " (`*`: all).",
-                whenAbsent: transform(.select(nil)), pattern: "^\\*$|^(\(alternatives))(,(\(alternatives)))*$"
-            ) { inputs throws(ArgumentConversionError) in
-                transform(.select(try Self.selected(inputs, labels: labels)))
-            })
+            parameters.append(
+                RuntimeParameter(
+                    "select", type: .string,
+                    description: "Only these members, in this order, comma-separated, among " + labels.joined(separator: ", ")
+                        + " (`*`: all).",
+                    whenAbsent: transform(.select(nil)), pattern: "^\\*$|^(\(alternatives))(,(\(alternatives)))*$"
+                ) { inputs throws(ArgumentConversionError) in
+                    transform(.select(try Self.selected(inputs, labels: labels)))
+                })
         }
         return parameters
     }

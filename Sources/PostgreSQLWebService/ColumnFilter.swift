@@ -71,7 +71,7 @@ public struct ColumnFilter: Sendable, Equatable {
         case "ilike": (comparison, value) = (.caseInsensitiveLike, .text(operand.replacing("*", with: "%")))
         case "in":
             guard operandScalars.first == "(", operandScalars.last == ")", operandScalars.count >= 2,
-                  let items = Self.listItems(Substring(operandScalars.dropFirst().dropLast()))
+                let items = Self.listItems(Substring(operandScalars.dropFirst().dropLast()))
             else {
                 throw ArgumentConversionError(
                     expected: .string, received: input.received, requirement: "of the form in.(A,B,\"C,D\")")

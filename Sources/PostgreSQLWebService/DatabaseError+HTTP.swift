@@ -49,9 +49,10 @@ extension DatabaseError: HTTPErrorConvertible {
             detail = "The service is not allowed to perform this operation."
         case .uniqueViolation, .foreignKeyViolation, .exclusionViolation:
             status = .conflict
-            detail = (code == .foreignKeyViolation
-                ? "The request refers to a record that does not exist or is still referenced"
-                : "The request conflicts with an existing record") + constraintNote + "."
+            detail =
+                (code == .foreignKeyViolation
+                    ? "The request refers to a record that does not exist or is still referenced"
+                    : "The request conflicts with an existing record") + constraintNote + "."
             if let constraint { extensions.append(("constraint", .string(constraint))) }
         case .notNullViolation:
             status = .unprocessableContent

@@ -128,7 +128,8 @@ struct ObjectTemplate {
             switch entries[position].kind {
             case .column:
                 if let bytes = value(entries[position].index),
-                   let format = entries[position].format {
+                    let format = entries[position].format
+                {
                     PostgresJSON.append(bytes, format: format, to: &output, options: options)
                 } else {
                     JSONWriter.appendNull(to: &output)

@@ -29,29 +29,32 @@ enum PipelinedObject {
         let first = role == nil ? 0 : 1
         func round() -> Pipeline.Job {
             // Reads as a role do not share a transaction: the role holds to its end.
-            Pipeline.Job(isReadOnly: isReadOnly && role == nil, statements: { statement in
-                guard let role else { return try object.nextRound(statement) }
-                return try [PipelinedStatement(statement(Connection.setLocalRoleSQL), values: [role])] + object.nextRound(statement)
-            }, completion: { outcome in
-                do {
-                    let results = try outcome.get()
-                    if let role, let error = results.first??.error { throw RoleError.failure(error, role: role) }
-                    switch try object.receive({ try succeeded(results[$0 + first]) }, connection: nil) {
-                    case .noRow:
-                        completion(.success(nil))
-                    case .secondRound:
-                        pipeline.submit(round())
-                    case .object(let rows):
-                        // Written through a writer, then copied into the
-                        // body's array once (see `ByteWriter`).
-                        var writer = ByteWriter(capacity: 2 << 10)
-                        rows.write(options: options, to: &writer)
-                        completion(.success(Array(writer.bytes)))
+            Pipeline.Job(
+                isReadOnly: isReadOnly && role == nil,
+                statements: { statement in
+                    guard let role else { return try object.nextRound(statement) }
+                    return try [PipelinedStatement(statement(Connection.setLocalRoleSQL), values: [role])] + object.nextRound(statement)
+                },
+                completion: { outcome in
+                    do {
+                        let results = try outcome.get()
+                        if let role, let error = results.first??.error { throw RoleError.failure(error, role: role) }
+                        switch try object.receive({ try succeeded(results[$0 + first]) }, connection: nil) {
+                        case .noRow:
+                            completion(.success(nil))
+                        case .secondRound:
+                            pipeline.submit(round())
+                        case .object(let rows):
+                            // Written through a writer, then copied into the
+                            // body's array once (see `ByteWriter`).
+                            var writer = ByteWriter(capacity: 2 << 10)
+                            rows.write(options: options, to: &writer)
+                            completion(.success(Array(writer.bytes)))
+                        }
+                    } catch {
+                        completion(.failure(error))
                     }
-                } catch {
-                    completion(.failure(error))
-                }
-            })
+                })
         }
         pipeline.submit(round())
     }

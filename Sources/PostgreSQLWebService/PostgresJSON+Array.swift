@@ -9,7 +9,9 @@ extension PostgresJSON {
     /// `[["a b","c\"d"],["e",null]]`. A lower-bound decoration
     /// (`[0:1]={7,8}`) is dropped. Text that is not a well-formed array is
     /// written as a string.
-    static func appendArray<Output: JSONOutput>(_ value: UnsafeRawBufferPointer, elementKind: Format.Kind, delimiter: UInt8, to output: inout Output, options: JSONRenderingOptions) {
+    static func appendArray<Output: JSONOutput>(
+        _ value: UnsafeRawBufferPointer, elementKind: Format.Kind, delimiter: UInt8, to output: inout Output, options: JSONRenderingOptions
+    ) {
         let start = output.count
         if !appendArrayElements(value, elementKind: elementKind, delimiter: delimiter, to: &output, options: options) {
             output.truncate(to: start)
@@ -21,7 +23,9 @@ extension PostgresJSON {
     private enum ArrayToken { case array, elementOrEnd, element, delimiterOrEnd, nothing }
 
     /// Returns `false`, with partial output, when the text is malformed.
-    private static func appendArrayElements<Output: JSONOutput>(_ value: UnsafeRawBufferPointer, elementKind: Format.Kind, delimiter: UInt8, to output: inout Output, options: JSONRenderingOptions) -> Bool {
+    private static func appendArrayElements<Output: JSONOutput>(
+        _ value: UnsafeRawBufferPointer, elementKind: Format.Kind, delimiter: UInt8, to output: inout Output, options: JSONRenderingOptions
+    ) -> Bool {
         var index = 0
         if value.first == UInt8(ascii: "[") {
             guard let equals = value.firstIndex(of: UInt8(ascii: "=")) else { return false }
@@ -61,7 +65,8 @@ extension PostgresJSON {
                     }
                     index = end
                 } else {
-                    index = appendUnquotedElement(value, from: index, kind: elementKind, delimiter: delimiter, to: &output, options: options)
+                    index = appendUnquotedElement(
+                        value, from: index, kind: elementKind, delimiter: delimiter, to: &output, options: options)
                 }
                 expected = .delimiterOrEnd
             }
@@ -71,7 +76,9 @@ extension PostgresJSON {
 
     /// An element in double quotes, with `\` escaping the next character.
     /// Returns the index after the closing quote, or `nil` if there is none.
-    private static func appendQuotedElement<Output: JSONOutput>(_ value: UnsafeRawBufferPointer, from start: Int, kind: Format.Kind, to output: inout Output, options: JSONRenderingOptions) -> Int? {
+    private static func appendQuotedElement<Output: JSONOutput>(
+        _ value: UnsafeRawBufferPointer, from start: Int, kind: Format.Kind, to output: inout Output, options: JSONRenderingOptions
+    ) -> Int? {
         var end = start + 1
         var escapes = 0
         while end < value.count && value[end] != UInt8(ascii: "\"") {
@@ -103,7 +110,10 @@ extension PostgresJSON {
 
     /// An unquoted element, up to the delimiter or `}`; `NULL` is null.
     /// Returns the index after it.
-    private static func appendUnquotedElement<Output: JSONOutput>(_ value: UnsafeRawBufferPointer, from start: Int, kind: Format.Kind, delimiter: UInt8, to output: inout Output, options: JSONRenderingOptions) -> Int {
+    private static func appendUnquotedElement<Output: JSONOutput>(
+        _ value: UnsafeRawBufferPointer, from start: Int, kind: Format.Kind, delimiter: UInt8, to output: inout Output,
+        options: JSONRenderingOptions
+    ) -> Int {
         var end = start
         while end < value.count, value[end] != delimiter, value[end] != UInt8(ascii: "}"), value[end] != UInt8(ascii: "{") {
             end += 1

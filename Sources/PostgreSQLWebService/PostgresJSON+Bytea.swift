@@ -34,7 +34,8 @@ extension PostgresJSON {
                     encoder.append(byte, to: &output)
                     index += 2
                 } else if index + 3 < value.count,
-                          let octal = octalValue(value[index + 1], value[index + 2], value[index + 3]) {
+                    let octal = octalValue(value[index + 1], value[index + 2], value[index + 3])
+                {
                     encoder.append(octal, to: &output)
                     index += 4
                 } else {

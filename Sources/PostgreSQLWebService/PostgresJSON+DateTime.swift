@@ -11,7 +11,9 @@ extension PostgresJSON {
     /// `"2024-05-01T10:00:00.5"`, `2024-05-01 10:00:00+02` →
     /// `"2024-05-01T10:00:00+02:00"`. `infinity`, `-infinity` and the ` BC`
     /// suffix are kept as PostgreSQL prints them (as `to_json` does).
-    static func appendDateTime<Output: JSONOutput>(_ value: UnsafeRawBufferPointer, kind: Format.Kind, to output: inout Output, options: JSONRenderingOptions) {
+    static func appendDateTime<Output: JSONOutput>(
+        _ value: UnsafeRawBufferPointer, kind: Format.Kind, to output: inout Output, options: JSONRenderingOptions
+    ) {
         if options.dateFormat == .epochMilliseconds, let milliseconds = PostgresDateTime.epochMilliseconds(value) {
             JSONWriter.appendInteger(milliseconds, to: &output)
             return
@@ -32,7 +34,7 @@ extension PostgresJSON {
     /// (`+05:30`, `+00:53:28`) are kept.
     static func appendISO8601<Output: JSONOutput>(_ value: UnsafeRawBufferPointer, normalisesOffset: Bool, to output: inout Output) {
         guard let space = value.firstIndex(of: UInt8(ascii: " ")), space + 1 < value.count,
-              DigitReader.isDigit(value[space + 1])
+            DigitReader.isDigit(value[space + 1])
         else {
             JSONWriter.appendString(utf8: value, to: &output)
             return
@@ -41,7 +43,8 @@ extension PostgresJSON {
         var offsetEnd = value.count
         var needsMinutes = false
         if normalisesOffset,
-           let sign = value[timeStart...].firstIndex(where: { $0 == UInt8(ascii: "+") || $0 == UInt8(ascii: "-") }) {
+            let sign = value[timeStart...].firstIndex(where: { $0 == UInt8(ascii: "+") || $0 == UInt8(ascii: "-") })
+        {
             var end = sign + 1
             while end < value.count, DigitReader.isDigit(value[end]) { end += 1 }
             if end - sign == 3, end == value.count || value[end] != UInt8(ascii: ":") {

@@ -94,7 +94,9 @@ enum PostgresJSON {
 
     /// Appends one value of the given type; for many values of one column,
     /// make its ``Format`` once and use `append(_:format:to:options:)`.
-    static func append<Output: JSONOutput>(_ value: UnsafeRawBufferPointer, typeOID: UInt32, to output: inout Output, options: JSONRenderingOptions) {
+    static func append<Output: JSONOutput>(
+        _ value: UnsafeRawBufferPointer, typeOID: UInt32, to output: inout Output, options: JSONRenderingOptions
+    ) {
         append(value, format: Format(type: PostgresType(oid: typeOID)), to: &output, options: options)
     }
 
@@ -103,7 +105,9 @@ enum PostgresJSON {
     /// Strings and integers, most values of most rows, are written here,
     /// inline in the row's loop; the other kinds in a call.
     @inline(__always)
-    static func append<Output: JSONOutput>(_ value: UnsafeRawBufferPointer, format: Format, to output: inout Output, options: JSONRenderingOptions) {
+    static func append<Output: JSONOutput>(
+        _ value: UnsafeRawBufferPointer, format: Format, to output: inout Output, options: JSONRenderingOptions
+    ) {
         switch format.kind {
         case .string:
             JSONWriter.appendString(utf8: value, to: &output)
@@ -116,7 +120,9 @@ enum PostgresJSON {
         }
     }
 
-    static func appendScalar<Output: JSONOutput>(_ value: UnsafeRawBufferPointer, kind: Format.Kind, to output: inout Output, options: JSONRenderingOptions) {
+    static func appendScalar<Output: JSONOutput>(
+        _ value: UnsafeRawBufferPointer, kind: Format.Kind, to output: inout Output, options: JSONRenderingOptions
+    ) {
         switch kind {
         case .integer:
             appendInteger(value, to: &output)

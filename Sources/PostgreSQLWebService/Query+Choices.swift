@@ -89,10 +89,12 @@ extension Query {
         var wrapped = "SELECT \(members) FROM (\(Self.withoutTrailingSemicolons(sql))\n) AS chosen"
         if !conditions.isEmpty { wrapped += " WHERE " + conditions.joined(separator: " AND ") }
         if let order = chosen.order, !order.isEmpty {
-            wrapped += " ORDER BY " + order.map { key in
-                "chosen." + Self.identifier(key.column, aliases: aliases) + (key.isDescending ? " DESC" : " ASC")
-                    + (key.nulls.map { $0 == .first ? " NULLS FIRST" : " NULLS LAST" } ?? "")
-            }.joined(separator: ", ")
+            wrapped +=
+                " ORDER BY "
+                + order.map { key in
+                    "chosen." + Self.identifier(key.column, aliases: aliases) + (key.isDescending ? " DESC" : " ASC")
+                        + (key.nulls.map { $0 == .first ? " NULLS FIRST" : " NULLS LAST" } ?? "")
+                }.joined(separator: ", ")
         }
         return (wrapped, arguments)
     }

@@ -107,7 +107,7 @@ extension Query: RunnableResult {
         return HTTPResponse.blocking {
             do {
                 return try self.run(runner: runner, request: request, pool: pool)
-            } catch where runner.readsAgain(after: error, on: pool) {
+            } catch  where runner.readsAgain(after: error, on: pool) {
                 do {
                     return try self.run(runner: runner, request: request, pool: runner.pool)
                 } catch {
@@ -135,7 +135,7 @@ extension Query: RunnableResult {
                 var object: [UInt8] = []
                 _ = try adapter.write(into: &object)
                 promise.succeed(request.validated(HTTPResponse(json: object)))
-            } catch where runner.readsAgain(after: error, on: pool) {
+            } catch  where runner.readsAgain(after: error, on: pool) {
                 pipelinedObject(runner: runner, request: request, notFound: notFound, pool: runner.pool, promise: promise)
             } catch {
                 promise.succeed(request.response(for: error))

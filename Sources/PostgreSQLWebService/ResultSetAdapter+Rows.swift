@@ -93,10 +93,14 @@ final class StreamingRows: RowSource {
             }
             afterRow = true
             // The rest of the block read from the socket without a `Row` each.
-            if format == .json, let ended = try cursor.readRows(while: { writer.count < limit }, { values in
-                output.append(UInt8(ascii: ","))
-                template.write(values: values, options: options, to: &output)
-            }), ended {
+            if format == .json,
+                let ended = try cursor.readRows(
+                    while: { writer.count < limit },
+                    { values in
+                        output.append(UInt8(ascii: ","))
+                        template.write(values: values, options: options, to: &output)
+                    }), ended
+            {
                 return false
             }
         }
@@ -124,11 +128,12 @@ final class FirstRowWithAttachments: RowSource {
                 statements = try object.nextRound { try connection.preparedStatement(for: $0) }
             }
             let results = try connection.sendPipeline(statements)
-            let outcome = try object.receive({ index in
-                let result = results[index]
-                try connection.check(result)
-                return result
-            }, connection: connection)
+            let outcome = try object.receive(
+                { index in
+                    let result = results[index]
+                    try connection.check(result)
+                    return result
+                }, connection: connection)
             switch outcome {
             case .noRow: return
             case .secondRound: continue
@@ -185,8 +190,9 @@ final class BlockRows: RowSource {
     private static let openStreams = Atomic<Int>(0)
 
     private var blockSize: Int {
-        fixedBlockSize ?? (Self.openStreams.load(ordering: .relaxed) <= Self.streamsWithLargeBlocks
-            ? Self.largeBlock : Self.smallBlock)
+        fixedBlockSize
+            ?? (Self.openStreams.load(ordering: .relaxed) <= Self.streamsWithLargeBlocks
+                ? Self.largeBlock : Self.smallBlock)
     }
 
     private var block: QueryResult?

@@ -226,11 +226,13 @@ public final class ResultSetAdapter: StreamingBody {
     /// ``close()``) from one thread at a time, after `completion` ran.
     package func start(completion: @escaping (Result<Bool, any Error>) -> Void) {
         guard shape == .object, case .pool(let pool) = source, rows == nil, pipelined == nil, !isClosed,
-              attachments.allSatisfy({ $0.attachments.isEmpty })  // not a key path: see Query.response(runner:request:)
+            attachments.allSatisfy({ $0.attachments.isEmpty })  // not a key path: see Query.response(runner:request:)
         else {
-            return completion(.failure(DatabaseError(
-                code: .internalError,
-                message: "start(completion:) takes an unstarted object adapter on a pool, without nested attachments")))
+            return completion(
+                .failure(
+                    DatabaseError(
+                        code: .internalError,
+                        message: "start(completion:) takes an unstarted object adapter on a pool, without nested attachments")))
         }
         let pipeline: Pipeline
         do {

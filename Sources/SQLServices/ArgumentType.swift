@@ -61,70 +61,86 @@ struct ArgumentType: Sendable {
 
     /// Read as the Swift type `T` reads an argument, sent as `text(value)`.
     private static func scalar<T: ArgumentValue>(_: T.Type, _ text: @escaping @Sendable (T) -> String) -> ArgumentType {
-        ArgumentType(valueType: T.valueType, convert: { inputs throws(ArgumentConversionError) in
-            .text(text(try T.convert(inputs)))
-        }, enumerations: [])
+        ArgumentType(
+            valueType: T.valueType,
+            convert: { inputs throws(ArgumentConversionError) in
+                .text(text(try T.convert(inputs)))
+            }, enumerations: [])
     }
 
     /// An `Int` within `range`: `int2` and `int4` refuse what they cannot hold with a 400 naming the range.
     private static func integer(in range: ClosedRange<Int>) -> ArgumentType {
         let constraints = ArgumentConstraints.range(range)
-        return ArgumentType(valueType: .integer, convert: { inputs throws(ArgumentConversionError) in
-            let value = try Int.convert(inputs)
-            try constraints.check(value, received: inputs[0].received)
-            return .text(String(value))
-        }, enumerations: [], constraints: constraints)
+        return ArgumentType(
+            valueType: .integer,
+            convert: { inputs throws(ArgumentConversionError) in
+                let value = try Int.convert(inputs)
+                try constraints.check(value, received: inputs[0].received)
+                return .text(String(value))
+            }, enumerations: [], constraints: constraints)
     }
 
     /// A decimal number, sent as written so that `numeric` keeps every digit.
-    private static let numeric = ArgumentType(valueType: .double, convert: { inputs throws(ArgumentConversionError) in
-        guard inputs.count == 1, let text = inputs[0].scalarText, isDecimalNumber(text) else {
-            throw ArgumentConversionError(expected: .double, received: inputs.count == 1 ? inputs[0].received : "\(inputs.count) values")
-        }
-        return .text(text)
-    }, enumerations: [])
+    private static let numeric = ArgumentType(
+        valueType: .double,
+        convert: { inputs throws(ArgumentConversionError) in
+            guard inputs.count == 1, let text = inputs[0].scalarText, isDecimalNumber(text) else {
+                throw ArgumentConversionError(
+                    expected: .double, received: inputs.count == 1 ? inputs[0].received : "\(inputs.count) values")
+            }
+            return .text(text)
+        }, enumerations: [])
 
     /// A calendar day, `2024-05-01`.
-    private static let calendarDate = ArgumentType(valueType: .date, convert: { inputs throws(ArgumentConversionError) in
-        guard inputs.count == 1, let text = inputs[0].scalarText, isCalendarDate(text) else {
-            throw ArgumentConversionError(expected: .date, received: inputs.count == 1 ? inputs[0].received : "\(inputs.count) values")
-        }
-        return .text(text)
-    }, enumerations: [])
+    private static let calendarDate = ArgumentType(
+        valueType: .date,
+        convert: { inputs throws(ArgumentConversionError) in
+            guard inputs.count == 1, let text = inputs[0].scalarText, isCalendarDate(text) else {
+                throw ArgumentConversionError(expected: .date, received: inputs.count == 1 ? inputs[0].received : "\(inputs.count) values")
+            }
+            return .text(text)
+        }, enumerations: [])
 
     /// An instant, read as `Date` reads it, sent in UTC.
-    private static let timestamp = ArgumentType(valueType: .dateTime, convert: { inputs throws(ArgumentConversionError) in
-        do throws(ArgumentConversionError) {
-            return try Date.convert(inputs).sqlValue
-        } catch {
-            throw ArgumentConversionError(expected: .dateTime, received: error.received)
-        }
-    }, enumerations: [])
+    private static let timestamp = ArgumentType(
+        valueType: .dateTime,
+        convert: { inputs throws(ArgumentConversionError) in
+            do throws(ArgumentConversionError) {
+                return try Date.convert(inputs).sqlValue
+            } catch {
+                throw ArgumentConversionError(expected: .dateTime, received: error.received)
+            }
+        }, enumerations: [])
 
     /// One of an enumeration's labels.
     private static func enumeration(_ name: String, labels: [String]) -> ArgumentType {
         let type = ValueType.enumeration(name: name, values: labels)
-        return ArgumentType(valueType: type, convert: { inputs throws(ArgumentConversionError) in
-            guard inputs.count == 1, let text = inputs[0].scalarText, labels.contains(text) else {
-                throw ArgumentConversionError(expected: type, received: inputs.count == 1 ? inputs[0].received : "\(inputs.count) values")
-            }
-            return .text(text)
-        }, enumerations: [EnumerationDocumentation(name, values: labels)])
+        return ArgumentType(
+            valueType: type,
+            convert: { inputs throws(ArgumentConversionError) in
+                guard inputs.count == 1, let text = inputs[0].scalarText, labels.contains(text) else {
+                    throw ArgumentConversionError(
+                        expected: type, received: inputs.count == 1 ? inputs[0].received : "\(inputs.count) values")
+                }
+                return .text(text)
+            }, enumerations: [EnumerationDocumentation(name, values: labels)])
     }
 
     /// A list of `element`s: repeated arguments, a JSON array, or both.
     private static func array(of element: ArgumentType) -> ArgumentType {
-        ArgumentType(valueType: .array(element.valueType), convert: { inputs throws(ArgumentConversionError) in
-            var values: [SQLValue] = []
-            for input in inputs {
-                if case .json(.array(let elements)) = input {
-                    for value in elements { values.append(try element.convert([.json(value)])) }
-                } else {
-                    values.append(try element.convert([input]))
+        ArgumentType(
+            valueType: .array(element.valueType),
+            convert: { inputs throws(ArgumentConversionError) in
+                var values: [SQLValue] = []
+                for input in inputs {
+                    if case .json(.array(let elements)) = input {
+                        for value in elements { values.append(try element.convert([.json(value)])) }
+                    } else {
+                        values.append(try element.convert([input]))
+                    }
                 }
-            }
-            return values.sqlValue
-        }, enumerations: element.enumerations, constraints: element.constraints)
+                return values.sqlValue
+            }, enumerations: element.enumerations, constraints: element.constraints)
     }
 
     // MARK: - Texts
@@ -157,9 +173,9 @@ struct ArgumentType: Sendable {
     static func isCalendarDate(_ text: String) -> Bool {
         let parts = text.split(separator: "-", omittingEmptySubsequences: false)
         guard parts.count == 3, parts[0].count == 4, parts[1].count == 2, parts[2].count == 2,
-              parts.allSatisfy({ $0.allSatisfy { $0.isASCII && $0.isNumber } }),
-              let year = Int64(parts[0]), let month = Int64(parts[1]), let day = Int64(parts[2]),
-              year >= 1, (1...12).contains(month)
+            parts.allSatisfy({ $0.allSatisfy { $0.isASCII && $0.isNumber } }),
+            let year = Int64(parts[0]), let month = Int64(parts[1]), let day = Int64(parts[2]),
+            year >= 1, (1...12).contains(month)
         else { return false }
         return day >= 1 && day <= CivilCalendar.daysInMonth(year: year, month: month)
     }

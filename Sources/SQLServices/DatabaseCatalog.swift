@@ -74,16 +74,22 @@ public struct DatabaseCatalog: Sendable {
 
     /// The tables, views and materialized views of `schemas`, by schema and name.
     public static func read(schemas: [String], on connection: Connection) throws -> DatabaseCatalog {
-        let names = "{" + schemas.map { "\"" + $0.replacing("\\", with: "\\\\").replacing("\"", with: "\\\"") + "\"" }
+        let names =
+            "{"
+            + schemas.map { "\"" + $0.replacing("\\", with: "\\\\").replacing("\"", with: "\\\"") + "\"" }
             .joined(separator: ",") + "}"
-        let relations = try connection.fetchAll(RelationRow.self, """
+        let relations = try connection.fetchAll(
+            RelationRow.self,
+            """
             SELECT c.oid::int AS oid, n.nspname AS schema, c.relname AS name, c.relkind::text AS kind,
                    obj_description(c.oid, 'pg_class') AS comment
             FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace
             WHERE n.nspname = ANY(:schemas::text[]) AND c.relkind IN ('r', 'p', 'v', 'm', 'f') AND NOT c.relispartition
             ORDER BY array_position(:schemas::text[], n.nspname::text), c.relname
             """, ["schemas": names])
-        let columns = try connection.fetchAll(ColumnRow.self, """
+        let columns = try connection.fetchAll(
+            ColumnRow.self,
+            """
             SELECT a.attrelid::int AS relation, a.attname AS name, a.attnotnull AS "notNull",
                    pg_get_expr(d.adbin, d.adrelid) AS "defaultExpression",
                    (a.attidentity <> '' OR a.attgenerated <> '') AS generated,
@@ -94,7 +100,9 @@ public struct DatabaseCatalog: Sendable {
             WHERE n.nspname = ANY(:schemas::text[]) AND a.attnum > 0 AND NOT a.attisdropped
             ORDER BY a.attrelid, a.attnum
             """, ["schemas": names])
-        let constraints = try connection.fetchAll(ConstraintRow.self, """
+        let constraints = try connection.fetchAll(
+            ConstraintRow.self,
+            """
             SELECT k.conrelid::int AS relation, k.contype::text AS kind,
                    (SELECT string_agg(a.attname, chr(31) ORDER BY u.i) FROM unnest(k.conkey) WITH ORDINALITY u(n, i)
                     JOIN pg_attribute a ON a.attrelid = k.conrelid AND a.attnum = u.n) AS columns,
@@ -110,21 +118,23 @@ public struct DatabaseCatalog: Sendable {
 
         let columnsByRelation = Dictionary(grouping: columns) { $0.relation }
         let constraintsByRelation = Dictionary(grouping: constraints) { $0.relation }
-        return DatabaseCatalog(relations: relations.map { row in
-            let keys = constraintsByRelation[row.oid] ?? []
-            return Relation(
-                schema: row.schema, name: row.name, isView: row.kind == "v" || row.kind == "m", comment: row.comment,
-                columns: (columnsByRelation[row.oid] ?? []).map {
-                    Column(name: $0.name, isNotNull: $0.notNull, defaultExpression: $0.defaultExpression,
-                           isGenerated: $0.generated, comment: $0.comment)
-                },
-                primaryKey: keys.first { $0.kind == "p" }.map { $0.columns.split(separator: "\u{1F}").map(String.init) } ?? [],
-                foreignKeys: keys.filter { $0.kind == "f" }.map {
-                    ForeignKey(
-                        columns: $0.columns.split(separator: "\u{1F}").map(String.init),
-                        referencedSchema: $0.referencedSchema ?? "", referencedName: $0.referencedName ?? "",
-                        referencedColumns: ($0.referencedColumns ?? "").split(separator: "\u{1F}").map(String.init))
-                })
-        })
+        return DatabaseCatalog(
+            relations: relations.map { row in
+                let keys = constraintsByRelation[row.oid] ?? []
+                return Relation(
+                    schema: row.schema, name: row.name, isView: row.kind == "v" || row.kind == "m", comment: row.comment,
+                    columns: (columnsByRelation[row.oid] ?? []).map {
+                        Column(
+                            name: $0.name, isNotNull: $0.notNull, defaultExpression: $0.defaultExpression,
+                            isGenerated: $0.generated, comment: $0.comment)
+                    },
+                    primaryKey: keys.first { $0.kind == "p" }.map { $0.columns.split(separator: "\u{1F}").map(String.init) } ?? [],
+                    foreignKeys: keys.filter { $0.kind == "f" }.map {
+                        ForeignKey(
+                            columns: $0.columns.split(separator: "\u{1F}").map(String.init),
+                            referencedSchema: $0.referencedSchema ?? "", referencedName: $0.referencedName ?? "",
+                            referencedColumns: ($0.referencedColumns ?? "").split(separator: "\u{1F}").map(String.init))
+                    })
+            })
     }
 }

@@ -24,7 +24,9 @@ public struct LoadedServices: Sendable {
         for name in Set(drafts.map(\.file.serviceName)).sorted() {
             // By path (a list before its objects), then method.
             let group = drafts.filter { $0.file.serviceName == name }.sorted { first, second in
-                (first.file.path, methods.firstIndex(of: first.file.method)!) < (second.file.path, methods.firstIndex(of: second.file.method)!)
+                (first.file.path, methods.firstIndex(of: first.file.method)!) < (
+                    second.file.path, methods.firstIndex(of: second.file.method)!
+                )
             }
             let (results, structures) = Self.results(of: group, catalog: catalog)
             let enumerations = Self.detailsEnumerations(of: group)
@@ -33,8 +35,9 @@ public struct LoadedServices: Sendable {
                 // Every operation documents the structures and enumerations of the whole service.
                 result.structures = structures.structures
                 result.enumerations = structures.enumerations
-                return Operation(group[index], parameters: group[index].parameters(detailsEnumeration: enumerations[index]),
-                                 result: result, location: Self.location(of: group[index], among: group))
+                return Operation(
+                    group[index], parameters: group[index].parameters(detailsEnumeration: enumerations[index]),
+                    result: result, location: Self.location(of: group[index], among: group))
             }
             let description = group.compactMap(\.file.serviceDescription).first?.text ?? "Operations on /\(name)."
             services.append(SQLService(path: "/" + name, description: description, routes: serviceOperations.map(\.route)))
@@ -53,7 +56,8 @@ public struct LoadedServices: Sendable {
     ///   GET /departments/{departmentNumber}   object → Department; details: managers, employees
     /// ```
     public var summary: String {
-        let count = (operations.count == 1 ? "1 operation" : "\(operations.count) operations")
+        let count =
+            (operations.count == 1 ? "1 operation" : "\(operations.count) operations")
             + " in " + (services.count == 1 ? "1 service" : "\(services.count) services")
         let routes = operations.map { "\($0.method) \($0.path)" }
         let width = routes.map(\.count).max() ?? 0
@@ -176,7 +180,10 @@ extension Operation {
         switch kind {
         case .list(let paged): text = "list" + (paged ? ", paged" : "")
         case .object: text = "object"
-        case .write(let returning): text = "write, " + (statements.count == 1 ? "1 statement" : "\(statements.count) statements") + (returning == .list ? ", rows" : "")
+        case .write(let returning):
+            text =
+                "write, " + (statements.count == 1 ? "1 statement" : "\(statements.count) statements")
+                + (returning == .list ? ", rows" : "")
         }
         text += " → " + (result.type?.name ?? "nothing (204)")
         if !detailNames.isEmpty { text += "; details: " + detailNames.joined(separator: ", ") }

@@ -104,9 +104,10 @@ public struct Operation: Sendable {
 
     /// The router's form of the path below the service: `/?:employeeNumber`.
     var routePath: String {
-        "/" + path.split(separator: "/").dropFirst().map { part in
-            part.hasPrefix("{") ? "?:" + part.dropFirst().dropLast() : part
-        }.joined(separator: "/")
+        "/"
+            + path.split(separator: "/").dropFirst().map { part in
+                part.hasPrefix("{") ? "?:" + part.dropFirst().dropLast() : part
+            }.joined(separator: "/")
     }
 
     /// The query one request runs, from its parameters' values.

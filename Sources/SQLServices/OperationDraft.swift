@@ -19,16 +19,23 @@ struct OperationDraft {
     /// (another operation of the service may have named theirs first).
     func parameters(detailsEnumeration enumeration: String) -> [Operation.Parameter] {
         parameters.map { parameter in
-            guard case .details = parameter.role, case .array(.enumeration(_, let values)) = parameter.runtime.type else { return parameter }
-            return Operation.Parameter(role: .details, runtime: .names(
-                "details", enumeration: enumeration, values: values, description: parameter.runtime.description) { .names($0) })
+            guard case .details = parameter.role, case .array(.enumeration(_, let values)) = parameter.runtime.type else {
+                return parameter
+            }
+            return Operation.Parameter(
+                role: .details,
+                runtime: .names(
+                    "details", enumeration: enumeration, values: values, description: parameter.runtime.description
+                ) { .names($0) })
         }
     }
 
     /// The enumeration of the details, if the operation has details.
     var detailsEnumeration: (name: String, values: [String])? {
         for parameter in parameters {
-            if case .details = parameter.role, case .array(.enumeration(let name, let values)) = parameter.runtime.type { return (name, values) }
+            if case .details = parameter.role, case .array(.enumeration(let name, let values)) = parameter.runtime.type {
+                return (name, values)
+            }
         }
         return nil
     }
@@ -49,16 +56,23 @@ struct OperationDraft {
         if isWrite {
             kind = .write(returning: file.returns?.shape == .list ? .list : .object)
             for section in file.sections {
-                problem(section.line, "@\(section.isStreamed ? "stream" : "detail") nests a query in what a GET returns; a \(file.method) answers with its last statement's rows")
+                problem(
+                    section.line,
+                    "@\(section.isStreamed ? "stream" : "detail") nests a query in what a GET returns; a \(file.method) answers with its last statement's rows"
+                )
             }
             if let line = file.pagedLine { problem(line, "@paged pages what a GET lists") }
             if let notFound = file.notFound { problem(notFound.line, "@notfound is the 404 of a GET that returns an object") }
         } else if file.shape == .object {
             kind = .object
-            if let line = file.pagedLine { problem(line, "@paged pages a list, and this operation returns an object (`@returns list` makes it a list)") }
+            if let line = file.pagedLine {
+                problem(line, "@paged pages a list, and this operation returns an object (`@returns list` makes it a list)")
+            }
         } else {
             kind = .list(paged: file.pagedLine != nil)
-            if let notFound = file.notFound { problem(notFound.line, "@notfound is the 404 of an operation that returns an object; a list without rows is []") }
+            if let notFound = file.notFound {
+                problem(notFound.line, "@notfound is the 404 of an operation that returns an object; a list without rows is []")
+            }
             for section in file.sections where section.isStreamed {
                 problem(section.line, "@stream adds a streamed member to an object; in a list, use @detail")
             }
@@ -99,7 +113,8 @@ struct OperationDraft {
             if let defaultText = directive?.defaultText, !file.variables.contains(name) {
                 do {
                     let value = try argumentType.convert([.text(defaultText)])
-                    parameters.append(Self.parameter(name, argumentType, directive?.description ?? "", absent: value, defaultText: defaultText))
+                    parameters.append(
+                        Self.parameter(name, argumentType, directive?.description ?? "", absent: value, defaultText: defaultText))
                 } catch {
                     problem(directive!.line, "the default of @param \(name), \(error.received), is not a valid \(error.expected.name)")
                 }
@@ -118,10 +133,15 @@ struct OperationDraft {
             if path.count == 1 {
                 detailNames.append(section.name)
             } else if let parent = file.sections.first(where: { $0.name == path.dropLast().joined(separator: ".") }), parent.isStreamed {
-                problem(section.line, "the detail \"\(section.name)\" is nested in \"\(parent.name)\", a streamed member, which takes no detail")
+                problem(
+                    section.line, "the detail \"\(section.name)\" is nested in \"\(parent.name)\", a streamed member, which takes no detail"
+                )
                 continue
             } else if columnsByDetail[path.dropLast().joined(separator: ".")] == nil {
-                problem(section.line, "the detail \"\(section.name)\" is nested in \"\(path.dropLast().joined(separator: "."))\", which the file does not declare before it")
+                problem(
+                    section.line,
+                    "the detail \"\(section.name)\" is nested in \"\(path.dropLast().joined(separator: "."))\", which the file does not declare before it"
+                )
                 continue
             }
             columnsByDetail[section.name] = description.columns.map(\.label)
@@ -130,7 +150,9 @@ struct OperationDraft {
                 let fromRow = !section.isStreamed && parentColumns.contains(parameter.name)
                 if !fromRow, !routeNames.contains(parameter.name) {
                     let columns = parentColumns.isEmpty ? "none" : parentColumns.joined(separator: ", ")
-                    problem(section.statement.codeLine, """
+                    problem(
+                        section.statement.codeLine,
+                        """
                         the detail "\(section.name)" uses :\(parameter.name), which neither its parent's columns (\(columns)) \
                         nor the request provide; label a column "\(parameter.name)", or declare @param \(parameter.name)
                         """)
@@ -139,8 +161,10 @@ struct OperationDraft {
         }
         for reserved in (detailNames.isEmpty ? [] : ["details"]) + (file.pagedLine == nil ? [] : ["limit", "offset"])
         where routeNames.contains(reserved) {
-            problem(file.parameters.first { $0.name == reserved }?.line ?? file.headerLine,
-                    "the parameter \"\(reserved)\" is the operation's own (\(reserved == "details" ? "the details asked for" : "the page")): rename :\(reserved)")
+            problem(
+                file.parameters.first { $0.name == reserved }?.line ?? file.headerLine,
+                "the parameter \"\(reserved)\" is the operation's own (\(reserved == "details" ? "the details asked for" : "the page")): rename :\(reserved)"
+            )
         }
         if !detailNames.isEmpty {
             let enumeration = Inflection.typeName(Inflection.singular(file.lastName)) + "Detail"
@@ -148,13 +172,24 @@ struct OperationDraft {
                 "`\(section.name)`: " + section.description + (section.description.hasSuffix(".") ? "" : ".")
             }
             let text = (["What to nest, repeated or comma-separated."] + described).joined(separator: " ")
-            parameters.append(Operation.Parameter(role: .details, runtime: .names("details", enumeration: enumeration, values: detailNames, description: text) { .names($0) }))
+            parameters.append(
+                Operation.Parameter(
+                    role: .details,
+                    runtime: .names("details", enumeration: enumeration, values: detailNames, description: text) { .names($0) }))
         }
         if file.pagedLine != nil {
-            parameters.append(Operation.Parameter(role: .limit, runtime: RuntimeParameter(
-                "limit", as: Int?.self, description: "At most this many rows (0 or more).", constraints: .atLeast(0)) { .count($0) }))
-            parameters.append(Operation.Parameter(role: .offset, runtime: RuntimeParameter(
-                "offset", as: Int.self, description: "Skip this many rows first (0 or more).", default: 0, constraints: .atLeast(0)) { .count($0) }))
+            parameters.append(
+                Operation.Parameter(
+                    role: .limit,
+                    runtime: RuntimeParameter(
+                        "limit", as: Int?.self, description: "At most this many rows (0 or more).", constraints: .atLeast(0)
+                    ) { .count($0) }))
+            parameters.append(
+                Operation.Parameter(
+                    role: .offset,
+                    runtime: RuntimeParameter(
+                        "offset", as: Int.self, description: "Skip this many rows first (0 or more).", default: 0, constraints: .atLeast(0)
+                    ) { .count($0) }))
         }
 
         if !isWrite {
@@ -171,7 +206,8 @@ struct OperationDraft {
         // The 404 of an object, whose placeholders name parameters.
         if kind == .object {
             let variable = file.variables.last
-            let template = file.notFound?.text ?? "There is no \(Inflection.singular(file.lastName))" + (variable.map { " {\($0)}" } ?? "") + "."
+            let template =
+                file.notFound?.text ?? "There is no \(Inflection.singular(file.lastName))" + (variable.map { " {\($0)}" } ?? "") + "."
             var rest = Substring(template)
             while let open = rest.firstIndex(of: "{"), let close = rest[open...].firstIndex(of: "}") {
                 let name = String(rest[rest.index(after: open)..<close])
@@ -213,22 +249,28 @@ struct OperationDraft {
             }
         }
         // JSON and arrays compare by no operator a filter has: no filter on them.
-        let comparable = Set(columns.filter { column in
-            switch ArgumentType.documentedType(of: column.type, catalog: catalog) {
-            case .any, .array: false
-            default: true
-            }
-        }.map(\.label))
+        let comparable = Set(
+            columns.filter { column in
+                switch ArgumentType.documentedType(of: column.type, catalog: catalog) {
+                case .any, .array: false
+                default: true
+                }
+            }.map(\.label))
         func chosen(_ directive: ServiceFile.ColumnsDirective?, _ name: String, isFilter: Bool) -> Set<String> {
             guard let directive, file.shape == .list else { return [] }
             guard let named = directive.labels else {
                 return Set(labels.filter { !isFilter || (!taken.contains($0) && comparable.contains($0)) })
             }
             for label in named where !labels.contains(label) {
-                problem(directive.line, "@\(name) names \"\(label)\", which is not a column of the result; its columns are \(labels.joined(separator: ", "))")
+                problem(
+                    directive.line,
+                    "@\(name) names \"\(label)\", which is not a column of the result; its columns are \(labels.joined(separator: ", "))")
             }
             for label in named where isFilter && labels.contains(label) && taken.contains(label) {
-                problem(directive.line, "@\(name) names \"\(label)\", which is also a parameter of the operation (its own parameters win): rename the column or the parameter")
+                problem(
+                    directive.line,
+                    "@\(name) names \"\(label)\", which is also a parameter of the operation (its own parameters win): rename the column or the parameter"
+                )
             }
             for label in named where isFilter && labels.contains(label) && !comparable.contains(label) {
                 problem(directive.line, "@\(name) names \"\(label)\", a JSON value or an array, which filters do not compare")
@@ -242,14 +284,15 @@ struct OperationDraft {
             orderable = []
         }
         var seen: Set<String> = []
-        let choices = ColumnChoices(columns.compactMap { column in
-            // A label twice: the first column holds it, as in the JSON answer.
-            guard seen.insert(column.label).inserted else { return nil }
-            let type = ArgumentType.of(column.type, catalog: catalog)
-            return ColumnChoices.Column(
-                column.label, type: type.valueType, filterable: filterable.contains(column.label),
-                orderable: orderable.contains(column.label), constraints: type.constraints, convert: type.convert)
-        })
+        let choices = ColumnChoices(
+            columns.compactMap { column in
+                // A label twice: the first column holds it, as in the JSON answer.
+                guard seen.insert(column.label).inserted else { return nil }
+                let type = ArgumentType.of(column.type, catalog: catalog)
+                return ColumnChoices.Column(
+                    column.label, type: type.valueType, filterable: filterable.contains(column.label),
+                    orderable: orderable.contains(column.label), constraints: type.constraints, convert: type.convert)
+            })
         return choices.parameters(select: !routeNames.contains("select")) { .chosen($0) }.map {
             Operation.Parameter(role: .chosen, runtime: $0)
         }

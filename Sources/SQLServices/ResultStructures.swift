@@ -53,7 +53,9 @@ struct ResultStructures {
                 continue
             }
             guard done.insert(head).inserted else { continue }
-            let nested = entries.filter { $0.path.count > 1 && $0.path[0] == head }.map { (Array($0.path.dropFirst()), $0.type, $0.required) }
+            let nested = entries.filter { $0.path.count > 1 && $0.path[0] == head }.map {
+                (Array($0.path.dropFirst()), $0.type, $0.required)
+            }
             let nestedName = structureName + Inflection.typeName(String(head))
             let given = add(nestedName, fields: self.fields(of: nested, structureName: nestedName))
             fields.append(.init(String(head), type: .structure(given), required: true))

@@ -41,7 +41,9 @@ extension ServiceFile {
         let body = lines[min(index, lines.count)...].joined(separator: "\n")
 
         guard let first = header.first else {
-            problem(bodyLine <= lines.count ? bodyLine : 1, "the file must begin with a header comment such as `-- GET /employees/{employeeNumber}`")
+            problem(
+                bodyLine <= lines.count ? bodyLine : 1,
+                "the file must begin with a header comment such as `-- GET /employees/{employeeNumber}`")
             throw ServiceProblems(folder: file, problems: problems)
         }
         headerLine = first.line
@@ -60,7 +62,9 @@ extension ServiceFile {
         let words = text.split(whereSeparator: { $0 == " " || $0 == "\t" })
         let methods: [HTTPMethod] = [.get, .post, .put, .patch, .delete]
         guard words.count == 2, let method = methods.first(where: { $0.rawValue == words[0] }), words[1].hasPrefix("/") else {
-            problem(line, "the header's first line must be a method and a path, such as `-- GET /employees/{employeeNumber}`; found `-- \(text)`")
+            problem(
+                line,
+                "the header's first line must be a method and a path, such as `-- GET /employees/{employeeNumber}`; found `-- \(text)`")
             return
         }
         self.method = method
@@ -75,7 +79,8 @@ extension ServiceFile {
             } else if !part.isEmpty, part.allSatisfy(Self.isLiteralCharacter) {
                 segments.append(.literal(String(part)))
             } else {
-                problem(line, "the path segment `\(part)` is neither a name (letters, digits, `-._~`) nor a variable such as {employeeNumber}")
+                problem(
+                    line, "the path segment `\(part)` is neither a name (letters, digits, `-._~`) nor a variable such as {employeeNumber}")
                 return
             }
         }
@@ -105,7 +110,7 @@ extension ServiceFile {
             case "returns":
                 let words = argument.split(separator: " ")
                 guard (1...2).contains(words.count), let shape = Shape(rawValue: String(words[0])),
-                      words.count == 1 || Self.isIdentifier(words[1])
+                    words.count == 1 || Self.isIdentifier(words[1])
                 else {
                     problem(line, "@returns takes `list` or `object`, and optionally the name of the returned structure")
                     continue
@@ -140,9 +145,11 @@ extension ServiceFile {
                 if argument.isEmpty { problem(line, "@service needs the service's description") }
                 serviceDescription = TextDirective(text: String(argument), line: line)
             case "detail", "stream":
-                problem(line, "@\(name) starts a section of its own: put it after the operation's statement, followed by the detail's query")
+                problem(
+                    line, "@\(name) starts a section of its own: put it after the operation's statement, followed by the detail's query")
             default:
-                problem(line, "unknown directive @\(name); the header takes @param, @returns, @paged, @filter, @order, @notfound and @service")
+                problem(
+                    line, "unknown directive @\(name); the header takes @param, @returns, @paged, @filter, @order, @notfound and @service")
             }
         }
         description = paragraphs.filter { !$0.isEmpty }.map { $0.joined(separator: " ") }.joined(separator: "\n\n")
@@ -236,7 +243,9 @@ extension ServiceFile {
         }
         statements = split(from: 0, to: markers.first?.start ?? utf8.count)
         if method == .get, statements.count > 1 {
-            problem(statements[1].codeLine, "a GET operation runs one statement; this file has \(statements.count) (only writes run several, in one transaction)")
+            problem(
+                statements[1].codeLine,
+                "a GET operation runs one statement; this file has \(statements.count) (only writes run several, in one transaction)")
         }
 
         for (index, marker) in markers.enumerated() {
@@ -245,17 +254,21 @@ extension ServiceFile {
             let name = marker.argument.prefix { !($0 == " " || $0 == "\t") }
             let parts = name.split(separator: ".", omittingEmptySubsequences: false)
             guard !name.isEmpty, parts.allSatisfy(Self.isIdentifier), !(isStreamed && parts.count > 1) else {
-                problem(markerLine, isStreamed
-                    ? "@stream needs the name of the member, such as `@stream employees`"
-                    : "@detail needs a name, dotted for a detail of a detail: `@detail titles`, `@detail managers.titles`")
+                problem(
+                    markerLine,
+                    isStreamed
+                        ? "@stream needs the name of the member, such as `@stream employees`"
+                        : "@detail needs a name, dotted for a detail of a detail: `@detail titles`, `@detail managers.titles`")
                 continue
             }
             let end = index + 1 < markers.count ? markers[index + 1].start : utf8.count
             let found = split(from: min(marker.end + 1, end), to: end)
             guard found.count == 1 else {
-                problem(markerLine, found.isEmpty
-                    ? "the \(marker.name) \"\(name)\" has no query"
-                    : "the \(marker.name) \"\(name)\" holds \(found.count) statements; a \(marker.name) is one query")
+                problem(
+                    markerLine,
+                    found.isEmpty
+                        ? "the \(marker.name) \"\(name)\" has no query"
+                        : "the \(marker.name) \"\(name)\" holds \(found.count) statements; a \(marker.name) is one query")
                 continue
             }
             if sections.contains(where: { $0.name == name }) {
@@ -263,8 +276,9 @@ extension ServiceFile {
                 continue
             }
             let description = marker.argument.dropFirst(name.count).trimmingBlanks
-            sections.append(Section(
-                name: String(name), isStreamed: isStreamed, description: String(description), statement: found[0], line: markerLine))
+            sections.append(
+                Section(
+                    name: String(name), isStreamed: isStreamed, description: String(description), statement: found[0], line: markerLine))
         }
     }
 

@@ -169,12 +169,13 @@ public struct ServiceFile: Sendable {
 
     /// The path below the service as the router writes it: `/?:departmentNumber`.
     public var routePath: String {
-        "/" + segments.dropFirst().map { segment in
-            switch segment {
-            case .literal(let text): text
-            case .variable(let name): "?:" + name
-            }
-        }.joined(separator: "/")
+        "/"
+            + segments.dropFirst().map { segment in
+                switch segment {
+                case .literal(let text): text
+                case .variable(let name): "?:" + name
+                }
+            }.joined(separator: "/")
     }
 
     /// The shape the path implies, unless `@returns` says otherwise: an

@@ -74,7 +74,8 @@ public struct ServiceFolder: Sendable {
     /// `path` itself when it names a `.sql` file.
     func sqlFiles() throws(ReadError) -> [String] {
         if path.hasSuffix(".sql"), FileManager.default.fileExists(atPath: path),
-           (try? FileManager.default.contentsOfDirectory(atPath: path)) == nil {
+            (try? FileManager.default.contentsOfDirectory(atPath: path)) == nil
+        {
             return [path]
         }
         guard let all = try? FileManager.default.subpathsOfDirectory(atPath: path) else {
@@ -120,9 +121,10 @@ public struct ServiceFolder: Sendable {
             }
             let key = draft.file.method.rawValue + " /" + shape.joined(separator: "/")
             if let first = seen[key] {
-                problems.append(ServiceProblem(
-                    file: draft.file.file, line: draft.file.headerLine,
-                    message: "\(draft.file.method) \(draft.file.path) is also declared by \(first.file):\(first.headerLine)"))
+                problems.append(
+                    ServiceProblem(
+                        file: draft.file.file, line: draft.file.headerLine,
+                        message: "\(draft.file.method) \(draft.file.path) is also declared by \(first.file):\(first.headerLine)"))
             } else {
                 seen[key] = draft.file
             }
@@ -153,7 +155,8 @@ struct DescribedFile {
                 return try connection.describe(statement.text)
             } catch let error as DatabaseError where !error.isConnectionFailure {
                 // Where the error is; an untyped parameter has no position, but its first use is where to add a cast.
-                let parameter = error.code == .indeterminateDatatype
+                let parameter =
+                    error.code == .indeterminateDatatype
                     ? error.message.firstMatch(of: /\$([0-9]+)/).flatMap { Int($0.1) }.flatMap(statement.line(ofParameter:)) : nil
                 let line = error.position.map(statement.line(atPosition:)) ?? parameter ?? statement.codeLine
                 problems.append(ServiceProblem(file: file.file, line: line, message: Self.message(error, statement: statement)))
@@ -173,14 +176,18 @@ struct DescribedFile {
                 do {
                     writes = try connection.planWrites(statement.text)
                 } catch let error as DatabaseError where !error.isConnectionFailure {
-                    problems.append(ServiceProblem(file: file.file, line: statement.codeLine, message: Self.message(error, statement: statement)))
+                    problems.append(
+                        ServiceProblem(file: file.file, line: statement.codeLine, message: Self.message(error, statement: statement)))
                     continue
                 }
                 if writes {
                     let what = line == nil ? "a GET statement" : "a detail of a GET"
-                    problems.append(ServiceProblem(
-                        file: file.file, line: statement.codeLine,
-                        message: "\(what) must only read, but this one writes (its plan modifies a table or locks rows); use POST, PUT, PATCH or DELETE"))
+                    problems.append(
+                        ServiceProblem(
+                            file: file.file, line: statement.codeLine,
+                            message:
+                                "\(what) must only read, but this one writes (its plan modifies a table or locks rows); use POST, PUT, PATCH or DELETE"
+                        ))
                 }
             }
             guard problems.count == count else { return nil }

@@ -90,7 +90,8 @@ public struct ServiceScaffold: Sendable {
     /// An identifier as SQL needs it: as it is when it is a plain lower-case
     /// name, else double-quoted.
     static func identifier(_ name: String) -> String {
-        let isPlain = name.first.map { $0 == "_" || ("a"..."z").contains($0) } == true
+        let isPlain =
+            name.first.map { $0 == "_" || ("a"..."z").contains($0) } == true
             && name.allSatisfy { $0 == "_" || ("a"..."z").contains($0) || ("0"..."9").contains($0) }
             && !reservedWords.contains(name)
         return isPlain ? name : "\"" + name.replacing("\"", with: "\"\"") + "\""
@@ -112,7 +113,8 @@ public struct ServiceScaffold: Sendable {
     ]
 
     private func qualified(_ relation: DatabaseCatalog.Relation) -> String {
-        relation.schema == "public" ? Self.identifier(relation.name) : Self.identifier(relation.schema) + "." + Self.identifier(relation.name)
+        relation.schema == "public"
+            ? Self.identifier(relation.name) : Self.identifier(relation.schema) + "." + Self.identifier(relation.name)
     }
 
     /// `invoice_id AS "invoiceId"`, or `title` alone when the label is the name.
@@ -210,7 +212,8 @@ public struct ServiceScaffold: Sendable {
                 let condition = zip(key.columns, key.referencedColumns).map {
                     "\(Self.identifier($0.0)) = :\(Self.lowerCamelCase($0.1))"
                 }.joined(separator: " AND ")
-                let text = Self.oneLine(child.comment)
+                let text =
+                    Self.oneLine(child.comment)
                     ?? Self.printable("The \(child.name) rows that refer to it (\(key.columns.joined(separator: ", "))).")
                 sections.append("")
                 sections.append("-- @detail \(name) \(text)")
@@ -242,7 +245,9 @@ public struct ServiceScaffold: Sendable {
         lines.append(Self.printable("-- Changes the columns given of one row of \(relation.name); 204 when there is none."))
         lines.append("-- @returns object")
         lines += (relation.primaryKey.compactMap { relation.column($0) } + changed).map { parameterLine($0, in: relation) }
-        let assignments = changed.map { "\(Self.identifier($0.name)) = COALESCE(:\(Self.lowerCamelCase($0.name)), \(Self.identifier($0.name)))" }
+        let assignments = changed.map {
+            "\(Self.identifier($0.name)) = COALESCE(:\(Self.lowerCamelCase($0.name)), \(Self.identifier($0.name)))"
+        }
         lines.append("UPDATE \(qualified(relation)) SET \(assignments.joined(separator: ", "))")
         lines.append("WHERE \(keyCondition(relation))")
         lines.append("RETURNING \(selectList(relation));")

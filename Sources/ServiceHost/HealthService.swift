@@ -42,8 +42,11 @@ public struct HealthService: WebService {
     public var routes: [Route] {
         Route(.get, "/live", description: "Answers 204 as long as the service is running.") { () -> Void in }
 
-        Route(.get, "/ready",
-              description: "Answers 204 when the database answers a query (or, every connection busy, has just answered one), 503 otherwise and while the server drains before a stop.") { () throws -> Void in
+        Route(
+            .get, "/ready",
+            description:
+                "Answers 204 when the database answers a query (or, every connection busy, has just answered one), 503 otherwise and while the server drains before a stop."
+        ) { () throws -> Void in
             if drain.hasBegun {
                 throw HTTPError(.serviceUnavailable, detail: "The server is stopping.")
             }
@@ -58,7 +61,8 @@ public struct HealthService: WebService {
             } catch {
                 // Whatever went wrong, the answer is "not ready, ask again".
                 if let problem = (error as? HTTPError) ?? (error as? any HTTPErrorConvertible)?.httpError,
-                   problem.status == .serviceUnavailable, problem.headers["Retry-After"] != nil {
+                    problem.status == .serviceUnavailable, problem.headers["Retry-After"] != nil
+                {
                     throw problem
                 }
                 throw HTTPError(.serviceUnavailable, detail: "The database is not ready.", headers: ["Retry-After": "1"])

@@ -63,8 +63,9 @@ public struct MetricsService: WebService {
         for (name, statistics) in figures {
             text.histogram("db_pool_acquire_duration_seconds", labels: [("pool", name)], statistics.acquireDurations, scale: 1e9)
         }
-        text.metric("db_pipeline_batch_size", type: .histogram,
-                    help: "Requests' statements sent to the database together by one pass of the pipeline loop.")
+        text.metric(
+            "db_pipeline_batch_size", type: .histogram,
+            help: "Requests' statements sent to the database together by one pass of the pipeline loop.")
         for (name, statistics) in figures {
             text.histogram("db_pipeline_batch_size", labels: [("pool", name)], statistics.pipelineBatchSizes)
         }

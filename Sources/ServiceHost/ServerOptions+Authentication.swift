@@ -73,7 +73,8 @@ extension ServerOptions {
         guard stat(tlsKeyFile, &status) == 0 else { return nil }
         let mode = status.st_mode & 0o777
         guard mode & 0o077 != 0 else { return nil }
-        return "The TLS private key \(tlsKeyFile) is open to its group or other users (mode \(String(mode, radix: 8))): run chmod 600 \(tlsKeyFile)"
+        return
+            "The TLS private key \(tlsKeyFile) is open to its group or other users (mode \(String(mode, radix: 8))): run chmod 600 \(tlsKeyFile)"
     }
 
     /// The HTTPS certificate and key of `--tls-cert` and `--tls-key`; `nil` without them.

@@ -74,152 +74,216 @@ extension ServerOptions {
     // MARK: - The options
 
     static let table: [Option] = [
-        Option("host", .prefixed("HOST"), "Address to listen on",
-               apply: { $0.host = $1; return true }, defaultValue: { $0.host }),
-        Option("port", .prefixed("PORT"), "Port to listen on",
-               apply: { set(&$0.port, Int($1)) }, defaultValue: { String($0.port) }),
-        Option("database-url", .shared("DATABASE_URL"), "libpq connection string or `postgresql://` URL",
-               emptyDefault: "libpq's `PG*` variables",
-               apply: { $0.databaseURL = $1; return true }, defaultValue: { $0.databaseURL }),
-        Option("read-database-url", .shared("READ_DATABASE_URL"),
-               "A read replica's libpq connection string or URL: `GET` queries run on the healthy replicas in turn, the rest on the primary; repeatable, and the variable takes a comma-separated list of URLs",
-               emptyDefault: "none",
-               apply: { options, value in
-                   let urls = replicaURLs(in: value)
-                   options.readDatabaseURLs += urls
-                   return !urls.isEmpty
-               },
-               defaultValue: { $0.readDatabaseURLs.joined(separator: ",") }),
-        Option("max-replica-lag", .prefixed("MAX_REPLICA_LAG"),
-               "Seconds a replica may lag behind the primary before it takes no reads (until it catches up)",
-               apply: { set(&$0.maxReplicaLag, Double($1)) }, defaultValue: { seconds($0.maxReplicaLag) }),
-        Option("pooler-compatible", .prefixed("POOLER_COMPATIBLE"),
-               "No named prepared statements and no session settings, for a pooler in transaction mode (PgBouncer before 1.21); `--statement-timeout` is then set on the role instead",
-               isFlag: true,
-               apply: { set(&$0.poolerCompatible, flag($1)) }, defaultValue: { String($0.poolerCompatible) }),
-        Option("rows-from", .prefixed("ROWS_FROM"),
-               "Where a streamed list's rows are read: `socket`, from the database connection's socket as they arrive, libpq idle meanwhile; `libpq`, through libpq's single-row mode (always so on an encrypted connection)",
-               apply: { set(&$0.rowsFromSocket, ["socket": true, "libpq": false][$1]) },
-               defaultValue: { $0.rowsFromSocket ? "socket" : "libpq" }),
-        Option("database-sslmode", .prefixed("DATABASE_SSLMODE"),
-               "libpq's `sslmode` for the database: `disable`, `allow`, `prefer`, `require`, `verify-ca` or `verify-full`; it overrides the connection string's",
-               emptyDefault: "the connection string's, else `PGSSLMODE`, else `prefer`",
-               apply: { options, value in
-                   guard ServerOptions.sslModes.contains(value) else { return false }
-                   options.databaseSSLMode = value
-                   return true
-               },
-               defaultValue: { $0.databaseSSLMode }),
-        Option("pool-size", .prefixed("POOL_SIZE"), "Most database connections open at once",
-               apply: { set(&$0.poolSize, Int($1)) }, defaultValue: { String($0.poolSize) }),
-        Option("pipeline-connections", .prefixed("PIPELINE_CONNECTIONS"),
-               "Connections per event loop, besides the pool, that run the single-object queries of many requests together; one while it keeps up, more when it is held up",
-               apply: { set(&$0.pipelineConnections, Int($1)) }, defaultValue: { String($0.pipelineConnections) }),
-        Option("event-loops", .prefixed("EVENT_LOOPS"),
-               "Threads that serve the client connections and run their single-object queries; handlers that block run on worker threads",
-               emptyDefault: "half the processors, at least one",
-               apply: { set(&$0.eventLoops, Int($1).map(Optional.some)) }, defaultValue: { $0.eventLoops.map(String.init) ?? "" }),
-        Option("acquire-timeout", .prefixed("ACQUIRE_TIMEOUT"),
-               "Seconds a request waits for a free database connection before 503",
-               apply: { set(&$0.acquireTimeout, Double($1)) }, defaultValue: { seconds($0.acquireTimeout) }),
-        Option("statement-timeout", .prefixed("STATEMENT_TIMEOUT"),
-               "Seconds a query may run before it is cancelled and answered 504; `0`: no limit",
-               apply: { set(&$0.statementTimeout, Double($1)) }, defaultValue: { seconds($0.statementTimeout) }),
-        Option("date-format", .prefixed("DATE_FORMAT"),
-               #"Dates as `iso8601` (`"1995-12-01"`) or `epoch-milliseconds`, as HTTP-RPC wrote them"#,
-               apply: { set(&$0.dateFormat, dateFormat(named: $1)) }, defaultValue: { name(of: $0.dateFormat) }),
-        Option("max-rows", .prefixed("MAX_ROWS"), "Most rows in any list, a page's `limit` included",
-               emptyDefault: "no cap",
-               apply: { set(&$0.maxRows, Int($1).map(Optional.some)) }, defaultValue: { $0.maxRows.map(String.init) ?? "" }),
-        Option("cors-origin", .prefixed("CORS_ORIGINS"),
-               "An origin whose web pages may call the server (CORS), such as `https://app.example.com`, or `*` for any; repeatable, and the variable takes a comma-separated list",
-               emptyDefault: "none",
-               apply: { options, value in
-                   let origins = value.split(separator: ",").map { String($0.filter { $0 != " " }) }.filter { !$0.isEmpty }
-                   options.corsOrigins += origins
-                   return !origins.isEmpty
-               },
-               defaultValue: { $0.corsOrigins.joined(separator: ",") }),
-        Option("tls-cert", .prefixed("TLS_CERT"),
-               "Certificate file (PEM, with its chain) to serve HTTPS with; needs `--tls-key`",
-               emptyDefault: "plain HTTP",
-               apply: { $0.tlsCertificateFile = $1; return true }, defaultValue: { $0.tlsCertificateFile }),
-        Option("tls-key", .prefixed("TLS_KEY"),
-               "Private key file (PEM) of the certificate, readable by its owner only (`chmod 600`); SIGHUP reads both files again",
-               apply: { $0.tlsKeyFile = $1; return true }, defaultValue: { $0.tlsKeyFile }),
-        Option("tls-priorities", .prefixed("TLS_PRIORITIES"),
-               "Protocol versions and ciphers an HTTPS client may use, as a GnuTLS priority string; the default allows TLS 1.2 and 1.3 only",
-               apply: { options, value in
-                   guard !value.isEmpty else { return false }
-                   options.tlsPriorities = value
-                   return true
-               },
-               defaultValue: { $0.tlsPriorities }),
-        Option("auth-basic-file", .prefixed("AUTH_BASIC_FILE"),
-               "Password file for HTTP basic authentication: lines `user:$pbkdf2-sha256$…` (passlib's format; `hash-password` makes one)",
-               emptyDefault: "none",
-               apply: { $0.authBasicFile = $1; return true }, defaultValue: { $0.authBasicFile }),
-        Option("auth-basic-postgres", .prefixed("AUTH_BASIC_POSTGRES"),
-               "`true`: HTTP basic credentials are checked by logging in to PostgreSQL as that user (needs password authentication in `pg_hba.conf`)",
-               apply: { set(&$0.authBasicPostgres, Bool($1)) }, defaultValue: { String($0.authBasicPostgres) }),
-        Option("jwt-secret-file", .prefixed("JWT_SECRET_FILE"),
-               "File of the shared secret (32 bytes or more) of HS256 bearer tokens",
-               emptyDefault: "none",
-               apply: { $0.jwtSecretFile = $1; return true }, defaultValue: { $0.jwtSecretFile }),
-        Option("jwt-public-key-file", .prefixed("JWT_PUBLIC_KEY_FILE"),
-               "Public key file (PEM, RSA) of RS256 bearer tokens",
-               emptyDefault: "none",
-               apply: { $0.jwtPublicKeyFile = $1; return true }, defaultValue: { $0.jwtPublicKeyFile }),
-        Option("jwt-audience", .prefixed("JWT_AUDIENCE"), "The `aud` bearer tokens must name",
-               emptyDefault: "tokens without `aud`",
-               apply: { $0.jwtAudience = $1; return true }, defaultValue: { $0.jwtAudience }),
-        Option("jwt-role-claim", .prefixed("JWT_ROLE_CLAIM"), "The claim of a bearer token that names its database role",
-               apply: { $0.jwtRoleClaim = $1; return true }, defaultValue: { $0.jwtRoleClaim }),
-        Option("role-map", .prefixed("ROLE_MAP"),
-               "File of `user:role` lines: the database role of each basic user whose role is not its name",
-               emptyDefault: "none",
-               apply: { $0.roleMapFile = $1; return true }, defaultValue: { $0.roleMapFile }),
-        Option("anonymous-role", .prefixed("ANONYMOUS_ROLE"),
-               "Database role of requests without credentials once authentication is on (otherwise they get 401); alone, every request's role",
-               emptyDefault: "none",
-               apply: { $0.anonymousRole = $1; return true }, defaultValue: { $0.anonymousRole }),
-        Option("password-checks", .prefixed("PASSWORD_CHECKS"),
-               "Basic credentials' password checks (slow on purpose) run at once, at a low priority; more wait in a short queue, and past it are answered 503",
-               apply: { set(&$0.passwordChecks, Int($1).flatMap { $0 >= 1 ? $0 : nil }) }, defaultValue: { String($0.passwordChecks) }),
-        Option("max-connections", .prefixed("MAX_CONNECTIONS"), "Most client connections at once; more are refused",
-               apply: { set(&$0.maxConnections, Int($1)) }, defaultValue: { String($0.maxConnections) }),
-        Option("connection-timeout", .prefixed("CONNECTION_TIMEOUT"),
-               "Seconds a client connection may stay idle, or take to send its request's header fields",
-               apply: { set(&$0.connectionTimeout, Int($1)) }, defaultValue: { String($0.connectionTimeout) }),
-        Option("body-timeout", .prefixed("BODY_TIMEOUT"),
-               "Seconds a request's body may take to arrive once its header fields are in; past it the connection is closed",
-               apply: { set(&$0.bodyTimeout, Double($1).flatMap { $0 > 0 ? $0 : nil }) }, defaultValue: { seconds($0.bodyTimeout) }),
-        Option("body-bytes-in-flight", .prefixed("BODY_BYTES_IN_FLIGHT"),
-               "Most bytes of request bodies held at once, all requests together; a body past it is discarded and answered 503",
-               apply: { set(&$0.bodyBytesInFlight, Int($1).flatMap { $0 > 0 ? $0 : nil }) }, defaultValue: { String($0.bodyBytesInFlight) }),
-        Option("response-timeout", .prefixed("RESPONSE_TIMEOUT"),
-               "Seconds a streamed response may take to be sent, however slowly its client reads; past it the connection is closed and its database connection let go",
-               apply: { set(&$0.responseTimeout, Double($1).flatMap { $0 > 0 ? $0 : nil }) }, defaultValue: { seconds($0.responseTimeout) }),
-        Option("idle-in-transaction-timeout", .prefixed("IDLE_IN_TRANSACTION_TIMEOUT"),
-               "Seconds PostgreSQL lets a pooled connection wait in a transaction for its next statement before it ends the session (`idle_in_transaction_session_timeout`); `0`: no limit",
-               apply: { set(&$0.idleInTransactionTimeout, Double($1).flatMap { $0 >= 0 ? $0 : nil }) },
-               defaultValue: { seconds($0.idleInTransactionTimeout) }),
-        Option("shutdown-timeout", .prefixed("SHUTDOWN_TIMEOUT"), "Seconds SIGTERM or SIGINT lets requests in flight finish",
-               apply: { set(&$0.shutdownTimeout, Double($1)) }, defaultValue: { seconds($0.shutdownTimeout) }),
-        Option("drain-seconds", .prefixed("DRAIN_SECONDS"),
-               "Seconds SIGTERM keeps serving, with `/health/ready` answering 503, before the listener closes, so that a load balancer stops sending first; `0`: none. SIGINT does not drain; a second signal exits at once",
-               apply: { set(&$0.drainSeconds, Double($1)) }, defaultValue: { seconds($0.drainSeconds) }),
-        Option("metrics", .prefixed("METRICS"), "`on`: count requests and serve `GET /metrics` (Prometheus); `off`: neither",
-               apply: { set(&$0.metrics, ["on": true, "off": false][$1]) }, defaultValue: { $0.metrics ? "on" : "off" }),
-        Option("mhd-patches", .prefixed("MHD_PATCHES"),
-               "`on`: change libmicrohttpd's behaviour from underneath (problem documents for its own refusals, less memory per idle connection, fewer system calls; glibc's fast bins off) on the versions and architectures tested, else not; `off`: never; `force`: on any version, to try one; or the names of some patches, separated by commas (`error-pages`, `pool-release`, `epoll-suspension`, `allocator`): those only, on the versions tested",
-               apply: { set(&$0.mhdPatches, LibraryPatches.Policy(rawValue: $1)) }, defaultValue: { $0.mhdPatches.rawValue }),
-        Option("log-format", .prefixed("LOG_FORMAT"),
-               "`text` lines, or `json`: one JSON object per line, the access log's fields as members",
-               apply: { set(&$0.logFormat, LogFormat(rawValue: $1)) }, defaultValue: { $0.logFormat.rawValue }),
-        Option("log-level", .shared("LOG_LEVEL"),
-               "Log level: `trace`, `debug`, `info` (a line per request), `notice`, `warning`, `error` or `critical`; the log goes to standard error",
-               apply: { $0.logLevel = $1; return true }, defaultValue: { $0.logLevel }),
+        Option(
+            "host", .prefixed("HOST"), "Address to listen on",
+            apply: {
+                $0.host = $1; return true
+            }, defaultValue: { $0.host }),
+        Option(
+            "port", .prefixed("PORT"), "Port to listen on",
+            apply: { set(&$0.port, Int($1)) }, defaultValue: { String($0.port) }),
+        Option(
+            "database-url", .shared("DATABASE_URL"), "libpq connection string or `postgresql://` URL",
+            emptyDefault: "libpq's `PG*` variables",
+            apply: {
+                $0.databaseURL = $1; return true
+            }, defaultValue: { $0.databaseURL }),
+        Option(
+            "read-database-url", .shared("READ_DATABASE_URL"),
+            "A read replica's libpq connection string or URL: `GET` queries run on the healthy replicas in turn, the rest on the primary; repeatable, and the variable takes a comma-separated list of URLs",
+            emptyDefault: "none",
+            apply: { options, value in
+                let urls = replicaURLs(in: value)
+                options.readDatabaseURLs += urls
+                return !urls.isEmpty
+            },
+            defaultValue: { $0.readDatabaseURLs.joined(separator: ",") }),
+        Option(
+            "max-replica-lag", .prefixed("MAX_REPLICA_LAG"),
+            "Seconds a replica may lag behind the primary before it takes no reads (until it catches up)",
+            apply: { set(&$0.maxReplicaLag, Double($1)) }, defaultValue: { seconds($0.maxReplicaLag) }),
+        Option(
+            "pooler-compatible", .prefixed("POOLER_COMPATIBLE"),
+            "No named prepared statements and no session settings, for a pooler in transaction mode (PgBouncer before 1.21); `--statement-timeout` is then set on the role instead",
+            isFlag: true,
+            apply: { set(&$0.poolerCompatible, flag($1)) }, defaultValue: { String($0.poolerCompatible) }),
+        Option(
+            "rows-from", .prefixed("ROWS_FROM"),
+            "Where a streamed list's rows are read: `socket`, from the database connection's socket as they arrive, libpq idle meanwhile; `libpq`, through libpq's single-row mode (always so on an encrypted connection)",
+            apply: { set(&$0.rowsFromSocket, ["socket": true, "libpq": false][$1]) },
+            defaultValue: { $0.rowsFromSocket ? "socket" : "libpq" }),
+        Option(
+            "database-sslmode", .prefixed("DATABASE_SSLMODE"),
+            "libpq's `sslmode` for the database: `disable`, `allow`, `prefer`, `require`, `verify-ca` or `verify-full`; it overrides the connection string's",
+            emptyDefault: "the connection string's, else `PGSSLMODE`, else `prefer`",
+            apply: { options, value in
+                guard ServerOptions.sslModes.contains(value) else { return false }
+                options.databaseSSLMode = value
+                return true
+            },
+            defaultValue: { $0.databaseSSLMode }),
+        Option(
+            "pool-size", .prefixed("POOL_SIZE"), "Most database connections open at once",
+            apply: { set(&$0.poolSize, Int($1)) }, defaultValue: { String($0.poolSize) }),
+        Option(
+            "pipeline-connections", .prefixed("PIPELINE_CONNECTIONS"),
+            "Connections per event loop, besides the pool, that run the single-object queries of many requests together; one while it keeps up, more when it is held up",
+            apply: { set(&$0.pipelineConnections, Int($1)) }, defaultValue: { String($0.pipelineConnections) }),
+        Option(
+            "event-loops", .prefixed("EVENT_LOOPS"),
+            "Threads that serve the client connections and run their single-object queries; handlers that block run on worker threads",
+            emptyDefault: "half the processors, at least one",
+            apply: { set(&$0.eventLoops, Int($1).map(Optional.some)) }, defaultValue: { $0.eventLoops.map(String.init) ?? "" }),
+        Option(
+            "acquire-timeout", .prefixed("ACQUIRE_TIMEOUT"),
+            "Seconds a request waits for a free database connection before 503",
+            apply: { set(&$0.acquireTimeout, Double($1)) }, defaultValue: { seconds($0.acquireTimeout) }),
+        Option(
+            "statement-timeout", .prefixed("STATEMENT_TIMEOUT"),
+            "Seconds a query may run before it is cancelled and answered 504; `0`: no limit",
+            apply: { set(&$0.statementTimeout, Double($1)) }, defaultValue: { seconds($0.statementTimeout) }),
+        Option(
+            "date-format", .prefixed("DATE_FORMAT"),
+            #"Dates as `iso8601` (`"1995-12-01"`) or `epoch-milliseconds`, as HTTP-RPC wrote them"#,
+            apply: { set(&$0.dateFormat, dateFormat(named: $1)) }, defaultValue: { name(of: $0.dateFormat) }),
+        Option(
+            "max-rows", .prefixed("MAX_ROWS"), "Most rows in any list, a page's `limit` included",
+            emptyDefault: "no cap",
+            apply: { set(&$0.maxRows, Int($1).map(Optional.some)) }, defaultValue: { $0.maxRows.map(String.init) ?? "" }),
+        Option(
+            "cors-origin", .prefixed("CORS_ORIGINS"),
+            "An origin whose web pages may call the server (CORS), such as `https://app.example.com`, or `*` for any; repeatable, and the variable takes a comma-separated list",
+            emptyDefault: "none",
+            apply: { options, value in
+                let origins = value.split(separator: ",").map { String($0.filter { $0 != " " }) }.filter { !$0.isEmpty }
+                options.corsOrigins += origins
+                return !origins.isEmpty
+            },
+            defaultValue: { $0.corsOrigins.joined(separator: ",") }),
+        Option(
+            "tls-cert", .prefixed("TLS_CERT"),
+            "Certificate file (PEM, with its chain) to serve HTTPS with; needs `--tls-key`",
+            emptyDefault: "plain HTTP",
+            apply: {
+                $0.tlsCertificateFile = $1; return true
+            }, defaultValue: { $0.tlsCertificateFile }),
+        Option(
+            "tls-key", .prefixed("TLS_KEY"),
+            "Private key file (PEM) of the certificate, readable by its owner only (`chmod 600`); SIGHUP reads both files again",
+            apply: {
+                $0.tlsKeyFile = $1; return true
+            }, defaultValue: { $0.tlsKeyFile }),
+        Option(
+            "tls-priorities", .prefixed("TLS_PRIORITIES"),
+            "Protocol versions and ciphers an HTTPS client may use, as a GnuTLS priority string; the default allows TLS 1.2 and 1.3 only",
+            apply: { options, value in
+                guard !value.isEmpty else { return false }
+                options.tlsPriorities = value
+                return true
+            },
+            defaultValue: { $0.tlsPriorities }),
+        Option(
+            "auth-basic-file", .prefixed("AUTH_BASIC_FILE"),
+            "Password file for HTTP basic authentication: lines `user:$pbkdf2-sha256$…` (passlib's format; `hash-password` makes one)",
+            emptyDefault: "none",
+            apply: {
+                $0.authBasicFile = $1; return true
+            }, defaultValue: { $0.authBasicFile }),
+        Option(
+            "auth-basic-postgres", .prefixed("AUTH_BASIC_POSTGRES"),
+            "`true`: HTTP basic credentials are checked by logging in to PostgreSQL as that user (needs password authentication in `pg_hba.conf`)",
+            apply: { set(&$0.authBasicPostgres, Bool($1)) }, defaultValue: { String($0.authBasicPostgres) }),
+        Option(
+            "jwt-secret-file", .prefixed("JWT_SECRET_FILE"),
+            "File of the shared secret (32 bytes or more) of HS256 bearer tokens",
+            emptyDefault: "none",
+            apply: {
+                $0.jwtSecretFile = $1; return true
+            }, defaultValue: { $0.jwtSecretFile }),
+        Option(
+            "jwt-public-key-file", .prefixed("JWT_PUBLIC_KEY_FILE"),
+            "Public key file (PEM, RSA) of RS256 bearer tokens",
+            emptyDefault: "none",
+            apply: {
+                $0.jwtPublicKeyFile = $1; return true
+            }, defaultValue: { $0.jwtPublicKeyFile }),
+        Option(
+            "jwt-audience", .prefixed("JWT_AUDIENCE"), "The `aud` bearer tokens must name",
+            emptyDefault: "tokens without `aud`",
+            apply: {
+                $0.jwtAudience = $1; return true
+            }, defaultValue: { $0.jwtAudience }),
+        Option(
+            "jwt-role-claim", .prefixed("JWT_ROLE_CLAIM"), "The claim of a bearer token that names its database role",
+            apply: {
+                $0.jwtRoleClaim = $1; return true
+            }, defaultValue: { $0.jwtRoleClaim }),
+        Option(
+            "role-map", .prefixed("ROLE_MAP"),
+            "File of `user:role` lines: the database role of each basic user whose role is not its name",
+            emptyDefault: "none",
+            apply: {
+                $0.roleMapFile = $1; return true
+            }, defaultValue: { $0.roleMapFile }),
+        Option(
+            "anonymous-role", .prefixed("ANONYMOUS_ROLE"),
+            "Database role of requests without credentials once authentication is on (otherwise they get 401); alone, every request's role",
+            emptyDefault: "none",
+            apply: {
+                $0.anonymousRole = $1; return true
+            }, defaultValue: { $0.anonymousRole }),
+        Option(
+            "password-checks", .prefixed("PASSWORD_CHECKS"),
+            "Basic credentials' password checks (slow on purpose) run at once, at a low priority; more wait in a short queue, and past it are answered 503",
+            apply: { set(&$0.passwordChecks, Int($1).flatMap { $0 >= 1 ? $0 : nil }) }, defaultValue: { String($0.passwordChecks) }),
+        Option(
+            "max-connections", .prefixed("MAX_CONNECTIONS"), "Most client connections at once; more are refused",
+            apply: { set(&$0.maxConnections, Int($1)) }, defaultValue: { String($0.maxConnections) }),
+        Option(
+            "connection-timeout", .prefixed("CONNECTION_TIMEOUT"),
+            "Seconds a client connection may stay idle, or take to send its request's header fields",
+            apply: { set(&$0.connectionTimeout, Int($1)) }, defaultValue: { String($0.connectionTimeout) }),
+        Option(
+            "body-timeout", .prefixed("BODY_TIMEOUT"),
+            "Seconds a request's body may take to arrive once its header fields are in; past it the connection is closed",
+            apply: { set(&$0.bodyTimeout, Double($1).flatMap { $0 > 0 ? $0 : nil }) }, defaultValue: { seconds($0.bodyTimeout) }),
+        Option(
+            "body-bytes-in-flight", .prefixed("BODY_BYTES_IN_FLIGHT"),
+            "Most bytes of request bodies held at once, all requests together; a body past it is discarded and answered 503",
+            apply: { set(&$0.bodyBytesInFlight, Int($1).flatMap { $0 > 0 ? $0 : nil }) }, defaultValue: { String($0.bodyBytesInFlight) }),
+        Option(
+            "response-timeout", .prefixed("RESPONSE_TIMEOUT"),
+            "Seconds a streamed response may take to be sent, however slowly its client reads; past it the connection is closed and its database connection let go",
+            apply: { set(&$0.responseTimeout, Double($1).flatMap { $0 > 0 ? $0 : nil }) }, defaultValue: { seconds($0.responseTimeout) }),
+        Option(
+            "idle-in-transaction-timeout", .prefixed("IDLE_IN_TRANSACTION_TIMEOUT"),
+            "Seconds PostgreSQL lets a pooled connection wait in a transaction for its next statement before it ends the session (`idle_in_transaction_session_timeout`); `0`: no limit",
+            apply: { set(&$0.idleInTransactionTimeout, Double($1).flatMap { $0 >= 0 ? $0 : nil }) },
+            defaultValue: { seconds($0.idleInTransactionTimeout) }),
+        Option(
+            "shutdown-timeout", .prefixed("SHUTDOWN_TIMEOUT"), "Seconds SIGTERM or SIGINT lets requests in flight finish",
+            apply: { set(&$0.shutdownTimeout, Double($1)) }, defaultValue: { seconds($0.shutdownTimeout) }),
+        Option(
+            "drain-seconds", .prefixed("DRAIN_SECONDS"),
+            "Seconds SIGTERM keeps serving, with `/health/ready` answering 503, before the listener closes, so that a load balancer stops sending first; `0`: none. SIGINT does not drain; a second signal exits at once",
+            apply: { set(&$0.drainSeconds, Double($1)) }, defaultValue: { seconds($0.drainSeconds) }),
+        Option(
+            "metrics", .prefixed("METRICS"), "`on`: count requests and serve `GET /metrics` (Prometheus); `off`: neither",
+            apply: { set(&$0.metrics, ["on": true, "off": false][$1]) }, defaultValue: { $0.metrics ? "on" : "off" }),
+        Option(
+            "mhd-patches", .prefixed("MHD_PATCHES"),
+            "`on`: change libmicrohttpd's behaviour from underneath (problem documents for its own refusals, less memory per idle connection, fewer system calls; glibc's fast bins off) on the versions and architectures tested, else not; `off`: never; `force`: on any version, to try one; or the names of some patches, separated by commas (`error-pages`, `pool-release`, `epoll-suspension`, `allocator`): those only, on the versions tested",
+            apply: { set(&$0.mhdPatches, LibraryPatches.Policy(rawValue: $1)) }, defaultValue: { $0.mhdPatches.rawValue }),
+        Option(
+            "log-format", .prefixed("LOG_FORMAT"),
+            "`text` lines, or `json`: one JSON object per line, the access log's fields as members",
+            apply: { set(&$0.logFormat, LogFormat(rawValue: $1)) }, defaultValue: { $0.logFormat.rawValue }),
+        Option(
+            "log-level", .shared("LOG_LEVEL"),
+            "Log level: `trace`, `debug`, `info` (a line per request), `notice`, `warning`, `error` or `critical`; the log goes to standard error",
+            apply: {
+                $0.logLevel = $1; return true
+            }, defaultValue: { $0.logLevel }),
     ]
 
     private static func set<Value>(_ field: inout Value, _ value: Value?) -> Bool {
@@ -315,7 +379,8 @@ extension ServerOptions {
         }
         text += "  --version\n        Show the version.\n"
         text += "  -h, --help\n        Show help information.\n"
-        text += "\n\(program) hash-password [<user>] [--iterations <n>] reads a password (a line) and prints\n"
+        text +=
+            "\n\(program) hash-password [<user>] [--iterations <n>] reads a password (a line) and prints\n"
             + "its entry for --auth-basic-file: <user>:$pbkdf2-sha256$<iterations>$<salt>$<hash>.\n"
         return text
     }

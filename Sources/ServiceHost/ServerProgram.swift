@@ -124,12 +124,15 @@ public struct ServerProgram {
             commandName = first
             arguments = arguments.dropFirst()
         } else if !commands.isEmpty, !arguments.contains(where: { $0 == "-h" || $0 == "--help" || $0 == "--version" }) {
-            printError("Error: Missing command (\((["serve"] + commands.map(\.name)).joined(separator: ", "))).\nUsage: \(usage) (--help lists the commands and options)")
+            printError(
+                "Error: Missing command (\((["serve"] + commands.map(\.name)).joined(separator: ", "))).\nUsage: \(usage) (--help lists the commands and options)"
+            )
             exit(64)
         }
         let command: ServerOptions.Command
         do {
-            command = try ServerOptions.parse(Array(arguments), environmentPrefix: environmentPrefix, programOptions: programOptions) { variable in
+            command = try ServerOptions.parse(Array(arguments), environmentPrefix: environmentPrefix, programOptions: programOptions) {
+                variable in
                 guard let environment else { return processEnvironment(variable) }
                 return environment[variable]
             }
@@ -139,9 +142,12 @@ public struct ServerProgram {
         }
         switch command {
         case .help(let defaults):
-            let commandList = commands.isEmpty ? [] : [("serve", "Serves the services until SIGINT or SIGTERM.")] + commands.map { ($0.name, $0.summary) }
-            print(ServerOptions.help(defaults: defaults, program: name, overview: overview, environmentPrefix: environmentPrefix,
-                                     programOptions: programOptions, commands: commandList), terminator: "")
+            let commandList =
+                commands.isEmpty ? [] : [("serve", "Serves the services until SIGINT or SIGTERM.")] + commands.map { ($0.name, $0.summary) }
+            print(
+                ServerOptions.help(
+                    defaults: defaults, program: name, overview: overview, environmentPrefix: environmentPrefix,
+                    programOptions: programOptions, commands: commandList), terminator: "")
         case .version:
             print(SwiftSQLRest.version)
         case .serve(let options):
@@ -232,17 +238,22 @@ public struct ServerProgram {
         logger.logLevel = Logger.Level(rawValue: options.logLevel) ?? .info
 
         let pool = ConnectionPool(options.poolConfiguration)
-        let replicas = options.readDatabaseURLs.isEmpty ? nil : ReplicaSet(
-            options.replicaPoolConfigurations.map(ConnectionPool.init), configuration: options.replicaSetConfiguration
-        ) { [logger] index, change in
-            if case .healthy = change {
-                logger.notice("Read replica \(index + 1): \(change)")
-            } else {
-                logger.warning("Read replica \(index + 1): \(change)")
+        let replicas =
+            options.readDatabaseURLs.isEmpty
+            ? nil
+            : ReplicaSet(
+                options.replicaPoolConfigurations.map(ConnectionPool.init), configuration: options.replicaSetConfiguration
+            ) { [logger] index, change in
+                if case .healthy = change {
+                    logger.notice("Read replica \(index + 1): \(change)")
+                } else {
+                    logger.warning("Read replica \(index + 1): \(change)")
+                }
             }
-        }
         if options.poolerCompatible, options.statementTimeout > 0 {
-            logger.notice("--pooler-compatible sets no statement_timeout on the connections: set it on the role (ALTER ROLE ... SET statement_timeout)")
+            logger.notice(
+                "--pooler-compatible sets no statement_timeout on the connections: set it on the role (ALTER ROLE ... SET statement_timeout)"
+            )
         }
         let runner = QueryRunner(
             pool: pool, replicas: replicas, options: JSONRenderingOptions(dateFormat: options.dateFormat), maxRows: options.maxRows)
@@ -271,11 +282,12 @@ public struct ServerProgram {
         // A router that another replaces on SIGHUP, or the one router for good.
         let router = try makeRouter()
         let swappable = reloadsOnHangup ? SwappableRouter(router) : nil
-        let respond: @Sendable (HTTPRequest) -> HTTPResponse = if let swappable {
-            { swappable.respond(to: $0) }
-        } else {
-            { router.respond(to: $0) }
-        }
+        let respond: @Sendable (HTTPRequest) -> HTTPResponse =
+            if let swappable {
+                { swappable.respond(to: $0) }
+            } else {
+                { router.respond(to: $0) }
+            }
         var configuration = options.serverConfiguration
         configuration.tls = try options.tlsCertificate()
         if configuration.tls != nil, let warning = options.tlsKeyPermissionWarning() { logger.warning("\(warning)") }

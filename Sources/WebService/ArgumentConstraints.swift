@@ -51,9 +51,9 @@ public struct ArgumentConstraints: Sendable, Equatable {
     /// What the range asks, after the type's name: `from 0 to 10`, `of 0 or more`.
     private var rangeRequirement: String? {
         switch (minimum, maximum) {
-        case let (minimum?, maximum?): "from \(minimum) to \(maximum)"
-        case let (minimum?, nil): "of \(minimum) or more"
-        case let (nil, maximum?): "of \(maximum) or less"
+        case (let minimum?, let maximum?): "from \(minimum) to \(maximum)"
+        case (let minimum?, nil): "of \(minimum) or more"
+        case (nil, let maximum?): "of \(maximum) or less"
         case (nil, nil): nil
         }
     }
@@ -63,8 +63,12 @@ public struct ArgumentConstraints: Sendable, Equatable {
     /// Refuses an integer outside the range, worded as the type's own
     /// errors are: `expects an integer from 0 to 10; received "11"`.
     public func check(_ value: Int, type: ValueType = .integer, received: @autoclosure () -> String) throws(ArgumentConversionError) {
-        if let minimum, value < minimum { throw ArgumentConversionError(expected: type, received: received(), requirement: rangeRequirement) }
-        if let maximum, value > maximum { throw ArgumentConversionError(expected: type, received: received(), requirement: rangeRequirement) }
+        if let minimum, value < minimum {
+            throw ArgumentConversionError(expected: type, received: received(), requirement: rangeRequirement)
+        }
+        if let maximum, value > maximum {
+            throw ArgumentConversionError(expected: type, received: received(), requirement: rangeRequirement)
+        }
     }
 
     /// Refuses a converted value that breaks them: read back through its
@@ -117,7 +121,8 @@ public struct ArgumentConstraints: Sendable, Equatable {
     private static func decimalPieces(from low: UInt64, to high: UInt64) -> [String] {
         guard low <= high else { return [] }
         var pieces: [String] = []
-        let lowText = String(low), highText = String(high)
+        let lowText = String(low)
+        let highText = String(high)
         for length in lowText.count...highText.count {
             let first = length == lowText.count ? lowText : "1" + String(repeating: "0", count: length - 1)
             let last = length == highText.count ? highText : String(repeating: "9", count: length)
@@ -130,12 +135,15 @@ public struct ArgumentConstraints: Sendable, Equatable {
     private static func sameLengthPieces(_ low: [UInt8], _ high: [UInt8]) -> [String] {
         guard let lowFirst = low.first, let highFirst = high.first else { return [""] }
         if low == high { return [String(decoding: low, as: UTF8.self)] }
-        let lowRest = Array(low.dropFirst()), highRest = Array(high.dropFirst())
+        let lowRest = Array(low.dropFirst())
+        let highRest = Array(high.dropFirst())
         let lead = { (digit: UInt8) in String(UnicodeScalar(digit)) }
         if lowFirst == highFirst { return sameLengthPieces(lowRest, highRest).map { lead(lowFirst) + $0 } }
-        let zero = UInt8(ascii: "0"), nine = UInt8(ascii: "9")
+        let zero = UInt8(ascii: "0")
+        let nine = UInt8(ascii: "9")
         var pieces: [String] = []
-        var from = lowFirst, to = highFirst
+        var from = lowFirst
+        var to = highFirst
         if !lowRest.allSatisfy({ $0 == zero }) {
             pieces += sameLengthPieces(lowRest, Array(repeating: nine, count: lowRest.count)).map { lead(lowFirst) + $0 }
             from += 1

@@ -169,9 +169,9 @@ extension Double: ArgumentValue {
     public init?(argumentText: String) {
         // Swift also parses "nan", "inf" and hexadecimal; accept decimal only.
         guard let first = argumentText.utf8.first,
-              first == UInt8(ascii: "-") || first == UInt8(ascii: ".") || (UInt8(ascii: "0")...UInt8(ascii: "9")).contains(first),
-              !argumentText.contains(where: { $0 == "x" || $0 == "X" || $0 == "n" || $0 == "N" || $0 == "i" || $0 == "I" }),
-              let value = Double(argumentText)
+            first == UInt8(ascii: "-") || first == UInt8(ascii: ".") || (UInt8(ascii: "0")...UInt8(ascii: "9")).contains(first),
+            !argumentText.contains(where: { $0 == "x" || $0 == "X" || $0 == "n" || $0 == "N" || $0 == "i" || $0 == "I" }),
+            let value = Double(argumentText)
         else { return nil }
         self = value
     }

@@ -36,12 +36,16 @@ enum JSONRPCEntry: Sendable {
         do {
             document = try JSONValue.parse(body)
         } catch {
-            return ([.invalid(JSONRPCError(code: -32700, message: "Parse error", detail: "The request is not valid JSON: \(error)."))], false)
+            return (
+                [.invalid(JSONRPCError(code: -32700, message: "Parse error", detail: "The request is not valid JSON: \(error)."))], false
+            )
         }
         switch document {
         case .array(let elements):
             if elements.isEmpty {
-                return ([.invalid(JSONRPCError(code: -32600, message: "Invalid Request", detail: "A batch holds at least one call."))], false)
+                return (
+                    [.invalid(JSONRPCError(code: -32600, message: "Invalid Request", detail: "A batch holds at least one call."))], false
+                )
             }
             return (elements.map(entry), true)
         default:

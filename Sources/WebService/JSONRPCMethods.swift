@@ -27,14 +27,16 @@ struct JSONRPCMethods: Sendable {
         func params(byPosition elements: [JSONValue], methodName: String) -> Result<JSONValue.Members, JSONRPCError> {
             guard !elements.isEmpty else { return .success([:]) }
             let candidates = positionalNames.filter { $0.count >= elements.count }
-            guard let names = candidates.first(where: { $0.count == elements.count })
-                ?? candidates.min(by: { $0.count < $1.count })
+            guard
+                let names = candidates.first(where: { $0.count == elements.count })
+                    ?? candidates.min(by: { $0.count < $1.count })
             else {
                 let most = positionalNames.map(\.count).max() ?? 0
                 let takes = most == 1 ? "1 param" : "\(most) params"
-                return .failure(JSONRPCError(
-                    code: -32602, message: "Invalid params",
-                    detail: "\(methodName) takes at most \(takes) by position; \(elements.count) were given."))
+                return .failure(
+                    JSONRPCError(
+                        code: -32602, message: "Invalid params",
+                        detail: "\(methodName) takes at most \(takes) by position; \(elements.count) were given."))
             }
             var members = JSONValue.Members()
             for (name, value) in zip(names, elements) where value != .null {

@@ -47,7 +47,8 @@ struct MountedService: Sendable {
     /// `?api` as JSON, or as HTML whose example requests name `host`.
     func documentationResponse(json: Bool, host: String) -> HTTPResponse {
         let pages = pages.value
-        return json ? HTTPResponse(json: pages.json)
+        return json
+            ? HTTPResponse(json: pages.json)
             : HTTPResponse(status: .ok, headers: ["Content-Type": "text/html; charset=utf-8"], body: .bytes(pages.html(host: host)))
     }
 }
@@ -134,10 +135,10 @@ final class BoundRoute: Sendable {
     /// answers `/`, where the parameter takes its value when absent.
     var withoutOptionalLastVariable: BoundRoute? {
         guard case .named(let name) = pattern.segments.last,
-              route.inputs.contains(where: { input in
-                  guard case .argument(name, let type, let defaultTexts, _) = input.kind else { return false }
-                  return defaultTexts != nil || type.valueWhenAbsent != nil
-              })
+            route.inputs.contains(where: { input in
+                guard case .argument(name, let type, let defaultTexts, _) = input.kind else { return false }
+                return defaultTexts != nil || type.valueWhenAbsent != nil
+            })
         else { return nil }
         // The variable left out is not an argument either: `?id=` on the
         // shorter path is an unknown argument.

@@ -133,7 +133,8 @@ struct OpenAPIDocument {
                 let own = overload.pathVariableNames[position]
                 return overload.parameters.first { $0.location == .path && $0.name == own }
             }.first
-            var schema = documented.map { Self.argumentText(Self.constrained(self.schema($0.type), by: $0.constraints)) } ?? ["type": "string"]
+            var schema =
+                documented.map { Self.argumentText(Self.constrained(self.schema($0.type), by: $0.constraints)) } ?? ["type": "string"]
             if case .string("string")? = schema["type"] { schema["minLength"] = 1 }
             var parameter: JSONValue = ["name": .string(name), "in": "path", "required": true]
             if let description = documented?.description, !description.isEmpty { parameter["description"] = .string(description) }

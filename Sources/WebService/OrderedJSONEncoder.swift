@@ -139,7 +139,9 @@ extension OrderedJSONEncoder {
             object.set(key.stringValue, try OrderedJSONEncoder.encodeNode(value, codingPath: codingPath + [key]))
         }
 
-        mutating func nestedContainer<NestedKey: CodingKey>(keyedBy keyType: NestedKey.Type, forKey key: Key) -> KeyedEncodingContainer<NestedKey> {
+        mutating func nestedContainer<NestedKey: CodingKey>(keyedBy keyType: NestedKey.Type, forKey key: Key) -> KeyedEncodingContainer<
+            NestedKey
+        > {
             let nested = ObjectNode()
             object.set(key.stringValue, .object(nested))
             return KeyedEncodingContainer(KeyedContainer<NestedKey>(object: nested, codingPath: codingPath + [key]))

@@ -17,8 +17,10 @@ extension Route {
         _ inputs: repeat each Input,
         handler: @escaping @Sendable (repeat (each Input).Value) async throws -> Result
     ) {
-        self.init(method, path, description: description, inputs: Self.declarations(repeat each inputs),
-                  result: .value(returns ?? Result.self), execution: .task) { context in
+        self.init(
+            method, path, description: description, inputs: Self.declarations(repeat each inputs),
+            result: .value(returns ?? Result.self), execution: .task
+        ) { context in
             HTTPResponse.async {
                 do {
                     let result = try await handler(repeat (each inputs).value(in: context))
@@ -37,8 +39,10 @@ extension Route {
         _ inputs: repeat each Input,
         handler: @escaping @Sendable (repeat (each Input).Value) async throws -> Void
     ) {
-        self.init(method, path, description: description, inputs: Self.declarations(repeat each inputs),
-                  result: .none, execution: .task) { context in
+        self.init(
+            method, path, description: description, inputs: Self.declarations(repeat each inputs),
+            result: .none, execution: .task
+        ) { context in
             HTTPResponse.async {
                 do {
                     try await handler(repeat (each inputs).value(in: context))
@@ -57,8 +61,10 @@ extension Route {
         _ inputs: repeat each Input,
         handler: @escaping @Sendable (repeat (each Input).Value) async throws -> HTTPResponse
     ) {
-        self.init(method, path, description: description, inputs: Self.declarations(repeat each inputs),
-                  result: .response(returns), execution: .task) { context in
+        self.init(
+            method, path, description: description, inputs: Self.declarations(repeat each inputs),
+            result: .response(returns), execution: .task
+        ) { context in
             HTTPResponse.async {
                 do {
                     return context.runRequest.validated(try await handler(repeat (each inputs).value(in: context)))

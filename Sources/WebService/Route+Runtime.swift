@@ -38,8 +38,10 @@ extension Route {
         let readers = parameters.map { parameter in
             { @Sendable (context: RouteContext) throws -> Value in try parameter.value(in: context) }
         }
-        self.init(method, path, description: description, inputs: parameters.map(\.declaration),
-                  result: .described(returns), execution: .eventLoop, runnerType: Result.Runner.self) { context in
+        self.init(
+            method, path, description: description, inputs: parameters.map(\.declaration),
+            result: .described(returns), execution: .eventLoop, runnerType: Result.Runner.self
+        ) { context in
             var values: [Value] = []
             values.reserveCapacity(readers.count)
             for index in readers.indices { values.append(try readers[index](context)) }

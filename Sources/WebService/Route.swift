@@ -107,8 +107,10 @@ public struct Route: Sendable {
         _ inputs: repeat each Input,
         handler: @escaping @Sendable (repeat (each Input).Value) throws -> Result
     ) {
-        self.init(method, path, description: description, inputs: Self.declarations(repeat each inputs),
-                  result: .runnable(returns), execution: .eventLoop, runnerType: Result.Runner.self) { context in
+        self.init(
+            method, path, description: description, inputs: Self.declarations(repeat each inputs),
+            result: .runnable(returns), execution: .eventLoop, runnerType: Result.Runner.self
+        ) { context in
             let result = try handler(repeat (each inputs).value(in: context))
             // The router checked, when it mounted the route, that it holds a
             // runner of this type. Unwrapped before the cast: a cast from the
@@ -127,8 +129,10 @@ public struct Route: Sendable {
         _ inputs: repeat each Input,
         handler: @escaping @Sendable (repeat (each Input).Value) throws -> Result
     ) {
-        self.init(method, path, description: description, inputs: Self.declarations(repeat each inputs),
-                  result: .value(returns ?? Result.self)) { context in
+        self.init(
+            method, path, description: description, inputs: Self.declarations(repeat each inputs),
+            result: .value(returns ?? Result.self)
+        ) { context in
             let result = try handler(repeat (each inputs).value(in: context))
             return HTTPResponse(json: try OrderedJSONEncoder.encode(result))
         }
@@ -141,8 +145,10 @@ public struct Route: Sendable {
         _ inputs: repeat each Input,
         handler: @escaping @Sendable (repeat (each Input).Value) throws -> Void
     ) {
-        self.init(method, path, description: description, inputs: Self.declarations(repeat each inputs),
-                  result: .none) { context in
+        self.init(
+            method, path, description: description, inputs: Self.declarations(repeat each inputs),
+            result: .none
+        ) { context in
             try handler(repeat (each inputs).value(in: context))
             return HTTPResponse(status: .noContent)
         }
@@ -155,8 +161,10 @@ public struct Route: Sendable {
         _ inputs: repeat each Input,
         handler: @escaping @Sendable (repeat (each Input).Value) throws -> HTTPResponse
     ) {
-        self.init(method, path, description: description, inputs: Self.declarations(repeat each inputs),
-                  result: .response(returns)) { context in
+        self.init(
+            method, path, description: description, inputs: Self.declarations(repeat each inputs),
+            result: .response(returns)
+        ) { context in
             try handler(repeat (each inputs).value(in: context))
         }
     }
@@ -169,8 +177,10 @@ public struct Route: Sendable {
         _ inputs: repeat each Input,
         handler: @escaping @Sendable (repeat (each Input).Value) throws -> Result
     ) {
-        self.init(method, path, description: description, inputs: Self.declarations(repeat each inputs),
-                  result: .stream(returns)) { context in
+        self.init(
+            method, path, description: description, inputs: Self.declarations(repeat each inputs),
+            result: .stream(returns)
+        ) { context in
             let body = try handler(repeat (each inputs).value(in: context))
             return HTTPResponse(status: .ok, headers: Route.jsonHeaders, body: .stream(body))
         }
@@ -184,8 +194,10 @@ public struct Route: Sendable {
         _ inputs: repeat each Input,
         handler: @escaping @Sendable (repeat (each Input).Value) throws -> any StreamingBody
     ) {
-        self.init(method, path, description: description, inputs: Self.declarations(repeat each inputs),
-                  result: .stream(returns)) { context in
+        self.init(
+            method, path, description: description, inputs: Self.declarations(repeat each inputs),
+            result: .stream(returns)
+        ) { context in
             let body = try handler(repeat (each inputs).value(in: context))
             return HTTPResponse(status: .ok, headers: Route.jsonHeaders, body: .stream(body))
         }

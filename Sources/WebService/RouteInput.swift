@@ -261,7 +261,8 @@ extension DecodingError {
     /// Where and why decoding failed, without the underlying error chain.
     var summary: String {
         func path(_ context: Context) -> String {
-            context.codingPath.isEmpty ? "" : " at \(context.codingPath.map { $0.intValue.map(String.init) ?? $0.stringValue }.joined(separator: "."))"
+            context.codingPath.isEmpty
+                ? "" : " at \(context.codingPath.map { $0.intValue.map(String.init) ?? $0.stringValue }.joined(separator: "."))"
         }
         switch self {
         case .typeMismatch(let type, let context):

@@ -58,18 +58,25 @@ public final class RouteMetrics: Sendable {
         text.metric("http_requests_total", type: .counter, help: "HTTP requests answered, by route pattern, method and status.")
         for slot in all {
             for (status, count) in slot.statusCounts where count > 0 {
-                text.sample("http_requests_total", labels: [("route", slot.route), ("method", slot.method), ("status", String(status))], value: count)
+                text.sample(
+                    "http_requests_total", labels: [("route", slot.route), ("method", slot.method), ("status", String(status))],
+                    value: count)
             }
         }
-        text.metric("http_request_duration_seconds", type: .histogram,
-                    help: "Time from the request line to the end of the response, by route pattern and method.")
+        text.metric(
+            "http_request_duration_seconds", type: .histogram,
+            help: "Time from the request line to the end of the response, by route pattern and method.")
         for slot in all where slot.durations.snapshot().count > 0 {
-            text.histogram("http_request_duration_seconds", labels: [("route", slot.route), ("method", slot.method)],
-                           slot.durations.snapshot(), scale: 1e9)
+            text.histogram(
+                "http_request_duration_seconds", labels: [("route", slot.route), ("method", slot.method)],
+                slot.durations.snapshot(), scale: 1e9)
         }
-        text.metric("http_streamed_bytes_total", type: .counter, help: "Body bytes sent in streamed (chunked) responses, by route pattern and method.")
+        text.metric(
+            "http_streamed_bytes_total", type: .counter,
+            help: "Body bytes sent in streamed (chunked) responses, by route pattern and method.")
         for slot in all where slot.streamedBytes.value > 0 {
-            text.sample("http_streamed_bytes_total", labels: [("route", slot.route), ("method", slot.method)], value: slot.streamedBytes.value)
+            text.sample(
+                "http_streamed_bytes_total", labels: [("route", slot.route), ("method", slot.method)], value: slot.streamedBytes.value)
         }
     }
 

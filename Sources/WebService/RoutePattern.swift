@@ -15,11 +15,12 @@ struct RoutePattern: Sendable {
 
     /// Parses `/sum`, `/?:employeeNumber/titles`, `/?`, or `/` (no segments).
     init(_ path: String) {
-        self.init(segments: path.split(separator: "/").map { part in
-            if part == "?" { return .positional }
-            if part.hasPrefix("?:") { return .named(String(part.dropFirst(2))) }
-            return .literal(String(part))
-        })
+        self.init(
+            segments: path.split(separator: "/").map { part in
+                if part == "?" { return .positional }
+                if part.hasPrefix("?:") { return .named(String(part.dropFirst(2))) }
+                return .literal(String(part))
+            })
     }
 
     private init(segments: [Segment]) {

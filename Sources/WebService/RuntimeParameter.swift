@@ -96,8 +96,12 @@ public struct RuntimeParameter<Value: Sendable>: Sendable {
         transform: @escaping @Sendable ([String]) -> Value
     ) -> RuntimeParameter {
         let type = ValueType.array(.enumeration(name: enumeration, values: values))
-        return RuntimeParameter(name, type: type, description: description, whenAbsent: transform([])) { inputs throws(ArgumentConversionError) in
-            transform(try CommaSeparatedNames.chosen(in: inputs, names: values, type: .enumeration(name: enumeration, values: values)).map { values[$0] })
+        return RuntimeParameter(name, type: type, description: description, whenAbsent: transform([])) {
+            inputs throws(ArgumentConversionError) in
+            transform(
+                try CommaSeparatedNames.chosen(in: inputs, names: values, type: .enumeration(name: enumeration, values: values)).map {
+                    values[$0]
+                })
         }
     }
 

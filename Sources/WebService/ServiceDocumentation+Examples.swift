@@ -45,7 +45,8 @@ extension ServiceDocumentation {
         let body = operation.parameters.first { $0.location == .body }
         let method = operation.method
         let inQuery = method == "GET" || method == "DELETE" || body != nil
-        let query = inQuery && !arguments.isEmpty
+        let query =
+            inQuery && !arguments.isEmpty
             ? "?" + arguments.map { Self.percentEncoded($0.name) + "=" + Self.percentEncoded($0.value) }.joined(separator: "&") : ""
 
         var words = ["curl"]
@@ -62,7 +63,10 @@ extension ServiceDocumentation {
                 words += ["-F", shellQuoted(argument.name + "=" + (isFile ? "@" + argument.value : argument.value))]
             }
         } else if !inQuery, !arguments.isEmpty {
-            words += ["-d", shellQuoted(arguments.map { Self.percentEncoded($0.name) + "=" + Self.percentEncoded($0.value) }.joined(separator: "&"))]
+            words += [
+                "-d",
+                shellQuoted(arguments.map { Self.percentEncoded($0.name) + "=" + Self.percentEncoded($0.value) }.joined(separator: "&")),
+            ]
         }
         return words.joined(separator: " ")
     }
@@ -104,9 +108,11 @@ extension ServiceDocumentation {
         case .map, .any: return [:]
         case .structure(let name):
             guard depth < 4, let structure = structures.first(where: { $0.name == name }) else { return [:] }
-            return .object(JSONValue.Members(structure.fields.filter(\.required).map { field in
-                (key: field.name, value: sampleJSON(field.type, depth: depth + 1))
-            }))
+            return .object(
+                JSONValue.Members(
+                    structure.fields.filter(\.required).map { field in
+                        (key: field.name, value: sampleJSON(field.type, depth: depth + 1))
+                    }))
         case .string, .date, .dateTime, .uuid, .url, .file, .enumeration:
             return .string(Self.sampleText(type))
         }

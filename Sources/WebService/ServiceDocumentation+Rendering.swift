@@ -28,11 +28,11 @@ struct DocumentationPages: Sendable {
     /// `localhost`: what the examples may show without escaping.
     static func host(of request: HTTPRequest) -> String {
         guard let host = request.headers["Host"], !host.isEmpty, host.utf8.count <= 255,
-              host.utf8.allSatisfy({ byte in
-                  (UInt8(ascii: "a")...UInt8(ascii: "z")).contains(byte | 0x20) || (UInt8(ascii: "0")...UInt8(ascii: "9")).contains(byte)
-                      || byte == UInt8(ascii: ".") || byte == UInt8(ascii: "-") || byte == UInt8(ascii: ":")
-                      || byte == UInt8(ascii: "[") || byte == UInt8(ascii: "]")
-              })
+            host.utf8.allSatisfy({ byte in
+                (UInt8(ascii: "a")...UInt8(ascii: "z")).contains(byte | 0x20) || (UInt8(ascii: "0")...UInt8(ascii: "9")).contains(byte)
+                    || byte == UInt8(ascii: ".") || byte == UInt8(ascii: "-") || byte == UInt8(ascii: ":")
+                    || byte == UInt8(ascii: "[") || byte == UInt8(ascii: "]")
+            })
         else { return "localhost" }
         return host
     }
@@ -50,8 +50,10 @@ extension ServiceDocumentation {
         var page = HTMLPage(title: path)
         page.add("<h1>\(escape(path))</h1>")
         if !description.isEmpty { page.add("<p>\(inlineHTML(description))</p>") }
-        page.add("<p class=\"links\">The services' OpenAPI document: <a href=\"/openapi.json\">/openapi.json</a>. "
-            + "This page as JSON: <code>\(escapeKeepingHost("curl -H 'Accept: application/json' '\(exampleURL(path + "?api"))'"))</code></p>")
+        page.add(
+            "<p class=\"links\">The services' OpenAPI document: <a href=\"/openapi.json\">/openapi.json</a>. "
+                + "This page as JSON: <code>\(escapeKeepingHost("curl -H 'Accept: application/json' '\(exampleURL(path + "?api"))'"))</code></p>"
+        )
         for endpoint in endpoints {
             page.add("<h2>\(escape(endpoint.path))</h2>")
             for operation in endpoint.operations {
@@ -88,9 +90,12 @@ extension ServiceDocumentation {
         if !operation.parameters.isEmpty {
             html += "<table>\n<tr><th>Parameter</th><th>In</th><th>Type</th><th>Required</th><th>Description</th></tr>\n"
             for parameter in operation.parameters {
-                let required = parameter.required ? "required" : "optional" + (parameter.defaultValue.map { " (default <code>\(escape($0))</code>)" } ?? "")
+                let required =
+                    parameter.required
+                    ? "required" : "optional" + (parameter.defaultValue.map { " (default <code>\(escape($0))</code>)" } ?? "")
                 html += "<tr><td><code>\(escape(parameter.name))</code></td><td>\(parameter.location.rawValue)</td>"
-                html += "<td><code>\(typeHTML(parameter.type))</code></td><td>\(required)</td><td>\(inlineHTML(parameter.fullDescription))</td></tr>\n"
+                html +=
+                    "<td><code>\(typeHTML(parameter.type))</code></td><td>\(required)</td><td>\(inlineHTML(parameter.fullDescription))</td></tr>\n"
             }
             html += "</table>\n"
         }

@@ -34,7 +34,7 @@ extension WebServiceRouter {
             }
         }
         guard bodyIsArguments, !request.body.isEmpty, let contentType = request.contentType,
-              contentType == "application/json" || contentType.hasSuffix("+json")
+            contentType == "application/json" || contentType.hasSuffix("+json")
         else {
             return arguments
         }
@@ -80,7 +80,8 @@ extension WebServiceRouter {
         let expected = closest.argumentNames.isEmpty ? "it takes no arguments" : "expected " + closest.argumentNames.joined(separator: ", ")
         throw HTTPError(
             .badRequest,
-            detail: "The argument \"\(name)\" (received \(received)) is not a parameter of \(closest.route.method) \(request.rawPath); \(expected).",
+            detail:
+                "The argument \"\(name)\" (received \(received)) is not a parameter of \(closest.route.method) \(request.rawPath); \(expected).",
             parameter: name
         )
     }

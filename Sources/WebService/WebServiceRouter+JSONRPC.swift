@@ -128,16 +128,18 @@ extension WebServiceRouter {
             case .empty: break
             }
             if problem.isEmpty { problem = HTTPError(response.status, detail: response.status.reasonPhrase).problemJSON }
-            let code = switch response.status.code {
-            case 400: -32602
-            case 500: -32603
-            default: -32000
-            }
-            let message = switch code {
-            case -32602: "Invalid params"
-            case -32603: "Internal error"
-            default: response.status.reasonPhrase
-            }
+            let code =
+                switch response.status.code {
+                case 400: -32602
+                case 500: -32603
+                default: -32000
+                }
+            let message =
+                switch code {
+                case -32602: "Invalid params"
+                case -32603: "Internal error"
+                default: response.status.reasonPhrase
+                }
             return .error(JSONRPCError(code: code, message: message, data: problem))
         }
         let isJSON = response.headers["Content-Type"].map { $0.hasPrefix("application/json") || $0.contains("+json") } ?? false
@@ -187,7 +189,7 @@ extension WebServiceRouter {
         for (name, value) in outer.headers.fields {
             switch name.lowercased() {
             case "content-type", "content-length", "transfer-encoding", "accept", "accept-encoding", "if-none-match",
-                 "if-match", "if-modified-since", "if-unmodified-since", "range":
+                "if-match", "if-modified-since", "if-unmodified-since", "range":
                 continue
             default:
                 headers.add(name, value)
@@ -205,7 +207,9 @@ extension WebServiceRouter {
                 let values: [JSONValue] = if case .array(let elements) = remaining[name]! { elements } else { [remaining[name]!] }
                 for value in values {
                     guard let text = value.scalarText else {
-                        throw HTTPError(.badRequest, detail: "The param \"\(name)\" must be a string, number or boolean, or a list of them.", parameter: name)
+                        throw HTTPError(
+                            .badRequest, detail: "The param \"\(name)\" must be a string, number or boolean, or a list of them.",
+                            parameter: name)
                     }
                     queryItems.append(QueryItem(name: name, value: text))
                 }

@@ -164,7 +164,8 @@ public final class WebServiceRouter: Sendable {
         }
         // Most resources declare one verb: their routes are the candidates
         // as they are, without the array `filter` allocates per request.
-        let candidates = resource.routes.allSatisfy { $0.route.method == method }
+        let candidates =
+            resource.routes.allSatisfy { $0.route.method == method }
             ? resource.routes : resource.routes.filter { $0.route.method == method }
         if let first = candidates.first { slot = first.metrics }
         guard !candidates.isEmpty else {
@@ -239,12 +240,14 @@ extension HTTPError {
             return httpError.response
         }
         let errorID = UUID().uuidString.lowercased()
-        logger.error("Request failed", metadata: [
-            "errorId": "\(errorID)",
-            "method": "\(method)",
-            "path": "\(path)",
-            "error": "\(String(reflecting: error))",
-        ])
+        logger.error(
+            "Request failed",
+            metadata: [
+                "errorId": "\(errorID)",
+                "method": "\(method)",
+                "path": "\(path)",
+                "error": "\(String(reflecting: error))",
+            ])
         return HTTPError(
             .internalServerError,
             detail: "The server could not complete the request.",

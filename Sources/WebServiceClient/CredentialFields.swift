@@ -37,7 +37,7 @@ enum CredentialFields {
     /// `url` without its user and password.
     static func removed(from url: URL) -> URL {
         guard var components = URLComponents(url: url, resolvingAgainstBaseURL: true),
-              components.percentEncodedUser != nil || components.percentEncodedPassword != nil
+            components.percentEncodedUser != nil || components.percentEncodedPassword != nil
         else { return url }
         components.percentEncodedUser = nil
         components.percentEncodedPassword = nil

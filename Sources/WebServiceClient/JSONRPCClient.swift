@@ -40,16 +40,18 @@ public final class JSONRPCClient: Sendable {
         do {
             envelope = try WebServiceDecoding.decoder().decode(Envelope<T>.self, from: response.data)
         } catch {
-            throw WebServiceError(.decoding, detail: "The answer to \(method) is not a \(T.self): \(error)", body: response.data,
-                                  underlying: error)
+            throw WebServiceError(
+                .decoding, detail: "The answer to \(method) is not a \(T.self): \(error)", body: response.data,
+                underlying: error)
         }
         if let error = envelope.error { throw error }
         if let result = envelope.result { return result }
         do {
             return try WebServiceDecoding.decoder().decode(T.self, from: Data("null".utf8))
         } catch {
-            throw WebServiceError(.decoding, detail: "The result of \(method) is null, not a \(T.self).", body: response.data,
-                                  underlying: error)
+            throw WebServiceError(
+                .decoding, detail: "The result of \(method) is null, not a \(T.self).", body: response.data,
+                underlying: error)
         }
     }
 
@@ -100,8 +102,9 @@ public final class JSONRPCClient: Sendable {
                 do {
                     return try call.decode(data)
                 } catch {
-                    throw WebServiceError(.decoding, detail: "The result of \(call.method) is not a \(R.self): \(error)", body: data,
-                                          underlying: error)
+                    throw WebServiceError(
+                        .decoding, detail: "The result of \(call.method) is not a \(R.self): \(error)", body: data,
+                        underlying: error)
                 }
             }
         }
@@ -109,9 +112,10 @@ public final class JSONRPCClient: Sendable {
     }
 
     private func post(_ json: String) async throws -> WebServiceResponse {
-        try await client.send(WebServiceRequest(
-            .post, path, body: WebServiceRequest.Body(data: Data(json.utf8), contentType: "application/json"),
-            cachePolicy: .networkOnly))
+        try await client.send(
+            WebServiceRequest(
+                .post, path, body: WebServiceRequest.Body(data: Data(json.utf8), contentType: "application/json"),
+                cachePolicy: .networkOnly))
     }
 
     private struct Envelope<T: Decodable>: Decodable {

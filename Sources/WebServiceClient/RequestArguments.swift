@@ -68,7 +68,9 @@ public struct RequestArgumentValue: Sendable {
     /// A text value.
     public static func string(_ text: String) -> RequestArgumentValue { RequestArgumentValue(.string(text)) }
     /// A file on disk, streamed as a part of a multipart form.
-    public static func file(_ url: URL, contentType: String? = nil) -> RequestArgumentValue { RequestArgumentValue(.file(url, contentType: contentType)) }
+    public static func file(_ url: URL, contentType: String? = nil) -> RequestArgumentValue {
+        RequestArgumentValue(.file(url, contentType: contentType))
+    }
     /// Bytes sent as a file part of a multipart form.
     public static func data(_ data: Data, filename: String? = nil, contentType: String? = nil) -> RequestArgumentValue {
         RequestArgumentValue(.data(data, filename: filename, contentType: contentType))

@@ -50,7 +50,7 @@ extension ResponseCache {
         /// An entry as read from its file; `nil` for a damaged one.
         init?(file: Data) {
             guard let newline = file.firstIndex(of: UInt8(ascii: "\n")),
-                  let metadata = try? JSONDecoder().decode(Metadata.self, from: file[..<newline])
+                let metadata = try? JSONDecoder().decode(Metadata.self, from: file[..<newline])
             else { return nil }
             self.metadata = metadata
             body = Data(file[file.index(after: newline)...])
@@ -119,7 +119,8 @@ extension ResponseCache {
                 let pieces = part.split(separator: "=", maxSplits: 1)
                 let name = pieces[0].trimmingCharacters(in: .whitespaces).lowercased()
                 guard !name.isEmpty else { continue }
-                let argument = pieces.count > 1
+                let argument =
+                    pieces.count > 1
                     ? pieces[1].trimmingCharacters(in: .whitespaces).trimmingCharacters(in: CharacterSet(charactersIn: "\"")) : nil
                 directives[name] = .some(argument)
             }

@@ -19,7 +19,8 @@ extension ResponseCache.Entry {
     /// The answer's current age at `now` (RFC 9111 §4.2.3): its age when
     /// received plus the time it has been stored since.
     func age(at now: Date) -> TimeInterval {
-        let initial = metadata.initialAge
+        let initial =
+            metadata.initialAge
             ?? Self.initialAge(headers: metadata.headers, requestedAt: storedAt, receivedAt: storedAt)
         return initial + max(0, now.timeIntervalSince(storedAt))
     }
@@ -91,7 +92,10 @@ enum HTTPDate {
     /// The instant `text` names, or `nil` when it is none of the three forms.
     static func parse(_ text: String) -> Date? {
         let words = text.split(separator: " ", omittingEmptySubsequences: true).map(String.init)
-        let day: Int?, month: Int?, year: Int?, time: String
+        let day: Int?
+        let month: Int?
+        let year: Int?
+        let time: String
         switch words.count {
         case 6 where words[5] == "GMT":  // Sun, 06 Nov 1994 08:49:37 GMT
             (day, month, year, time) = (Int(words[1]), monthNumber(words[2]), Int(words[3]), words[4])
@@ -110,8 +114,8 @@ enum HTTPDate {
         }
         let clock = time.split(separator: ":").map { Int($0) }
         guard let day, let month, let year, (1...31).contains(day), clock.count == 3,
-              let hour = clock[0], let minute = clock[1], let second = clock[2],
-              (0...23).contains(hour), (0...59).contains(minute), (0...60).contains(second)
+            let hour = clock[0], let minute = clock[1], let second = clock[2],
+            (0...23).contains(hour), (0...59).contains(minute), (0...60).contains(second)
         else { return nil }
         let days = WebServiceDecoding.daysSince1970(year: year, month: month, day: day)
         return Date(timeIntervalSince1970: TimeInterval(days * 86_400 + hour * 3600 + minute * 60 + second))

@@ -207,7 +207,7 @@ public final class ResponseCache: @unchecked Sendable {
         }
         let checked = try Self.checked(response)
         if checked.status == 200,
-           let entry = Entry(request: request, response: checked, requestedAt: requestedAt, receivedAt: receivedAt)
+            let entry = Entry(request: request, response: checked, requestedAt: requestedAt, receivedAt: receivedAt)
         {
             write(entry, key: key)
         }
@@ -282,7 +282,7 @@ public final class ResponseCache: @unchecked Sendable {
             do {
                 try FileManager.default.createDirectory(
                     at: folder, withIntermediateDirectories: false, attributes: [.posixPermissions: 0o700])
-            } catch where FileManager.default.fileExists(atPath: folder.path) {
+            } catch  where FileManager.default.fileExists(atPath: folder.path) {
                 // Created meanwhile by another cache or process.
             }
             try FileManager.default.setAttributes([.posixPermissions: 0o700], ofItemAtPath: folder.path)
@@ -311,7 +311,7 @@ public final class ResponseCache: @unchecked Sendable {
         let name = fileName(key)
         let file = directory.appending(path: name)
         guard let data = try? Data(contentsOf: file), let entry = Entry(file: data), entry.key == key,
-              entry.matches(request)
+            entry.matches(request)
         else { return nil }
         let now = Date()
         lock.withLock { if index[name] != nil { index[name]!.lastUsed = now } }

@@ -34,11 +34,13 @@ enum SHA256 {
         for blockStart in stride(from: 0, to: padded.count, by: 64) {
             for index in 0..<16 {
                 let offset = blockStart + index * 4
-                schedule[index] = UInt32(padded[offset]) << 24 | UInt32(padded[offset + 1]) << 16
+                schedule[index] =
+                    UInt32(padded[offset]) << 24 | UInt32(padded[offset + 1]) << 16
                     | UInt32(padded[offset + 2]) << 8 | UInt32(padded[offset + 3])
             }
             for index in 16..<64 {
-                let early = schedule[index - 15], late = schedule[index - 2]
+                let early = schedule[index - 15]
+                let late = schedule[index - 2]
                 let sigma0 = early.rotatedRight(7) ^ early.rotatedRight(18) ^ (early >> 3)
                 let sigma1 = late.rotatedRight(17) ^ late.rotatedRight(19) ^ (late >> 10)
                 schedule[index] = schedule[index - 16] &+ sigma0 &+ schedule[index - 7] &+ sigma1

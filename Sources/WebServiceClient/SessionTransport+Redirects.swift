@@ -19,8 +19,9 @@ extension SessionTransport {
     static func redirect(_ request: URLRequest, from origin: URL) -> Result<URLRequest, WebServiceError> {
         guard let target = request.url else { return .success(CredentialFields.removed(from: request)) }
         if origin.scheme?.lowercased() == "https", target.scheme?.lowercased() != "https" {
-            return .failure(WebServiceError(
-                .insecureRedirect, detail: "The server redirected an https call to an unencrypted URL; the call was refused."))
+            return .failure(
+                WebServiceError(
+                    .insecureRedirect, detail: "The server redirected an https call to an unencrypted URL; the call was refused."))
         }
         return .success(isSameOrigin(origin, target) ? request : CredentialFields.removed(from: request))
     }
@@ -29,11 +30,12 @@ extension SessionTransport {
     static func isSameOrigin(_ first: URL, _ second: URL) -> Bool {
         func origin(_ url: URL) -> (scheme: String, host: String, port: Int?) {
             let scheme = url.scheme?.lowercased() ?? ""
-            let defaultPort: Int? = switch scheme {
-            case "http": 80
-            case "https": 443
-            default: nil
-            }
+            let defaultPort: Int? =
+                switch scheme {
+                case "http": 80
+                case "https": 443
+                default: nil
+                }
             return (scheme, url.host?.lowercased() ?? "", url.port ?? defaultPort)
         }
         let (a, b) = (origin(first), origin(second))

@@ -108,7 +108,7 @@ final class SessionTransport: NSObject, URLSessionDataDelegate, @unchecked Senda
     ) {
         let httpMethods = [NSURLAuthenticationMethodHTTPBasic, NSURLAuthenticationMethodHTTPDigest, NSURLAuthenticationMethodDefault]
         guard httpMethods.contains(challenge.protectionSpace.authenticationMethod),
-              let response = challenge.failureResponse as? HTTPURLResponse
+            let response = challenge.failureResponse as? HTTPURLResponse
                 ?? task.originalRequest?.url.flatMap({ HTTPURLResponse(url: $0, statusCode: 401, httpVersion: nil, headerFields: [:]) })
         else {
             completionHandler(.performDefaultHandling, nil)

@@ -176,7 +176,8 @@ public final class WebServiceClient: Sendable {
     }
 
     /// The elements of the JSON array that `request` answers, decoded as they arrive.
-    public func stream<Element: Decodable>(_ request: WebServiceRequest, of type: Element.Type = Element.self) -> WebServiceStream<Element> {
+    public func stream<Element: Decodable>(_ request: WebServiceRequest, of type: Element.Type = Element.self) -> WebServiceStream<Element>
+    {
         WebServiceStream(client: self, request: request)
     }
 

@@ -89,7 +89,8 @@ public struct WebServiceError: Error, Sendable, CustomStringConvertible {
         self.init(.server, status: status, headers: headers, body: body)
         let problem = (try? JSONSerialization.jsonObject(with: body)) as? [String: Any]
         title = problem?["title"] as? String ?? HTTPURLResponse.localizedString(forStatusCode: status).capitalized
-        detail = problem?["detail"] as? String
+        detail =
+            problem?["detail"] as? String
             ?? (problem == nil && !body.isEmpty ? String(decoding: body.prefix(1000), as: UTF8.self) : nil)
         parameter = problem?["parameter"] as? String
         requestID = headers.first { $0.key.lowercased() == "x-request-id" }?.value ?? problem?["errorId"] as? String

@@ -93,7 +93,7 @@ extension WebServiceHook {
                 do {
                     let response = try await next(request)
                     guard policy.statuses.contains(response.status),
-                          let wait = policy.delay(after: attempt, response: response)
+                        let wait = policy.delay(after: attempt, response: response)
                     else { return response }
                     delay = wait
                 } catch let error as WebServiceError where error.code == .transport || error.code == .timedOut {

@@ -110,8 +110,8 @@ public enum WebServiceDecoding {
     public static func date(from text: String) -> Date? {
         let utf8 = Array(text.utf8)
         if utf8.count == 10, utf8[4] == UInt8(ascii: "-"), utf8[7] == UInt8(ascii: "-"),
-           let year = Int(text.prefix(4)), let month = Int(text.dropFirst(5).prefix(2)), let day = Int(text.suffix(2)),
-           (1...12).contains(month), (1...31).contains(day)
+            let year = Int(text.prefix(4)), let month = Int(text.dropFirst(5).prefix(2)), let day = Int(text.suffix(2)),
+            (1...12).contains(month), (1...31).contains(day)
         {
             return Date(timeIntervalSince1970: TimeInterval(daysSince1970(year: year, month: month, day: day)) * 86_400)
         }

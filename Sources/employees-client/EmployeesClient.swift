@@ -32,9 +32,10 @@ struct ClientOptions: ParsableArguments {
     @Option(help: "Seconds to wait for the server.")
     var timeout: Double = 30
 
-    @Option(help: ArgumentHelp(
-        "Send a call up to N more times when the server is unreachable or busy (429, 503: after its Retry-After).",
-        discussion: "get and search only: rpc calls are POSTs, never sent twice. Without Retry-After, the waits grow, with jitter."))
+    @Option(
+        help: ArgumentHelp(
+            "Send a call up to N more times when the server is unreachable or busy (429, 503: after its Retry-After).",
+            discussion: "get and search only: rpc calls are POSTs, never sent twice. Without Retry-After, the waits grow, with jitter."))
     var retry: Int = 0
 
     func validate() throws {
@@ -75,7 +76,8 @@ struct Get: AsyncParsableCommand {
             let stored = response.storedAt.map { $0.formatted(.iso8601) } ?? "earlier"
             let age = response.age.map { ", \(Int($0)) s old" } ?? ""
             standardError(
-                "employees-client: \(client.baseURL.absoluteString) did not confirm the stored answer; printing it stale (stored at \(stored)\(age)).")
+                "employees-client: \(client.baseURL.absoluteString) did not confirm the stored answer; printing it stale (stored at \(stored)\(age))."
+            )
         }
         FileHandle.standardOutput.write(response.data)
         FileHandle.standardOutput.write(Data("\n".utf8))
@@ -193,9 +195,10 @@ struct RPC: AsyncParsableCommand {
             if values[name] == nil { names.append(name) }
             values[name, default: []].append(Self.value(String(param[param.index(after: equals)...])))
         }
-        let arguments = RequestArguments(names.map { name in
-            (name, values[name]!.count == 1 ? values[name]![0] : .list(values[name]!))
-        })
+        let arguments = RequestArguments(
+            names.map { name in
+                (name, values[name]!.count == 1 ? values[name]![0] : .list(values[name]!))
+            })
         let client = try options.client()
         let rpc = JSONRPCClient(client: client)
         let result = try await reporting(client) { try await rpc.call(method, params: .byName(arguments), as: JSONAny.self) }
@@ -221,8 +224,9 @@ func reporting<T>(_ client: WebServiceClient, _ call: () async throws -> T) asyn
     } catch let error as WebServiceError {
         switch error.code {
         case .transport, .timedOut:
-            standardError("employees-client: cannot reach \(client.baseURL.absoluteString): \(error.detail ?? "\(error)")"
-                          + (client.configuration.cache == nil ? "" : " (and nothing is stored for this request)"))
+            standardError(
+                "employees-client: cannot reach \(client.baseURL.absoluteString): \(error.detail ?? "\(error)")"
+                    + (client.configuration.cache == nil ? "" : " (and nothing is stored for this request)"))
         case .server:
             standardError("employees-client: \(error.status ?? 0) \(error.title ?? ""): \(error.detail ?? "no detail")")
         default:

@@ -29,11 +29,20 @@ enum SQLRestCommand {
         ) { options, pool in
             try pool.withConnection { try ServiceFolder(options[option: "services"]!).load(on: $0).services }
         }
-        .option("services", variable: "SERVICES",
-                meaning: "Folder of the `.sql` files, one operation each, read recursively; `check` also takes one file, and prints its problems only",
-                required: true)
-        .option("watch", variable: "WATCH", meaning: "`serve` reloads the services when a file in the folder changes, as SIGHUP does", flag: true)
-        .command("check", summary: "Prepares and describes every statement, prints every problem as FILE:LINE: message (exit 1) or a summary (exit 0).") { options in
+        .option(
+            "services", variable: "SERVICES",
+            meaning:
+                "Folder of the `.sql` files, one operation each, read recursively; `check` also takes one file, and prints its problems only",
+            required: true
+        )
+        .option(
+            "watch", variable: "WATCH", meaning: "`serve` reloads the services when a file in the folder changes, as SIGHUP does",
+            flag: true
+        )
+        .command(
+            "check",
+            summary: "Prepares and describes every statement, prints every problem as FILE:LINE: message (exit 1) or a summary (exit 0)."
+        ) { options in
             do {
                 let connection = try Connection(options.databaseURL)
                 defer { connection.close() }
@@ -78,7 +87,10 @@ enum SQLRestCommand {
                 schemas.append(schema)
             case "--writes": writes = true
             case "-h", "--help":
-                print(usage + "\nWrites list.sql (and one.sql for a table with a primary key; create, update and delete with --writes) for every table and view of the schemas (public by default), then checks them.")
+                print(
+                    usage
+                        + "\nWrites list.sql (and one.sql for a table with a primary key; create, update and delete with --writes) for every table and view of the schemas (public by default), then checks them."
+                )
                 return 0
             default:
                 printError("Error: Unexpected argument '\(argument)'.\n" + usage)
@@ -106,7 +118,9 @@ enum SQLRestCommand {
                 print(outcome.isWritten ? "wrote \(outcome.path)" : "left \(outcome.path) (it exists)")
             }
             let written = outcomes.filter(\.isWritten).count
-            print("\(written) file\(written == 1 ? "" : "s") written, \(outcomes.count - written) left, for \(catalog.relations.count) tables and views; checking them:")
+            print(
+                "\(written) file\(written == 1 ? "" : "s") written, \(outcomes.count - written) left, for \(catalog.relations.count) tables and views; checking them:"
+            )
             return check(ServiceFolder(out), on: connection)
         } catch {
             printError("Error: \(error)")

@@ -25,7 +25,8 @@ struct JSONWebTokenTests {
 
     @Test("a valid token's claims and role")
     func valid() throws {
-        let claims = try verifier.claims(of: Self.token(#"{"role":"payroll","aud":"employees","exp":1800000060,"nbf":1799999990}"#), now: now)
+        let claims = try verifier.claims(
+            of: Self.token(#"{"role":"payroll","aud":"employees","exp":1800000060,"nbf":1799999990}"#), now: now)
         #expect(try verifier.role(in: claims) == "payroll")
         let listed = try verifier.claims(of: Self.token(#"{"aud":["a","employees"]}"#), now: now)
         #expect(try verifier.role(in: listed) == nil)

@@ -20,21 +20,28 @@ struct PasswordCheckQueueTests {
         let ran = Locked(0)
         let open = Locked(false)
         // The first check waits, so that the queue fills behind it.
-        #expect(queue.submit {
-            while !open.withLock({ $0 }) { usleep(1_000) }
-        })
+        #expect(
+            queue.submit {
+                while !open.withLock({ $0 }) { usleep(1_000) }
+            })
         Thread.sleep(forTimeInterval: 0.1)
         var accepted = 0
         for _ in 0..<20 {
             let held = Held(freed)
-            if queue.submit({ _ = held; ran.withLock { $0 += 1 } }) { accepted += 1 }
+            if queue.submit({
+                _ = held; ran.withLock { $0 += 1 }
+            }) {
+                accepted += 1
+            }
         }
         #expect(accepted == 8, "the queue's length bounds what waits")
         open.withLock { $0 = true }
         // Steady traffic afterwards: the queue keeps a check or two in it.
         for _ in 0..<200 {
             let held = Held(freed)
-            while !queue.submit({ _ = held; ran.withLock { $0 += 1 } }) { usleep(1_000) }
+            while !queue.submit({
+                _ = held; ran.withLock { $0 += 1 }
+            }) { usleep(1_000) }
         }
         let deadline = Date(timeIntervalSinceNow: 10)
         while ran.withLock({ $0 }) < 208, Date() < deadline { usleep(10_000) }

@@ -6,8 +6,9 @@ struct PasswordHashTests {
     @Test("PBKDF2-HMAC-SHA-256 gives the published vector (RFC 7914, section 11)")
     func pbkdf2Vector() {
         let key = LibCrypto.pbkdf2SHA256(password: Array("password".utf8), salt: Array("salt".utf8), iterations: 1, length: 32)
-        #expect(key.map { String($0, radix: 16).count == 1 ? "0" + String($0, radix: 16) : String($0, radix: 16) }.joined()
-            == "120fb6cffcf8b32c43e7225256c4f837a86548c92ccc35480805987cb70be17b")
+        #expect(
+            key.map { String($0, radix: 16).count == 1 ? "0" + String($0, radix: 16) : String($0, radix: 16) }.joined()
+                == "120fb6cffcf8b32c43e7225256c4f837a86548c92ccc35480805987cb70be17b")
     }
 
     @Test("a hash written by passlib (Python's hashlib, here) is read and checked")

@@ -18,7 +18,9 @@ struct CSVAPITests {
         #expect(reply.status == 200)
         #expect(reply.header("Content-Type") == "text/csv; charset=utf-8; header=present")
         let expected = try TestEnvironment.rows("SELECT emp_no, first_name, last_name FROM employees ORDER BY emp_no LIMIT 3")
-        #expect(reply.text == "employeeNumber,firstName,lastName\r\n" + expected.map { $0.map { $0 ?? "" }.joined(separator: ",") + "\r\n" }.joined())
+        #expect(
+            reply.text == "employeeNumber,firstName,lastName\r\n"
+                + expected.map { $0.map { $0 ?? "" }.joined(separator: ",") + "\r\n" }.joined())
         #expect(try server.get("/employees?limit=3", headers: [("Accept", "application/json, text/csv")]).text.hasPrefix("["))
     }
 

@@ -12,10 +12,12 @@ struct ConditionalGETAPITests {
         server = try TestServer.shared()
     }
 
-    @Test("an object carries an ETag, and If-None-Match with it gets 304 without a body", arguments: [
-        "/employees/10004", "/employees/10004?details=titles,salaries", "/departments/d005?details=managers",
-        "/math/sum?a=2&b=4",
-    ])
+    @Test(
+        "an object carries an ETag, and If-None-Match with it gets 304 without a body",
+        arguments: [
+            "/employees/10004", "/employees/10004?details=titles,salaries", "/departments/d005?details=managers",
+            "/math/sum?a=2&b=4",
+        ])
     func objects(path: String) throws {
         let first = try server.get(path)
         #expect(first.status == 200)
@@ -41,8 +43,9 @@ struct ConditionalGETAPITests {
     @Test("different objects have different tags")
     func distinctTags() throws {
         #expect(try server.get("/employees/10004").header("ETag") != server.get("/employees/10005").header("ETag"))
-        #expect(try server.get("/employees/10004").header("ETag")
-            != server.get("/employees/10004?details=titles").header("ETag"))
+        #expect(
+            try server.get("/employees/10004").header("ETag")
+                != server.get("/employees/10004?details=titles").header("ETag"))
     }
 
     @Test("streamed lists and errors carry no validator")

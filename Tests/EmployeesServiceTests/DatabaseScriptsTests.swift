@@ -20,7 +20,8 @@ struct DatabaseScriptsTests {
 
     @Test("generated row counts match the real test_db's scale")
     func generatedCounts() throws {
-        let counts = try Self.query("""
+        let counts = try Self.query(
+            """
             SELECT 'employees', count(*) FROM employees UNION ALL
             SELECT 'departments', count(*) FROM departments UNION ALL
             SELECT 'dept_manager', count(*) FROM dept_manager UNION ALL
@@ -44,15 +45,17 @@ struct DatabaseScriptsTests {
     func determinism() throws {
         let expected = try String(contentsOf: Self.root.appending(path: "sql/expected-checksums.txt"), encoding: .utf8)
             .split(separator: "\n").filter { !$0.hasPrefix("#") && !$0.isEmpty }.map(String.init)
-        let found = try Self.run("psql", "-X", "-q", "-A", "-t", "-F", " ", "-v", "ON_ERROR_STOP=1",
-                                 "-d", Self.sampleDatabase, "-f", "sql/checksums.sql")
+        let found = try Self.run(
+            "psql", "-X", "-q", "-A", "-t", "-F", " ", "-v", "ON_ERROR_STOP=1",
+            "-d", Self.sampleDatabase, "-f", "sql/checksums.sql")
         #expect(found.status == 0, "\(found.errors)")
         #expect(found.lines == expected)
     }
 
     @Test("current rows end 9999-01-01; others end on or before 2002-08-01")
     func currentRows() throws {
-        let violations = try Self.query("""
+        let violations = try Self.query(
+            """
             SELECT 'dept_emp', count(*) FROM dept_emp WHERE to_date > '2002-08-01' AND to_date <> '9999-01-01' UNION ALL
             SELECT 'titles', count(*) FROM titles WHERE to_date > '2002-08-01' AND to_date <> '9999-01-01' UNION ALL
             SELECT 'salaries', count(*) FROM salaries WHERE to_date > '2002-08-01' AND to_date <> '9999-01-01' UNION ALL
@@ -84,9 +87,18 @@ struct DatabaseScriptsTests {
         defer { Self.dropDatabase(database) }
         let result = try Self.run("scripts/import-test-db", "--database", database, Self.dumpsFolder.path)
         #expect(result.status == 0, "\(result.output)\(result.errors)")
-        #expect(result.lines.contains { $0.hasPrefix("departments") && $0.contains("d1af5e170d2d1591d776d5638d71fc5f  d1af5e170d2d1591d776d5638d71fc5f") && $0.hasSuffix("ok") })
-        #expect(result.lines.contains { $0.hasPrefix("dept_manager") && $0.contains("8720e2f0853ac9096b689c14664f847e  8720e2f0853ac9096b689c14664f847e") && $0.hasSuffix("ok") })
-        let managers = try Self.query("SELECT emp_no, from_date FROM dept_manager WHERE dept_no = 'd009' ORDER BY from_date DESC LIMIT 1", database: database)
+        #expect(
+            result.lines.contains {
+                $0.hasPrefix("departments") && $0.contains("d1af5e170d2d1591d776d5638d71fc5f  d1af5e170d2d1591d776d5638d71fc5f")
+                    && $0.hasSuffix("ok")
+            })
+        #expect(
+            result.lines.contains {
+                $0.hasPrefix("dept_manager") && $0.contains("8720e2f0853ac9096b689c14664f847e  8720e2f0853ac9096b689c14664f847e")
+                    && $0.hasSuffix("ok")
+            })
+        let managers = try Self.query(
+            "SELECT emp_no, from_date FROM dept_manager WHERE dept_no = 'd009' ORDER BY from_date DESC LIMIT 1", database: database)
         #expect(managers == [["111939", "1996-01-03"]])
     }
 
@@ -100,8 +112,9 @@ struct DatabaseScriptsTests {
             Self.dropDatabase(database)
         }
         let dump = try String(contentsOf: Self.dumpsFolder.appending(path: "load_dept_manager.dump"), encoding: .utf8)
-        let corrupted = dump.replacingOccurrences(of: "(110085,'d002','1985-01-01','1989-12-17')",
-                                                  with: "(110085,'d002','1985-01-01','1989-12-18')")
+        let corrupted = dump.replacingOccurrences(
+            of: "(110085,'d002','1985-01-01','1989-12-17')",
+            with: "(110085,'d002','1985-01-01','1989-12-18')")
         #expect(corrupted != dump)
         try corrupted.write(to: folder.appending(path: "load_dept_manager.dump"), atomically: true, encoding: .utf8)
 
@@ -118,23 +131,27 @@ struct DatabaseScriptsTests {
     @Test("employees_reader can read every table")
     func readerCanRead() throws {
         for table in ["employees", "departments", "dept_manager", "dept_emp", "titles", "salaries"] {
-            let result = try Self.run("psql", "-X", "-A", "-t", "-v", "ON_ERROR_STOP=1", "-d", Self.sampleDatabase,
-                                      "-c", "SELECT count(*) > 0 FROM \(table)", user: "employees_reader")
+            let result = try Self.run(
+                "psql", "-X", "-A", "-t", "-v", "ON_ERROR_STOP=1", "-d", Self.sampleDatabase,
+                "-c", "SELECT count(*) > 0 FROM \(table)", user: "employees_reader")
             #expect(result.status == 0, "\(table): \(result.errors)")
             #expect(result.lines == ["t"], "\(table)")
         }
     }
 
-    @Test("employees_reader can modify nothing (42501)", arguments: [
-        "INSERT INTO departments VALUES ('d010', 'Legal')",
-        "UPDATE salaries SET salary = salary + 1 WHERE emp_no = 10001",
-        "DELETE FROM titles WHERE emp_no = 10001",
-        "TRUNCATE dept_emp",
-        "CREATE TABLE notes (note text)",
-    ])
+    @Test(
+        "employees_reader can modify nothing (42501)",
+        arguments: [
+            "INSERT INTO departments VALUES ('d010', 'Legal')",
+            "UPDATE salaries SET salary = salary + 1 WHERE emp_no = 10001",
+            "DELETE FROM titles WHERE emp_no = 10001",
+            "TRUNCATE dept_emp",
+            "CREATE TABLE notes (note text)",
+        ])
     func readerCannotWrite(statement: String) throws {
-        let result = try Self.run("psql", "-X", "-A", "-t", "-d", Self.sampleDatabase,
-                                  "-c", statement, "-c", "\\echo :LAST_ERROR_SQLSTATE", user: "employees_reader")
+        let result = try Self.run(
+            "psql", "-X", "-A", "-t", "-d", Self.sampleDatabase,
+            "-c", statement, "-c", "\\echo :LAST_ERROR_SQLSTATE", user: "employees_reader")
         #expect(result.lines.last == "42501", "\(statement): \(result.output)\(result.errors)")
     }
 
@@ -150,7 +167,8 @@ struct DatabaseScriptsTests {
     /// Runs a command from the repository root with the test's environment
     /// (PG*), optionally as another database user.
     static func run(_ arguments: String..., user: String? = nil) throws -> CommandResult {
-        let outcome = try ToolProcess.outcome("/usr/bin/env", ["--chdir", root.path] + arguments, environment: user.map { ["PGUSER": $0] } ?? [:])
+        let outcome = try ToolProcess.outcome(
+            "/usr/bin/env", ["--chdir", root.path] + arguments, environment: user.map { ["PGUSER": $0] } ?? [:])
         return CommandResult(status: outcome.status, output: outcome.text, errors: outcome.errors)
     }
 

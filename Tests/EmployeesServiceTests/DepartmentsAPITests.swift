@@ -23,8 +23,9 @@ struct DepartmentsAPITests {
         #expect(reply.header("Content-Type") == "application/json")
         let departments = reply.objects
         #expect(departments.count == 9)
-        #expect(JSONReader.table(departments, ["departmentNumber", "departmentName"])
-            == (try TestEnvironment.rows("SELECT dept_no, dept_name FROM departments ORDER BY dept_no")))
+        #expect(
+            JSONReader.table(departments, ["departmentNumber", "departmentName"])
+                == (try TestEnvironment.rows("SELECT dept_no, dept_name FROM departments ORDER BY dept_no")))
         #expect(departments.first?["departmentNumber"] as? String == "d001")
         #expect(departments.last?["departmentNumber"] as? String == "d009")
     }
@@ -39,11 +40,13 @@ struct DepartmentsAPITests {
         #expect(department["departmentName"] as? String == "Development")
 
         let managers = try #require(department["managers"] as? [[String: Any]])
-        #expect(JSONReader.table(managers, ["employeeNumber", "firstName", "lastName", "fromDate", "toDate"])
-            == (try TestEnvironment.rows("""
-                SELECT m.emp_no, e.first_name, e.last_name, m.from_date::text, m.to_date::text
-                FROM dept_manager m JOIN employees e USING (emp_no) WHERE m.dept_no = 'd005' ORDER BY m.from_date, m.emp_no
-                """)))
+        #expect(
+            JSONReader.table(managers, ["employeeNumber", "firstName", "lastName", "fromDate", "toDate"])
+                == (try TestEnvironment.rows(
+                    """
+                    SELECT m.emp_no, e.first_name, e.last_name, m.from_date::text, m.to_date::text
+                    FROM dept_manager m JOIN employees e USING (emp_no) WHERE m.dept_no = 'd005' ORDER BY m.from_date, m.emp_no
+                    """)))
         #expect(!managers.isEmpty)
 
         let employees = try #require(department["employees"] as? [[String: Any]])
@@ -52,11 +55,13 @@ struct DepartmentsAPITests {
         #expect(current > 10_000)
         let numbers = employees.compactMap { $0["employeeNumber"] as? Int }
         #expect(numbers.count == current && numbers == numbers.sorted())
-        #expect(JSONReader.table(Array(employees.prefix(20)), ["employeeNumber", "firstName", "lastName", "fromDate"])
-            == (try TestEnvironment.rows("""
-                SELECT de.emp_no, e.first_name, e.last_name, de.from_date::text FROM dept_emp de JOIN employees e USING (emp_no)
-                WHERE de.dept_no = 'd005' AND de.to_date = '9999-01-01' ORDER BY de.emp_no LIMIT 20
-                """)))
+        #expect(
+            JSONReader.table(Array(employees.prefix(20)), ["employeeNumber", "firstName", "lastName", "fromDate"])
+                == (try TestEnvironment.rows(
+                    """
+                    SELECT de.emp_no, e.first_name, e.last_name, de.from_date::text FROM dept_emp de JOIN employees e USING (emp_no)
+                    WHERE de.dept_no = 'd005' AND de.to_date = '9999-01-01' ORDER BY de.emp_no LIMIT 20
+                    """)))
     }
 
     @Test("details one at a time, and none")

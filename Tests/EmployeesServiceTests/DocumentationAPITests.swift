@@ -26,7 +26,10 @@ struct DocumentationAPITests {
         #expect(operations.allSatisfy { $0["method"] as? String == "GET" && ($0["description"] as? String)?.isEmpty == false })
         let parameters = operations.map { ($0["parameters"] as? [[String: Any]] ?? []).compactMap { $0["name"] as? String } }
         #expect(parameters == [["name", "details", "limit", "offset"], ["employeeNumber", "details"]])
-        #expect(operations.allSatisfy { ($0["parameters"] as? [[String: Any]] ?? []).allSatisfy { ($0["description"] as? String)?.isEmpty == false } })
+        #expect(
+            operations.allSatisfy {
+                ($0["parameters"] as? [[String: Any]] ?? []).allSatisfy { ($0["description"] as? String)?.isEmpty == false }
+            })
         #expect(operations.compactMap { $0["result"] as? String } == ["[EmployeeSummary]", "Employee"])
 
         let enumerations = try #require(api["enumerations"] as? [[String: Any]])
@@ -38,8 +41,11 @@ struct DocumentationAPITests {
             let structure = structures.first { $0["name"] as? String == name }
             return (structure?["fields"] as? [[String: Any]] ?? []).compactMap { $0["name"] as? String }
         }
-        #expect(fields("Employee") == ["employeeNumber", "firstName", "lastName", "birthDate", "gender", "hireDate",
-                                       "titles", "salaries", "departments"])
+        #expect(
+            fields("Employee") == [
+                "employeeNumber", "firstName", "lastName", "birthDate", "gender", "hireDate",
+                "titles", "salaries", "departments",
+            ])
         #expect(fields("Title") == ["title", "fromDate", "toDate"])
         #expect(fields("Salary") == ["salary", "fromDate", "toDate"])
     }
@@ -51,9 +57,11 @@ struct DocumentationAPITests {
         #expect(reply.header("Content-Type")?.hasPrefix("text/html") == true)
         let page = reply.text
         #expect(page.hasPrefix("<!DOCTYPE html>"))
-        for text in ["<h1>/employees</h1>", "employeeNumber", "details", "limit", "offset",
-                     "id=\"Employee\"", "id=\"Title\"", "id=\"Salary\"", "id=\"EmployeeDetail\"",
-                     #""titles" | "salaries" | "departments""#, #""M" | "F""#] {
+        for text in [
+            "<h1>/employees</h1>", "employeeNumber", "details", "limit", "offset",
+            "id=\"Employee\"", "id=\"Title\"", "id=\"Salary\"", "id=\"EmployeeDetail\"",
+            #""titles" | "salaries" | "departments""#, #""M" | "F""#,
+        ] {
             #expect(page.contains(text), "\(text)")
         }
     }
@@ -64,7 +72,8 @@ struct DocumentationAPITests {
         let endpoints = api["endpoints"] as? [[String: Any]] ?? []
         #expect(endpoints.compactMap { $0["path"] as? String } == ["/departments", "/departments/?:departmentNumber"])
         let enumerations = api["enumerations"] as? [[String: Any]] ?? []
-        #expect(enumerations.contains { $0["name"] as? String == "DepartmentDetail" && $0["values"] as? [String] == ["managers", "employees"] })
+        #expect(
+            enumerations.contains { $0["name"] as? String == "DepartmentDetail" && $0["values"] as? [String] == ["managers", "employees"] })
     }
 
     @Test("GET / lists the four services, as JSON and as HTML")

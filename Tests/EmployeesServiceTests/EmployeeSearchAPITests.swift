@@ -17,7 +17,8 @@ struct EmployeeSearchAPITests {
 
     /// The database's answer for an ILIKE pattern on first or last name.
     static func expected(_ likePattern: String, limit: Int? = nil, offset: Int = 0) throws -> [[String?]] {
-        try TestEnvironment.rows("""
+        try TestEnvironment.rows(
+            """
             SELECT emp_no, first_name, last_name FROM employees
             WHERE first_name ILIKE :pattern OR last_name ILIKE :pattern
             ORDER BY emp_no LIMIT :limit OFFSET :offset
@@ -51,8 +52,9 @@ struct EmployeeSearchAPITests {
     func suffixAndExact() throws {
         #expect(JSONReader.table(try search("name=*son").objects, Self.summaryKeys) == (try Self.expected("%son")))
         let lastName = try #require(try TestEnvironment.rows("SELECT last_name FROM employees WHERE emp_no = 10004").first?.first ?? nil)
-        #expect(JSONReader.table(try search("name=\(lastName.uppercased())").objects, Self.summaryKeys)
-            == (try Self.expected(lastName)))
+        #expect(
+            JSONReader.table(try search("name=\(lastName.uppercased())").objects, Self.summaryKeys)
+                == (try Self.expected(lastName)))
     }
 
     @Test("% and _ in a name match themselves, not any characters")
@@ -71,25 +73,31 @@ struct EmployeeSearchAPITests {
 
     @Test("limit and offset page through the matches")
     func paging() throws {
-        #expect(JSONReader.table(try search("name=bal*&limit=10&offset=5").objects, Self.summaryKeys)
-            == (try Self.expected("bal%", limit: 10, offset: 5)))
+        #expect(
+            JSONReader.table(try search("name=bal*&limit=10&offset=5").objects, Self.summaryKeys)
+                == (try Self.expected("bal%", limit: 10, offset: 5)))
         #expect(try search("name=bal*&limit=10&offset=5").objects.count == 10)
         #expect(try search("limit=0").text == "[]")
-        #expect(JSONReader.table(try search("name=bal*&limit=9223372036854775807").objects, Self.summaryKeys)
-            == (try Self.expected("bal%")))
+        #expect(
+            JSONReader.table(try search("name=bal*&limit=9223372036854775807").objects, Self.summaryKeys)
+                == (try Self.expected("bal%")))
         #expect(try search("offset=9223372036854775807").text == "[]")
         #expect(try search("name=bal*&offset=1000000").text == "[]")
         let firstThree = try search("limit=3").objects.compactMap { $0["employeeNumber"] as? Int }
         #expect(firstThree == [10001, 10002, 10003])
         let afterTwo = try search("limit=2&offset=300020").objects.compactMap { $0["employeeNumber"] as? Int }
-        #expect(afterTwo == (try TestEnvironment.rows("SELECT emp_no FROM employees ORDER BY emp_no LIMIT 2 OFFSET 300020"))
-            .compactMap { Int($0[0] ?? "") })
+        #expect(
+            afterTwo
+                == (try TestEnvironment.rows("SELECT emp_no FROM employees ORDER BY emp_no LIMIT 2 OFFSET 300020"))
+                .compactMap { Int($0[0] ?? "") })
     }
 
-    @Test("negative limit or offset is 400 naming the parameter", arguments: [
-        ("limit=-1", "limit"), ("offset=-1", "offset"), ("name=bal*&limit=-5&offset=0", "limit"),
-        ("limit=ten", "limit"), ("offset=1e3", "offset"),
-    ])
+    @Test(
+        "negative limit or offset is 400 naming the parameter",
+        arguments: [
+            ("limit=-1", "limit"), ("offset=-1", "offset"), ("name=bal*&limit=-5&offset=0", "limit"),
+            ("limit=ten", "limit"), ("offset=1e3", "offset"),
+        ])
     func badPaging(query: String, parameter: String) throws {
         let reply = try server.get("/employees?\(query)")
         #expect(reply.status == 400)
@@ -104,7 +112,8 @@ struct EmployeeSearchAPITests {
         let employees = try search("name=bal*&limit=25&details=titles").objects
         #expect(employees.count == 25)
         let numbers = employees.compactMap { $0["employeeNumber"] as? Int }
-        let rows = try TestEnvironment.rows("""
+        let rows = try TestEnvironment.rows(
+            """
             SELECT emp_no, title, from_date::text, to_date::text FROM titles
             WHERE emp_no = ANY (string_to_array(:numbers, ',')::int[]) ORDER BY emp_no, from_date, title
             """, ["numbers": numbers.map(String.init).joined(separator: ",")])
@@ -122,13 +131,17 @@ struct EmployeeSearchAPITests {
     func allDetailsOnAPage() throws {
         let employees = try search("details=titles,salaries,departments&limit=50&offset=100").objects
         #expect(employees.count == 50)
-        #expect(employees.allSatisfy {
-            $0["titles"] is [[String: Any]] && $0["salaries"] is [[String: Any]] && $0["departments"] is [[String: Any]]
-        })
+        #expect(
+            employees.allSatisfy {
+                $0["titles"] is [[String: Any]] && $0["salaries"] is [[String: Any]] && $0["departments"] is [[String: Any]]
+            })
         let salaryCount = employees.reduce(0) { $0 + (($1["salaries"] as? [Any])?.count ?? 0) }
-        #expect(salaryCount == (try TestEnvironment.integer("""
-            SELECT count(*) FROM salaries WHERE emp_no IN (SELECT emp_no FROM employees ORDER BY emp_no LIMIT 50 OFFSET 100)
-            """)))
+        #expect(
+            salaryCount
+                == (try TestEnvironment.integer(
+                    """
+                    SELECT count(*) FROM salaries WHERE emp_no IN (SELECT emp_no FROM employees ORDER BY emp_no LIMIT 50 OFFSET 100)
+                    """)))
     }
 
     // MARK: - Everything

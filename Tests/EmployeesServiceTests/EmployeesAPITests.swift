@@ -23,8 +23,9 @@ struct EmployeeAPITests {
         let reply = try server.get("/employees/10004")
         #expect(reply.status == 200)
         #expect(reply.header("Content-Type") == "application/json")
-        #expect(JSONReader.keyOrder(ofObject: reply.text)
-            == ["employeeNumber", "firstName", "lastName", "birthDate", "gender", "hireDate"])
+        #expect(
+            JSONReader.keyOrder(ofObject: reply.text)
+                == ["employeeNumber", "firstName", "lastName", "birthDate", "gender", "hireDate"])
         let employee = reply.object
         #expect(employee["employeeNumber"] as? Int == 10004)
         #expect(employee["firstName"] is String)
@@ -33,12 +34,14 @@ struct EmployeeAPITests {
         for key in ["birthDate", "hireDate"] {
             #expect((employee[key] as? String)?.wholeMatch(of: /\d{4}-\d{2}-\d{2}/) != nil, "\(key)")
         }
-        let database = try TestEnvironment.rows("""
+        let database = try TestEnvironment.rows(
+            """
             SELECT emp_no, first_name, last_name, birth_date::text, gender::text, hire_date::text
             FROM employees WHERE emp_no = 10004
             """)
-        #expect(JSONReader.table([employee], ["employeeNumber", "firstName", "lastName", "birthDate", "gender", "hireDate"])
-            == database)
+        #expect(
+            JSONReader.table([employee], ["employeeNumber", "firstName", "lastName", "birthDate", "gender", "hireDate"])
+                == database)
     }
 
     @Test("titles and salaries, repeated or comma-separated, equal the database's rows ordered by fromDate")
@@ -54,12 +57,18 @@ struct EmployeeAPITests {
         let salaries = try #require(employee["salaries"] as? [[String: Any]])
         #expect(employee["departments"] == nil)
         #expect(!titles.isEmpty && !salaries.isEmpty)
-        #expect(JSONReader.table(titles, ["title", "fromDate", "toDate"]) == (try TestEnvironment.rows("""
-            SELECT title, from_date::text, to_date::text FROM titles WHERE emp_no = 10004 ORDER BY from_date, title
-            """)))
-        #expect(JSONReader.table(salaries, ["salary", "fromDate", "toDate"]) == (try TestEnvironment.rows("""
-            SELECT salary, from_date::text, to_date::text FROM salaries WHERE emp_no = 10004 ORDER BY from_date
-            """)))
+        #expect(
+            JSONReader.table(titles, ["title", "fromDate", "toDate"])
+                == (try TestEnvironment.rows(
+                    """
+                    SELECT title, from_date::text, to_date::text FROM titles WHERE emp_no = 10004 ORDER BY from_date, title
+                    """)))
+        #expect(
+            JSONReader.table(salaries, ["salary", "fromDate", "toDate"])
+                == (try TestEnvironment.rows(
+                    """
+                    SELECT salary, from_date::text, to_date::text FROM salaries WHERE emp_no = 10004 ORDER BY from_date
+                    """)))
         for list in [titles, salaries] {
             let dates = list.compactMap { $0["fromDate"] as? String }
             #expect(dates == dates.sorted())
@@ -73,11 +82,13 @@ struct EmployeeAPITests {
         #expect(reply.status == 200)
         let departments = try #require(reply.object["departments"] as? [[String: Any]])
         #expect(reply.object["titles"] == nil)
-        #expect(JSONReader.table(departments, ["departmentNumber", "departmentName", "fromDate", "toDate"])
-            == (try TestEnvironment.rows("""
-                SELECT de.dept_no, d.dept_name, de.from_date::text, de.to_date::text
-                FROM dept_emp de JOIN departments d USING (dept_no) WHERE de.emp_no = 10004 ORDER BY de.from_date, de.dept_no
-                """)))
+        #expect(
+            JSONReader.table(departments, ["departmentNumber", "departmentName", "fromDate", "toDate"])
+                == (try TestEnvironment.rows(
+                    """
+                    SELECT de.dept_no, d.dept_name, de.from_date::text, de.to_date::text
+                    FROM dept_emp de JOIN departments d USING (dept_no) WHERE de.emp_no = 10004 ORDER BY de.from_date, de.dept_no
+                    """)))
     }
 
     // MARK: - Errors
@@ -106,8 +117,10 @@ struct EmployeeAPITests {
 
     @Test("an unknown details value is 400 listing the allowed values")
     func unknownDetail() throws {
-        for target in ["/employees/10004?details=titles,bogus", "/employees/10004?details=Titles",
-                       "/employees?details=bogus&limit=1", "/employees/10004?details=titles&details="] {
+        for target in [
+            "/employees/10004?details=titles,bogus", "/employees/10004?details=Titles",
+            "/employees?details=bogus&limit=1", "/employees/10004?details=titles&details=",
+        ] {
             let reply = try server.get(target)
             #expect(reply.status == 400, "\(target)")
             #expect(reply.object["parameter"] as? String == "details")
@@ -167,14 +180,16 @@ struct EmployeeAPITests {
     @Test("dates as epoch milliseconds when the service is configured so")
     func epochMilliseconds() throws {
         let pool = try TestEnvironment.pool(size: 2)
-        let server = TestServer.serve([EmployeesService()], runner: QueryRunner(pool: pool, options: JSONRenderingOptions(dateFormat: .epochMilliseconds)))
+        let server = TestServer.serve(
+            [EmployeesService()], runner: QueryRunner(pool: pool, options: JSONRenderingOptions(dateFormat: .epochMilliseconds)))
         try server.start()
         defer { server.stop(); pool.close() }
 
         let reply = try TestClient.request("GET", "/employees/10004?details=titles", port: server.port)
         #expect(reply.status == 200)
         let employee = reply.object
-        let expected = try TestEnvironment.rows("""
+        let expected = try TestEnvironment.rows(
+            """
             SELECT (extract(epoch FROM birth_date::timestamp) * 1000)::bigint,
                    (extract(epoch FROM hire_date::timestamp) * 1000)::bigint
             FROM employees WHERE emp_no = 10004

@@ -14,22 +14,22 @@ struct InjectionAPITests {
 
     /// Percent-encoded as they would arrive in a URL.
     static let payloads = [
-        "%27",                                            // '
-        "%27%27",                                         // ''
-        "%27%3B%20DROP%20TABLE%20employees%3B%20--",       // '; DROP TABLE employees; --
-        "1%20OR%201%3D1",                                 // 1 OR 1=1
-        "1%27%20OR%20%271%27%3D%271",                     // 1' OR '1'='1
-        "%22%20OR%20%22%22%3D%22",                        // " OR ""="
-        "10004%3B%20DELETE%20FROM%20salaries",            // 10004; DELETE FROM salaries
-        "%24%241%24%24",                                  // $$1$$
-        "%3Aname",                                        // :name
-        "%5C",                                            // \
-        "%C3%A9l%C3%A8ve%20%F0%9F%98%80",                  // élève 😀
-        "%00",                                            // NUL
+        "%27",  // '
+        "%27%27",  // ''
+        "%27%3B%20DROP%20TABLE%20employees%3B%20--",  // '; DROP TABLE employees; --
+        "1%20OR%201%3D1",  // 1 OR 1=1
+        "1%27%20OR%20%271%27%3D%271",  // 1' OR '1'='1
+        "%22%20OR%20%22%22%3D%22",  // " OR ""="
+        "10004%3B%20DELETE%20FROM%20salaries",  // 10004; DELETE FROM salaries
+        "%24%241%24%24",  // $$1$$
+        "%3Aname",  // :name
+        "%5C",  // \
+        "%C3%A9l%C3%A8ve%20%F0%9F%98%80",  // élève 😀
+        "%00",  // NUL
         "a%00b",
-        "%2A%00%27",                                      // *, NUL, '
-        "%FF%FE",                                         // invalid UTF-8
-        "%E2%80%AE",                                      // right-to-left override
+        "%2A%00%27",  // *, NUL, '
+        "%FF%FE",  // invalid UTF-8
+        "%E2%80%AE",  // right-to-left override
         String(repeating: "x", count: 2000),
     ]
 

@@ -42,8 +42,10 @@ struct OperationsProcessTests {
         #expect((samples[#"db_pool_acquire_duration_seconds_count{pool="primary"}"#] ?? 0) >= 1)
         // The single-employee lookups go through the pipeline loop.
         #expect((samples[#"db_pipeline_batch_size_count{pool="primary"}"#] ?? 0) >= 1)
-        for name in ["http_requests_total", "http_request_duration_seconds", "http_streamed_bytes_total", "db_pool_connections",
-                     "db_pool_waiting", "db_pool_acquire_duration_seconds", "db_pipeline_batch_size", "db_errors_total"] {
+        for name in [
+            "http_requests_total", "http_request_duration_seconds", "http_streamed_bytes_total", "db_pool_connections",
+            "db_pool_waiting", "db_pool_acquire_duration_seconds", "db_pipeline_batch_size", "db_errors_total",
+        ] {
             #expect(reply.text.contains("# TYPE \(name) "), "\(name)")
         }
         server.send(SIGTERM)
@@ -79,9 +81,12 @@ struct OperationsProcessTests {
             generated.insert(id)
         }
         #expect(generated.count == 6, "each request its own id")
-        #expect(try TestClient.request("GET", "/employees/10001", port: port,
-                                       headers: [("X-Request-Id", String(repeating: "b", count: 128))]).header("X-Request-Id")
-            == String(repeating: "b", count: 128))
+        #expect(
+            try TestClient.request(
+                "GET", "/employees/10001", port: port,
+                headers: [("X-Request-Id", String(repeating: "b", count: 128))]
+            ).header("X-Request-Id")
+                == String(repeating: "b", count: 128))
 
         // Problem documents from the router (404, 405, 400 for a bad
         // argument) and from the HTTP layer (a request over the header
@@ -90,8 +95,9 @@ struct OperationsProcessTests {
             try TestClient.request("GET", "/nowhere", port: port, headers: [("X-Request-Id", "p-404")]),
             try TestClient.request("DELETE", "/departments", port: port, headers: [("X-Request-Id", "p-405")]),
             try TestClient.request("GET", "/employees/abc", port: port, headers: [("X-Request-Id", "p-400")]),
-            try TestClient.request("GET", "/employees/10001", port: port,
-                                   headers: [("X-Request-Id", "p-431"), ("X-Large", String(repeating: "x", count: 20_000))]),
+            try TestClient.request(
+                "GET", "/employees/10001", port: port,
+                headers: [("X-Request-Id", "p-431"), ("X-Large", String(repeating: "x", count: 20_000))]),
         ]
         for (reply, status) in zip(problems, [404, 405, 400, 431]) {
             #expect(reply.status == status, "\(reply)")
@@ -102,8 +108,9 @@ struct OperationsProcessTests {
         // libmicrohttpd's own refusal (a header far over the pool): its id
         // is generated; with the patches off it is libmicrohttpd's HTML
         // page, without one (``TestPatches``).
-        let refused = try TestClient.request("GET", "/employees/10001", port: port,
-                                             headers: [("X-Large", String(repeating: "x", count: 64_000))])
+        let refused = try TestClient.request(
+            "GET", "/employees/10001", port: port,
+            headers: [("X-Large", String(repeating: "x", count: 64_000))])
         #expect(refused.status == 431, "\(refused)")
         if TestPatches.resolved.replacesErrorPages {
             let refusedID = try #require(refused.object["requestId"] as? String)
@@ -145,9 +152,12 @@ struct OperationsProcessTests {
 
     // MARK: - Health and rollouts
 
-    @Test("readiness answers at once with every connection busy: 204 while connections come back, 503 once none has for the acquire timeout")
+    @Test(
+        "readiness answers at once with every connection busy: 204 while connections come back, 503 once none has for the acquire timeout")
     func readinessUnderFullLoad() throws {
-        let server = try TestEnvironment.startEmployeesServer(["--port", "0", "--pool-size", "1", "--acquire-timeout", "2", "--drain-seconds", "0"])
+        let server = try TestEnvironment.startEmployeesServer([
+            "--port", "0", "--pool-size", "1", "--acquire-timeout", "2", "--drain-seconds", "0",
+        ])
         defer { server.stop() }
         let port = try server.servingPort()
         #expect(try TestClient.request("GET", "/health/ready", port: port).status == 204)

@@ -20,7 +20,9 @@ struct PagingAPITests {
         let reply = try server.get("/employees?name=bal*&limit=3&offset=6")
         #expect(reply.status == 200)
         #expect(reply.objects.count == 3)
-        #expect(reply.header("Link") == #"</employees?name=bal*&limit=3&offset=9>; rel="next", </employees?name=bal*&limit=3&offset=3>; rel="prev""#)
+        #expect(
+            reply.header("Link")
+                == #"</employees?name=bal*&limit=3&offset=9>; rel="next", </employees?name=bal*&limit=3&offset=3>; rel="prev""#)
         #expect(reply.header("Content-Range") == nil, "counted only when asked")
 
         let first = try server.get("/employees?limit=2")

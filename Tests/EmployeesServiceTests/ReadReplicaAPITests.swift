@@ -25,14 +25,18 @@ private struct PoolNameService: WebService {
             Query.object(Self.sql, notFound: "no row").streaming("members", Query.list(Self.sql))
         }
         Route(.post, "/", returns: Answer.self) { Query.transaction([Self.sql]) }
-        Route(.get, "/chosen", description: "Numbered answers, filtered as the caller asks.",
-              parameters: Self.columns.parameters { $0 }) { chosen in
-            Query.list("""
+        Route(
+            .get, "/chosen", description: "Numbered answers, filtered as the caller asks.",
+            parameters: Self.columns.parameters { $0 }
+        ) { chosen in
+            Query.list(
+                """
                 SELECT current_setting('application_name') AS application, n AS number
                 FROM generate_series(1, 5) AS n ORDER BY n
-                """)
-                .paged(limit: 10)
-                .choosing(ChosenColumns(chosen))
+                """
+            )
+            .paged(limit: 10)
+            .choosing(ChosenColumns(chosen))
         }
         Route(.get, "/paged", returns: [Answer].self, Parameter<Int?>("limit")) { limit in
             Query.list(Self.sql + " ORDER BY 1").paged(limit: limit)
@@ -112,8 +116,9 @@ private struct PoolNameService: WebService {
     @Test func readsGoToThePrimaryWhenNoReplicaAnswers() async throws {
         let primary = try Self.pool("primary")
         // Nothing listens on port 1: the replica cannot be reached.
-        let replicas = ReplicaSet([try Self.pool("unreachable", port: "1")],
-                                  configuration: .init(firstRetry: .milliseconds(50)))
+        let replicas = ReplicaSet(
+            [try Self.pool("unreachable", port: "1")],
+            configuration: .init(firstRetry: .milliseconds(50)))
         defer { replicas.close() }
         let runner = QueryRunner(pool: primary, replicas: replicas)
         let server = TestServer.serve([PoolNameService()], runner: runner)
@@ -131,7 +136,8 @@ private struct PoolNameService: WebService {
     @Test func aReplicaThatFailsDuringAReadIsTakenOutAndTheReadRunsOnThePrimary() async throws {
         // Two "replicas", each a database of its own that is dropped once
         // they are healthy: their next connection fails as a server gone does.
-        let host = try TestEnvironment.variable("PGHOST"), port = try TestEnvironment.variable("PGPORT")
+        let host = try TestEnvironment.variable("PGHOST")
+        let port = try TestEnvironment.variable("PGPORT")
         let admin = try Connection("host='\(host)' port='\(port)' dbname=postgres user=postgres")
         defer { admin.close() }
         let names = ["replica_test_\(getpid())_1", "replica_test_\(getpid())_2"]

@@ -54,10 +54,13 @@ struct FailingService: WebService {
 
 @Suite("Database failures through PostgreSQLWebService: SQLSTATEs and the pool", .serialized)
 struct SQLStateBridgeTests {
-    func withServer<R>(poolSize: Int = 2, acquireTimeout: Duration = .seconds(5),
-                       _ body: (ConnectionPool, Int) throws -> R) throws -> R {
+    func withServer<R>(
+        poolSize: Int = 2, acquireTimeout: Duration = .seconds(5),
+        _ body: (ConnectionPool, Int) throws -> R
+    ) throws -> R {
         let pool = try TestEnvironment.pool(size: poolSize, acquireTimeout: acquireTimeout)
-        let server = TestServer.serve([FailingService(pool: pool), EmployeesService(), DepartmentsService()], runner: QueryRunner(pool: pool))
+        let server = TestServer.serve(
+            [FailingService(pool: pool), EmployeesService(), DepartmentsService()], runner: QueryRunner(pool: pool))
         try server.start()
         defer { server.stop(); pool.close() }
         return try body(pool, server.port)
@@ -166,7 +169,8 @@ struct SQLStateBridgeTests {
         try withServer(poolSize: 3, acquireTimeout: .seconds(10)) { _, port in
             let statuses = Locked<[Int]>([])
             DispatchQueue.concurrentPerform(iterations: 24) { index in
-                let target = index % 2 == 0 ? "/employees/\(10001 + index)?details=titles,salaries" : "/employees?name=*son&limit=50&details=titles"
+                let target =
+                    index % 2 == 0 ? "/employees/\(10001 + index)?details=titles,salaries" : "/employees?name=*son&limit=50&details=titles"
                 let status = (try? TestClient.request("GET", target, port: port).status) ?? -1
                 statuses.withLock { $0.append(status) }
             }

@@ -36,8 +36,10 @@ struct ServerProcessTests {
 
     @Test("serves the API on the port it prints, with epoch-millisecond dates when asked")
     func serves() throws {
-        let server = try TestEnvironment.startEmployeesServer(["--host", "127.0.0.1", "--port", "0", "--pool-size", "2", "--drain-seconds", "0",
-                                                   "--date-format", "epoch-milliseconds"])
+        let server = try TestEnvironment.startEmployeesServer([
+            "--host", "127.0.0.1", "--port", "0", "--pool-size", "2", "--drain-seconds", "0",
+            "--date-format", "epoch-milliseconds",
+        ])
         defer { server.stop() }
         let port = try server.servingPort()
         #expect(try TestClient.request("GET", "/health/ready", port: port).status == 204)
@@ -53,8 +55,10 @@ struct ServerProcessTests {
 
     @Test("--database-url is used; an unreachable database gives 503s, liveness stays 204")
     func unreachableDatabase() throws {
-        let server = try TestEnvironment.startEmployeesServer(["--port", "0", "--database-url", try TestEnvironment.conninfo(port: "1"),
-                                                   "--acquire-timeout", "0.5"])
+        let server = try TestEnvironment.startEmployeesServer([
+            "--port", "0", "--database-url", try TestEnvironment.conninfo(port: "1"),
+            "--acquire-timeout", "0.5",
+        ])
         defer { server.stop() }
         let port = try server.servingPort()
         #expect(try TestClient.request("GET", "/health/live", port: port).status == 204)

@@ -24,10 +24,12 @@ struct TLSProcessTests {
     static func makeCertificate(_ name: String, in folder: String) throws -> (certificate: String, key: String) {
         let certificate = "\(folder)/\(name).crt"
         let key = "\(folder)/\(name).key"
-        let made = try ToolProcess.outcome(openssl, [
-            "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-keyout", key, "-out", certificate, "-days", "1",
-            "-subj", "/CN=\(name)", "-addext", "subjectAltName=IP:127.0.0.1",
-        ])
+        let made = try ToolProcess.outcome(
+            openssl,
+            [
+                "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-keyout", key, "-out", certificate, "-days", "1",
+                "-subj", "/CN=\(name)", "-addext", "subjectAltName=IP:127.0.0.1",
+            ])
         try #require(made.status == 0, "\(made.errors)")
         chmod(key, 0o600)
         return (certificate, key)
@@ -42,7 +44,8 @@ struct TLSProcessTests {
     static func fingerprint(port: Int) throws -> String {
         let handshake = try ToolProcess.outcome(openssl, ["s_client", "-connect", "127.0.0.1:\(port)"])
         let pem = try #require(
-            handshake.text.firstMatch(of: /-----BEGIN CERTIFICATE-----[\s\S]*?-----END CERTIFICATE-----/), "\(handshake.text)\(handshake.errors)")
+            handshake.text.firstMatch(of: /-----BEGIN CERTIFICATE-----[\s\S]*?-----END CERTIFICATE-----/),
+            "\(handshake.text)\(handshake.errors)")
         return try ToolProcess.outcome(openssl, ["x509", "-noout", "-fingerprint", "-sha256"], input: Data(pem.0.utf8)).text
     }
 
@@ -59,11 +62,14 @@ struct TLSProcessTests {
 
     // MARK: - Protocol versions
 
-    @Test("by default TLS 1.0 and 1.1 handshakes are refused, 1.2 and 1.3 accepted; --tls-priorities changes that; a bad one stops the start")
+    @Test(
+        "by default TLS 1.0 and 1.1 handshakes are refused, 1.2 and 1.3 accepted; --tls-priorities changes that; a bad one stops the start")
     func versions() throws {
         let folder = try Self.folder()
         let (certificate, key) = try Self.makeCertificate("versions", in: folder)
-        let server = try TestEnvironment.startEmployeesServer(["--port", "0", "--drain-seconds", "0", "--tls-cert", certificate, "--tls-key", key])
+        let server = try TestEnvironment.startEmployeesServer([
+            "--port", "0", "--drain-seconds", "0", "--tls-cert", certificate, "--tls-key", key,
+        ])
         defer { server.stop() }
         let port = try server.servingPort()
         #expect(try !Self.handshakes(port: port, "-tls1"))
@@ -72,13 +78,17 @@ struct TLSProcessTests {
         #expect(try Self.handshakes(port: port, "-tls1_3"))
 
         // The same client is accepted when the server's string allows TLS 1.1.
-        let legacy = try TestEnvironment.startEmployeesServer(["--port", "0", "--drain-seconds", "0", "--tls-cert", certificate, "--tls-key", key,
-                                                   "--tls-priorities", "NORMAL:+VERS-TLS1.1"])
+        let legacy = try TestEnvironment.startEmployeesServer([
+            "--port", "0", "--drain-seconds", "0", "--tls-cert", certificate, "--tls-key", key,
+            "--tls-priorities", "NORMAL:+VERS-TLS1.1",
+        ])
         defer { legacy.stop() }
         #expect(try Self.handshakes(port: try legacy.servingPort(), "-tls1_1"))
 
-        let bad = try TestEnvironment.startEmployeesServer(["--port", "0", "--tls-cert", certificate, "--tls-key", key,
-                                                "--tls-priorities", "NORMAL:+VERS-TLS9.9"])
+        let bad = try TestEnvironment.startEmployeesServer([
+            "--port", "0", "--tls-cert", certificate, "--tls-key", key,
+            "--tls-priorities", "NORMAL:+VERS-TLS9.9",
+        ])
         #expect(bad.wait(timeout: 20) == 1)
         #expect(bad.printed.contains("'NORMAL:+VERS-TLS9.9' is not a usable GnuTLS priority string (at '+VERS-TLS9.9')"), "\(bad.printed)")
         #expect(!bad.printed.contains("Serving"))
@@ -92,7 +102,9 @@ struct TLSProcessTests {
         let (certificate, key) = try Self.makeCertificate("permissions", in: folder)
         for (mode, warns) in [(0o644, true), (0o640, true), (0o600, false)] as [(mode_t, Bool)] {
             chmod(key, mode)
-            let server = try TestEnvironment.startEmployeesServer(["--port", "0", "--drain-seconds", "0", "--tls-cert", certificate, "--tls-key", key])
+            let server = try TestEnvironment.startEmployeesServer([
+                "--port", "0", "--drain-seconds", "0", "--tls-cert", certificate, "--tls-key", key,
+            ])
             defer { server.stop() }
             _ = try server.servingPort()
             let warning = server.printed.split(separator: "\n").first { $0.contains("chmod 600") }
@@ -106,7 +118,9 @@ struct TLSProcessTests {
 
     // MARK: - Rotation
 
-    @Test("SIGHUP: new connections get the new certificate; a garbage file or a key of another certificate keeps the old one, logged as an error")
+    @Test(
+        "SIGHUP: new connections get the new certificate; a garbage file or a key of another certificate keeps the old one, logged as an error"
+    )
     func rotation() throws {
         let folder = try Self.folder()
         let first = try Self.makeCertificate("first", in: folder)
@@ -121,7 +135,9 @@ struct TLSProcessTests {
             chmod(key, 0o600)
         }
         try serve(first)
-        let server = try TestEnvironment.startEmployeesServer(["--port", "0", "--drain-seconds", "0", "--tls-cert", certificate, "--tls-key", key])
+        let server = try TestEnvironment.startEmployeesServer([
+            "--port", "0", "--drain-seconds", "0", "--tls-cert", certificate, "--tls-key", key,
+        ])
         defer { server.stop() }
         let port = try server.servingPort()
         let firstFingerprint = try Self.fingerprint(ofFile: first.certificate)
@@ -183,14 +199,18 @@ struct TLSProcessTests {
 
         let open = try document(["--auth-basic-file", passwords, "--jwt-secret-file", secret, "--anonymous-role", "employees_reader"])
         let schemes = (open["components"] as? [String: Any])?["securitySchemes"] as? [String: [String: String]]
-        #expect(schemes == ["basic": ["type": "http", "scheme": "basic"], "bearer": ["type": "http", "scheme": "bearer", "bearerFormat": "JWT"]])
+        #expect(
+            schemes == [
+                "basic": ["type": "http", "scheme": "basic"], "bearer": ["type": "http", "scheme": "bearer", "bearerFormat": "JWT"],
+            ])
         #expect(open["security"] as? [[String: [String]]] == [["basic": []], ["bearer": []], [:]])
         #expect(healthSecurity(open)?.isEmpty == true)
         let employees = (open["paths"] as? [String: Any])?["/employees"] as? [String: Any]
         #expect(employees != nil)
         #expect((employees?["get"] as? [String: Any])?["security"] == nil)
 
-        let basicOnly = try document(["--auth-basic-file", passwords], authorization: "Basic " + Data("alice:wonderland".utf8).base64EncodedString())
+        let basicOnly = try document(
+            ["--auth-basic-file", passwords], authorization: "Basic " + Data("alice:wonderland".utf8).base64EncodedString())
         #expect(basicOnly["security"] as? [[String: [String]]] == [["basic": []]])
         #expect(((basicOnly["components"] as? [String: Any])?["securitySchemes"] as? [String: Any])?.keys.sorted() == ["basic"])
 
@@ -205,7 +225,8 @@ struct TLSProcessTests {
     /// A password file entry's hash of `wonderland`, from the server's own `hash-password`.
     static func hashPassword() throws -> String {
         let hashed = try ToolProcess.outcome(
-            try ChildProcess.packageExecutable("employees-server"), ["hash-password", "--iterations", "1000"], input: Data("wonderland\n".utf8))
+            try ChildProcess.packageExecutable("employees-server"), ["hash-password", "--iterations", "1000"],
+            input: Data("wonderland\n".utf8))
         try #require(hashed.status == 0, "\(hashed.errors)")
         return hashed.text.trimmingCharacters(in: .whitespacesAndNewlines)
     }

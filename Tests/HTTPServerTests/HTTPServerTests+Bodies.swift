@@ -50,7 +50,8 @@ extension HTTPServerTests {
         let client = try TestClient(port: server.port)
         let fileContent = (0..<200_000).map { UInt8(truncatingIfNeeded: $0 &* 7) }
         let boundary = "----TestBoundary7MA4YWxkTrZu0gW"
-        var body = Array("""
+        var body = Array(
+            """
             --\(boundary)\r
             Content-Disposition: form-data; name="title"\r
             \r
@@ -210,8 +211,10 @@ func directoryNames(_ path: String) -> [String] {
     while let entry = readdir(folder) {
         // `d_name` is declared 256 bytes long but the entry may end sooner:
         // read the name in place, up to its NUL, never copy the whole field.
-        names.append(String(cString: UnsafeRawPointer(entry).advanced(by: MemoryLayout<dirent>.offset(of: \dirent.d_name)!)
-            .assumingMemoryBound(to: CChar.self)))
+        names.append(
+            String(
+                cString: UnsafeRawPointer(entry).advanced(by: MemoryLayout<dirent>.offset(of: \dirent.d_name)!)
+                    .assumingMemoryBound(to: CChar.self)))
     }
     return names
 }

@@ -25,9 +25,10 @@ extension HTTPServerTests {
             stopped.value = true
         }
         // The listening socket closes at once; the slow request goes on.
-        #expect(eventually {
-            (try? TestClient(port: port)) == nil
-        }, "new connections are refused once stop() has begun")
+        #expect(
+            eventually {
+                (try? TestClient(port: port)) == nil
+            }, "new connections are refused once stop() has begun")
         #expect(!stopped.value)
 
         let response = try client.readResponse()

@@ -100,10 +100,12 @@ extension HTTPServerTests {
         }
         // Each request the server read (a slow server may get a reset
         // before it reads one) has its body closed, exactly once.
-        #expect(eventually(within: 10) { !bodies.value.isEmpty && bodies.value.allSatisfy { $0.closeCount.load(ordering: .relaxed) == 1 } },
-                "closed: \(bodies.value.map { $0.closeCount.load(ordering: .relaxed) })")
+        #expect(
+            eventually(within: 10) { !bodies.value.isEmpty && bodies.value.allSatisfy { $0.closeCount.load(ordering: .relaxed) == 1 } },
+            "closed: \(bodies.value.map { $0.closeCount.load(ordering: .relaxed) })")
         usleep(200_000)
-        #expect(eventually(within: 10) { bodies.value.allSatisfy { $0.closeCount.load(ordering: .relaxed) == 1 } }, "each closed exactly once")
+        #expect(
+            eventually(within: 10) { bodies.value.allSatisfy { $0.closeCount.load(ordering: .relaxed) == 1 } }, "each closed exactly once")
         #expect(try TestClient(port: server.port).request("GET", "/after").status == 200)
     }
 

@@ -66,7 +66,8 @@ public enum JSONReader {
             if character == "[" { depth += 1 }
             if character == "]" { depth -= 1 }
             if depth == 0, character == "{" || character == ",",
-               let match = json[index...].prefixMatch(of: pattern) {
+                let match = json[index...].prefixMatch(of: pattern)
+            {
                 keys.append(String(match.1))
             }
             index = json.index(after: index)

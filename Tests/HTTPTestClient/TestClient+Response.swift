@@ -28,7 +28,8 @@ extension TestClient {
             // libmicrohttpd 0.9.75 sends the last chunk even after a chunked
             // HEAD response, which is why the server closes the connection
             // after one; a client stops reading at the end of its header.
-            let strayLastChunk = isHead && header("Transfer-Encoding") == "chunked" && header("Connection") == "close"
+            let strayLastChunk =
+                isHead && header("Transfer-Encoding") == "chunked" && header("Connection") == "close"
                 && reader.unreadCount == 5
             guard reader.unreadCount == 0 || strayLastChunk else {
                 throw Failure.malformed("\(reader.unreadCount) bytes after the response")

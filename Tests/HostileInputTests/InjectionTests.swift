@@ -42,14 +42,18 @@ struct InjectionTests {
         var sql = ["employees", "departments", "dept_emp", "dept_manager", "titles", "salaries"].map { table in
             "SELECT '\(table)' AS item, count(*)::int8 AS count, coalesce(sum(hashtext(t::text)::int8), 0)::int8 AS checksum FROM \(table) AS t"
         }
-        sql.append("SELECT 'relations', count(*)::int8, coalesce(sum(hashtext(relname)::int8), 0)::int8 FROM pg_class WHERE relnamespace = 'public'::regnamespace")
+        sql.append(
+            "SELECT 'relations', count(*)::int8, coalesce(sum(hashtext(relname)::int8), 0)::int8 FROM pg_class WHERE relnamespace = 'public'::regnamespace"
+        )
         // Other suites, running meanwhile, make roles and databases of their own (auth_test_*,
         // test_*_reader, replica_test_*): those do not count.
-        sql.append("""
+        sql.append(
+            """
             SELECT 'roles', count(*)::int8, coalesce(sum(hashtext(rolname)::int8), 0)::int8 FROM pg_roles
             WHERE rolname NOT LIKE 'auth\\_%' AND rolname NOT LIKE 'test\\_%\\_reader'
             """)
-        sql.append("""
+        sql.append(
+            """
             SELECT 'databases', count(*)::int8, coalesce(sum(hashtext(datname)::int8), 0)::int8 FROM pg_database
             WHERE datname NOT LIKE 'replica\\_test\\_%'
             """)
@@ -76,10 +80,20 @@ struct InjectionTests {
                 var responses: [(String, TestClient.Response)] = []
                 if let name {
                     responses.append(("query", try server.send("\(target)?\(name)=\(Self.encoded(payload))")))
-                    responses.append(("form", try server.send(target, headers: [("Content-Type", "application/x-www-form-urlencoded")],
-                                                             body: Array("\(name)=\(Self.encoded(payload))".utf8))))
-                    responses.append(("json", try server.send(target, headers: [("Content-Type", "application/json")],
-                                                             body: Self.jsonObject(name, payload))))
+                    responses.append(
+                        (
+                            "form",
+                            try server.send(
+                                target, headers: [("Content-Type", "application/x-www-form-urlencoded")],
+                                body: Array("\(name)=\(Self.encoded(payload))".utf8))
+                        ))
+                    responses.append(
+                        (
+                            "json",
+                            try server.send(
+                                target, headers: [("Content-Type", "application/json")],
+                                body: Self.jsonObject(name, payload))
+                        ))
                 } else {
                     responses.append(("path", try server.send(target)))
                 }

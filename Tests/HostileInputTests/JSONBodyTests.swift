@@ -49,44 +49,54 @@ struct JSONBodyTests {
         try server.expectAlive()
     }
 
-    @Test("malformed JSON", arguments: [
-        "{", "}", "{\"a\":}", "{\"a\":1,}", "[1,2", "\"unterminated", "{'a':1}", "{\"a\":01}", "nul", "{\"a\":1}{",
-        "{\"a\":\"\\ud800\"}", "{\"a\":\"\\u12\"}", "\u{FEFF}\u{FEFF}{}", "{\"a\":NaN}", "{\"a\":Infinity}",
-    ])
+    @Test(
+        "malformed JSON",
+        arguments: [
+            "{", "}", "{\"a\":}", "{\"a\":1,}", "[1,2", "\"unterminated", "{'a':1}", "{\"a\":01}", "nul", "{\"a\":1}{",
+            "{\"a\":\"\\ud800\"}", "{\"a\":\"\\u12\"}", "\u{FEFF}\u{FEFF}{}", "{\"a\":NaN}", "{\"a\":Infinity}",
+        ])
     func malformed(body: String) throws {
         expectProblem(try post(body), 400...400, "post \(body)")
         let asArguments = try get(body)
         if asArguments.status != 200 { expectProblem(asArguments, 400...400, "arguments \(body)") }
     }
 
-    @Test("wrong types", arguments: [
-        #"{"a":"one","b":2}"#, #"{"a":[1],"b":2}"#, #"{"a":{"x":1},"b":2}"#, #"{"a":true,"b":2}"#, #"{"values":[1,null]}"#,
-        #"{"values":"1,2"}"#, #"{"values":[1,"x"]}"#, #"{"values":[[1]]}"#, #"{"values":{"0":1}}"#,
-        #"[1,2]"#, #""a=1&b=2""#, "42", "null",
-    ])
+    @Test(
+        "wrong types",
+        arguments: [
+            #"{"a":"one","b":2}"#, #"{"a":[1],"b":2}"#, #"{"a":{"x":1},"b":2}"#, #"{"a":true,"b":2}"#, #"{"values":[1,null]}"#,
+            #"{"values":"1,2"}"#, #"{"values":[1,"x"]}"#, #"{"values":[[1]]}"#, #"{"values":{"0":1}}"#,
+            #"[1,2]"#, #""a=1&b=2""#, "42", "null",
+        ])
     func wrongTypes(body: String) throws {
         expectProblem(try get(body), 400...400, body)
     }
 
-    @Test("NUL characters in JSON strings are refused, not cut short", arguments: [
-        ("/employees", #"{"name":"bal\u0000zzz"}"#), ("/departments/d005", #"{"details":"managers\u0000"}"#),
-        ("/math/sum", #"{"a":"1\u0000","b":1}"#),
-    ])
+    @Test(
+        "NUL characters in JSON strings are refused, not cut short",
+        arguments: [
+            ("/employees", #"{"name":"bal\u0000zzz"}"#), ("/departments/d005", #"{"details":"managers\u0000"}"#),
+            ("/math/sum", #"{"a":"1\u0000","b":1}"#),
+        ])
     func nulInStrings(path: String, body: String) throws {
         expectProblem(try get(body, from: path), 400...400, "\(path) \(body)")
     }
 
-    @Test("wrong types for the employees endpoints", arguments: [
-        ("/employees", #"{"limit":"ten"}"#), ("/employees", #"{"limit":[1]}"#), ("/employees", #"{"offset":1.5}"#),
-        ("/employees", #"{"name":["a","b"]}"#), ("/employees", #"{"details":"wages"}"#), ("/employees", #"{"details":[1]}"#),
-        ("/employees/10001", #"{"details":{"titles":true}}"#), ("/departments/d005", #"{"details":7}"#),
-        ("/employees", #"{"limit":1e400}"#), ("/employees", #"{"limit":99999999999999999999}"#),
-    ])
+    @Test(
+        "wrong types for the employees endpoints",
+        arguments: [
+            ("/employees", #"{"limit":"ten"}"#), ("/employees", #"{"limit":[1]}"#), ("/employees", #"{"offset":1.5}"#),
+            ("/employees", #"{"name":["a","b"]}"#), ("/employees", #"{"details":"wages"}"#), ("/employees", #"{"details":[1]}"#),
+            ("/employees/10001", #"{"details":{"titles":true}}"#), ("/departments/d005", #"{"details":7}"#),
+            ("/employees", #"{"limit":1e400}"#), ("/employees", #"{"limit":99999999999999999999}"#),
+        ])
     func employeesWrongTypes(path: String, body: String) throws {
         expectProblem(try get(body, from: path), 400...400, "\(path) \(body)")
     }
 
-    @Test("a JSON body that is not JSON for the content type", arguments: ["application/json", "application/problem+json", "application/json; charset=utf-8"])
+    @Test(
+        "a JSON body that is not JSON for the content type",
+        arguments: ["application/json", "application/problem+json", "application/json; charset=utf-8"])
     func notJSON(contentType: String) throws {
         let response = try server.send("/math/sum", headers: [("Content-Type", contentType)], body: Array("a=1&b=2".utf8))
         expectProblem(response, 400...415, contentType)

@@ -54,18 +54,20 @@ struct MultipartTests {
         #expect(Self.uploadFiles().subtracting(before).isEmpty, "temporary files left behind")
     }
 
-    @Test("malformed bodies", arguments: [
-        "no boundary at all",
-        "--XyZzY\r\nContent-Disposition: form-data\r\n\r\nx\r\n--XyZzY--\r\n",
-        "--XyZzY\r\nContent-Disposition: form-data; name=\"title\"\r\n\r\nx\r\n--Other--\r\n",
-        "--XyZzY\r\n\r\n\r\n--XyZzY--\r\n",
-        "--XyZzY\r\nContent-Disposition: form-data; name=\"title\"\r\nx\r\n--XyZzY--\r\n",
-        "--XyZzY\r\nContent-Disposition: form-data; name=\"\u{FF}\"\r\n\r\nx\r\n--XyZzY--\r\n",
-        "--XyZzY--\r\n",
-        "\r\n\r\n\r\n",
-        String(repeating: "--XyZzY\r\n", count: 2_000),
-        "--XyZzY\r\nContent-Disposition: form-data; name=\"file\"; filename=\"../../etc/passwd\"\r\n\r\nroot\r\n--XyZzY--\r\n",
-    ])
+    @Test(
+        "malformed bodies",
+        arguments: [
+            "no boundary at all",
+            "--XyZzY\r\nContent-Disposition: form-data\r\n\r\nx\r\n--XyZzY--\r\n",
+            "--XyZzY\r\nContent-Disposition: form-data; name=\"title\"\r\n\r\nx\r\n--Other--\r\n",
+            "--XyZzY\r\n\r\n\r\n--XyZzY--\r\n",
+            "--XyZzY\r\nContent-Disposition: form-data; name=\"title\"\r\nx\r\n--XyZzY--\r\n",
+            "--XyZzY\r\nContent-Disposition: form-data; name=\"\u{FF}\"\r\n\r\nx\r\n--XyZzY--\r\n",
+            "--XyZzY--\r\n",
+            "\r\n\r\n\r\n",
+            String(repeating: "--XyZzY\r\n", count: 2_000),
+            "--XyZzY\r\nContent-Disposition: form-data; name=\"file\"; filename=\"../../etc/passwd\"\r\n\r\nroot\r\n--XyZzY--\r\n",
+        ])
     func malformed(body: String) throws {
         let response = try upload(Array(body.utf8))
         expectProblem(response, 400...400, body.debugDescription)
@@ -73,21 +75,26 @@ struct MultipartTests {
 
     @Test("invalid UTF-8 in a text part, a field name and NUL in a name")
     func invalidBytes() throws {
-        let text = Array("--XyZzY\r\nContent-Disposition: form-data; name=\"title\"\r\n\r\n".utf8) + [0xC3, 0x28]
+        let text =
+            Array("--XyZzY\r\nContent-Disposition: form-data; name=\"title\"\r\n\r\n".utf8) + [0xC3, 0x28]
             + Array("\r\n--XyZzY\r\nContent-Disposition: form-data; name=\"file\"; filename=\"f\"\r\n\r\nx\r\n--XyZzY--\r\n".utf8)
         expectProblem(try upload(text), 400...400, "text part")
-        let name = Array("--XyZzY\r\nContent-Disposition: form-data; name=\"".utf8) + [0xFF, 0xFE]
+        let name =
+            Array("--XyZzY\r\nContent-Disposition: form-data; name=\"".utf8) + [0xFF, 0xFE]
             + Array("\"\r\n\r\nx\r\n--XyZzY--\r\n".utf8)
         expectProblem(try upload(name), 400...400, "name")
-        let nul = Array("--XyZzY\r\nContent-Disposition: form-data; name=\"ti".utf8) + [0]
+        let nul =
+            Array("--XyZzY\r\nContent-Disposition: form-data; name=\"ti".utf8) + [0]
             + Array("tle\"\r\n\r\nx\r\n--XyZzY--\r\n".utf8)
         expectProblem(try upload(nul), 400...400, "NUL")
     }
 
-    @Test("content types without a usable boundary", arguments: [
-        "multipart/form-data", "multipart/form-data; boundary=", "multipart/form-data; boundary=\"\"",
-        "multipart/form-data; boundary=" + String(repeating: "b", count: 5_000),
-    ])
+    @Test(
+        "content types without a usable boundary",
+        arguments: [
+            "multipart/form-data", "multipart/form-data; boundary=", "multipart/form-data; boundary=\"\"",
+            "multipart/form-data; boundary=" + String(repeating: "b", count: 5_000),
+        ])
     func badBoundary(contentType: String) throws {
         let response = try upload(Array(Self.valid.utf8), contentType: contentType)
         expectProblem(response, 400...431, contentType)

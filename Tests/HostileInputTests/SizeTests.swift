@@ -50,19 +50,24 @@ struct SizeTests {
     @Test("10,000 form fields in a body")
     func manyFormFields() throws {
         let body = (0..<10_000).map { "p\($0)=\($0)" }.joined(separator: "&")
-        let response = try server.send("/employees", headers: [("Content-Type", "application/x-www-form-urlencoded")], body: Array(body.utf8))
+        let response = try server.send(
+            "/employees", headers: [("Content-Type", "application/x-www-form-urlencoded")], body: Array(body.utf8))
         expectProblem(response, 400...400, "form")
     }
 
     @Test("a body larger than the limit: 413 problem")
     func bodyTooLarge() throws {
         let body = [UInt8](repeating: UInt8(ascii: "a"), count: HostileServer.maximumBodySize + 1)
-        expectProblem(try server.send("/probe/document", method: "POST", headers: [("Content-Type", "application/json")], body: body), 413...413, "body")
-        let declared = try server.send("/probe/document", method: "POST",
-                                       headers: [("Content-Type", "application/json"), ("Content-Length", "\(1 << 40)")])
+        expectProblem(
+            try server.send("/probe/document", method: "POST", headers: [("Content-Type", "application/json")], body: body), 413...413,
+            "body")
+        let declared = try server.send(
+            "/probe/document", method: "POST",
+            headers: [("Content-Type", "application/json"), ("Content-Length", "\(1 << 40)")])
         expectProblem(declared, 413...413, "declared length")
-        let form = try server.send("/math/sum", headers: [("Content-Type", "application/x-www-form-urlencoded")],
-                                   body: Array("a=1&b=".utf8) + body)
+        let form = try server.send(
+            "/math/sum", headers: [("Content-Type", "application/x-www-form-urlencoded")],
+            body: Array("a=1&b=".utf8) + body)
         expectProblem(form, 413...413, "form")
         try server.expectAlive()
     }

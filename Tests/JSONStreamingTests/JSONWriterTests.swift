@@ -22,9 +22,9 @@ private func jsonString(bytes: [UInt8]) -> String {
 
 @Test func replacesInvalidUTF8WithReplacementCharacter() {
     #expect(jsonString(bytes: [0x61, 0xFF, 0x62]) == "\"a\u{FFFD}b\"")
-    #expect(jsonString(bytes: [0xC0, 0xAF]) == "\"\u{FFFD}\u{FFFD}\"")            // overlong
-    #expect(jsonString(bytes: [0xED, 0xA0, 0x80]) == "\"\u{FFFD}\u{FFFD}\u{FFFD}\"") // surrogate
-    #expect(jsonString(bytes: [0x61, 0xE2, 0x82]) == "\"a\u{FFFD}\u{FFFD}\"")       // truncated
+    #expect(jsonString(bytes: [0xC0, 0xAF]) == "\"\u{FFFD}\u{FFFD}\"")  // overlong
+    #expect(jsonString(bytes: [0xED, 0xA0, 0x80]) == "\"\u{FFFD}\u{FFFD}\u{FFFD}\"")  // surrogate
+    #expect(jsonString(bytes: [0x61, 0xE2, 0x82]) == "\"a\u{FFFD}\u{FFFD}\"")  // truncated
 }
 
 @Test func writesNumbers() {

@@ -19,7 +19,10 @@ import Testing
 @Test func lockedValueHandsBackWhatTheBodyReturnsAndThrows() {
     struct Refused: Error {}
     let value = Locked(1)
-    #expect(value.withLock { $0 += 1; return $0 * 10 } == 20)
+    #expect(
+        value.withLock {
+            $0 += 1; return $0 * 10
+        } == 20)
     #expect(throws: Refused.self) { try value.withLock { _ throws(Refused) in throw Refused() } }
     #expect(value.withLock { $0 } == 2)
 }

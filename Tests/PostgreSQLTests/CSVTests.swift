@@ -12,17 +12,20 @@ import Testing
     }
 
     @Test func headerThenRowsEndedByCRLF() throws {
-        #expect(try csv(#"SELECT 1 AS "employeeNumber", 'Ilse' AS "firstName" UNION ALL SELECT 2, 'Bo'"#)
-            == "employeeNumber,firstName\r\n1,Ilse\r\n2,Bo\r\n")
+        #expect(
+            try csv(#"SELECT 1 AS "employeeNumber", 'Ilse' AS "firstName" UNION ALL SELECT 2, 'Bo'"#)
+                == "employeeNumber,firstName\r\n1,Ilse\r\n2,Bo\r\n")
     }
 
     @Test func quotesWhatNeedsQuoting() throws {
-        let text = try csv(#"""
+        let text = try csv(
+            #"""
             SELECT 'a,b' AS comma, 'say "hi"' AS quote, E'two\nlines' AS lines, ' padded' AS space,
                    NULL::text AS nothing, true AS yes, false AS no, DATE '2024-02-29' AS day, 1.50::numeric AS price
             """#)
-        #expect(text == "comma,quote,lines,space,nothing,yes,no,day,price\r\n"
-            + "\"a,b\",\"say \"\"hi\"\"\",\"two\nlines\",\" padded\",,true,false,2024-02-29,1.50\r\n")
+        #expect(
+            text == "comma,quote,lines,space,nothing,yes,no,day,price\r\n"
+                + "\"a,b\",\"say \"\"hi\"\"\",\"two\nlines\",\" padded\",,true,false,2024-02-29,1.50\r\n")
     }
 
     @Test func noRowsIsTheHeaderAlone() throws {

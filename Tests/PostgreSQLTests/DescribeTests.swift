@@ -16,7 +16,8 @@ struct DescribeTests {
             let connection = try TestDatabase.connect()
             defer { connection.close() }
             try connection.executeScript("SET search_path = \(schema)")
-            let description = try connection.describe("""
+            let description = try connection.describe(
+                """
                 SELECT p.id AS personId, p.name, p.nick AS "nick.name", upper(p.name) AS shout, p.mood, p.score
                 FROM people p LEFT JOIN people q ON q.id = p.id WHERE p.id = :id AND p.name LIKE :pattern
                 """)
@@ -69,7 +70,9 @@ struct DescribeTests {
             defer { connection.close() }
             try connection.executeScript("SET search_path = \(schema)")
             try connection.execute("INSERT INTO people (id, name) VALUES (1, 'a')")
-            let duplicate = try #require(throws: DatabaseError.self) { try connection.execute("INSERT INTO people (id, name) VALUES (1, 'b')") }
+            let duplicate = try #require(throws: DatabaseError.self) {
+                try connection.execute("INSERT INTO people (id, name) VALUES (1, 'b')")
+            }
             #expect(duplicate.constraint == "people_pkey" && duplicate.table == "people")
             let missing = try #require(throws: DatabaseError.self) { try connection.execute("INSERT INTO people (id) VALUES (2)") }
             #expect(missing.code == .notNullViolation && missing.column == "name")

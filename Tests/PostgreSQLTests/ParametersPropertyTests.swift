@@ -95,8 +95,10 @@ struct ParametersPropertyTests {
     @Test(arguments: 0..<20)
     func anyInputKeepsTheInvariants(seed: UInt64) {
         var random = SeededGenerator(state: 1000 + seed)
-        let alphabet = [":", ":", "::", ":a", ":b", ":_c", "'", "\"", "$", "$$", "$t$", "--", "/*", "*/", "\n", "[", "]",
-                        "a", "b", "x", "_", "E", "e", " ", "-", "/", "*", "\\", "é", "(", ")", ",", "="]
+        let alphabet = [
+            ":", ":", "::", ":a", ":b", ":_c", "'", "\"", "$", "$$", "$t$", "--", "/*", "*/", "\n", "[", "]",
+            "a", "b", "x", "_", "E", "e", " ", "-", "/", "*", "\\", "é", "(", ")", ",", "=",
+        ]
         for _ in 0..<300 {
             let sql = (0..<Int.random(in: 0...40, using: &random)).map { _ in alphabet.randomElement(using: &random)! }.joined()
             let parameters = Parameters.parse(sql)

@@ -45,7 +45,9 @@ import Testing
 
         let list = ResultSetAdapter(pool, sql: "SELECT n AS id FROM generate_series(1, 3) n ORDER BY n")
         list.attach("squares", "SELECT :id::int * :id::int AS square")
-        #expect(try TestDatabase.body(of: list) == #"[{"id":1,"squares":[{"square":1}]},{"id":2,"squares":[{"square":4}]},{"id":3,"squares":[{"square":9}]}]"#)
+        #expect(
+            try TestDatabase.body(of: list)
+                == #"[{"id":1,"squares":[{"square":1}]},{"id":2,"squares":[{"square":4}]},{"id":3,"squares":[{"square":9}]}]"#)
         let statements = try pool.withConnection { try Self.serverStatements($0) }
         #expect(statements == 0)
     }

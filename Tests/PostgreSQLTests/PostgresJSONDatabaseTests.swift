@@ -96,16 +96,19 @@ struct PostgresJSONDatabaseTests {
         Case(value: "ARRAY['10:00'::time]"), Case(value: "ARRAY['10:00+02'::timetz]"),
         Case(value: "ARRAY['1 day'::interval, NULL]"),
         Case(value: "ARRAY[true, false, NULL]"),
-        Case(value: "ARRAY[0.1, 'NaN', 'Infinity', NULL]::float8[]",
-             expected: "to_json(ARRAY(SELECT CASE WHEN x = 'NaN' OR x = 'Infinity' THEN NULL ELSE x END FROM unnest(v) AS x))"),
+        Case(
+            value: "ARRAY[0.1, 'NaN', 'Infinity', NULL]::float8[]",
+            expected: "to_json(ARRAY(SELECT CASE WHEN x = 'NaN' OR x = 'Infinity' THEN NULL ELSE x END FROM unnest(v) AS x))"),
         Case(value: "ARRAY[1.5, 2]::float4[]"),
-        Case(value: "ARRAY[1.50, NULL, 'NaN']::numeric[]",
-             expected: "to_json(ARRAY(SELECT CASE WHEN x = 'NaN' THEN NULL ELSE x END FROM unnest(v) AS x))"),
+        Case(
+            value: "ARRAY[1.50, NULL, 'NaN']::numeric[]",
+            expected: "to_json(ARRAY(SELECT CASE WHEN x = 'NaN' THEN NULL ELSE x END FROM unnest(v) AS x))"),
         Case(value: #"ARRAY['{"a": 1}'::jsonb, '[2]', NULL, '"s"']"#),
         Case(value: #"ARRAY['{"a" : "x\"y"}'::json]"#),
         Case(value: "ARRAY['a0eebc99-9c0b-4ef8-bb6d-6bb9bd380a11'::uuid, NULL]"),
-        Case(value: #"ARRAY['\x0102'::bytea, NULL, '\x']"#,
-             expected: "to_json(ARRAY(SELECT translate(encode(x, 'base64'), E'\\n', '') FROM unnest(v) AS x))"),
+        Case(
+            value: #"ARRAY['\x0102'::bytea, NULL, '\x']"#,
+            expected: "to_json(ARRAY(SELECT translate(encode(x, 'base64'), E'\\n', '') FROM unnest(v) AS x))"),
         Case(value: "ARRAY[box '(1,2),(3,4)', box '(0,0),(1,1)']"),
         Case(value: "ARRAY[point(1, 2)]"), Case(value: "ARRAY['192.168.0.1'::inet]"),
         Case(value: "ARRAY[1, 4294967295]::oid[]", expected: "to_json(v::text::numeric[])"),
@@ -117,7 +120,8 @@ struct PostgresJSONDatabaseTests {
     func renderingMatchesPostgreSQL(timeZone: String) throws {
         let environment = ProcessInfo.processInfo.environment
         guard ["PGHOST", "PGPORT", "PGDATABASE", "DATABASE_URL"].contains(where: { environment[$0] != nil }) else {
-            Issue.record("""
+            Issue.record(
+                """
                 PostgreSQL is not configured: set the PG* variables, e.g. \
                 PGCLUSTER_PORT=54329 scripts/pg-cluster start && eval "$(PGCLUSTER_PORT=54329 scripts/pg-cluster env)"
                 """)
@@ -128,15 +132,19 @@ struct PostgresJSONDatabaseTests {
         for row in rows {
             let testCase = Self.cases[row.index]
             let text = row.text
-            for (options, expectedJSON) in [(JSONRenderingOptions(), row.expected), (JSONRenderingOptions(dateFormat: .epochMilliseconds), row.epochExpected)] {
+            for (options, expectedJSON) in [
+                (JSONRenderingOptions(), row.expected), (JSONRenderingOptions(dateFormat: .epochMilliseconds), row.epochExpected),
+            ] {
                 guard let expectedJSON else { continue }
                 var output: [UInt8] = []
                 text.withUnsafeBytes { PostgresJSON.append($0, typeOID: row.typeOID, to: &output, options: options) }
                 let rendered = String(decoding: output, as: UTF8.self)
                 let canonical = Self.canonical(rendered)
                 #expect(canonical != nil, "invalid JSON \(rendered) for \(testCase.value)")
-                #expect(canonical == Self.canonical(expectedJSON),
-                        "\(testCase.value) in \(timeZone) (\(options.dateFormat)): text \(String(decoding: text, as: UTF8.self)) rendered \(rendered), expected \(expectedJSON)")
+                #expect(
+                    canonical == Self.canonical(expectedJSON),
+                    "\(testCase.value) in \(timeZone) (\(options.dateFormat)): text \(String(decoding: text, as: UTF8.self)) rendered \(rendered), expected \(expectedJSON)"
+                )
             }
         }
     }
@@ -157,10 +165,12 @@ struct PostgresJSONDatabaseTests {
     static func query(timeZone: String) throws -> [Row] {
         func hex(_ expression: String) -> String { "encode(convert_to((\(expression))::text, 'UTF8'), 'hex')" }
         let selects = cases.enumerated().map { index, testCase in
-            let epoch = testCase.hasEpoch
+            let epoch =
+                testCase.hasEpoch
                 ? "CASE WHEN isfinite(v) THEN (floor(extract(epoch FROM v) * 1000)::int8)::text ELSE to_json(v::text)::text END"
                 : "NULL"
-            return "SELECT \(index), pg_typeof(v)::oid, \(hex("format('%s', v)")), \(hex(testCase.expected)), \(hex(epoch)) FROM (SELECT \(testCase.value) AS v) AS s"
+            return
+                "SELECT \(index), pg_typeof(v)::oid, \(hex("format('%s', v)")), \(hex(testCase.expected)), \(hex(epoch)) FROM (SELECT \(testCase.value) AS v) AS s"
         }
         let sql = selects.joined(separator: "\nUNION ALL ") + "\nORDER BY 1;\n"
 
@@ -196,7 +206,7 @@ struct PostgresJSONDatabaseTests {
     /// The JSON re-serialised with sorted keys, or `nil` if it is not JSON.
     static func canonical(_ json: String) -> String? {
         guard let value = try? JSONReader.value(json.utf8),
-              let data = try? JSONSerialization.data(withJSONObject: value, options: [.sortedKeys, .fragmentsAllowed])
+            let data = try? JSONSerialization.data(withJSONObject: value, options: [.sortedKeys, .fragmentsAllowed])
         else { return nil }
         return String(decoding: data, as: UTF8.self)
     }

@@ -156,8 +156,9 @@ struct PostgresJSONTests {
     }
 
     @Test func textArraysWithQuotesAndEscapes() {
-        #expect(render(#"{a,"b c","d,e","f\"g","h\\i","NULL",null,NULL,""}"#, .textArray)
-            == #"["a","b c","d,e","f\"g","h\\i","NULL",null,null,""]"#)
+        #expect(
+            render(#"{a,"b c","d,e","f\"g","h\\i","NULL",null,NULL,""}"#, .textArray)
+                == #"["a","b c","d,e","f\"g","h\\i","NULL",null,null,""]"#)
         #expect(render(#"{"{x}","\n"}"#, .varcharArray) == #"["{x}","n"]"#)
         #expect(render("{\"tab\there\"}", .textArray) == #"["tab\there"]"#)
     }

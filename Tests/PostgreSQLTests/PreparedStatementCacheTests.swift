@@ -44,10 +44,11 @@ import Testing
         let adapter = ResultSetAdapter(connection, sql: "SELECT n FROM generate_series(1, 2) n")
         adapter.attach("tenfold", "SELECT :n::int * 10 AS tenfold")
         adapter.attach("hundredfold", "SELECT :n::int * 100 AS hundredfold")
-        #expect(try TestDatabase.body(of: adapter) == """
-            [{"n":1,"tenfold":[{"tenfold":10}],"hundredfold":[{"hundredfold":100}]},\
-            {"n":2,"tenfold":[{"tenfold":20}],"hundredfold":[{"hundredfold":200}]}]
-            """)
+        #expect(
+            try TestDatabase.body(of: adapter) == """
+                [{"n":1,"tenfold":[{"tenfold":10}],"hundredfold":[{"hundredfold":100}]},\
+                {"n":2,"tenfold":[{"tenfold":20}],"hundredfold":[{"hundredfold":200}]}]
+                """)
     }
 
     @Test func theLoopsConnectionDeallocatesAllPastTheLimit() throws {

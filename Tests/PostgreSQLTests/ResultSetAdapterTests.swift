@@ -318,7 +318,8 @@ import Testing
     @Test func attachedRowsOutOfParentOrderAreGroupedByParent() throws {
         try TestDatabase.pool(size: 1).withConnection { connection in
             let attachment = Attachment(key: "values", sql: "SELECT :v::text AS v")
-            let result = try connection.runSimple("""
+            let result = try connection.runSimple(
+                """
                 SELECT ordinal, v FROM (VALUES (1, 2, 'b1'), (2, 1, 'a1'), (3, 2, 'b2'), (4, 4, 'd1'), (5, 1, 'a2'))
                 AS t(position, ordinal, v) ORDER BY position
                 """)

@@ -18,7 +18,8 @@ import Testing
     @Test(arguments: [false, true]) func valuesComeOutAsSent(throughLibpq: Bool) throws {
         let connection = try Self.connect(throughLibpq: throughLibpq)
         defer { connection.close() }
-        let rows = try connection.query("""
+        let rows = try connection.query(
+            """
             SELECT g AS n, CASE WHEN g % 3 = 0 THEN NULL ELSE 'é' || g END AS text,
                    '' AS empty, CASE WHEN g = 500 THEN repeat('x', 200000) END AS long
             FROM generate_series(1, 1000) g
@@ -43,7 +44,8 @@ import Testing
     @Test(arguments: [false, true]) func rowsReadInBlocksComeOutAsSent(throughLibpq: Bool) throws {
         let connection = try Self.connect(throughLibpq: throughLibpq)
         defer { connection.close() }
-        let rows = try connection.query("""
+        let rows = try connection.query(
+            """
             SELECT g AS n, CASE WHEN g % 3 = 0 THEN NULL ELSE 'é' || g END AS text,
                    CASE WHEN g = 500 THEN repeat('x', 200000) END AS long
             FROM generate_series(1, 1000) g

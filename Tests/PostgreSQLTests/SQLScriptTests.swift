@@ -13,13 +13,16 @@ struct SQLScriptTests {
             SELECT '\\'
             """
         let statements = SQLScript.statements(in: sql)
-        #expect(statements.map(\.text) == [
-            #"INSERT INTO t VALUES (';', "a;b", $$x;y$$, $tag$;$tag$)"#,
-            " -- a; comment\n/* ; */ UPDATE t SET a = E'\\';' ",
-            "\n-- only a comment;\nSELECT '\\'",
-        ])
+        #expect(
+            statements.map(\.text) == [
+                #"INSERT INTO t VALUES (';', "a;b", $$x;y$$, $tag$;$tag$)"#,
+                " -- a; comment\n/* ; */ UPDATE t SET a = E'\\';' ",
+                "\n-- only a comment;\nSELECT '\\'",
+            ])
         for statement in statements {
-            #expect(String(decoding: Array(sql.utf8)[statement.utf8Offset...].prefix(statement.text.utf8.count), as: UTF8.self) == statement.text)
+            #expect(
+                String(decoding: Array(sql.utf8)[statement.utf8Offset...].prefix(statement.text.utf8.count), as: UTF8.self)
+                    == statement.text)
         }
         #expect(SQLScript.statements(in: " ; -- nothing\n").isEmpty)
     }

@@ -7,12 +7,14 @@ import WebService
 /// database (EmployeesServiceTests checks it end to end on a real server).
 @Suite("SQLSTATE to HTTP status")
 struct SQLStateStatusTests {
-    @Test("each mapped SQLSTATE gets its status and a fixed detail", arguments: [
-        ("22P02", 400), ("22003", 400), ("22007", 400), ("22008", 400), ("22001", 400),
-        ("42501", 403), ("23505", 409), ("23503", 409), ("23P01", 409), ("23502", 422), ("23514", 422), ("57014", 504),
-        ("08000", 503), ("08001", 503), ("08003", 503), ("08006", 503), ("08P01", 503),
-        ("57P01", 503), ("57P02", 503), ("57P03", 503),
-    ])
+    @Test(
+        "each mapped SQLSTATE gets its status and a fixed detail",
+        arguments: [
+            ("22P02", 400), ("22003", 400), ("22007", 400), ("22008", 400), ("22001", 400),
+            ("42501", 403), ("23505", 409), ("23503", 409), ("23P01", 409), ("23502", 422), ("23514", 422), ("57014", 504),
+            ("08000", 503), ("08001", 503), ("08003", 503), ("08006", 503), ("08P01", 503),
+            ("57P01", 503), ("57P02", 503), ("57P03", 503),
+        ])
     func mapped(code: String, status: Int) throws {
         let message = #"invalid input syntax for type integer: "hunter2""#
         let error = DatabaseError(code: SQLState(rawValue: code), message: message, detail: "Key (x)=(hunter2)")
@@ -25,16 +27,19 @@ struct SQLStateStatusTests {
         #expect(!body.contains("invalid input syntax"))
     }
 
-    @Test("other SQLSTATEs are left to the router's 500 with an error id", arguments: [
-        "22012", "42601", "42P01", "XX000", "40001",
-    ])
+    @Test(
+        "other SQLSTATEs are left to the router's 500 with an error id",
+        arguments: [
+            "22012", "42601", "42P01", "XX000", "40001",
+        ])
     func unmapped(code: String) {
         #expect(DatabaseError(code: SQLState(rawValue: code), message: "anything").httpError == nil)
     }
 
     @Test("a violated constraint is named, or the column of a missing value; the values never are")
     func constraintNames() throws {
-        let unique = DatabaseError(code: .uniqueViolation, message: "duplicate", detail: "Key (name)=(hunter2)", constraint: "items_name_key")
+        let unique = DatabaseError(
+            code: .uniqueViolation, message: "duplicate", detail: "Key (name)=(hunter2)", constraint: "items_name_key")
         let problem = try #require(unique.httpError)
         #expect(problem.detail == #"The request conflicts with an existing record (constraint "items_name_key")."#)
         let body = String(decoding: problem.problemJSON, as: UTF8.self)
@@ -43,8 +48,9 @@ struct SQLStateStatusTests {
         #expect(missing.status == .unprocessableContent && missing.detail == #"A required value is missing (column "name")."#)
         let check = try #require(DatabaseError(code: .checkViolation, message: "check", constraint: "price_check").httpError)
         #expect(check.detail == #"A value in the request breaks a rule of the database (constraint "price_check")."#)
-        #expect(try #require(DatabaseError(code: .foreignKeyViolation, message: "fk").httpError).detail
-            == "The request refers to a record that does not exist or is still referenced.")
+        #expect(
+            try #require(DatabaseError(code: .foreignKeyViolation, message: "fk").httpError).detail
+                == "The request refers to a record that does not exist or is still referenced.")
     }
 
     @Test("a pool timeout is 503 with Retry-After")
@@ -60,7 +66,8 @@ struct SQLStateStatusTests {
             DatabaseError.answeredByClass.values.first { $0.name == sqlStateClass }?.value ?? 0
         }
         // Class "XX" (internal error) and "P0" (PL/pgSQL) are used by no other test here.
-        let internalBefore = count("XX"), raisedBefore = count("P0")
+        let internalBefore = count("XX")
+        let raisedBefore = count("P0")
         _ = DatabaseError(code: SQLState(rawValue: "XX000"), message: "internal").httpError
         _ = DatabaseError(code: SQLState(rawValue: "XX001"), message: "corrupted").httpError
         _ = DatabaseError(code: SQLState(rawValue: "P0001"), message: "raised").httpError

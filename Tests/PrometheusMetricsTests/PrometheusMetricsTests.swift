@@ -39,13 +39,14 @@ import Testing
         text.metric("jobs_total", type: .counter, help: "Jobs done.")
         text.sample("jobs_total", labels: [("queue", #"a"b\c"#)], value: UInt64(3))
         text.sample("jobs_total", value: UInt64(4))
-        #expect(String(decoding: text.bytes, as: UTF8.self) == """
-            # HELP jobs_total Jobs done.
-            # TYPE jobs_total counter
-            jobs_total{queue="a\\"b\\\\c"} 3
-            jobs_total 4
+        #expect(
+            String(decoding: text.bytes, as: UTF8.self) == """
+                # HELP jobs_total Jobs done.
+                # TYPE jobs_total counter
+                jobs_total{queue="a\\"b\\\\c"} 3
+                jobs_total 4
 
-            """)
+                """)
     }
 
     @Test func writesAHistogramInSecondsWithCumulativeBuckets() {
@@ -54,13 +55,14 @@ import Testing
         histogram.record(Duration.milliseconds(20))
         var text = PrometheusText()
         text.histogram("wait_seconds", labels: [("pool", "primary")], histogram.snapshot(), scale: 1e9)
-        #expect(String(decoding: text.bytes, as: UTF8.self) == """
-            wait_seconds_bucket{pool="primary",le="0.005"} 1
-            wait_seconds_bucket{pool="primary",le="1"} 2
-            wait_seconds_bucket{pool="primary",le="+Inf"} 2
-            wait_seconds_sum{pool="primary"} 0.022
-            wait_seconds_count{pool="primary"} 2
+        #expect(
+            String(decoding: text.bytes, as: UTF8.self) == """
+                wait_seconds_bucket{pool="primary",le="0.005"} 1
+                wait_seconds_bucket{pool="primary",le="1"} 2
+                wait_seconds_bucket{pool="primary",le="+Inf"} 2
+                wait_seconds_sum{pool="primary"} 0.022
+                wait_seconds_count{pool="primary"} 2
 
-            """)
+                """)
     }
 }

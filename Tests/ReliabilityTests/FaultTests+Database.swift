@@ -49,7 +49,8 @@ extension FaultTests {
             onThreads(3) { index in slow.append(fetch(port: port, index == 0 ? "/employees/10001" : "/employees?limit=1")) }
         }
         let bothWaiting = eventually { try cluster.sessions(of: application).filter { $0.state == "active" }.count == 4 }
-        #expect(bothWaiting, "both pooled and both pipeline connections wait on the lock: \(Result { try cluster.sessions(of: application) })")
+        #expect(
+            bothWaiting, "both pooled and both pipeline connections wait on the lock: \(Result { try cluster.sessions(of: application) })")
 
         let waiting = Shared<[Outcome]>([])
         onThreads(4) { index in
@@ -57,7 +58,9 @@ extension FaultTests {
         }
         for outcome in waiting.value {
             #expect(outcome.kind == .unavailable, "\(outcome)")
-            #expect(outcome.elapsed >= acquireTimeout - 0.05 && outcome.elapsed < acquireTimeout + 1, "waits the acquisition timeout: \(outcome)")
+            #expect(
+                outcome.elapsed >= acquireTimeout - 0.05 && outcome.elapsed < acquireTimeout + 1,
+                "waits the acquisition timeout: \(outcome)")
         }
         print("pool exhausted: \(waiting.value.map { String(format: "%d after %.3f s", $0.status, $0.elapsed) })")
 

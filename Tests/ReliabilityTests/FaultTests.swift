@@ -81,7 +81,9 @@ import HTTPTestClient
         let all = outcomes.value
         let failures = all.filter { $0.kind != .ok }
         let duringOutage = failures.filter { $0.endedAt >= restartBegan }
-        print("database restart under load: \(all.count) requests, \(failures.count) not OK; restart took \(String(format: "%.3f", backAt - restartBegan)) s")
+        print(
+            "database restart under load: \(all.count) requests, \(failures.count) not OK; restart took \(String(format: "%.3f", backAt - restartBegan)) s"
+        )
         for kind in Set(failures.map { "\($0.kind)" }).sorted() {
             print("  \(failures.filter { "\($0.kind)" == kind }.count) × \(kind)")
         }
@@ -160,7 +162,9 @@ import HTTPTestClient
         #expect(outcomes.value.allSatisfy { $0.kind == .ok }, "\(outcomes.value)")
         usleep(300_000)
         let rssAfter = server.residentKilobytes
-        print("client disconnects: 1,000 streams dropped after the first chunk in \(String(format: "%.1f", elapsed)) s; server RSS \(rssBefore) kB before, \(rssAfter) kB after (\(String(format: "%+.1f", Double(rssAfter - rssBefore) / Double(rssBefore) * 100))%); sessions afterwards: \(sessions.map(\.state))")
+        print(
+            "client disconnects: 1,000 streams dropped after the first chunk in \(String(format: "%.1f", elapsed)) s; server RSS \(rssBefore) kB before, \(rssAfter) kB after (\(String(format: "%+.1f", Double(rssAfter - rssBefore) / Double(rssBefore) * 100))%); sessions afterwards: \(sessions.map(\.state))"
+        )
         #expect(Double(rssAfter) <= Double(rssBefore) * 1.10, "RSS within 10%: \(rssBefore) kB → \(rssAfter) kB")
     }
 }

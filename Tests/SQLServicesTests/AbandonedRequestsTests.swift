@@ -12,14 +12,14 @@ import Testing
 struct AbandonedRequestsTests {
     static let services = [
         "slow/list.sql": """
-            -- GET /slow
-            -- Rows that take a while to come, as a list filtered by a scan, and
-            -- more than a block of them, so that the answer is streamed.
-            -- @paged
-            -- @filter *
-            WITH pause AS (SELECT pg_sleep(0.05))
-            SELECT n AS number, repeat('x', 40) AS filler FROM generate_series(1, 5000) AS n, pause ORDER BY n;
-            """
+        -- GET /slow
+        -- Rows that take a while to come, as a list filtered by a scan, and
+        -- more than a block of them, so that the answer is streamed.
+        -- @paged
+        -- @filter *
+        WITH pause AS (SELECT pg_sleep(0.05))
+        SELECT n AS number, repeat('x', 40) AS filler FROM generate_series(1, 5000) AS n, pause ORDER BY n;
+        """
     ]
 
     /// The pool's connections in use, from `/metrics`.

@@ -15,25 +15,26 @@ import Testing
 struct AuthenticationProcessTests {
     static let services = [
         "notes/list.sql": """
-            -- GET /notes
-            -- Lists the notes the caller may read.
-            -- @service Notes, each readable by its owner only.
-            SELECT id, owner, body FROM auth_test.notes ORDER BY id;
-            """,
+        -- GET /notes
+        -- Lists the notes the caller may read.
+        -- @service Notes, each readable by its owner only.
+        SELECT id, owner, body FROM auth_test.notes ORDER BY id;
+        """,
         "notes/note.sql": """
-            -- GET /notes/{id}
-            -- Returns one note.
-            -- @param id The note's number.
-            -- @notfound There is no note {id}.
-            SELECT id, owner, body FROM auth_test.notes WHERE id = :id;
-            """,
+        -- GET /notes/{id}
+        -- Returns one note.
+        -- @param id The note's number.
+        -- @notfound There is no note {id}.
+        SELECT id, owner, body FROM auth_test.notes WHERE id = :id;
+        """,
     ]
 
     /// The roles, the table and its policy; made again by each test (roles are the cluster's, kept).
     static func makeDatabase() throws {
         let connection = try Connection(try Environment.conninfo(user: "postgres"))
         for role in ["auth_test_alice", "auth_test_bob", "auth_test_denied", "auth_test_stranger", "auth_password_user"] {
-            try connection.execute("""
+            try connection.execute(
+                """
                 DO $$ BEGIN
                     IF NOT EXISTS (SELECT FROM pg_roles WHERE rolname = '\(role)') THEN CREATE ROLE \(role); END IF;
                 END $$
@@ -65,7 +66,6 @@ struct AuthenticationProcessTests {
         try makeDatabase()
         return try Environment.folder(services)
     }
-
 
     static func base64URL(_ data: Data) -> String {
         data.base64EncodedString().replacingOccurrences(of: "+", with: "-").replacingOccurrences(of: "/", with: "_")
@@ -108,11 +108,15 @@ struct AuthenticationProcessTests {
 
     // MARK: - Bearer tokens
 
-    @Test("HS256 tokens: 401 without, expired, forged, for another audience; 403 without grant or for a role the server cannot take; RLS rows")
+    @Test(
+        "HS256 tokens: 401 without, expired, forged, for another audience; 403 without grant or for a role the server cannot take; RLS rows"
+    )
     func hs256() throws {
         let folder = try Self.prepare()
         let secretFile = try Self.temporaryFile(Data((0..<48).map { _ in UInt8.random(in: 0...255) }).base64EncodedString())
-        let run = try ProcessTests.start(["serve", "--services", folder, "--port", "0", "--jwt-secret-file", secretFile, "--jwt-audience", "notes"])
+        let run = try ProcessTests.start([
+            "serve", "--services", folder, "--port", "0", "--jwt-secret-file", secretFile, "--jwt-audience", "notes",
+        ])
         let port = try run.servingPort()
         func token(_ claims: [String: Any]) throws -> String { try Self.token(claims, hmacSecretFile: secretFile) }
         let now = Int(Date().timeIntervalSince1970)
@@ -166,22 +170,30 @@ struct AuthenticationProcessTests {
         try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
         let privateKey = directory + "/private.pem"
         let publicKey = directory + "/public.pem"
-        _ = try ToolProcess.run("/usr/bin/openssl", ["genpkey", "-algorithm", "RSA", "-pkeyopt", "rsa_keygen_bits:2048", "-out", privateKey])
+        _ = try ToolProcess.run(
+            "/usr/bin/openssl", ["genpkey", "-algorithm", "RSA", "-pkeyopt", "rsa_keygen_bits:2048", "-out", privateKey])
         _ = try ToolProcess.run("/usr/bin/openssl", ["pkey", "-in", privateKey, "-pubout", "-out", publicKey])
-        let run = try ProcessTests.start(["serve", "--services", folder, "--port", "0", "--jwt-public-key-file", publicKey,
-                                        "--jwt-role-claim", "db_role"])
+        let run = try ProcessTests.start([
+            "serve", "--services", folder, "--port", "0", "--jwt-public-key-file", publicKey,
+            "--jwt-role-claim", "db_role",
+        ])
         let port = try run.servingPort()
 
         let alice = try Self.token(["db_role": "auth_test_alice"], rsaKeyFile: privateKey)
         let list = try Self.get("/notes", port: port, authorization: "Bearer \(alice)")
         #expect(list.status == 200)
         #expect(Self.owners(list) == ["auth_test_alice", "auth_test_alice"])
-        #expect(try Self.get("/notes", port: port, authorization: "Bearer \(try Self.token(["db_role": "auth_test_denied"], rsaKeyFile: privateKey))").status == 403)
+        #expect(
+            try Self.get(
+                "/notes", port: port, authorization: "Bearer \(try Self.token(["db_role": "auth_test_denied"], rsaKeyFile: privateKey))"
+            ).status == 403)
         // The classic confusion: the public key used as an HMAC secret.
         let confused = try Self.token(["db_role": "auth_test_alice"], hmacSecretFile: publicKey)
         #expect(try Self.get("/notes", port: port, authorization: "Bearer \(confused)").status == 401)
         // A token without the role claim, and no anonymous role: 401.
-        #expect(try Self.get("/notes", port: port, authorization: "Bearer \(try Self.token(["sub": "x"], rsaKeyFile: privateKey))").status == 401)
+        #expect(
+            try Self.get("/notes", port: port, authorization: "Bearer \(try Self.token(["sub": "x"], rsaKeyFile: privateKey))").status
+                == 401)
     }
 
     // MARK: - Basic
@@ -189,15 +201,21 @@ struct AuthenticationProcessTests {
     @Test("basic against a password file from hash-password, users mapped to roles; anonymous requests take the anonymous role")
     func basicFile() throws {
         let folder = try Self.prepare()
-        let bobEntry = String(decoding: try ToolProcess.run(ProcessTests.executable, ["hash-password", "bob", "--iterations", "1000"],
-                                                     input: Data("bob's password\n".utf8)), as: UTF8.self)
+        let bobEntry = String(
+            decoding: try ToolProcess.run(
+                ProcessTests.executable, ["hash-password", "bob", "--iterations", "1000"],
+                input: Data("bob's password\n".utf8)), as: UTF8.self)
         #expect(bobEntry.hasPrefix("bob:$pbkdf2-sha256$1000$"))
-        let deniedEntry = String(decoding: try ToolProcess.run(ProcessTests.executable, ["hash-password", "dan", "--iterations", "1000"],
-                                                        input: Data("dan's password\n".utf8)), as: UTF8.self)
+        let deniedEntry = String(
+            decoding: try ToolProcess.run(
+                ProcessTests.executable, ["hash-password", "dan", "--iterations", "1000"],
+                input: Data("dan's password\n".utf8)), as: UTF8.self)
         let passwords = try Self.temporaryFile("# users\n" + bobEntry + deniedEntry)
         let roles = try Self.temporaryFile("bob:auth_test_bob\ndan:auth_test_denied\n")
-        let run = try ProcessTests.start(["serve", "--services", folder, "--port", "0", "--auth-basic-file", passwords,
-                                        "--role-map", roles, "--anonymous-role", "auth_test_alice"])
+        let run = try ProcessTests.start([
+            "serve", "--services", folder, "--port", "0", "--auth-basic-file", passwords,
+            "--role-map", roles, "--anonymous-role", "auth_test_alice",
+        ])
         let port = try run.servingPort()
 
         let bob = try Self.get("/notes", port: port, authorization: Self.basic("bob", "bob's password"))
@@ -242,42 +260,63 @@ struct AuthenticationProcessTests {
         try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
         let certificate = directory + "/cert.pem"
         let key = directory + "/key.pem"
-        _ = try ToolProcess.run("/usr/bin/openssl", [
-            "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-keyout", key, "-out", certificate, "-days", "1",
-            "-subj", "/CN=localhost", "-addext", "subjectAltName=IP:127.0.0.1,DNS:localhost",
+        _ = try ToolProcess.run(
+            "/usr/bin/openssl",
+            [
+                "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-keyout", key, "-out", certificate, "-days", "1",
+                "-subj", "/CN=localhost", "-addext", "subjectAltName=IP:127.0.0.1,DNS:localhost",
+            ])
+        let run = try ProcessTests.start([
+            "serve", "--services", folder, "--port", "0", "--tls-cert", certificate, "--tls-key", key,
+            "--anonymous-role", "auth_test_bob",
         ])
-        let run = try ProcessTests.start(["serve", "--services", folder, "--port", "0", "--tls-cert", certificate, "--tls-key", key,
-                                        "--anonymous-role", "auth_test_bob"])
         var port: Int?
         _ = run.waitUntilPrinted { text in
             port = text.firstMatch(of: /Serving https:\/\/127\.0\.0\.1:(\d+)\//).flatMap { Int($0.1) }
             return port != nil
         }
         let tlsPort = try #require(port, "\(run.errors)")
-        let body = try ToolProcess.run("/usr/bin/curl", ["--silent", "--show-error", "--fail", "--cacert", certificate,
-                                                  "https://127.0.0.1:\(tlsPort)/notes"])
+        let body = try ToolProcess.run(
+            "/usr/bin/curl",
+            [
+                "--silent", "--show-error", "--fail", "--cacert", certificate,
+                "https://127.0.0.1:\(tlsPort)/notes",
+            ])
         let notes = try JSONReader.value(body) as? [[String: Any]]
         #expect(notes?.compactMap { $0["owner"] as? String } == ["auth_test_bob"])
         // An anonymous role alone: credentials are ignored, as without authentication.
-        let withCredentials = try ToolProcess.run("/usr/bin/curl", ["--silent", "--show-error", "--fail", "--cacert", certificate,
-                                                             "--user", "anyone:anything", "https://127.0.0.1:\(tlsPort)/notes"])
+        let withCredentials = try ToolProcess.run(
+            "/usr/bin/curl",
+            [
+                "--silent", "--show-error", "--fail", "--cacert", certificate,
+                "--user", "anyone:anything", "https://127.0.0.1:\(tlsPort)/notes",
+            ])
         #expect(withCredentials == body)
         // Plain HTTP gets no answer, and an untrusted certificate fails the handshake.
-        #expect(throws: (any Error).self) { try ToolProcess.run("/usr/bin/curl", ["--silent", "--fail", "http://127.0.0.1:\(tlsPort)/notes"]) }
-        #expect(throws: (any Error).self) { try ToolProcess.run("/usr/bin/curl", ["--silent", "--fail", "https://127.0.0.1:\(tlsPort)/notes"]) }
+        #expect(throws: (any Error).self) {
+            try ToolProcess.run("/usr/bin/curl", ["--silent", "--fail", "http://127.0.0.1:\(tlsPort)/notes"])
+        }
+        #expect(throws: (any Error).self) {
+            try ToolProcess.run("/usr/bin/curl", ["--silent", "--fail", "https://127.0.0.1:\(tlsPort)/notes"])
+        }
     }
 
     @Test("--database-sslmode reaches libpq: require fails against the test cluster (no SSL), disable works")
     func sslMode() throws {
         // Over TCP: libpq uses no SSL on a Unix socket, whatever sslmode says.
-        let url = "postgresql://employees_reader@127.0.0.1:\(try Environment.variable("PGPORT"))/\(try Environment.variable("EMPLOYEES_DATABASE"))"
-        let required = try ProcessTests.start(["serve", "--services", Environment.servicesFolder, "--port", "0",
-                                             "--database-url", url, "--database-sslmode", "require"])
+        let url =
+            "postgresql://employees_reader@127.0.0.1:\(try Environment.variable("PGPORT"))/\(try Environment.variable("EMPLOYEES_DATABASE"))"
+        let required = try ProcessTests.start([
+            "serve", "--services", Environment.servicesFolder, "--port", "0",
+            "--database-url", url, "--database-sslmode", "require",
+        ])
         // Loading the services needs the database: with sslmode=require the server cannot start.
         #expect(required.wait(timeout: 30) == 1)
         #expect(required.errors.contains("SSL"), "\(required.errors)")
-        let disabled = try ProcessTests.start(["serve", "--services", Environment.servicesFolder, "--port", "0",
-                                             "--database-url", url + "?connect_timeout=10", "--database-sslmode", "disable"])
+        let disabled = try ProcessTests.start([
+            "serve", "--services", Environment.servicesFolder, "--port", "0",
+            "--database-url", url + "?connect_timeout=10", "--database-sslmode", "disable",
+        ])
         let port = try disabled.servingPort()
         #expect(try Self.get("/health/ready", port: port).status == 204)
     }

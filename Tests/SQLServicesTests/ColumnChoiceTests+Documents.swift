@@ -80,36 +80,51 @@ extension ColumnChoiceTests {
     func checks() throws {
         let problems = try Environment.problems([
             "things/list.sql": """
-                -- GET /things
-                -- @filter deptNo, title
-                -- @order name, nope
-                SELECT dept_no AS "deptNo", dept_name AS name FROM departments WHERE dept_name <> :name ORDER BY 1
-                """,
+            -- GET /things
+            -- @filter deptNo, title
+            -- @order name, nope
+            SELECT dept_no AS "deptNo", dept_name AS name FROM departments WHERE dept_name <> :name ORDER BY 1
+            """,
             "things/one.sql": """
-                -- GET /things/{deptNo}
-                -- @filter *
-                SELECT dept_no AS "deptNo" FROM departments WHERE dept_no = :deptNo
-                """,
+            -- GET /things/{deptNo}
+            -- @filter *
+            SELECT dept_no AS "deptNo" FROM departments WHERE dept_no = :deptNo
+            """,
             "things/star.sql": """
-                -- GET /things/star
-                -- @returns list
-                -- @filter *
-                -- @order
-                SELECT dept_no AS "deptNo", dept_name AS name FROM departments WHERE dept_name <> :name ORDER BY 1
-                """,
+            -- GET /things/star
+            -- @returns list
+            -- @filter *
+            -- @order
+            SELECT dept_no AS "deptNo", dept_name AS name FROM departments WHERE dept_name <> :name ORDER BY 1
+            """,
         ])
-        #expect(problems.contains("things/list.sql:2: @filter names \"title\", which is not a column of the result; its columns are deptNo, name"), "\(problems)")
-        #expect(problems.contains("things/list.sql:3: @order names \"nope\", which is not a column of the result; its columns are deptNo, name"), "\(problems)")
-        #expect(problems.contains("things/one.sql:2: @filter and @order choose among the rows of a list; this operation returns an object"), "\(problems)")
-        #expect(problems.contains("things/star.sql:4: @order takes the labels of result columns, comma-separated, or * for all of them"), "\(problems)")
+        #expect(
+            problems.contains(
+                "things/list.sql:2: @filter names \"title\", which is not a column of the result; its columns are deptNo, name"),
+            "\(problems)")
+        #expect(
+            problems.contains(
+                "things/list.sql:3: @order names \"nope\", which is not a column of the result; its columns are deptNo, name"),
+            "\(problems)")
+        #expect(
+            problems.contains("things/one.sql:2: @filter and @order choose among the rows of a list; this operation returns an object"),
+            "\(problems)")
+        #expect(
+            problems.contains("things/star.sql:4: @order takes the labels of result columns, comma-separated, or * for all of them"),
+            "\(problems)")
         #expect(problems.count == 4, "\(problems)")
 
-        let collision = try Environment.problems(["things/list.sql": """
+        let collision = try Environment.problems([
+            "things/list.sql": """
             -- GET /things
             -- @filter name
             SELECT dept_no AS "deptNo", dept_name AS name FROM departments WHERE dept_name <> :name ORDER BY 1
-            """])
-        #expect(collision == ["things/list.sql:2: @filter names \"name\", which is also a parameter of the operation (its own parameters win): rename the column or the parameter"])
+            """
+        ])
+        #expect(
+            collision == [
+                "things/list.sql:2: @filter names \"name\", which is also a parameter of the operation (its own parameters win): rename the column or the parameter"
+            ])
     }
 
     // MARK: - A Swift route
@@ -124,11 +139,13 @@ extension ColumnChoiceTests {
 
         var routes: [Route] {
             Route(.get, "/", description: "Employees, filtered as the caller asks.", parameters: Self.columns.parameters { $0 }) { chosen in
-                Query.list("""
+                Query.list(
+                    """
                     SELECT emp_no AS "employeeNumber", last_name AS "lastName", hire_date AS "hireDate" FROM employees ORDER BY emp_no
-                    """)
-                    .paged(limit: 3)
-                    .choosing(ChosenColumns(chosen))
+                    """
+                )
+                .paged(limit: 3)
+                .choosing(ChosenColumns(chosen))
             }
         }
     }
@@ -139,7 +156,8 @@ extension ColumnChoiceTests {
         defer { pool.close() }
         let server = try Environment.serve([Summaries()], pool: pool)
         defer { server.stop() }
-        let answer = try TestClient.request("GET", "/summaries?lastName=eq.Facello&order=hireDate.desc&select=employeeNumber", port: server.port)
+        let answer = try TestClient.request(
+            "GET", "/summaries?lastName=eq.Facello&order=hireDate.desc&select=employeeNumber", port: server.port)
         #expect(answer.status == 200)
         let expected = try pool.withConnection { connection in
             try connection.fetchAll(Int.self, "SELECT emp_no FROM employees WHERE last_name = 'Facello' ORDER BY hire_date DESC LIMIT 3")

@@ -93,24 +93,30 @@ struct ColumnChoiceTests {
         let likes = try served.get("/employees?lastName=like.Facel*&firstName=ilike.g*&limit=50")
         #expect(likes.status == 200)
         #expect(!likes.objects.isEmpty)
-        #expect(likes.objects.allSatisfy {
-            ($0["lastName"] as? String ?? "").hasPrefix("Facel") && ($0["firstName"] as? String ?? "").lowercased().hasPrefix("g")
-        })
+        #expect(
+            likes.objects.allSatisfy {
+                ($0["lastName"] as? String ?? "").hasPrefix("Facel") && ($0["firstName"] as? String ?? "").lowercased().hasPrefix("g")
+            })
         // Combined with the file's own parameter.
         let (first, last) = try served.names(10001)
         let named = try served.numbers("/employees?name=\(last.lowercased())&firstName=eq.\(first)")
         #expect(named.contains(10001))
-        #expect(named.count == (try served.count("SELECT count(*) FROM employees WHERE lower(last_name) = lower('\(last)') AND first_name = '\(first)'")))
+        #expect(
+            named.count
+                == (try served.count("SELECT count(*) FROM employees WHERE lower(last_name) = lower('\(last)') AND first_name = '\(first)'"))
+        )
     }
 
     @Test("is.true, is.false, is.unknown on a boolean column; is.true elsewhere is a 400")
     func booleans() throws {
-        let folder = try Environment.folder(["flags/list.sql": """
+        let folder = try Environment.folder([
+            "flags/list.sql": """
             -- GET /flags
             -- @filter *
             SELECT emp_no AS "employeeNumber", gender = 'F' AS female, NULLIF(emp_no % 3, 0) AS rest
             FROM employees WHERE emp_no <= 10010 ORDER BY emp_no
-            """])
+            """
+        ])
         defer { try? FileManager.default.removeItem(atPath: folder) }
         let served = try Served(folder)
         let women = try served.count("SELECT count(*) FROM employees WHERE emp_no <= 10010 AND gender = 'F'")
@@ -175,7 +181,9 @@ struct ColumnChoiceTests {
     func order() throws {
         let served = try Served()
         let expected = try served.pool.withConnection { connection in
-            try connection.fetchAll(Int.self, """
+            try connection.fetchAll(
+                Int.self,
+                """
                 SELECT emp_no FROM employees WHERE emp_no < 10100 ORDER BY last_name DESC, emp_no ASC LIMIT 7
                 """)
         }
@@ -197,7 +205,9 @@ struct ColumnChoiceTests {
         #expect(list.text == #"[{"lastName":"\#(last1)","employeeNumber":10001},{"lastName":"\#(last2)","employeeNumber":10002}]"#)
         #expect(try served.get("/employees?select=*&limit=2").text == served.get("/employees?limit=2").text)
         let object = try served.get("/employees/10004?select=hireDate,lastName")
-        let hired = try served.pool.withConnection { try $0.fetchOne(String.self, "SELECT hire_date::text FROM employees WHERE emp_no = 10004") }
+        let hired = try served.pool.withConnection {
+            try $0.fetchOne(String.self, "SELECT hire_date::text FROM employees WHERE emp_no = 10004")
+        }
         #expect(object.text == #"{"hireDate":"\#(hired ?? "")","lastName":"\#(try served.names(10004).last)"}"#)
         #expect(try served.get("/departments/d005?select=departmentName").text == #"{"departmentName":"Development"}"#)
 
@@ -254,7 +264,8 @@ struct ColumnChoiceTests {
         let postgres = try Connection(try Environment.conninfo(user: "postgres"))
         defer { postgres.close() }
         for role in ["filter_test_stranger", "filter_test_reader"] {
-            try postgres.execute("""
+            try postgres.execute(
+                """
                 DO $$ BEGIN
                     IF NOT EXISTS (SELECT FROM pg_roles WHERE rolname = '\(role)') THEN CREATE ROLE \(role); END IF;
                 END $$
@@ -264,7 +275,9 @@ struct ColumnChoiceTests {
         try postgres.execute("GRANT SELECT ON employees TO filter_test_reader")
         let count = try Served().count("SELECT count(*) FROM employees WHERE last_name = 'Facello'")
 
-        let stranger = try ProcessTests.start(["serve", "--services", Environment.servicesFolder, "--port", "0", "--anonymous-role", "filter_test_stranger"])
+        let stranger = try ProcessTests.start([
+            "serve", "--services", Environment.servicesFolder, "--port", "0", "--anonymous-role", "filter_test_stranger",
+        ])
         let strangerPort = try stranger.servingPort()
         let refused: [(String, [(String, String)])] = [
             ("/employees?lastName=eq.Facello&select=lastName", []), ("/employees?lastName=eq.Facello&limit=1", [("Prefer", "count=exact")]),
@@ -274,10 +287,13 @@ struct ColumnChoiceTests {
             #expect(try TestClient.request("GET", target, port: strangerPort, headers: headers).status == 403, "\(target)")
         }
 
-        let reader = try ProcessTests.start(["serve", "--services", Environment.servicesFolder, "--port", "0", "--anonymous-role", "filter_test_reader"])
+        let reader = try ProcessTests.start([
+            "serve", "--services", Environment.servicesFolder, "--port", "0", "--anonymous-role", "filter_test_reader",
+        ])
         let readerPort = try reader.servingPort()
         let page = try TestClient.request(
-            "GET", "/employees?lastName=eq.Facello&order=employeeNumber.desc&limit=3", port: readerPort, headers: [("Prefer", "count=exact")])
+            "GET", "/employees?lastName=eq.Facello&order=employeeNumber.desc&limit=3", port: readerPort,
+            headers: [("Prefer", "count=exact")])
         #expect(page.status == 200, "\(page)")
         #expect(page.header("Content-Range") == "0-2/\(count)")
         let numbers = page.objects.compactMap { $0["employeeNumber"] as? Int }
@@ -316,7 +332,8 @@ struct ColumnChoiceTests {
         let served = try Served()
         let hostile = [
             "/employees?lastName=eq.%27%20OR%201%3D1%20--", "/employees?lastName=like.%25%27%20OR%20%271%27%3D%271",
-            "/employees?lastName=in.(x%27)%20OR%20true%20--,%22a%22%22b%22)", "/employees?lastName=eq.Facello%3B%20DROP%20TABLE%20employees",
+            "/employees?lastName=in.(x%27)%20OR%20true%20--,%22a%22%22b%22)",
+            "/employees?lastName=eq.Facello%3B%20DROP%20TABLE%20employees",
             "/employees?lastName=ilike.%22%3B--",
         ]
         for target in hostile {
@@ -327,7 +344,8 @@ struct ColumnChoiceTests {
         let refused = [
             "/employees?lastName%22%3B%20DROP%20TABLE%20employees%3B--=eq.1", "/employees?order=lastName%3B%20DROP%20TABLE%20employees",
             "/employees?order=lastName.desc%2C(SELECT%201)", "/employees?order=%22lastName%22", "/employees?select=lastName,%22x%22",
-            "/employees?select=lastName%20FROM%20employees%3B--", "/employees?select=*,lastName", "/employees?employeeNumber=eq.1%20OR%201%3D1",
+            "/employees?select=lastName%20FROM%20employees%3B--", "/employees?select=*,lastName",
+            "/employees?employeeNumber=eq.1%20OR%201%3D1",
             "/employees?employeeNumber=in.(1)%20OR%20(1", "/employees?lastName=not.not.eq.x", "/employees?lastName=is.null%20OR%201=1",
         ]
         for target in refused {

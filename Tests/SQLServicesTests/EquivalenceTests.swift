@@ -40,21 +40,27 @@ struct EquivalenceTests {
             "/employees?details=bonus", "/employees?details=titles&limit=3&offset=5",
         ]
         // Numbers that are not employees, and texts that are not numbers.
-        for text in ["9999", "1", "0", "-5", "2147483648", "99999999999", "9223372036854775807", "9223372036854775808",
-                     "99999999999999999999", "abc", "10004.5", "+10004", "010004", "1e3", "%31%30%30%30%34", "%20", "0x10"] {
+        for text in [
+            "9999", "1", "0", "-5", "2147483648", "99999999999", "9223372036854775807", "9223372036854775808",
+            "99999999999999999999", "abc", "10004.5", "+10004", "010004", "1e3", "%31%30%30%30%34", "%20", "0x10",
+        ] {
             targets.append("/employees/\(text)")
         }
         // Searches: wildcards, characters LIKE would read as its own, case, accents, nothing.
         // (Patterns with a fixed start or a trigram use an index; `""` alone scans the table.)
-        for pattern in ["bal*", "*son", "Bal*", "BAL*", "krohm*", "b_l*", "b%25l*", "%25*", "_*", "%5C*", "*", "**", "", "a*b*",
-                        "*a*", "x*", "%C3%B6*", "geo*", "*ill*", "kr*m*", "nobody*", "'*", "%27%20OR%201%3D1*", "*%25*", "*_*"] {
+        for pattern in [
+            "bal*", "*son", "Bal*", "BAL*", "krohm*", "b_l*", "b%25l*", "%25*", "_*", "%5C*", "*", "**", "", "a*b*",
+            "*a*", "x*", "%C3%B6*", "geo*", "*ill*", "kr*m*", "nobody*", "'*", "%27%20OR%201%3D1*", "*%25*", "*_*",
+        ] {
             targets.append("/employees?name=\(pattern)&limit=20")
         }
         targets += ["/employees?name=bal*", "/employees?name=a&name=b", "/employees?name=bal*&limit=3&offset=6"]
         // Pages.
-        for query in ["limit=0", "limit=5", "limit=5&offset=10", "offset=300020", "limit=10&offset=300020", "limit=3&offset=400000",
-                      "limit=-1", "offset=-3", "limit=-1&offset=-3", "limit=abc", "offset=1.5", "limit=", "offset=",
-                      "limit=1&limit=2", "limit=99999999999999999999", "offset=5&limit=2", "name=krohm*&limit=4&offset=2"] {
+        for query in [
+            "limit=0", "limit=5", "limit=5&offset=10", "offset=300020", "limit=10&offset=300020", "limit=3&offset=400000",
+            "limit=-1", "offset=-3", "limit=-1&offset=-3", "limit=abc", "offset=1.5", "limit=", "offset=",
+            "limit=1&limit=2", "limit=99999999999999999999", "offset=5&limit=2", "name=krohm*&limit=4&offset=2",
+        ] {
             targets.append("/employees?\(query)")
         }
         // Departments.
@@ -77,22 +83,28 @@ struct EquivalenceTests {
         ]
         var requests: [(String, String, [(String, String)])] = targets.map { ("GET", $0, []) }
         // Counts, CSV and what CSV cannot hold.
-        for target in ["/employees?limit=10&offset=20", "/employees?name=bal*", "/employees?limit=10&offset=300020",
-                       "/employees?limit=10&offset=400000", "/departments", "/employees?name=krohm*&limit=2&details=titles"] {
+        for target in [
+            "/employees?limit=10&offset=20", "/employees?name=bal*", "/employees?limit=10&offset=300020",
+            "/employees?limit=10&offset=400000", "/departments", "/employees?name=krohm*&limit=2&details=titles",
+        ] {
             requests.append(("GET", target, [("Prefer", "count=exact")]))
             requests.append(("GET", target, [("Prefer", "return=minimal, count=exact")]))
         }
-        for target in ["/employees?limit=5", "/employees?name=krohm*", "/departments", "/employees?limit=2&details=titles",
-                       "/employees/10004", "/departments/d005"] {
+        for target in [
+            "/employees?limit=5", "/employees?name=krohm*", "/departments", "/employees?limit=2&details=titles",
+            "/employees/10004", "/departments/d005",
+        ] {
             requests.append(("GET", target, [("Accept", "text/csv")]))
             requests.append(("GET", target, [("Accept", "application/json, text/csv")]))
         }
         // Other methods.
-        for (method, target) in [("POST", "/employees"), ("DELETE", "/employees/10004"), ("PUT", "/departments"),
-                                 ("PATCH", "/departments/d005"), ("OPTIONS", "/employees"), ("OPTIONS", "/employees/10004"),
-                                 ("HEAD", "/employees/10004"), ("HEAD", "/employees/9999"), ("HEAD", "/departments/d999"),
-                                 ("HEAD", "/employees?limit=2"), ("HEAD", "/departments/d005?details=managers,employees"),
-                                 ("POST", "/departments/d005")] {
+        for (method, target) in [
+            ("POST", "/employees"), ("DELETE", "/employees/10004"), ("PUT", "/departments"),
+            ("PATCH", "/departments/d005"), ("OPTIONS", "/employees"), ("OPTIONS", "/employees/10004"),
+            ("HEAD", "/employees/10004"), ("HEAD", "/employees/9999"), ("HEAD", "/departments/d999"),
+            ("HEAD", "/employees?limit=2"), ("HEAD", "/departments/d005?details=managers,employees"),
+            ("POST", "/departments/d005"),
+        ] {
             requests.append((method, target, []))
         }
         // A JSON body's members are arguments too.

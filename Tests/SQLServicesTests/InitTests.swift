@@ -57,9 +57,13 @@ struct InitTests {
         let start = Date()
         let run = try ProcessTests.start(["init", "--out", out, "--schema", "init_test", "--writes"])
         #expect(run.wait(timeout: 30) == 0, "\(run.output)\n\(run.errors)")
-        print("init wrote \(run.output.split(separator: "\n").filter { $0.hasPrefix("wrote") }.count) files in \(Date().timeIntervalSince(start)) s")
-        for file in ["customer/list.sql", "customer/one.sql", "customer/create.sql", "customer/update.sql", "customer/delete.sql",
-                     "invoice/one.sql", "invoice-line/one.sql", "audit-log/list.sql", "unpaid/list.sql"] {
+        print(
+            "init wrote \(run.output.split(separator: "\n").filter { $0.hasPrefix("wrote") }.count) files in \(Date().timeIntervalSince(start)) s"
+        )
+        for file in [
+            "customer/list.sql", "customer/one.sql", "customer/create.sql", "customer/update.sql", "customer/delete.sql",
+            "invoice/one.sql", "invoice-line/one.sql", "audit-log/list.sql", "unpaid/list.sql",
+        ] {
             #expect(FileManager.default.fileExists(atPath: "\(out)/\(file)"), "\(file)")
         }
         #expect(!FileManager.default.fileExists(atPath: "\(out)/audit-log/one.sql"), "no key, no one.sql")
@@ -69,7 +73,9 @@ struct InitTests {
         #expect(one.contains("-- @detail invoiceByCustomerId "), "two keys of invoice refer to customer:\n\(one)")
         #expect(one.contains("-- @detail invoiceByBilledTo "))
         #expect(one.contains("-- @detail customer "), "the self-reference:\n\(one)")
-        #expect(try String(contentsOfFile: "\(out)/customer/create.sql", encoding: .utf8).contains("-- @param fullName The customer's full name."))
+        #expect(
+            try String(contentsOfFile: "\(out)/customer/create.sql", encoding: .utf8).contains(
+                "-- @param fullName The customer's full name."))
 
         let again = try ProcessTests.start(["init", "--out", out, "--schema", "init_test", "--writes"])
         #expect(again.wait(timeout: 30) == 0)
@@ -86,12 +92,14 @@ struct InitTests {
         #expect(try TestClient.request("GET", "/invoice-line/1/9", port: port).status == 404)
         #expect(try TestClient.request("GET", "/unpaid", port: port).objects.count == 2)
         #expect(try TestClient.request("GET", "/audit-log", port: port).objects.first?["message"] as? String == "made")
-        let created = try TestClient.request("POST", "/invoice", port: port, headers: [("Content-Type", "application/json")],
-                                             body: Array(#"{"customerId": 1, "total": 5}"#.utf8))
+        let created = try TestClient.request(
+            "POST", "/invoice", port: port, headers: [("Content-Type", "application/json")],
+            body: Array(#"{"customerId": 1, "total": 5}"#.utf8))
         #expect(created.object["status"] as? String == "open", "the default: \(created)")
         let id = try #require(created.object["id"] as? Int)
-        let patched = try TestClient.request("PATCH", "/invoice/\(id)", port: port, headers: [("Content-Type", "application/json")],
-                                             body: Array(#"{"status": "paid"}"#.utf8))
+        let patched = try TestClient.request(
+            "PATCH", "/invoice/\(id)", port: port, headers: [("Content-Type", "application/json")],
+            body: Array(#"{"status": "paid"}"#.utf8))
         #expect(patched.object["status"] as? String == "paid" && patched.object["total"] as? Double == 5, "\(patched)")
         #expect(try TestClient.request("DELETE", "/invoice/\(id)", port: port).object["id"] as? Int == id)
         #expect(try TestClient.request("GET", "/invoice/\(id)", port: port).status == 404)
@@ -102,7 +110,8 @@ struct InitTests {
     @Test("a hostile schema: names that would leave the folder, break a label or a header, or carry SQL in a comment, are written harmless")
     func hostileNames() throws {
         let connection = try Connection(try Environment.conninfo(user: "postgres"))
-        try connection.executeScript(#"""
+        try connection.executeScript(
+            #"""
             DROP SCHEMA IF EXISTS init_hostile CASCADE;
             CREATE SCHEMA init_hostile;
             GRANT USAGE ON SCHEMA init_hostile TO employees_reader;

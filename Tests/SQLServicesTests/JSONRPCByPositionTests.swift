@@ -63,7 +63,8 @@ struct JSONRPCByPositionTests {
 
         let count = method.params.count
         let tooMany = await #expect(throws: JSONRPCError.self) {
-            try await rpc.call("employees.getByEmployeeNumber", params: .byPosition(Array(repeating: 1, count: count + 1)), as: Employee.self)
+            try await rpc.call(
+                "employees.getByEmployeeNumber", params: .byPosition(Array(repeating: 1, count: count + 1)), as: Employee.self)
         }
         #expect(tooMany?.code == .invalidParams)
         #expect(tooMany?.detail == "employees.getByEmployeeNumber takes at most \(count) params by position; \(count + 1) were given.")

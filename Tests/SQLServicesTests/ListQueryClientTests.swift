@@ -30,7 +30,8 @@ struct ListQueryClientTests {
         #expect(facellos.total == nil)
 
         let page = try await client.list(
-            "/employees", ListQuery().where("employeeNumber", .lt(10100)).where("lastName", .not(.ilike("f*")))
+            "/employees",
+            ListQuery().where("employeeNumber", .lt(10100)).where("lastName", .not(.ilike("f*")))
                 .ordered(by: "employeeNumber").page(limit: 10, offset: 20),
             counted: true, as: Employee.self)
         #expect(page.elements.count == 10)

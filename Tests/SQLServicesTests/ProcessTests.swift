@@ -45,13 +45,14 @@ struct ProcessTests {
     func checkExample() throws {
         let run = try Self.start(["check", "--services", Environment.root.appending(path: "Examples/sql-services").path])
         #expect(run.wait(timeout: 30) == 0)
-        #expect(run.output == """
-            3 operations in 1 service:
-              GET /titles                   list → [TitleSummary]
-              GET /titles/{title}           object → Title; details: pay, departments
-              GET /titles/{title}/holders   list, paged → [Holder]; details: salaries
+        #expect(
+            run.output == """
+                3 operations in 1 service:
+                  GET /titles                   list → [TitleSummary]
+                  GET /titles/{title}           object → Title; details: pay, departments
+                  GET /titles/{title}/holders   list, paged → [Holder]; details: salaries
 
-            """)
+                """)
     }
 
     @Test("check on broken files: every problem as FILE:LINE: message on standard error, exit 1")
@@ -61,20 +62,24 @@ struct ProcessTests {
         let run = try Self.start(["check", "--services", folder])
         #expect(run.wait(timeout: 30) == 1)
         #expect(run.output.isEmpty)
-        #expect(run.errors == """
-            The services in \(folder) have 1 problem:
-            \(folder)/things/bad.sql:2: unknown directive @cache; the header takes @param, @returns, @paged, @filter, @order, @notfound and @service
+        #expect(
+            run.errors == """
+                The services in \(folder) have 1 problem:
+                \(folder)/things/bad.sql:2: unknown directive @cache; the header takes @param, @returns, @paged, @filter, @order, @notfound and @service
 
-            """)
+                """)
     }
 
     @Test("serve refuses to start on broken files: the problems on standard error, exit 1")
     func serveRefuses() throws {
-        let folder = try Environment.folder(Self.brokenFiles.merging(["things/bad.sql": "-- GET /things/{id}\nSELECT nope FROM departments WHERE dept_no = :id"]) { $1 })
+        let folder = try Environment.folder(
+            Self.brokenFiles.merging(["things/bad.sql": "-- GET /things/{id}\nSELECT nope FROM departments WHERE dept_no = :id"]) { $1 })
         defer { try? FileManager.default.removeItem(atPath: folder) }
         let run = try Self.start(["serve", "--services", folder, "--port", "0"])
         #expect(run.wait(timeout: 30) == 1)
-        #expect(run.errors.contains("Error: The services in \(folder) have 1 problem:\n\(folder)/things/bad.sql:2: column \"nope\" does not exist\n"))
+        #expect(
+            run.errors.contains(
+                "Error: The services in \(folder) have 1 problem:\n\(folder)/things/bad.sql:2: column \"nope\" does not exist\n"))
         #expect(!run.errors.contains("Serving"))
     }
 
@@ -106,7 +111,9 @@ struct ProcessTests {
 
     @Test("serve, then SIGHUP: a good folder replaces the services, a broken one is logged and the running ones stay")
     func reload() throws {
-        let folder = try Environment.folder(["things/list.sql": "-- GET /things\nSELECT dept_no AS number FROM departments ORDER BY dept_no LIMIT 2"])
+        let folder = try Environment.folder([
+            "things/list.sql": "-- GET /things\nSELECT dept_no AS number FROM departments ORDER BY dept_no LIMIT 2"
+        ])
         defer { try? FileManager.default.removeItem(atPath: folder) }
         let run = try Self.start(["serve", "--services", folder, "--port", "0", "--shutdown-timeout", "1"])
         let port = try run.servingPort()

@@ -23,7 +23,8 @@ struct ServiceFileTests {
 
     @Test("the header: method, path, description paragraphs, directives")
     func header() throws {
-        let file = try parse("""
+        let file = try parse(
+            """
 
             -- GET /departments/{departmentNumber}/managers/{from}
             -- One department's managers
@@ -75,7 +76,8 @@ struct ServiceFileTests {
 
     @Test("sections: @detail and @stream, dotted names, descriptions, lines")
     func sections() throws {
-        let file = try parse("""
+        let file = try parse(
+            """
             -- GET /departments/{d}
             SELECT :d AS d;
 
@@ -96,7 +98,8 @@ struct ServiceFileTests {
 
     @Test("statements split at top-level semicolons only; directives in strings and comments are text")
     func statements() throws {
-        let file = try parse("""
+        let file = try parse(
+            """
             -- POST /items
             INSERT INTO items (name) VALUES (';-- @detail x');
             /* -- @detail y; */ INSERT INTO log (note) VALUES ($$a;b$$);
@@ -119,40 +122,49 @@ struct ServiceFileTests {
     @Test("every problem of a file is reported, each at its line")
     func problemsAtTheirLines() {
         #expect(problems("SELECT 1") == ["1: the file must begin with a header comment such as `-- GET /employees/{employeeNumber}`"])
-        #expect(problems("-- FETCH /a\nSELECT 1") == [
-            "1: the header's first line must be a method and a path, such as `-- GET /employees/{employeeNumber}`; found `-- FETCH /a`",
-        ])
-        #expect(problems("-- GET /{id}\nSELECT 1") == ["1: the path must begin with the service's name, as in `/employees/{employeeNumber}`"])
-        #expect(problems("-- GET /a/{id}/{id}\nSELECT 1") == ["1: the path names the variable {id} twice"])
-        #expect(problems("-- GET /a/b?c\nSELECT 1") == [
-            "1: the path segment `b?c` is neither a name (letters, digits, `-._~`) nor a variable such as {employeeNumber}",
-        ])
-        #expect(problems("""
-            -- GET /a
-            -- @frobnicate
-            -- @returns table
-            -- @param = 3
-            -- @detail x
-            SELECT 1;
-            -- @param late
-            -- @other
-            SELECT 2
-            """) == [
-                "2: unknown directive @frobnicate; the header takes @param, @returns, @paged, @filter, @order, @notfound and @service",
-                "3: @returns takes `list` or `object`, and optionally the name of the returned structure",
-                "4: @param needs a parameter name, as in `@param employeeNumber The employee's number.`",
-                "5: @detail starts a section of its own: put it after the operation's statement, followed by the detail's query",
-                "7: @param belongs in the header, the comment lines before the first statement",
-                "8: unknown directive @other; sections start with @detail or @stream",
-                "9: a GET operation runs one statement; this file has 2 (only writes run several, in one transaction)",
+        #expect(
+            problems("-- FETCH /a\nSELECT 1") == [
+                "1: the header's first line must be a method and a path, such as `-- GET /employees/{employeeNumber}`; found `-- FETCH /a`"
             ])
-        #expect(problems("-- GET /a\nSELECT 1;\n-- @detail\nSELECT 2;\n-- @detail b\n-- @detail c\nSELECT 3; SELECT 4\n-- @stream s.t\nSELECT 5") == [
-            "3: @detail needs a name, dotted for a detail of a detail: `@detail titles`, `@detail managers.titles`",
-            "5: the detail \"b\" has no query",
-            "6: the detail \"c\" holds 2 statements; a detail is one query",
-            "8: @stream needs the name of the member, such as `@stream employees`",
-        ])
+        #expect(
+            problems("-- GET /{id}\nSELECT 1") == ["1: the path must begin with the service's name, as in `/employees/{employeeNumber}`"])
+        #expect(problems("-- GET /a/{id}/{id}\nSELECT 1") == ["1: the path names the variable {id} twice"])
+        #expect(
+            problems("-- GET /a/b?c\nSELECT 1") == [
+                "1: the path segment `b?c` is neither a name (letters, digits, `-._~`) nor a variable such as {employeeNumber}"
+            ])
+        #expect(
+            problems(
+                """
+                -- GET /a
+                -- @frobnicate
+                -- @returns table
+                -- @param = 3
+                -- @detail x
+                SELECT 1;
+                -- @param late
+                -- @other
+                SELECT 2
+                """) == [
+                    "2: unknown directive @frobnicate; the header takes @param, @returns, @paged, @filter, @order, @notfound and @service",
+                    "3: @returns takes `list` or `object`, and optionally the name of the returned structure",
+                    "4: @param needs a parameter name, as in `@param employeeNumber The employee's number.`",
+                    "5: @detail starts a section of its own: put it after the operation's statement, followed by the detail's query",
+                    "7: @param belongs in the header, the comment lines before the first statement",
+                    "8: unknown directive @other; sections start with @detail or @stream",
+                    "9: a GET operation runs one statement; this file has 2 (only writes run several, in one transaction)",
+                ])
+        #expect(
+            problems(
+                "-- GET /a\nSELECT 1;\n-- @detail\nSELECT 2;\n-- @detail b\n-- @detail c\nSELECT 3; SELECT 4\n-- @stream s.t\nSELECT 5")
+                == [
+                    "3: @detail needs a name, dotted for a detail of a detail: `@detail titles`, `@detail managers.titles`",
+                    "5: the detail \"b\" has no query",
+                    "6: the detail \"c\" holds 2 statements; a detail is one query",
+                    "8: @stream needs the name of the member, such as `@stream employees`",
+                ])
         #expect(problems("-- GET /a\n-- Only a header.\n") == ["3: the file has no SQL statement after its header"])
-        #expect(problems("-- GET /a\n-- @param x = \"open\nSELECT :x") == ["2: the default of @param x opens a quote that it does not close"])
+        #expect(
+            problems("-- GET /a\n-- @param x = \"open\nSELECT :x") == ["2: the default of @param x opens a quote that it does not close"])
     }
 }

@@ -28,43 +28,43 @@ struct WriteTests {
 
     static let files = [
         "items/item.sql": """
-            -- GET /items/{id}
-            -- One item.
-            SELECT id, name, price, kind, tags FROM items WHERE id = :id
-            """,
+        -- GET /items/{id}
+        -- One item.
+        SELECT id, name, price, kind, tags FROM items WHERE id = :id
+        """,
         "items/create.sql": """
-            -- POST /items
-            -- Adds an item.
-            -- @param name Its name, unique.
-            INSERT INTO items (name, price, kind, tags) VALUES (:name, :price, :kind, :tags)
-            RETURNING id, name, price, kind, tags
-            """,
+        -- POST /items
+        -- Adds an item.
+        -- @param name Its name, unique.
+        INSERT INTO items (name, price, kind, tags) VALUES (:name, :price, :kind, :tags)
+        RETURNING id, name, price, kind, tags
+        """,
         "items/with-note.sql": """
-            -- POST /items/noted
-            -- Adds an item and a note on it, or neither.
-            INSERT INTO items (name) VALUES (:name);
-            -- The note refers to the item just added.
-            INSERT INTO notes (item_id, body) VALUES (currval('items_id_seq'), :note)
-            RETURNING item_id AS id, body AS note
-            """,
+        -- POST /items/noted
+        -- Adds an item and a note on it, or neither.
+        INSERT INTO items (name) VALUES (:name);
+        -- The note refers to the item just added.
+        INSERT INTO notes (item_id, body) VALUES (currval('items_id_seq'), :note)
+        RETURNING item_id AS id, body AS note
+        """,
         "items/rename.sql": """
-            -- PUT /items/{id}
-            -- Renames an item; 204 when there is none.
-            UPDATE items SET name = :name WHERE id = :id RETURNING id, name
-            """,
+        -- PUT /items/{id}
+        -- Renames an item; 204 when there is none.
+        UPDATE items SET name = :name WHERE id = :id RETURNING id, name
+        """,
         "items/reprice.sql": """
-            -- PATCH /items/{id}/price
-            -- @returns list
-            UPDATE items SET price = :price WHERE id = :id OR name = :name RETURNING id, price
-            """,
+        -- PATCH /items/{id}/price
+        -- @returns list
+        UPDATE items SET price = :price WHERE id = :id OR name = :name RETURNING id, price
+        """,
         "items/delete.sql": """
-            -- DELETE /items/{id}
-            DELETE FROM items WHERE id = :id
-            """,
+        -- DELETE /items/{id}
+        DELETE FROM items WHERE id = :id
+        """,
         "notes/create.sql": """
-            -- POST /notes
-            INSERT INTO notes (item_id, body) VALUES (:item, :body) RETURNING id
-            """,
+        -- POST /notes
+        INSERT INTO notes (item_id, body) VALUES (:item, :body) RETURNING id
+        """,
     ]
 
     let scratch: ScratchSchema
@@ -89,10 +89,12 @@ struct WriteTests {
 
     func send(_ method: String, _ target: String, json: String? = nil, form: String? = nil) throws -> TestClient.Response {
         if let json {
-            return try TestClient.request(method, target, port: server.port, headers: [("Content-Type", "application/json")], body: Array(json.utf8))
+            return try TestClient.request(
+                method, target, port: server.port, headers: [("Content-Type", "application/json")], body: Array(json.utf8))
         }
         if let form {
-            return try TestClient.request(method, target, port: server.port, headers: [("Content-Type", "application/x-www-form-urlencoded")], body: Array(form.utf8))
+            return try TestClient.request(
+                method, target, port: server.port, headers: [("Content-Type", "application/x-www-form-urlencoded")], body: Array(form.utf8))
         }
         return try TestClient.request(method, target, port: server.port)
     }
@@ -181,7 +183,8 @@ struct WriteTests {
         let api = try TestClient.request("GET", "/items?api", port: server.port, headers: [("Accept", "application/json")]).object
         let endpoints = try #require(api["endpoints"] as? [[String: Any]])
         let operations = endpoints.flatMap { ($0["operations"] as? [[String: Any]]) ?? [] }
-        let create = try #require(operations.first { $0["method"] as? String == "POST" && ($0["description"] as? String)?.hasPrefix("Adds an item.") == true })
+        let create = try #require(
+            operations.first { $0["method"] as? String == "POST" && ($0["description"] as? String)?.hasPrefix("Adds an item.") == true })
         let parameters = try #require(create["parameters"] as? [[String: Any]])
         #expect(parameters.map { $0["name"] as? String } == ["name", "price", "kind", "tags"])
         #expect(parameters.map { $0["type"] as? String } == ["string", "double", "kind", "[string]"])

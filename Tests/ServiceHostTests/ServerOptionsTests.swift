@@ -11,8 +11,9 @@ private func parse(
 }
 
 private func help(_ defaults: ServerOptions = ServerOptions(), prefix: String = "EMPLOYEES_") -> String {
-    ServerOptions.help(defaults: defaults, program: "employees-server",
-                       overview: "Serves the employees sample database as a REST API.", environmentPrefix: prefix)
+    ServerOptions.help(
+        defaults: defaults, program: "employees-server",
+        overview: "Serves the employees sample database as a REST API.", environmentPrefix: prefix)
 }
 
 @Test func defaultsWithoutArgumentsOrEnvironment() throws {
@@ -28,9 +29,12 @@ private func help(_ defaults: ServerOptions = ServerOptions(), prefix: String = 
     expected.acquireTimeout = 2.5
     expected.dateFormat = .epochMilliseconds
     expected.databaseURL = "postgresql:///employees?application_name=a=b"
-    #expect(try parse(["--port", "8081", "--host=0.0.0.0", "--acquire-timeout", "2.5",
-                       "--date-format=epoch-milliseconds",
-                       "--database-url=postgresql:///employees?application_name=a=b"]) == .serve(expected))
+    #expect(
+        try parse([
+            "--port", "8081", "--host=0.0.0.0", "--acquire-timeout", "2.5",
+            "--date-format=epoch-milliseconds",
+            "--database-url=postgresql:///employees?application_name=a=b",
+        ]) == .serve(expected))
 }
 
 @Test func commandLineOverridesEnvironmentOverridesDefault() throws {
@@ -71,7 +75,10 @@ private func help(_ defaults: ServerOptions = ServerOptions(), prefix: String = 
     (["--pool-size", "0"], "--pool-size must be at least 1."),
     (["--log-level", "loud"], "--log-level loud is not a log level."),
     (["--tls-cert", "cert.pem"], "--tls-cert and --tls-key go together."),
-    (["--auth-basic-file", "passwords", "--auth-basic-postgres", "true"], "--auth-basic-file and --auth-basic-postgres exclude each other."),
+    (
+        ["--auth-basic-file", "passwords", "--auth-basic-postgres", "true"],
+        "--auth-basic-file and --auth-basic-postgres exclude each other."
+    ),
     (["--auth-basic-postgres", "yes"], "The value 'yes' is invalid for '--auth-basic-postgres <auth-basic-postgres>'."),
     (["--jwt-secret-file", "a", "--jwt-public-key-file", "b"], "--jwt-secret-file and --jwt-public-key-file exclude each other."),
     (["--database-sslmode", "always"], "The value 'always' is invalid for '--database-sslmode <database-sslmode>'."),
@@ -86,19 +93,24 @@ func usageErrorsNameTheOption(arguments: [String], message: String) {
         return options.poolConfiguration.conninfo
     }
     #expect(try conninfo(["--database-sslmode", "require"]) == "sslmode=require")
-    #expect(try conninfo(["--database-url", "host=db sslmode=disable", "--database-sslmode", "verify-full"])
-        == "host=db sslmode=disable sslmode=verify-full")
-    #expect(try conninfo(["--database-url", "postgresql://db/employees", "--database-sslmode", "require"])
-        == "postgresql://db/employees?sslmode=require")
-    #expect(try conninfo(["--database-url", "postgres://db/e?connect_timeout=5", "--database-sslmode", "require"])
-        == "postgres://db/e?connect_timeout=5&sslmode=require")
+    #expect(
+        try conninfo(["--database-url", "host=db sslmode=disable", "--database-sslmode", "verify-full"])
+            == "host=db sslmode=disable sslmode=verify-full")
+    #expect(
+        try conninfo(["--database-url", "postgresql://db/employees", "--database-sslmode", "require"])
+            == "postgresql://db/employees?sslmode=require")
+    #expect(
+        try conninfo(["--database-url", "postgres://db/e?connect_timeout=5", "--database-sslmode", "require"])
+            == "postgres://db/e?connect_timeout=5&sslmode=require")
     #expect(try conninfo(["--database-url", "host=db"]) == "host=db")
 }
 
 @Test func invalidEnvironmentValueNamesTheVariable() {
-    #expect(throws: ServerOptions.UsageError(
-        description: "The value 'x' of EMPLOYEES_POOL_SIZE is invalid for --pool-size <pool-size>."
-    )) { try parse([], ["EMPLOYEES_POOL_SIZE": "x"]) }
+    #expect(
+        throws: ServerOptions.UsageError(
+            description: "The value 'x' of EMPLOYEES_POOL_SIZE is invalid for --pool-size <pool-size>."
+        )
+    ) { try parse([], ["EMPLOYEES_POOL_SIZE": "x"]) }
 }
 
 @Test func theEnvironmentPrefixNamesTheVariables() throws {
@@ -107,27 +119,36 @@ func usageErrorsNameTheOption(arguments: [String], message: String) {
     expected.eventLoops = 3
     expected.databaseURL = "postgresql:///shop"
     expected.logLevel = "debug"
-    let environment = ["SHOP_PORT": "9002", "SHOP_EVENT_LOOPS": "3", "EMPLOYEES_POOL_SIZE": "4",
-                       "DATABASE_URL": "postgresql:///shop", "LOG_LEVEL": "debug"]
+    let environment = [
+        "SHOP_PORT": "9002", "SHOP_EVENT_LOOPS": "3", "EMPLOYEES_POOL_SIZE": "4",
+        "DATABASE_URL": "postgresql:///shop", "LOG_LEVEL": "debug",
+    ]
     #expect(try parse([], environment, prefix: "SHOP_") == .serve(expected), "DATABASE_URL and LOG_LEVEL take no prefix")
-    #expect(throws: ServerOptions.UsageError(
-        description: "The value 'x' of SHOP_POOL_SIZE is invalid for --pool-size <pool-size>."
-    )) { try parse([], ["SHOP_POOL_SIZE": "x"], prefix: "SHOP_") }
+    #expect(
+        throws: ServerOptions.UsageError(
+            description: "The value 'x' of SHOP_POOL_SIZE is invalid for --pool-size <pool-size>."
+        )
+    ) { try parse([], ["SHOP_POOL_SIZE": "x"], prefix: "SHOP_") }
 }
 
 @Test func helpNamesTheProgramAndItsVariables() {
-    let text = ServerOptions.help(defaults: ServerOptions(), program: "shop-server",
-                                  overview: "Serves the shop.", environmentPrefix: "SHOP_")
+    let text = ServerOptions.help(
+        defaults: ServerOptions(), program: "shop-server",
+        overview: "Serves the shop.", environmentPrefix: "SHOP_")
     #expect(text.hasPrefix("OVERVIEW: Serves the shop.\n"))
     #expect(text.contains("USAGE: shop-server [--<option> <value>] ..."))
-    #expect(text.contains("""
-          --port <port>
-                Port to listen on (env SHOP_PORT). (default: 8080)
-        """))
-    #expect(text.contains("""
-          --database-url <database-url>
-                libpq connection string or postgresql:// URL (env DATABASE_URL; default: libpq's PG* variables).
-        """))
+    #expect(
+        text.contains(
+            """
+              --port <port>
+                    Port to listen on (env SHOP_PORT). (default: 8080)
+            """))
+    #expect(
+        text.contains(
+            """
+              --database-url <database-url>
+                    libpq connection string or postgresql:// URL (env DATABASE_URL; default: libpq's PG* variables).
+            """))
     #expect(!text.contains("`"), "the table's Markdown is printed plain")
 }
 
@@ -142,9 +163,10 @@ func usageErrorsNameTheOption(arguments: [String], message: String) {
 }
 
 @Test func corsOriginsRepeatAndListInTheEnvironment() throws {
-    guard case .serve(let options) = try ServerOptions.parse(
-        ["--cors-origin", "https://a.example", "--cors-origin=https://b.example"], environmentPrefix: "EMPLOYEES_",
-        environment: { $0 == "EMPLOYEES_CORS_ORIGINS" ? "https://c.example, https://d.example" : nil })
+    guard
+        case .serve(let options) = try ServerOptions.parse(
+            ["--cors-origin", "https://a.example", "--cors-origin=https://b.example"], environmentPrefix: "EMPLOYEES_",
+            environment: { $0 == "EMPLOYEES_CORS_ORIGINS" ? "https://c.example, https://d.example" : nil })
     else {
         Issue.record("not serving")
         return
@@ -153,7 +175,8 @@ func usageErrorsNameTheOption(arguments: [String], message: String) {
 }
 
 /// A program's own option, as sql-rest declares `--services`.
-private let servicesOption = ServerOptions.Option(program: "services", variable: "SERVICES", meaning: "Folder of the `.sql` files", required: true)
+private let servicesOption = ServerOptions.Option(
+    program: "services", variable: "SERVICES", meaning: "Folder of the `.sql` files", required: true)
 
 @Test func aProgramsOwnOptionComesFromTheCommandLineOrItsVariable() throws {
     func parse(_ arguments: [String], _ environment: [String: String] = [:]) throws(ServerOptions.UsageError) -> ServerOptions.Command {
@@ -170,24 +193,32 @@ private let servicesOption = ServerOptions.Option(program: "services", variable:
 }
 
 @Test func helpListsTheCommandsAndTheProgramsOwnOptions() {
-    let text = ServerOptions.help(defaults: ServerOptions(), program: "sql-rest", overview: "Serves SQL files.", environmentPrefix: "SQL_REST_",
-                                  programOptions: [servicesOption], commands: [("serve", "Serves."), ("check", "Checks.")])
-    #expect(text.contains("USAGE: sql-rest <command> [--<option> <value>] ...\n\nCOMMANDS:\n  serve\n        Serves.\n  check\n        Checks.\n\nOPTIONS:\n  --services <services>\n        Folder of the .sql files (env SQL_REST_SERVICES; required).\n  --host <host>\n"))
-    #expect(help().contains("USAGE: employees-server [--<option> <value>] ...\n\nOPTIONS:\n  --host <host>\n"), "a program without commands has none listed")
+    let text = ServerOptions.help(
+        defaults: ServerOptions(), program: "sql-rest", overview: "Serves SQL files.", environmentPrefix: "SQL_REST_",
+        programOptions: [servicesOption], commands: [("serve", "Serves."), ("check", "Checks.")])
+    #expect(
+        text.contains(
+            "USAGE: sql-rest <command> [--<option> <value>] ...\n\nCOMMANDS:\n  serve\n        Serves.\n  check\n        Checks.\n\nOPTIONS:\n  --services <services>\n        Folder of the .sql files (env SQL_REST_SERVICES; required).\n  --host <host>\n"
+        ))
+    #expect(
+        help().contains("USAGE: employees-server [--<option> <value>] ...\n\nOPTIONS:\n  --host <host>\n"),
+        "a program without commands has none listed")
 }
 
 @Test func readReplicasRepeatAndListInTheEnvironment() throws {
-    guard case .serve(let options) = try ServerOptions.parse(
-        ["--read-database-url", "host=/tmp port=5433 dbname=app", "--max-replica-lag=2.5", "--pooler-compatible"],
-        environmentPrefix: "EMPLOYEES_",
-        environment: { $0 == "READ_DATABASE_URL" ? "postgresql://r1/app, postgresql://a,b/app?target_session_attrs=any" : nil })
+    guard
+        case .serve(let options) = try ServerOptions.parse(
+            ["--read-database-url", "host=/tmp port=5433 dbname=app", "--max-replica-lag=2.5", "--pooler-compatible"],
+            environmentPrefix: "EMPLOYEES_",
+            environment: { $0 == "READ_DATABASE_URL" ? "postgresql://r1/app, postgresql://a,b/app?target_session_attrs=any" : nil })
     else {
         Issue.record("not serving")
         return
     }
-    #expect(options.readDatabaseURLs == [
-        "postgresql://r1/app", "postgresql://a,b/app?target_session_attrs=any", "host=/tmp port=5433 dbname=app",
-    ])
+    #expect(
+        options.readDatabaseURLs == [
+            "postgresql://r1/app", "postgresql://a,b/app?target_session_attrs=any", "host=/tmp port=5433 dbname=app",
+        ])
     #expect(options.maxReplicaLag == 2.5)
     #expect(options.poolerCompatible)
     #expect(options.replicaPoolConfigurations.map(\.conninfo) == options.readDatabaseURLs)
@@ -196,8 +227,9 @@ private let servicesOption = ServerOptions.Option(program: "services", variable:
 
 @Test func poolerCompatibleIsAFlagWithAnOptionalValue() throws {
     func parse(_ arguments: [String], _ variable: String? = nil) throws -> ServerOptions? {
-        guard case .serve(let options) = try ServerOptions.parse(
-            arguments, environmentPrefix: "EMPLOYEES_", environment: { $0 == "EMPLOYEES_POOLER_COMPATIBLE" ? variable : nil })
+        guard
+            case .serve(let options) = try ServerOptions.parse(
+                arguments, environmentPrefix: "EMPLOYEES_", environment: { $0 == "EMPLOYEES_POOLER_COMPATIBLE" ? variable : nil })
         else { return nil }
         return options
     }
@@ -212,9 +244,9 @@ private let servicesOption = ServerOptions.Option(program: "services", variable:
 /// `--rows-from libpq` makes every pool, the replicas' too, stream rows through libpq.
 @Test func rowsFromReachesEveryPool() throws {
     guard case .serve(let defaults) = try ServerOptions.parse([], environmentPrefix: "SQL_REST_", environment: { _ in nil }),
-          case .serve(let libpq) = try ServerOptions.parse(
-              ["--rows-from", "libpq", "--read-database-url", "host=/tmp dbname=app"], environmentPrefix: "SQL_REST_",
-              environment: { _ in nil })
+        case .serve(let libpq) = try ServerOptions.parse(
+            ["--rows-from", "libpq", "--read-database-url", "host=/tmp dbname=app"], environmentPrefix: "SQL_REST_",
+            environment: { _ in nil })
     else {
         Issue.record("not serving")
         return
@@ -230,9 +262,9 @@ private let servicesOption = ServerOptions.Option(program: "services", variable:
 /// `--mhd-patches` turns libmicrohttpd's patches off (or forces them) for the server's configuration.
 @Test func mhdPatchesReachTheServerConfiguration() throws {
     guard case .serve(let defaults) = try ServerOptions.parse([], environmentPrefix: "SQL_REST_", environment: { _ in nil }),
-          case .serve(let off) = try ServerOptions.parse(["--mhd-patches", "off"], environmentPrefix: "SQL_REST_", environment: { _ in nil }),
-          case .serve(let forced) = try ServerOptions.parse(
-              [], environmentPrefix: "SQL_REST_", environment: { $0 == "SQL_REST_MHD_PATCHES" ? "force" : nil })
+        case .serve(let off) = try ServerOptions.parse(["--mhd-patches", "off"], environmentPrefix: "SQL_REST_", environment: { _ in nil }),
+        case .serve(let forced) = try ServerOptions.parse(
+            [], environmentPrefix: "SQL_REST_", environment: { $0 == "SQL_REST_MHD_PATCHES" ? "force" : nil })
     else {
         Issue.record("not serving")
         return
@@ -240,10 +272,15 @@ private let servicesOption = ServerOptions.Option(program: "services", variable:
     #expect(defaults.serverConfiguration.libraryPatches.rawValue == "on")
     #expect(off.serverConfiguration.libraryPatches.rawValue == "off")
     #expect(forced.serverConfiguration.libraryPatches.rawValue == "force")
-    #expect(throws: (any Error).self) { try ServerOptions.parse(["--mhd-patches", "maybe"], environmentPrefix: "SQL_REST_", environment: { _ in nil }) }
-    #expect(throws: (any Error).self) { try ServerOptions.parse(["--mhd-patches", "allocator,"], environmentPrefix: "SQL_REST_", environment: { _ in nil }) }
-    guard case .serve(let two) = try ServerOptions.parse(
-        ["--mhd-patches", "pool-release,epoll-suspension"], environmentPrefix: "SQL_REST_", environment: { _ in nil })
+    #expect(throws: (any Error).self) {
+        try ServerOptions.parse(["--mhd-patches", "maybe"], environmentPrefix: "SQL_REST_", environment: { _ in nil })
+    }
+    #expect(throws: (any Error).self) {
+        try ServerOptions.parse(["--mhd-patches", "allocator,"], environmentPrefix: "SQL_REST_", environment: { _ in nil })
+    }
+    guard
+        case .serve(let two) = try ServerOptions.parse(
+            ["--mhd-patches", "pool-release,epoll-suspension"], environmentPrefix: "SQL_REST_", environment: { _ in nil })
     else {
         Issue.record("not serving")
         return
@@ -257,7 +294,7 @@ private let servicesOption = ServerOptions.Option(program: "services", variable:
 @Test func somePatchesAloneAreMade() throws {
     let two = LibraryPatches.resolve(.only([.epollSuspension, .errorPages]))
     guard LibraryPatches.testedVersions.contains(LibraryPatches.loadedVersion),
-          LibraryPatches.testedArchitectures.contains(LibraryPatches.architecture)
+        LibraryPatches.testedArchitectures.contains(LibraryPatches.architecture)
     else {
         #expect(!two.isPatched)
         return

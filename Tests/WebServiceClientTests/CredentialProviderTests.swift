@@ -27,8 +27,10 @@ struct CredentialProviderTests {
             log.append("token renewed")
             return try server.token(expiresIn: 600)
         }
-        let client = WebServiceClient(baseURL: server.baseURL, configuration: .init(
-            credentials: credentials, hooks: [.logging(log.append)]))
+        let client = WebServiceClient(
+            baseURL: server.baseURL,
+            configuration: .init(
+                credentials: credentials, hooks: [.logging(log.append)]))
         let employee = try await client.get("/employees/{n}", arguments: ["n": 10004], as: Employee.self)
         #expect(employee.employeeNumber == 10004)
         #expect(fetches.total == 1)
@@ -65,22 +67,28 @@ struct CredentialProviderTests {
     @Test func aFetchThatFailsEndsTheCallWithItsError() async throws {
         struct LoginFailed: Error, Equatable {}
         let server = try AuthenticatedServer()
-        let client = WebServiceClient(baseURL: server.baseURL, configuration: .init(
-            credentials: .refreshingBearer(token: try server.token(expiresIn: -60)) { throw LoginFailed() }))
+        let client = WebServiceClient(
+            baseURL: server.baseURL,
+            configuration: .init(
+                credentials: .refreshingBearer(token: try server.token(expiresIn: -60)) { throw LoginFailed() }))
         await #expect(throws: LoginFailed()) { _ = try await client.get("/departments", as: [Department].self) }
     }
 
     @Test func basicAndStaticBearerCredentials() async throws {
         let server = try AuthenticatedServer()
-        let alice = WebServiceClient(baseURL: server.baseURL, configuration: .init(
-            credentials: .basic(username: "alice", password: AuthenticatedServer.password)))
+        let alice = WebServiceClient(
+            baseURL: server.baseURL,
+            configuration: .init(
+                credentials: .basic(username: "alice", password: AuthenticatedServer.password)))
         #expect(try await alice.get("/departments", as: [Department].self).count == 9)
         let bearer = WebServiceClient(baseURL: server.baseURL, configuration: .init(credentials: .bearer(try server.token(expiresIn: 600))))
         #expect(try await bearer.get("/departments", as: [Department].self).count == 9)
         // A static credential cannot renew: its 401 stands, sent once.
         let log = LogLines()
-        let expired = WebServiceClient(baseURL: server.baseURL, configuration: .init(
-            credentials: .bearer(try server.token(expiresIn: -60)), hooks: [.logging(log.append)]))
+        let expired = WebServiceClient(
+            baseURL: server.baseURL,
+            configuration: .init(
+                credentials: .bearer(try server.token(expiresIn: -60)), hooks: [.logging(log.append)]))
         await #expect {
             _ = try await expired.get("/departments", as: [Department].self)
         } throws: { ($0 as? WebServiceError)?.status == 401 }
@@ -98,15 +106,19 @@ struct CredentialProviderTests {
         let cache = try ResponseCache(directory: folder)
         let log = LogLines()
         let first = try server.token(expiresIn: 600)
-        let client = WebServiceClient(baseURL: server.baseURL, configuration: .init(
-            credentials: .bearer(first), hooks: [.logging(log.append)], cache: cache))
+        let client = WebServiceClient(
+            baseURL: server.baseURL,
+            configuration: .init(
+                credentials: .bearer(first), hooks: [.logging(log.append)], cache: cache))
         _ = try await client.send(WebServiceRequest(.get, "/departments"))  // stored under the first token
         _ = try await client.send(WebServiceRequest(.get, "/departments"))  // fresh (max-age=300): from the cache
         // A client whose stored token expired: its 401 is not an answer the
         // cache holds, and the renewed token reads its own entry, not the first's.
-        let renewing = WebServiceClient(baseURL: server.baseURL, configuration: .init(
-            credentials: .refreshingBearer(token: try server.token(expiresIn: -60)) { try server.token(expiresIn: 900) },
-            hooks: [.logging(log.append)], cache: cache))
+        let renewing = WebServiceClient(
+            baseURL: server.baseURL,
+            configuration: .init(
+                credentials: .refreshingBearer(token: try server.token(expiresIn: -60)) { try server.token(expiresIn: 900) },
+                hooks: [.logging(log.append)], cache: cache))
         let renewed = try await renewing.send(WebServiceRequest(.get, "/departments"))
         #expect(!renewed.isFromCache)
         let again = try await renewing.send(WebServiceRequest(.get, "/departments"))

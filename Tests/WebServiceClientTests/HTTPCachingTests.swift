@@ -203,7 +203,8 @@ struct HTTPCachingTests {
         ]
         for (path, age, cacheControl) in scripted {
             server.route(path) { _, number in
-                number == 1 ? .init(headers: ["Cache-Control": cacheControl, "Age": age], body: "stored") : .init(status: 500, body: "oops")
+                number == 1
+                    ? .init(headers: ["Cache-Control": cacheControl, "Age": age], body: "stored") : .init(status: 500, body: "oops")
             }
             _ = try await get(client, path)
         }
@@ -243,8 +244,10 @@ struct HTTPCachingTests {
             WebServiceClient(
                 baseURL: server.baseURL, configuration: .init(credentials: authorization, cache: try ResponseCache(directory: folder)))
         }
-        let ann = Authorization.bearer("ann-token"), bob = Authorization.bearer("bob-token")
-        let annClient = try client(ann), bobClient = try client(bob)
+        let ann = Authorization.bearer("ann-token")
+        let bob = Authorization.bearer("bob-token")
+        let annClient = try client(ann)
+        let bobClient = try client(bob)
 
         for path in ["/profile", "/inbox"] {
             #expect(try await get(annClient, path).decode(String.self) == ann.headerValue)

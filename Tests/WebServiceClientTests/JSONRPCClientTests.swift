@@ -59,10 +59,12 @@ struct JSONRPCClientTests {
     @Test func batchResultsAreMatchedByIdWhateverTheOrder() async throws {
         // A server that answers the two calls in reverse order.
         let server = HTTPServer(configuration: .init(port: 0)) { _ in
-            HTTPResponse(json: Array(#"""
-                [{"jsonrpc":"2.0","id":2,"result":"second"},
-                 {"jsonrpc":"2.0","id":1,"error":{"code":-32000,"message":"Not Found","data":{"status":404,"detail":"gone"}}}]
-                """#.utf8))
+            HTTPResponse(
+                json: Array(
+                    #"""
+                    [{"jsonrpc":"2.0","id":2,"result":"second"},
+                     {"jsonrpc":"2.0","id":1,"error":{"code":-32000,"message":"Not Found","data":{"status":404,"detail":"gone"}}}]
+                    """#.utf8))
         }
         try server.start()
         defer { server.stop() }
@@ -84,7 +86,9 @@ struct JSONRPCClientTests {
     @Test func notificationsAndTransportErrors() async throws {
         try await rpc().notify("math.getSum", params: ["a": 1, "b": 2])
         let closed = JSONRPCClient(baseURL: URL(string: "http://127.0.0.1:\(try ClientTestEnvironment.closedPort())")!)
-        let error = await #expect(throws: WebServiceError.self) { try await closed.call("math.getSum", params: ["a": 1, "b": 2], as: Double.self) }
+        let error = await #expect(throws: WebServiceError.self) {
+            try await closed.call("math.getSum", params: ["a": 1, "b": 2], as: Double.self)
+        }
         #expect(error?.code == .transport)
     }
 

@@ -16,7 +16,8 @@ struct JSONRPCServerTests {
     }
 
     @Test func aCallIsTheRequestItsRouteWouldGet() throws {
-        let response = try post(#"""
+        let response = try post(
+            #"""
             {"jsonrpc":"2.0","method":"employees.getByEmployeeNumber","params":{"employeeNumber":10004,"details":["titles"]},"id":1}
             """#)
         #expect(response.status == 200)
@@ -45,9 +46,11 @@ struct JSONRPCServerTests {
     }
 
     @Test func bodiesAndOtherVerbs() throws {
-        let item = try object(post(#"""
-            {"jsonrpc":"2.0","method":"echo.postItems","params":{"body":{"id":7,"name":"Tea","tags":["a"]}},"id":1}
-            """#))
+        let item = try object(
+            post(
+                #"""
+                {"jsonrpc":"2.0","method":"echo.postItems","params":{"body":{"id":7,"name":"Tea","tags":["a"]}},"id":1}
+                """#))
         #expect((item["result"] as? [String: Any])?["name"] as? String == "Tea")
         let put = try object(post(#"{"jsonrpc":"2.0","method":"echo.putItemsById","params":{"id":3,"name":"x y"},"id":2}"#))
         #expect((put["result"] as? [String: Any])?["method"] as? String == "PUT")
@@ -57,7 +60,8 @@ struct JSONRPCServerTests {
     }
 
     @Test func aBatchOfThreeAnswersTwoInOrder() throws {
-        let response = try post(#"""
+        let response = try post(
+            #"""
             [{"jsonrpc":"2.0","method":"math.getSum","params":{"a":1,"b":2},"id":1},
              {"jsonrpc":"2.0","method":"nothing.here","params":{},"id":2},
              {"jsonrpc":"2.0","method":"math.getSum","params":{"a":5,"b":5}}]
@@ -138,13 +142,15 @@ struct JSONRPCServerTests {
         // A body; a variable then an argument of a PUT.
         let item = try answer(#"{"jsonrpc":"2.0","method":"echo.postItems","params":[{"id":7,"name":"Tea","tags":[]}],"id":1}"#)
         #expect((item["result"] as? [String: Any])?["name"] as? String == "Tea")
-        let put = try #require(try answer(#"{"jsonrpc":"2.0","method":"echo.putItemsById","params":[3,"x y"],"id":1}"#)["result"] as? [String: Any])
+        let put = try #require(
+            try answer(#"{"jsonrpc":"2.0","method":"echo.putItemsById","params":[3,"x y"],"id":1}"#)["result"] as? [String: Any])
         #expect(put["id"] as? Int == 3 && put["name"] as? String == "x y")
 
         // A batch mixing both.
-        let batch = try #require(try post(
-            #"[{"jsonrpc":"2.0","method":"math.getSum","params":[1,2],"id":1},{"jsonrpc":"2.0","method":"math.getSum","params":{"a":3,"b":4},"id":2}]"#
-        ).json() as? [[String: Any]])
+        let batch = try #require(
+            try post(
+                #"[{"jsonrpc":"2.0","method":"math.getSum","params":[1,2],"id":1},{"jsonrpc":"2.0","method":"math.getSum","params":{"a":3,"b":4},"id":2}]"#
+            ).json() as? [[String: Any]])
         #expect(batch.map { $0["result"] as? Double } == [3, 7])
     }
 
@@ -199,8 +205,9 @@ struct JSONRPCServerTests {
         let employee = try #require(methods.first { $0["name"] as? String == "employees.getByEmployeeNumber" })
         let number = try #require((employee["params"] as? [[String: Any]])?.first { $0["name"] as? String == "employeeNumber" })
         #expect(number["required"] as? Bool == true)
-        #expect(((employee["result"] as? [String: Any])?["schema"] as? [String: Any])?["$ref"] as? String
-            == "#/components/schemas/Employee")
+        #expect(
+            ((employee["result"] as? [String: Any])?["schema"] as? [String: Any])?["$ref"] as? String
+                == "#/components/schemas/Employee")
         let schemas = (document["components"] as? [String: Any])?["schemas"] as? [String: Any]
         #expect(schemas?["Employee"] != nil)
 
@@ -231,7 +238,9 @@ struct JSONRPCServerMemoryTests {
     @Test func theWholeEmployeeListAsOneResultKeepsMemoryFlat() throws {
         let server = try ClientTestEnvironment.shared.get()
         let client = try TestClient(port: server.port, timeoutSeconds: 120)
-        let json = Array(#"[{"jsonrpc":"2.0","method":"employees.get","id":1},{"jsonrpc":"2.0","method":"math.getSum","params":{"a":1,"b":2},"id":2}]"#.utf8)
+        let json = Array(
+            #"[{"jsonrpc":"2.0","method":"employees.get","id":1},{"jsonrpc":"2.0","method":"math.getSum","params":{"a":1,"b":2},"id":2}]"#
+                .utf8)
         try client.sendRequest("POST", "/jsonrpc", headers: [("Content-Type", "application/json")], body: json)
         var received = 0
         var head: [UInt8] = []

@@ -25,7 +25,10 @@ struct ListQueryTests {
             .ordered(by: "lastName", nulls: .last)
             .selecting("empNo", "lastName")
             .page(limit: 10, offset: 20)
-        #expect(Self.text(query) == #"lastName=eq.Facello&empNo=gte.20000&salary=lt.60000.5&firstName=ilike.geo*&deptName=not.like.*ing&title=in.(Staff,"Senior, Staff","say \"hi\"","")&toDate=is.null&active=not.is.true&order=hireDate.desc,lastName.asc.nullslast&select=empNo,lastName&limit=10&offset=20"#)
+        #expect(
+            Self.text(query)
+                == #"lastName=eq.Facello&empNo=gte.20000&salary=lt.60000.5&firstName=ilike.geo*&deptName=not.like.*ing&title=in.(Staff,"Senior, Staff","say \"hi\"","")&toDate=is.null&active=not.is.true&order=hireDate.desc,lastName.asc.nullslast&select=empNo,lastName&limit=10&offset=20"#
+        )
         #expect(Self.text(ListQuery()).isEmpty)
         #expect(Self.text(ListQuery().page(limit: 5)) == "limit=5")
     }

@@ -35,9 +35,10 @@ struct ResponseCacheCredentialTests {
         #expect(forBobAgain.isFromCache)
         #expect(try forBobAgain.decode(String.self) == "bob")
         // A call's own credentials count, not the client's.
-        let forDan = try await ann.send(WebServiceRequest(
-            .get, "/echo/whoami", credentials: .basic(username: "dan", password: "dan-password"),
-            cachePolicy: .cacheFirst(maxAge: 3600)))
+        let forDan = try await ann.send(
+            WebServiceRequest(
+                .get, "/echo/whoami", credentials: .basic(username: "dan", password: "dan-password"),
+                cachePolicy: .cacheFirst(maxAge: 3600)))
         #expect(try forDan.decode(String.self) == "dan")
 
         let employee = try await ann.send(WebServiceRequest(.get, "/employees/{n}", arguments: ["n": 10004]))

@@ -60,13 +60,15 @@ struct ResponseCacheTests {
         let arguments: RequestArguments = ["employeeNumber": 10010]
         _ = try await client.send(WebServiceRequest(.get, "/employees/{employeeNumber}", arguments: arguments))
         #expect(cache.count == 1)
-        let cached = try await client.send(WebServiceRequest(
-            .get, "/employees/{employeeNumber}", arguments: arguments, cachePolicy: .cacheFirst(maxAge: 3600)))
+        let cached = try await client.send(
+            WebServiceRequest(
+                .get, "/employees/{employeeNumber}", arguments: arguments, cachePolicy: .cacheFirst(maxAge: 3600)))
         // No max-age of its own: taken from the cache without asking, so flagged stale.
         #expect(cached.isFromCache && cached.isStale)
 
-        let direct = try await client.send(WebServiceRequest(
-            .get, "/employees/{employeeNumber}", arguments: ["employeeNumber": 10011], cachePolicy: .networkOnly))
+        let direct = try await client.send(
+            WebServiceRequest(
+                .get, "/employees/{employeeNumber}", arguments: ["employeeNumber": 10011], cachePolicy: .networkOnly))
         #expect(!direct.isFromCache)
         #expect(cache.count == 1)
     }
@@ -95,8 +97,10 @@ struct ResponseCacheTests {
         let cache = try ResponseCache(directory: folder.appending(path: "lru"), sizeLimit: entrySize * 3 + entrySize / 2)
         let client = try ClientTestEnvironment.sharedClient(configuration: .init(cache: cache))
         func get(_ number: Int) async throws -> WebServiceResponse {
-            try await client.send(WebServiceRequest(.get, "/employees/\(number)", arguments: ["details": "salaries"],
-                                                    cachePolicy: .cacheFirst(maxAge: 3600)))
+            try await client.send(
+                WebServiceRequest(
+                    .get, "/employees/\(number)", arguments: ["details": "salaries"],
+                    cachePolicy: .cacheFirst(maxAge: 3600)))
         }
         for number in [10001, 10002, 10003] { _ = try await get(number) }
         #expect(cache.count == 3)

@@ -16,19 +16,28 @@ struct RetryHookTests {
         // credential, answering 429, long enough for a loaded machine.
         for (guess, wait) in [0, 0, 0, 0, 1.2, 2.2].enumerated() {
             try await Task.sleep(for: .seconds(wait))
-            let guesser = WebServiceClient(baseURL: server.baseURL, configuration: .init(
-                credentials: .basic(username: "alice", password: "guess \(guess)")))
+            let guesser = WebServiceClient(
+                baseURL: server.baseURL,
+                configuration: .init(
+                    credentials: .basic(username: "alice", password: "guess \(guess)")))
             await #expect {
                 _ = try await guesser.get("/departments", as: [Department].self)
             } throws: { ($0 as? WebServiceError)?.status == 401 }
         }
         let log = LogLines()
-        let client = WebServiceClient(baseURL: server.baseURL, configuration: .init(
-            credentials: .basic(username: "alice", password: AuthenticatedServer.password),
-            hooks: [.retry(RetryPolicy(maxAttempts: 3, maxDelay: 10)), .response { _, response in
-                log.append("\(response.status) Retry-After: \(response.header("Retry-After") ?? "none") at \(Date().timeIntervalSince1970)")
-                return response
-            }]))
+        let client = WebServiceClient(
+            baseURL: server.baseURL,
+            configuration: .init(
+                credentials: .basic(username: "alice", password: AuthenticatedServer.password),
+                hooks: [
+                    .retry(RetryPolicy(maxAttempts: 3, maxDelay: 10)),
+                    .response { _, response in
+                        log.append(
+                            "\(response.status) Retry-After: \(response.header("Retry-After") ?? "none") at \(Date().timeIntervalSince1970)"
+                        )
+                        return response
+                    },
+                ]))
         let start = Date()
         #expect(try await client.get("/departments", as: [Department].self).count == 9)
         let lines = log.all
@@ -67,7 +76,7 @@ struct RetryHookTests {
                 var response = HTTPResponse(status: .tooManyRequests, text: "later")
                 response.headers["Retry-After"] = "3600"
                 return response
-            },
+            }
         ])
         defer { server.stop() }
         let client = WebServiceClient(baseURL: server.baseURL, configuration: .init(hooks: [.retry()]))
@@ -80,8 +89,10 @@ struct RetryHookTests {
     @Test func postIsNeverSentAgainAndAttemptsAreBounded() async throws {
         let server = try ScriptedServer([{ HTTPResponse(status: .serviceUnavailable, text: "busy") }])
         defer { server.stop() }
-        let client = WebServiceClient(baseURL: server.baseURL, configuration: .init(
-            hooks: [.retry(RetryPolicy(maxAttempts: 4, baseDelay: 0.05))]))
+        let client = WebServiceClient(
+            baseURL: server.baseURL,
+            configuration: .init(
+                hooks: [.retry(RetryPolicy(maxAttempts: 4, baseDelay: 0.05))]))
         await #expect(throws: WebServiceError.self) { _ = try await client.post("/answer", arguments: ["a": 1], as: Int.self) }
         #expect(server.requests == 1)
         await #expect(throws: WebServiceError.self) { _ = try await client.put("/answer", arguments: ["a": 1], as: Int.self) }
@@ -91,8 +102,10 @@ struct RetryHookTests {
     @Test func anUnreachableServerIsTriedAgain() async throws {
         let log = LogLines()
         let port = try ClientTestEnvironment.closedPort()
-        let client = WebServiceClient(baseURL: URL(string: "http://127.0.0.1:\(port)")!, configuration: .init(
-            hooks: [.retry(RetryPolicy(maxAttempts: 3, baseDelay: 0.05)), .logging(log.append)]))
+        let client = WebServiceClient(
+            baseURL: URL(string: "http://127.0.0.1:\(port)")!,
+            configuration: .init(
+                hooks: [.retry(RetryPolicy(maxAttempts: 3, baseDelay: 0.05)), .logging(log.append)]))
         await #expect {
             _ = try await client.get("/departments", as: [Department].self)
         } throws: { ($0 as? WebServiceError)?.code == .transport }

@@ -70,8 +70,9 @@ struct TransferProgressTests {
         #expect(size > 10_000_000)
         #expect(zip(received, received.dropFirst()).allSatisfy { $0.completedBytes < $1.completedBytes || $1 == received.last })
         let quarter = received.first { $0.completedBytes >= size / 4 }!
-        print("download of /employees:", received.count, "reports;", quarter, "...", received.last!,
-              ";", count, "employees in", (seconds * 10).rounded() / 10, "s")
+        print(
+            "download of /employees:", received.count, "reports;", quarter, "...", received.last!,
+            ";", count, "employees in", (seconds * 10).rounded() / 10, "s")
     }
 
     @Test func aStreamReportsProgressAsElementsArrive() async throws {

@@ -49,18 +49,24 @@ struct WebServiceClientTests {
 
     @Test func formAndJSONBodiesAndTheOtherVerbs() async throws {
         let client = try ClientTestEnvironment.sharedClient()
-        #expect(try await client.post("/echo/form", arguments: ["name": "total", "values": [1, 2, 3]], as: String.self)
-            == "total: 6")
-        #expect(try await client.post("/echo/form", arguments: ["name": "json", "values": [4, 5]], encoding: .json, as: String.self)
-            == "json: 9")
+        #expect(
+            try await client.post("/echo/form", arguments: ["name": "total", "values": [1, 2, 3]], as: String.self)
+                == "total: 6")
+        #expect(
+            try await client.post("/echo/form", arguments: ["name": "json", "values": [4, 5]], encoding: .json, as: String.self)
+                == "json: 9")
         let item = EchoService.Item(id: 7, name: "Tea & Biscuits", tags: ["a", "b"])
         #expect(try await client.post("/echo/items", json: item, as: EchoService.Item.self) == item)
-        #expect(try await client.put("/echo/items/{id}", arguments: ["id": 3, "name": "x y"], as: EchoService.Echo.self)
-            == EchoService.Echo(method: "PUT", id: 3, name: "x y"))
-        #expect(try await client.patch("/echo/items/{id}", arguments: ["id": 4, "name": "é"], encoding: .json,
-                                       as: EchoService.Echo.self) == EchoService.Echo(method: "PATCH", id: 4, name: "é"))
-        #expect(try await client.delete("/echo/items/{id}", arguments: ["id": 5], as: EchoService.Echo.self)
-            == EchoService.Echo(method: "DELETE", id: 5, name: nil))
+        #expect(
+            try await client.put("/echo/items/{id}", arguments: ["id": 3, "name": "x y"], as: EchoService.Echo.self)
+                == EchoService.Echo(method: "PUT", id: 3, name: "x y"))
+        #expect(
+            try await client.patch(
+                "/echo/items/{id}", arguments: ["id": 4, "name": "é"], encoding: .json,
+                as: EchoService.Echo.self) == EchoService.Echo(method: "PATCH", id: 4, name: "é"))
+        #expect(
+            try await client.delete("/echo/items/{id}", arguments: ["id": 5], as: EchoService.Echo.self)
+                == EchoService.Echo(method: "DELETE", id: 5, name: nil))
     }
 
     @Test func multipartUploadStreamsAFileFromDisk() async throws {
@@ -81,22 +87,29 @@ struct WebServiceClientTests {
 
         let inMemory = try await client.post(
             "/echo/upload",
-            arguments: ["label": "note", "file": RequestArgumentValue.data(Data("hello".utf8), filename: "n.txt", contentType: "text/plain")],
+            arguments: [
+                "label": "note", "file": RequestArgumentValue.data(Data("hello".utf8), filename: "n.txt", contentType: "text/plain"),
+            ],
             as: EchoService.Upload.self)
-        #expect(inMemory == EchoService.Upload(label: "note", filename: "n.txt", contentType: "text/plain", size: 5, head: "hello",
-                                               checksum: Array("hello".utf8).reduce(0) { $0 + Int($1) }))
+        #expect(
+            inMemory
+                == EchoService.Upload(
+                    label: "note", filename: "n.txt", contentType: "text/plain", size: 5, head: "hello",
+                    checksum: Array("hello".utf8).reduce(0) { $0 + Int($1) }))
     }
 
     @Test func authenticationAndHeadersPerClientAndPerRequest() async throws {
-        let client = try ClientTestEnvironment.sharedClient(configuration: .init(
-            headers: ["X-Client": "tests"], credentials: .basic(username: "ann", password: "s3cret")))
+        let client = try ClientTestEnvironment.sharedClient(
+            configuration: .init(
+                headers: ["X-Client": "tests"], credentials: .basic(username: "ann", password: "s3cret")))
         let fields = try await client.get("/echo/headers", as: [String: String].self)
         #expect(fields["Authorization"] == "Basic " + Data("ann:s3cret".utf8).base64EncodedString())
         #expect(fields["X-Client"] == "tests")
         #expect(fields["Accept"] == "application/json")
 
-        let request = WebServiceRequest(.get, "/echo/headers", headers: ["X-Call": "one", "X-Client": "override"],
-                                        credentials: .bearer("token-1"))
+        let request = WebServiceRequest(
+            .get, "/echo/headers", headers: ["X-Call": "one", "X-Client": "override"],
+            credentials: .bearer("token-1"))
         let perCall = try await client.send(request).decode([String: String].self)
         #expect(perCall["Authorization"] == "Bearer token-1")
         #expect(perCall["X-Client"] == "override")

@@ -26,9 +26,10 @@ struct WebServiceHookTests {
 
     @Test func clientHooksThenCallHooksEachWrappingTheNext() async throws {
         let log = LogLines()
-        let client = try ClientTestEnvironment.sharedClient(configuration: .init(
-            credentials: .basic(username: "ann", password: "secret"),
-            hooks: [Self.tracing("A", into: log), Self.tracing("B", into: log)]))
+        let client = try ClientTestEnvironment.sharedClient(
+            configuration: .init(
+                credentials: .basic(username: "ann", password: "secret"),
+                hooks: [Self.tracing("A", into: log), Self.tracing("B", into: log)]))
         var request = WebServiceRequest(.get, "/echo/headers")
         request.hooks = [
             Self.tracing("C", into: log),
@@ -49,12 +50,13 @@ struct WebServiceHookTests {
 
     @Test func aResponseHookThrowsTheAppsOwnError() async throws {
         struct NoSuchEmployee: Error, Equatable { var path: String }
-        let client = try ClientTestEnvironment.sharedClient(configuration: .init(hooks: [
-            .response { request, response in
-                if response.status == 404 { throw NoSuchEmployee(path: request.url!.path) }
-                return response
-            },
-        ]))
+        let client = try ClientTestEnvironment.sharedClient(
+            configuration: .init(hooks: [
+                .response { request, response in
+                    if response.status == 404 { throw NoSuchEmployee(path: request.url!.path) }
+                    return response
+                }
+            ]))
         await #expect(throws: NoSuchEmployee(path: "/employees/1")) {
             _ = try await client.get("/employees/{n}", arguments: ["n": 1], as: Employee.self)
         }
@@ -62,11 +64,12 @@ struct WebServiceHookTests {
     }
 
     @Test func aResponseHookMapsAStatusToAnAnswer() async throws {
-        let client = try ClientTestEnvironment.sharedClient(configuration: .init(hooks: [
-            .response { _, response in
-                response.status == 404 ? WebServiceResponse(status: 200, headers: [:], data: Data("null".utf8)) : response
-            },
-        ]))
+        let client = try ClientTestEnvironment.sharedClient(
+            configuration: .init(hooks: [
+                .response { _, response in
+                    response.status == 404 ? WebServiceResponse(status: 200, headers: [:], data: Data("null".utf8)) : response
+                }
+            ]))
         let missing = try await client.get("/employees/{n}", arguments: ["n": 1], as: Employee?.self)
         #expect(missing == nil)
     }
@@ -90,14 +93,16 @@ struct WebServiceHookTests {
 
     @Test func loggingWritesALinePerExchangeWithoutCredentials() async throws {
         let log = LogLines()
-        let client = try ClientTestEnvironment.sharedClient(configuration: .init(
-            credentials: .basic(username: "ann", password: "secret"), hooks: [.logging(log.append)]))
+        let client = try ClientTestEnvironment.sharedClient(
+            configuration: .init(
+                credentials: .basic(username: "ann", password: "secret"), hooks: [.logging(log.append)]))
         _ = try await client.send(WebServiceRequest(.get, "/departments"))
         _ = try? await client.send(WebServiceRequest(.get, "/employees/{n}", arguments: ["n": 1]))
         let lines = log.all
         #expect(lines.count == 2)
-        #expect(lines.first?.firstMatch(of: /^GET http:\/\/127\.0\.0\.1:\d+\/departments -> 200, \d+ bytes, \d+ ms$/) != nil,
-                "\(lines)")
+        #expect(
+            lines.first?.firstMatch(of: /^GET http:\/\/127\.0\.0\.1:\d+\/departments -> 200, \d+ bytes, \d+ ms$/) != nil,
+            "\(lines)")
         #expect(lines.last?.contains("/employees/1 -> 404") == true)
         #expect(!lines.joined().contains("YW5u"))
     }
@@ -111,11 +116,13 @@ struct WebServiceHookTests {
         #expect(log.all.count == 1 && log.all[0].contains("/employees?name=bal%2A -> 200"), "\(log.all)")
 
         // A hook's answer is streamed from its body.
-        let replacing = try ClientTestEnvironment.sharedClient(configuration: .init(hooks: [
-            .response { _, _ in
-                WebServiceResponse(status: 200, headers: [:], data: Data(#"[{"employeeNumber":1,"firstName":"A","lastName":"B"}]"#.utf8))
-            },
-        ]))
+        let replacing = try ClientTestEnvironment.sharedClient(
+            configuration: .init(hooks: [
+                .response { _, _ in
+                    WebServiceResponse(
+                        status: 200, headers: [:], data: Data(#"[{"employeeNumber":1,"firstName":"A","lastName":"B"}]"#.utf8))
+                }
+            ]))
         var replaced: [EmployeeSummary] = []
         for try await employee in replacing.stream("/employees", arguments: ["name": "bal*"], of: EmployeeSummary.self) {
             replaced.append(employee)

@@ -94,7 +94,9 @@ struct WebServiceStreamMemoryTests {
             if count % 2_000 == 0 { peak = max(peak, ClientTestEnvironment.memory()) }
         }
         let growth = peak - residentAfterWarmUp
-        print("stream: \(count) employees in \(Date().timeIntervalSince(started)) s; RSS after warm-up \(residentAfterWarmUp) kB, peak \(peak) kB, growth \(growth) kB")
+        print(
+            "stream: \(count) employees in \(Date().timeIntervalSince(started)) s; RSS after warm-up \(residentAfterWarmUp) kB, peak \(peak) kB, growth \(growth) kB"
+        )
         #expect(count == expected)
         // The list is about 18 MB of JSON.
         #expect(growth < 10_000, "resident memory grew by \(growth) kB")

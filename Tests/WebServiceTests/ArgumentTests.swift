@@ -6,15 +6,17 @@ import WebService
 struct ArgumentTests {
     let router = WebServiceRouter(services: [CatalogService()])
     static let uuid = "0F3C2A5E-9B1D-4C8E-A7F6-2D4B6E8A1C3F"
-    static let query = "text=caf%C3%A9+au+lait&integer=-42&long=9000000000&double=2.5&flag=1"
+    static let query =
+        "text=caf%C3%A9+au+lait&integer=-42&long=9000000000&double=2.5&flag=1"
         + "&date=2024-05-01&uuid=\(uuid)&url=https%3A%2F%2Fexample.com%2Fa%3Fb%3Dc&detail=salaries&numbers=1&numbers=2"
 
     @Test func queryStringConvertsEveryType() {
         let response = router.resolvedResponse(to: makeRequest(.get, "/catalog/conversions?" + Self.query))
         #expect(response.status == .ok)
-        #expect(response.text == #"{"text":"café au lait","integer":-42,"long":9000000000,"double":2.5,"flag":true,"#
-            + #""date":"2024-05-01T00:00:00Z","uuid":"\#(Self.uuid)","url":"https://example.com/a?b=c","#
-            + #""detail":"salaries","limit":100,"numbers":[1,2]}"#)
+        #expect(
+            response.text == #"{"text":"café au lait","integer":-42,"long":9000000000,"double":2.5,"flag":true,"#
+                + #""date":"2024-05-01T00:00:00Z","uuid":"\#(Self.uuid)","url":"https://example.com/a?b=c","#
+                + #""detail":"salaries","limit":100,"numbers":[1,2]}"#)
     }
 
     @Test func optionalsAndDefaultsTakeSuppliedValues() {
@@ -30,11 +32,13 @@ struct ArgumentTests {
             ("2024-05-01T12:30:00.250%2B02:00", "2024-05-01T10:30:00.250Z"),
             ("2024-02-29T23:00:00-01:00", "2024-03-01T00:00:00Z"),
         ] {
-            let response = router.resolvedResponse(to: makeRequest(.get, "/catalog/conversions?" + base.replacingOccurrences(of: "date=", with: "date=\(text)")))
+            let response = router.resolvedResponse(
+                to: makeRequest(.get, "/catalog/conversions?" + base.replacingOccurrences(of: "date=", with: "date=\(text)")))
             #expect(response.object["date"] as? String == expected, "\(text)")
         }
         for bad in ["2024-02-30", "2024-05-01T12:30:00", "01/05/2024", "2024-13-01"] {
-            let response = router.resolvedResponse(to: makeRequest(.get, "/catalog/conversions?" + base.replacingOccurrences(of: "date=", with: "date=\(bad)")))
+            let response = router.resolvedResponse(
+                to: makeRequest(.get, "/catalog/conversions?" + base.replacingOccurrences(of: "date=", with: "date=\(bad)")))
             #expect(response.status == .badRequest, "\(bad)")
             #expect(response.object["parameter"] as? String == "date")
         }
@@ -42,11 +46,13 @@ struct ArgumentTests {
 
     @Test func booleansAcceptOnlyTrueFalseOneZero() {
         for (text, expected) in [("true", true), ("false", false), ("1", true), ("0", false)] {
-            let response = router.resolvedResponse(to: makeRequest(.get, "/catalog/conversions?" + Self.query.replacingOccurrences(of: "flag=1", with: "flag=\(text)")))
+            let response = router.resolvedResponse(
+                to: makeRequest(.get, "/catalog/conversions?" + Self.query.replacingOccurrences(of: "flag=1", with: "flag=\(text)")))
             #expect(response.object["flag"] as? Bool == expected)
         }
         for text in ["yes", "TRUE", "2", ""] {
-            let response = router.resolvedResponse(to: makeRequest(.get, "/catalog/conversions?" + Self.query.replacingOccurrences(of: "flag=1", with: "flag=\(text)")))
+            let response = router.resolvedResponse(
+                to: makeRequest(.get, "/catalog/conversions?" + Self.query.replacingOccurrences(of: "flag=1", with: "flag=\(text)")))
             #expect(response.status == .badRequest, "\(text)")
         }
     }
@@ -57,14 +63,19 @@ struct ArgumentTests {
         #expect(response.object["parameter"] as? String == "details")
         #expect(response.object["allowedValues"] as? [String] == ["titles", "salaries"])
         #expect((response.object["detail"] as? String)?.contains("\"bonuses\"") == true)
-        #expect(router.resolvedResponse(to: makeRequest(.get, "/catalog/details?details=titles&details=salaries")).text == #"["titles","salaries"]"#)
+        #expect(
+            router.resolvedResponse(to: makeRequest(.get, "/catalog/details?details=titles&details=salaries")).text
+                == #"["titles","salaries"]"#)
         #expect(router.resolvedResponse(to: makeRequest(.get, "/catalog/details")).text == "[]")
     }
 
     @Test func urlencodedFormFields() {
-        let fields = [FormField(name: "name", value: .text("total")), FormField(name: "values", value: .text("4")),
-                      FormField(name: "values", value: .text("5"))]
-        let response = router.resolvedResponse(to: makeRequest(.post, "/catalog/form", headers: ["Content-Type": "application/x-www-form-urlencoded"], formFields: fields))
+        let fields = [
+            FormField(name: "name", value: .text("total")), FormField(name: "values", value: .text("4")),
+            FormField(name: "values", value: .text("5")),
+        ]
+        let response = router.resolvedResponse(
+            to: makeRequest(.post, "/catalog/form", headers: ["Content-Type": "application/x-www-form-urlencoded"], formFields: fields))
         #expect(response.text == #""total: 9""#)
     }
 
@@ -74,7 +85,8 @@ struct ArgumentTests {
         defer { try? FileManager.default.removeItem(atPath: path) }
         let file = UploadedFile(filename: "greeting.txt", contentType: "text/plain", path: path, size: 5)
         let fields = [FormField(name: "label", value: .text("doc")), FormField(name: "file", value: .file(file))]
-        let response = router.resolvedResponse(to: makeRequest(.post, "/catalog/upload", headers: ["Content-Type": "multipart/form-data; boundary=x"], formFields: fields))
+        let response = router.resolvedResponse(
+            to: makeRequest(.post, "/catalog/upload", headers: ["Content-Type": "multipart/form-data; boundary=x"], formFields: fields))
         #expect(response.text == #""doc greeting.txt 5 hello""#)
 
         let textInsteadOfFile = [FormField(name: "label", value: .text("doc")), FormField(name: "file", value: .text("hello"))]
@@ -106,7 +118,8 @@ struct ArgumentTests {
         let json = #"{"employeeNumber":10004,"firstName":"Chirstian","lastName":"Koblick","hireDate":"1986-12-01"}"#
         let response = router.resolvedResponse(to: makeJSONRequest(.post, "/catalog/employees", json: json))
         #expect(response.status == .ok)
-        #expect(response.text == #"{"employeeNumber":10004,"firstName":"Chirstian","lastName":"Koblick","hireDate":"1986-12-01T00:00:00Z"}"#)
+        #expect(
+            response.text == #"{"employeeNumber":10004,"firstName":"Chirstian","lastName":"Koblick","hireDate":"1986-12-01T00:00:00Z"}"#)
         #expect(router.resolvedResponse(to: makeRequest(.post, "/catalog/employees")).status == .badRequest)
     }
 
@@ -116,7 +129,8 @@ struct ArgumentTests {
     }
 
     @Test func missingRequiredArgumentIs400NamingTheParameter() {
-        let response = router.resolvedResponse(to: makeRequest(.get, "/catalog/conversions?" + Self.query.replacingOccurrences(of: "integer=-42&", with: "")))
+        let response = router.resolvedResponse(
+            to: makeRequest(.get, "/catalog/conversions?" + Self.query.replacingOccurrences(of: "integer=-42&", with: "")))
         #expect(response.status == .badRequest)
         #expect(response.object["parameter"] as? String == "integer")
         #expect(response.object["detail"] as? String == #"The required parameter "integer" (integer) is missing."#)

@@ -42,14 +42,15 @@ struct DocumentationTests {
     @Test func apiJSONOnRequest() throws {
         let response = router.resolvedResponse(to: makeRequest(.get, "/math?api", headers: ["Accept": "application/json"]))
         #expect(response.headers["Content-Type"] == "application/json")
-        #expect(response.text == #"{"path":"/math","description":"Math operations.","endpoints":[{"path":"/math/sum","operations":["#
-            + #"{"method":"GET","operationId":"math.getSum","description":"Returns the sum of two numbers.","parameters":["#
-            + #"{"name":"a","location":"argument","type":"double","required":true,"description":"The first number."},"#
-            + #"{"name":"b","location":"argument","type":"double","required":true,"description":"The second number."}],"#
-            + #""result":"double","streamed":false},"#
-            + #"{"method":"GET","operationId":"math.getSum","description":"Returns the sum of a list of numbers.","parameters":["#
-            + #"{"name":"values","location":"argument","type":"[double]","required":false,"description":"The numbers to add."}],"#
-            + #""result":"double","streamed":false}]}],"structures":[],"enumerations":[]}"#)
+        #expect(
+            response.text == #"{"path":"/math","description":"Math operations.","endpoints":[{"path":"/math/sum","operations":["#
+                + #"{"method":"GET","operationId":"math.getSum","description":"Returns the sum of two numbers.","parameters":["#
+                + #"{"name":"a","location":"argument","type":"double","required":true,"description":"The first number."},"#
+                + #"{"name":"b","location":"argument","type":"double","required":true,"description":"The second number."}],"#
+                + #""result":"double","streamed":false},"#
+                + #"{"method":"GET","operationId":"math.getSum","description":"Returns the sum of a list of numbers.","parameters":["#
+                + #"{"name":"values","location":"argument","type":"[double]","required":false,"description":"The numbers to add."}],"#
+                + #""result":"double","streamed":false}]}],"structures":[],"enumerations":[]}"#)
     }
 
     @Test func apiJSONDescribesStructuresPathParametersAndDefaults() throws {
@@ -90,8 +91,10 @@ struct DocumentationTests {
         // One example request per operation, on the host asked for; a comma list given once, comma-separated.
         #expect(html.contains("<pre class=\"example\">curl &#39;http://example.org:8081/archive/2024&#39;</pre>"))
         #expect(html.contains("<pre class=\"example\">curl &#39;http://example.org:8081/archive&#39;</pre>"))
-        #expect(html.contains("<pre class=\"example\">curl &#39;http://example.org:8081/archive/entries&#39; "
-            + "-d &#39;title=Lamp%27s%20day&amp;day=2024-05-01&amp;details=titles,salaries&#39;</pre>"))
+        #expect(
+            html.contains(
+                "<pre class=\"example\">curl &#39;http://example.org:8081/archive/entries&#39; "
+                    + "-d &#39;title=Lamp%27s%20day&amp;day=2024-05-01&amp;details=titles,salaries&#39;</pre>"))
         #expect(html.contains("separate values by commas (<code>a,b</code>)"))
 
         // A host that is not a plain name and port is not repeated.
@@ -103,9 +106,11 @@ struct DocumentationTests {
         #expect(catalog.contains("curl -X DELETE &#39;http://h/catalog/items/1&#39;"))
         #expect(catalog.contains("curl -X PUT &#39;http://h/catalog/items/1&#39; -d &#39;name=text&#39;"))
         #expect(catalog.contains("curl &#39;http://h/catalog/upload&#39; -F &#39;label=text&#39; -F &#39;file=@file.txt&#39;"))
-        #expect(catalog.contains("curl &#39;http://h/catalog/employees&#39; -H &#39;Content-Type: application/json&#39; "
-            + "-d &#39;{&quot;employeeNumber&quot;:1,&quot;firstName&quot;:&quot;text&quot;,&quot;lastName&quot;:&quot;text&quot;,"
-            + "&quot;hireDate&quot;:&quot;2024-05-01T12:00:00Z&quot;}&#39;"))
+        #expect(
+            catalog.contains(
+                "curl &#39;http://h/catalog/employees&#39; -H &#39;Content-Type: application/json&#39; "
+                    + "-d &#39;{&quot;employeeNumber&quot;:1,&quot;firstName&quot;:&quot;text&quot;,&quot;lastName&quot;:&quot;text&quot;,"
+                    + "&quot;hireDate&quot;:&quot;2024-05-01T12:00:00Z&quot;}&#39;"))
         #expect(catalog.contains("curl -X POST &#39;http://h/catalog/void&#39;"))
         // Links between structures: a field's structure type points at its heading.
         #expect(catalog.contains(##"titles: [<a href="#Title">Title</a>]"##) && catalog.contains(#"<h3 id="Title">"#))

@@ -8,7 +8,7 @@ struct JSONValueTests {
     @Test func orderedObjectsAreWrittenInTheOrderBuilt() {
         var document: JSONValue = ["openapi": "3.1.0", "info": ["title": "T", "version": "1"]]
         document["paths"] = [:]
-        document["info"] = ["title": "U"]   // replaced where it stands
+        document["info"] = ["title": "U"]  // replaced where it stands
         #expect(document.jsonText == #"{"openapi":"3.1.0","info":{"title":"U"},"paths":{}}"#)
         document["openapi"] = nil
         #expect(document.jsonText == #"{"info":{"title":"U"},"paths":{}}"#)

@@ -8,7 +8,8 @@ import WebService
 @Suite("OpenAPI security")
 struct OpenAPISecurityTests {
     func document(_ security: OpenAPISecurity?) throws -> [String: Any] {
-        let router = WebServiceRouter(services: [MathService(), CatalogService()], openAPI: OpenAPIInfo(title: "Tests", security: security))
+        let router = WebServiceRouter(
+            services: [MathService(), CatalogService()], openAPI: OpenAPIInfo(title: "Tests", security: security))
         let response = router.resolvedResponse(to: makeRequest(.get, "/openapi.json"))
         return try #require(try JSONReader.value(response.text.utf8) as? [String: Any])
     }
@@ -22,7 +23,10 @@ struct OpenAPISecurityTests {
     func schemesAndRequirements() throws {
         let document = try document(OpenAPISecurity(schemes: [.basic, .bearerJWT], allowsAnonymous: true, publicPathPrefixes: ["/math/"]))
         let schemes = try #require((document["components"] as? [String: Any])?["securitySchemes"] as? [String: [String: String]])
-        #expect(schemes == ["basic": ["type": "http", "scheme": "basic"], "bearer": ["type": "http", "scheme": "bearer", "bearerFormat": "JWT"]])
+        #expect(
+            schemes == [
+                "basic": ["type": "http", "scheme": "basic"], "bearer": ["type": "http", "scheme": "bearer", "bearerFormat": "JWT"],
+            ])
         let security = try #require(document["security"] as? [[String: [String]]])
         #expect(security == [["basic": []], ["bearer": []], [:]])
         #expect(operationSecurity(document, "get", "/math/sum")?.isEmpty == true)

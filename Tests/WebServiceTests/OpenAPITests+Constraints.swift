@@ -9,9 +9,11 @@ struct BoundedService: WebService {
     let description = "Parameters with constraints."
 
     var routes: [Route] {
-        Route(.get, "/round",
-              Parameter<Int>("places", default: 0, constraints: .range(0...10)),
-              Parameter<Int?>("offset", constraints: .atLeast(0))) { places, offset in "\(places) \(offset ?? 0)" }
+        Route(
+            .get, "/round",
+            Parameter<Int>("places", default: 0, constraints: .range(0...10)),
+            Parameter<Int?>("offset", constraints: .atLeast(0))
+        ) { places, offset in "\(places) \(offset ?? 0)" }
         Route(.get, "/average", Parameter<[Double]>("values", constraints: .count(atLeast: 1))) { values in
             values.reduce(0, +) / Double(values.count)
         }

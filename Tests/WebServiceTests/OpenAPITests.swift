@@ -5,8 +5,9 @@ import WebService
 
 @Suite("OpenAPI document")
 struct OpenAPITests {
-    let router = WebServiceRouter(services: [MathService(), CatalogService(), ArchiveService()],
-                                  openAPI: OpenAPIInfo(title: "Tests", version: "2.0.0"))
+    let router = WebServiceRouter(
+        services: [MathService(), CatalogService(), ArchiveService()],
+        openAPI: OpenAPIInfo(title: "Tests", version: "2.0.0"))
 
     /// `GET /openapi.json`, parsed.
     var document: [String: Any] {
@@ -36,13 +37,14 @@ struct OpenAPITests {
         #expect(info["title"] as? String == "Tests")
         #expect(info["version"] as? String == "2.0.0")
         let paths = try #require(document["paths"] as? [String: Any])
-        #expect(Set(paths.keys) == [
-            "/math/sum", "/catalog", "/catalog/items/{id}", "/catalog/items/special", "/catalog/years/{0}/{1}",
-            "/catalog/conversions", "/catalog/details", "/catalog/form", "/catalog/upload", "/catalog/employees",
-            "/catalog/agent", "/catalog/employee", "/catalog/void", "/catalog/response", "/catalog/stream",
-            "/catalog/fail/status", "/catalog/fail/convertible", "/catalog/fail/internal",
-            "/archive", "/archive/{year}", "/archive/entries",
-        ])
+        #expect(
+            Set(paths.keys) == [
+                "/math/sum", "/catalog", "/catalog/items/{id}", "/catalog/items/special", "/catalog/years/{0}/{1}",
+                "/catalog/conversions", "/catalog/details", "/catalog/form", "/catalog/upload", "/catalog/employees",
+                "/catalog/agent", "/catalog/employee", "/catalog/void", "/catalog/response", "/catalog/stream",
+                "/catalog/fail/status", "/catalog/fail/convertible", "/catalog/fail/internal",
+                "/archive", "/archive/{year}", "/archive/entries",
+            ])
         let defaults = WebServiceRouter(services: [MathService()]).resolvedResponse(to: makeRequest(.get, "/openapi.json")).object
         #expect((defaults["info"] as? [String: Any])?["title"] as? String == "Web services")
         #expect((defaults["info"] as? [String: Any])?["version"] as? String == "1.0.0")
@@ -58,8 +60,9 @@ struct OpenAPITests {
         #expect(try operation("get", "/catalog/years/{0}/{1}")["operationId"] as? String == "catalog.getYearsBy0By1")
         #expect(try operation("post", "/catalog/form")["operationId"] as? String == "catalog.postForm")
         #expect(OperationID.name(servicePath: "/shop/v2", method: .post, routePath: "/order-items") == "shop.v2.postOrderItems")
-        #expect(OperationID.name(servicePath: "/employees", method: .get, routePath: "/?:employeeNumber/titles")
-            == "employees.getByEmployeeNumberTitles")
+        #expect(
+            OperationID.name(servicePath: "/employees", method: .get, routePath: "/?:employeeNumber/titles")
+                == "employees.getByEmployeeNumberTitles")
 
         // Unique across the document, and the same as ?api shows.
         let paths = try #require(try document["paths"] as? [String: [String: [String: Any]]])
@@ -68,8 +71,9 @@ struct OpenAPITests {
         let api = router.resolvedResponse(to: makeRequest(.get, "/catalog?api", headers: ["Accept": "application/json"])).object
         let endpoints = try #require(api["endpoints"] as? [[String: Any]])
         let items = try #require(endpoints.first { $0["path"] as? String == "/catalog/items/?:id" }?["operations"] as? [[String: Any]])
-        #expect(items.compactMap { $0["operationId"] as? String }
-            == ["catalog.getItemsById", "catalog.putItemsById", "catalog.patchItemsById", "catalog.deleteItemsById"])
+        #expect(
+            items.compactMap { $0["operationId"] as? String }
+                == ["catalog.getItemsById", "catalog.putItemsById", "catalog.patchItemsById", "catalog.deleteItemsById"])
     }
 
     @Test func operationIDsOfTwoPathsThatReadAlikeAreNumbered() {
@@ -151,8 +155,9 @@ struct OpenAPITests {
         #expect(((numbers["schema"] as? [String: Any])?["items"] as? [String: Any])?["type"] as? String == "integer")
 
         let details = try operation("get", "/catalog/details")
-        #expect(((try parameter("details", of: details)["schema"] as? [String: Any])?["items"] as? [String: Any])?["$ref"] as? String
-            == "#/components/schemas/Detail")
+        #expect(
+            ((try parameter("details", of: details)["schema"] as? [String: Any])?["items"] as? [String: Any])?["$ref"] as? String
+                == "#/components/schemas/Detail")
         let detail = try #require((try document["components"] as? [String: [String: Any]])?["schemas"]?["Detail"] as? [String: Any])
         #expect(detail["enum"] as? [String] == ["titles", "salaries"])
 
@@ -180,7 +185,8 @@ struct OpenAPITests {
         let upload = try #require(try operation("post", "/catalog/upload")["requestBody"] as? [String: Any])
         let multipart = try #require((upload["content"] as? [String: [String: Any]])?["multipart/form-data"]?["schema"] as? [String: Any])
         #expect((upload["content"] as? [String: Any])?.count == 1)
-        #expect((multipart["properties"] as? [String: [String: Any]])?["file"]?["contentMediaType"] as? String == "application/octet-stream")
+        #expect(
+            (multipart["properties"] as? [String: [String: Any]])?["file"]?["contentMediaType"] as? String == "application/octet-stream")
 
         let employees = try #require(try operation("post", "/catalog/employees")["requestBody"] as? [String: Any])
         let json = (employees["content"] as? [String: [String: Any]])?["application/json"]?["schema"] as? [String: Any]
@@ -200,8 +206,9 @@ struct OpenAPITests {
         #expect(try responses("get", "/catalog/response")["default"] != nil)
 
         let employee = try #require(try responses("get", "/catalog/employee")["200"] as? [String: Any])
-        #expect(((employee["content"] as? [String: [String: Any]])?["application/json"]?["schema"] as? [String: Any])?["$ref"] as? String
-            == "#/components/schemas/Employee")
+        #expect(
+            ((employee["content"] as? [String: [String: Any]])?["application/json"]?["schema"] as? [String: Any])?["$ref"] as? String
+                == "#/components/schemas/Employee")
         let components = try #require(try document["components"] as? [String: [String: Any]])
         let structure = try #require(components["schemas"]?["Employee"] as? [String: Any])
         #expect(structure["required"] as? [String] == ["employeeNumber", "firstName", "lastName", "hireDate"])
@@ -209,8 +216,10 @@ struct OpenAPITests {
         #expect(titles?["type"] as? [String] == ["array", "null"])
         #expect((titles?["items"] as? [String: Any])?["$ref"] as? String == "#/components/schemas/Title")
 
-        for (status, name) in [("400", "BadRequest"), ("404", "NotFound"), ("406", "NotAcceptable"),
-                               ("503", "ServiceUnavailable"), ("504", "GatewayTimeout")] {
+        for (status, name) in [
+            ("400", "BadRequest"), ("404", "NotFound"), ("406", "NotAcceptable"),
+            ("503", "ServiceUnavailable"), ("504", "GatewayTimeout"),
+        ] {
             #expect((try responses("get", "/math/sum")[status] as? [String: Any])?["$ref"] as? String == "#/components/responses/\(name)")
             let response = try #require(components["responses"]?[name] as? [String: Any])
             let problem = (response["content"] as? [String: [String: Any]])?["application/problem+json"]?["schema"] as? [String: Any]

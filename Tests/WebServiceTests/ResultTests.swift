@@ -13,8 +13,9 @@ struct ResultTests {
         let response = router.resolvedResponse(to: makeRequest(.get, "/catalog/employee"))
         #expect(response.status == .ok)
         #expect(response.headers["Content-Type"] == "application/json")
-        #expect(response.text == #"{"employeeNumber":10004,"firstName":"Chirstian","lastName":"Koblick","#
-            + #""hireDate":"1986-12-01T00:00:00Z","titles":[{"title":"Engineer","fromDate":"1986-12-01T00:00:00Z"}]}"#)
+        #expect(
+            response.text == #"{"employeeNumber":10004,"firstName":"Chirstian","lastName":"Koblick","#
+                + #""hireDate":"1986-12-01T00:00:00Z","titles":[{"title":"Engineer","fromDate":"1986-12-01T00:00:00Z"}]}"#)
     }
 
     @Test func orderedEncoderHandlesNestingAndSpecialValues() throws {

@@ -27,24 +27,34 @@ private struct RuntimeService: WebService {
     let description = "Routes made at run time."
 
     var routes: [Route] {
-        Route(.get, "/?:id", description: "One thing.", parameters: [
-            RuntimeParameter("id", as: Int.self, description: "The id.") { String($0) },
-            RuntimeParameter("limit", as: Int?.self) { $0.map(String.init) ?? "none" },
-            RuntimeParameter("offset", as: Int.self, default: 5) { String($0) },
-            RuntimeParameter.names("details", enumeration: "ThingDetail", values: ["titles", "salaries"]) { $0.joined(separator: "+") },
-            RuntimeParameter("small", type: .integer, whenAbsent: "-") { inputs throws(ArgumentConversionError) in
-                let value = try Int.convert(inputs)
-                guard (0...9).contains(value) else {
-                    throw ArgumentConversionError(expected: .integer, received: inputs[0].received, requirement: "from 0 to 9")
-                }
-                return String(value)
-            },
-        ], returns: ResultDescription(.structure("Thing"), structures: [
-            StructureDocumentation("Thing", fields: [.init("id", type: .integer, required: true), .init("note", type: .string, required: false)]),
-        ])) { values in
+        Route(
+            .get, "/?:id", description: "One thing.",
+            parameters: [
+                RuntimeParameter("id", as: Int.self, description: "The id.") { String($0) },
+                RuntimeParameter("limit", as: Int?.self) { $0.map(String.init) ?? "none" },
+                RuntimeParameter("offset", as: Int.self, default: 5) { String($0) },
+                RuntimeParameter.names("details", enumeration: "ThingDetail", values: ["titles", "salaries"]) { $0.joined(separator: "+") },
+                RuntimeParameter("small", type: .integer, whenAbsent: "-") { inputs throws(ArgumentConversionError) in
+                    let value = try Int.convert(inputs)
+                    guard (0...9).contains(value) else {
+                        throw ArgumentConversionError(expected: .integer, received: inputs[0].received, requirement: "from 0 to 9")
+                    }
+                    return String(value)
+                },
+            ],
+            returns: ResultDescription(
+                .structure("Thing"),
+                structures: [
+                    StructureDocumentation(
+                        "Thing", fields: [.init("id", type: .integer, required: true), .init("note", type: .string, required: false)])
+                ])
+        ) { values in
             Echo(text: values.joined(separator: " "))
         }
-        Route(.get, "/required", parameters: [RuntimeParameter("code", type: .string) { inputs throws(ArgumentConversionError) in try String.convert(inputs) }]) { values in
+        Route(
+            .get, "/required",
+            parameters: [RuntimeParameter("code", type: .string) { inputs throws(ArgumentConversionError) in try String.convert(inputs) }]
+        ) { values in
             Echo(text: values[0])
         }
     }
@@ -55,8 +65,10 @@ private struct TypedService: WebService {
     let description = ""
 
     var routes: [Route] {
-        Route(.get, "/?:id", Parameter<Int>("id"), Parameter<Int?>("limit"), Parameter<Int>("offset", default: 5),
-              Parameter<CommaList<ThingDetail>>("details")) { id, limit, offset, details in
+        Route(
+            .get, "/?:id", Parameter<Int>("id"), Parameter<Int?>("limit"), Parameter<Int>("offset", default: 5),
+            Parameter<CommaList<ThingDetail>>("details")
+        ) { id, limit, offset, details in
             "\(id) \(limit.map(String.init) ?? "none") \(offset) \(details.map(\.rawValue).joined(separator: "+"))"
         }
     }
@@ -77,9 +89,11 @@ struct RuntimeRouteTests {
         #expect(get("/runtime/7?details=titles&details=titles").text == "7 none 5 titles -")
     }
 
-    @Test("a bad value is the same 400 as a typed parameter's, word for word", arguments: [
-        "abc", "7?limit=x", "7?offset=1.5", "7?details=bonus", "7?details=titles,bonus", "7?limit=1&limit=2", "7?details=",
-    ])
+    @Test(
+        "a bad value is the same 400 as a typed parameter's, word for word",
+        arguments: [
+            "abc", "7?limit=x", "7?offset=1.5", "7?details=bonus", "7?details=titles,bonus", "7?limit=1&limit=2", "7?details=",
+        ])
     func sameProblems(query: String) {
         let runtime = get("/runtime/" + query)
         let typed = get("/typed/" + query)
@@ -89,13 +103,16 @@ struct RuntimeRouteTests {
 
     @Test("a requirement is named; a required runtime parameter missing is a 400")
     func requirementsAndMissing() {
-        #expect(get("/runtime/7?small=12").object["detail"] as? String == #"The parameter "small" expects an integer from 0 to 9; received "12"."#)
+        #expect(
+            get("/runtime/7?small=12").object["detail"] as? String
+                == #"The parameter "small" expects an integer from 0 to 9; received "12"."#)
         let missing = get("/runtime/required")
         #expect(missing.status == .badRequest)
         #expect(missing.object["detail"] as? String == #"The required parameter "code" (string) is missing."#)
         #expect(get("/runtime/required?code=x").text == "x")
-        #expect(get("/runtime/7?other=1").object["detail"] as? String
-            == #"The argument "other" (received "1") is not a parameter of GET /runtime/7; expected limit, offset, details, small."#)
+        #expect(
+            get("/runtime/7?other=1").object["detail"] as? String
+                == #"The argument "other" (received "1") is not a parameter of GET /runtime/7; expected limit, offset, details, small."#)
     }
 
     @Test("?api documents the parameters and the described structures")

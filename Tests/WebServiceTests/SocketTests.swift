@@ -58,20 +58,23 @@ final class SocketTests {
     }
 
     @Test func formJSONAndMultipartBodies() throws {
-        let form = try send("POST", "/catalog/form", headers: [("Content-Type", "application/x-www-form-urlencoded")],
-                           body: "name=sum&values=1&values=2&values=39")
+        let form = try send(
+            "POST", "/catalog/form", headers: [("Content-Type", "application/x-www-form-urlencoded")],
+            body: "name=sum&values=1&values=2&values=39")
         #expect(form.text == #""sum: 42""#)
 
-        let json = try send("POST", "/catalog/form", headers: [("Content-Type", "application/json")],
-                           body: #"{"name":"json","values":[4,5]}"#)
+        let json = try send(
+            "POST", "/catalog/form", headers: [("Content-Type", "application/json")],
+            body: #"{"name":"json","values":[4,5]}"#)
         #expect(json.text == #""json: 9""#)
 
         let boundary = "----swift-sql-rest-boundary"
         var multipart = "--\(boundary)\r\nContent-Disposition: form-data; name=\"label\"\r\n\r\nnotes\r\n"
         multipart += "--\(boundary)\r\nContent-Disposition: form-data; name=\"file\"; filename=\"a.txt\"\r\n"
         multipart += "Content-Type: text/plain\r\n\r\nhello file\r\n--\(boundary)--\r\n"
-        let upload = try send("POST", "/catalog/upload", headers: [("Content-Type", "multipart/form-data; boundary=\(boundary)")],
-                             body: multipart)
+        let upload = try send(
+            "POST", "/catalog/upload", headers: [("Content-Type", "multipart/form-data; boundary=\(boundary)")],
+            body: multipart)
         #expect(upload.status == 200)
         #expect(upload.text == #""notes a.txt 10 hello file""#)
 

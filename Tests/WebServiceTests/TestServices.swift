@@ -76,11 +76,15 @@ struct MathService: WebService {
     let description = "Math operations."
 
     var routes: [Route] {
-        Route(.get, "/sum", description: "Returns the sum of two numbers.",
-              Parameter<Double>("a", description: "The first number."),
-              Parameter<Double>("b", description: "The second number.")) { a, b in a + b }
-        Route(.get, "/sum", description: "Returns the sum of a list of numbers.",
-              Parameter<[Double]>("values", description: "The numbers to add.")) { values in values.reduce(0, +) }
+        Route(
+            .get, "/sum", description: "Returns the sum of two numbers.",
+            Parameter<Double>("a", description: "The first number."),
+            Parameter<Double>("b", description: "The second number.")
+        ) { a, b in a + b }
+        Route(
+            .get, "/sum", description: "Returns the sum of a list of numbers.",
+            Parameter<[Double]>("values", description: "The numbers to add.")
+        ) { values in values.reduce(0, +) }
     }
 }
 
@@ -99,32 +103,40 @@ struct CatalogService: WebService {
         Route(.get, "/years/?/?", PathVariable<Int>(0), PathVariable<String>(1)) { year, name in "\(name) in \(year)" }
 
         // MARK: Arguments
-        Route(.get, "/conversions", description: "Echoes every argument type.",
-              Parameter<String>("text"), Parameter<Int>("integer"), Parameter<Int64>("long"),
-              Parameter<Double>("double"), Parameter<Bool>("flag"), Parameter<Date>("date"),
-              Parameter<UUID>("uuid"), Parameter<URL>("url"), Parameter<Detail>("detail"),
-              Parameter<Int>("limit", default: 100), Parameter<String?>("note"),
-              Parameter<[Int]>("numbers")) { text, integer, long, double, flag, date, uuid, url, detail, limit, note, numbers in
-            Conversions(text: text, integer: integer, long: long, double: double, flag: flag, date: date,
-                        uuid: uuid, url: url, detail: detail, limit: limit, note: note, numbers: numbers)
+        Route(
+            .get, "/conversions", description: "Echoes every argument type.",
+            Parameter<String>("text"), Parameter<Int>("integer"), Parameter<Int64>("long"),
+            Parameter<Double>("double"), Parameter<Bool>("flag"), Parameter<Date>("date"),
+            Parameter<UUID>("uuid"), Parameter<URL>("url"), Parameter<Detail>("detail"),
+            Parameter<Int>("limit", default: 100), Parameter<String?>("note"),
+            Parameter<[Int]>("numbers")
+        ) { text, integer, long, double, flag, date, uuid, url, detail, limit, note, numbers in
+            Conversions(
+                text: text, integer: integer, long: long, double: double, flag: flag, date: date,
+                uuid: uuid, url: url, detail: detail, limit: limit, note: note, numbers: numbers)
         }
         Route(.get, "/details", Parameter<[Detail]>("details")) { details in details.map(\.rawValue) }
         Route(.post, "/form", Parameter<String>("name"), Parameter<[Int]>("values")) { name, values in
             "\(name): \(values.reduce(0, +))"
         }
-        Route(.post, "/upload", description: "Stores a file.",
-              Parameter<String>("label"), Parameter<UploadedFile>("file")) { label, file in
+        Route(
+            .post, "/upload", description: "Stores a file.",
+            Parameter<String>("label"), Parameter<UploadedFile>("file")
+        ) { label, file in
             "\(label) \(file.filename ?? "-") \(file.size) \(try String(contentsOfFile: file.path, encoding: .utf8))"
         }
-        Route(.post, "/employees", description: "Creates an employee.",
-              Body<Employee>(description: "The new employee.")) { employee in employee }
+        Route(
+            .post, "/employees", description: "Creates an employee.",
+            Body<Employee>(description: "The new employee.")
+        ) { employee in employee }
         Route(.get, "/agent", Request()) { request in request.headers["User-Agent"] ?? "none" }
 
         // MARK: Results
         Route(.get, "/employee", description: "Returns an employee.") {
-            Employee(employeeNumber: 10004, firstName: "Chirstian", lastName: "Koblick",
-                     hireDate: Date(timeIntervalSince1970: 533_779_200),
-                     titles: [Title(title: "Engineer", fromDate: Date(timeIntervalSince1970: 533_779_200), toDate: nil)])
+            Employee(
+                employeeNumber: 10004, firstName: "Chirstian", lastName: "Koblick",
+                hireDate: Date(timeIntervalSince1970: 533_779_200),
+                titles: [Title(title: "Engineer", fromDate: Date(timeIntervalSince1970: 533_779_200), toDate: nil)])
         }
         Route(.post, "/void", description: "Returns nothing.") {}
         Route(.get, "/response") {
@@ -132,8 +144,10 @@ struct CatalogService: WebService {
             response.headers["Location"] = "/catalog/items/7"
             return response
         }
-        Route(.get, "/stream", description: "Streams numbers.", returns: [Int].self,
-              Parameter<Int>("count", default: 3)) { count in CountingStream(count: count) }
+        Route(
+            .get, "/stream", description: "Streams numbers.", returns: [Int].self,
+            Parameter<Int>("count", default: 3)
+        ) { count in CountingStream(count: count) }
 
         // MARK: Errors
         Route(.get, "/fail/status") { () throws -> String in throw HTTPError(.forbidden, detail: "Not yours.") }
@@ -148,15 +162,19 @@ struct ArchiveService: WebService {
     let description = "Entries by year; `year` may be left out."
 
     var routes: [Route] {
-        Route(.get, "/?:year", description: "The entries of one `year`, or of every year.",
-              Parameter<Int?>("year", example: 2024, description: "The year.")) { year in
+        Route(
+            .get, "/?:year", description: "The entries of one `year`, or of every year.",
+            Parameter<Int?>("year", example: 2024, description: "The year.")
+        ) { year in
             year.map { "year \($0)" } ?? "every year"
         }
-        Route(.post, "/entries", description: "Adds an entry.",
-              Parameter<String>("title", example: "Lamp's day"),
-              Parameter<CalendarDate>("day", example: CalendarDate(year: 2024, month: 5, day: 1)),
-              Parameter<CommaList<Detail>>("details", example: CommaList([.titles, .salaries]), description: "What to keep."),
-              Parameter<Bool>("draft", default: false)) { title, day, details, draft in
+        Route(
+            .post, "/entries", description: "Adds an entry.",
+            Parameter<String>("title", example: "Lamp's day"),
+            Parameter<CalendarDate>("day", example: CalendarDate(year: 2024, month: 5, day: 1)),
+            Parameter<CommaList<Detail>>("details", example: CommaList([.titles, .salaries]), description: "What to keep."),
+            Parameter<Bool>("draft", default: false)
+        ) { title, day, details, draft in
             "\(title) on \(day): \(details.map(\.rawValue).joined(separator: "+"))\(draft ? " (draft)" : "")"
         }
     }

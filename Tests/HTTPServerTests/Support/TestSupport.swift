@@ -30,7 +30,6 @@ func startServer(
     return server
 }
 
-
 /// Polls `condition` every 10 ms for up to `seconds`; returns its last value.
 func eventually(within seconds: Double = 5, _ condition: () -> Bool) -> Bool {
     let deadline = ContinuousClock.now.advanced(by: .milliseconds(Int(seconds * 1000)))

@@ -31,13 +31,14 @@ final class HostileServer: Sendable {
     private init() throws {
         let quiet = Logger(label: "hostile") { _ in SwiftLogNoOpLogHandler() }
         pool = ConnectionPool(.init(conninfo: "dbname=\(Self.database)", size: 4, acquireTimeout: .seconds(10)))
-        let router = WebServiceRouter(services: [
-            EmployeesService(),
-            DepartmentsService(),
-            HealthService(pool: pool),
-            MathService(),
-            ProbeService(),
-        ], runners: [QueryRunner(pool: pool)], logger: quiet)
+        let router = WebServiceRouter(
+            services: [
+                EmployeesService(),
+                DepartmentsService(),
+                HealthService(pool: pool),
+                MathService(),
+                ProbeService(),
+            ], runners: [QueryRunner(pool: pool)], logger: quiet)
         server = HTTPServer(
             configuration: .init(
                 port: 0, maximumBodySize: Self.maximumBodySize, maximumHeaderSize: Self.maximumHeaderSize,
@@ -59,7 +60,8 @@ final class HostileServer: Sendable {
     /// response is ready, for a client gone, and close the connection
     /// unanswered (`exchange` half-closes, for bytes whose end only that
     /// tells).
-    func send(_ target: String, method: String = "GET", headers: [(String, String)] = [], body: [UInt8] = []) throws -> TestClient.Response {
+    func send(_ target: String, method: String = "GET", headers: [(String, String)] = [], body: [UInt8] = []) throws -> TestClient.Response
+    {
         try TestClient.request(
             method, target, port: port, headers: headers, body: body, closeSending: false, timeoutSeconds: Self.readTimeout
         )
@@ -118,12 +120,16 @@ struct ProbeService: WebService {
     let description = "Test routes for hostile bodies."
 
     var routes: [Route] {
-        Route(.post, "/document", description: "Echoes a JSON document.",
-              Body<JSONValue>(description: "Any JSON.")) { (document: JSONValue) -> String in
+        Route(
+            .post, "/document", description: "Echoes a JSON document.",
+            Body<JSONValue>(description: "Any JSON.")
+        ) { (document: JSONValue) -> String in
             "\(document)".count.description
         }
-        Route(.post, "/upload", description: "Takes a title and a file.",
-              Parameter<String>("title"), Parameter<UploadedFile>("file")) { title, file in
+        Route(
+            .post, "/upload", description: "Takes a title and a file.",
+            Parameter<String>("title"), Parameter<UploadedFile>("file")
+        ) { title, file in
             "\(title): \(file.size)"
         }
     }

@@ -59,10 +59,11 @@ struct FaultCluster: Sendable {
 
     @discardableResult
     private func run(_ command: String) throws -> String {
-        String(decoding: try ToolProcess.run(
-            Paths.repository + "/scripts/pg-cluster", [command],
-            environment: ["PGCLUSTER_DIR": directory, "PGCLUSTER_PORT": String(port)]
-        ), as: UTF8.self)
+        String(
+            decoding: try ToolProcess.run(
+                Paths.repository + "/scripts/pg-cluster", [command],
+                environment: ["PGCLUSTER_DIR": directory, "PGCLUSTER_PORT": String(port)]
+            ), as: UTF8.self)
     }
 
     // MARK: - Connections
@@ -96,9 +97,10 @@ struct FaultCluster: Sendable {
         let admin = try connect(database: "postgres")
         defer { admin.close() }
         struct Exists: Decodable { var value: Bool }
-        let exists = try admin.fetchOne(
-            Exists.self, "SELECT EXISTS (SELECT FROM pg_database WHERE datname = :name) AS value", ["name": Self.database]
-        )?.value ?? false
+        let exists =
+            try admin.fetchOne(
+                Exists.self, "SELECT EXISTS (SELECT FROM pg_database WHERE datname = :name) AS value", ["name": Self.database]
+            )?.value ?? false
         if exists, (try? count()) == Self.rowCount { return }
         if exists { try admin.executeScript("DROP DATABASE \(Self.database)") }
         try admin.executeScript("CREATE DATABASE \(Self.database)")
@@ -107,7 +109,8 @@ struct FaultCluster: Sendable {
         defer { connection.close() }
         let schema = try String(contentsOfFile: Paths.repository + "/sql/schema.sql", encoding: .utf8)
         try connection.executeScript(schema)
-        try connection.executeScript("""
+        try connection.executeScript(
+            """
             INSERT INTO employees (emp_no, birth_date, first_name, last_name, gender, hire_date)
             SELECT n, date '1952-01-01' + n % 5000, 'First' || n % 1000, 'Last' || n % 3000,
                    CASE WHEN n % 2 = 0 THEN 'M' ELSE 'F' END, date '1985-01-01' + n % 5000

@@ -18,7 +18,8 @@ final class AuthenticatedServer: @unchecked Sendable {
         let executable = try ChildProcess.packageExecutable("employees-server")
         folder = try ClientTestEnvironment.temporaryFolder()
         let entry = try ToolProcess.run(executable, ["hash-password", "alice"], input: Data((Self.password + "\n").utf8))
-        let passwords = folder.appending(path: "passwords"), roles = folder.appending(path: "roles")
+        let passwords = folder.appending(path: "passwords")
+        let roles = folder.appending(path: "roles")
         secretFile = folder.appending(path: "secret")
         try entry.write(to: passwords)
         try Data("alice:employees_reader\n".utf8).write(to: roles)
@@ -26,10 +27,12 @@ final class AuthenticatedServer: @unchecked Sendable {
         for file in [passwords, roles, secretFile] {
             try FileManager.default.setAttributes([.posixPermissions: 0o600], ofItemAtPath: file.path)
         }
-        server = try ChildProcess(executable, [
-            "--port", "0", "--database-url", try ClientTestEnvironment.conninfo(), "--auth-basic-file", passwords.path,
-            "--role-map", roles.path, "--jwt-secret-file", secretFile.path,
-        ])
+        server = try ChildProcess(
+            executable,
+            [
+                "--port", "0", "--database-url", try ClientTestEnvironment.conninfo(), "--auth-basic-file", passwords.path,
+                "--role-map", roles.path, "--jwt-secret-file", secretFile.path,
+            ])
         port = try server.servingPort(timeout: 30)
     }
 

@@ -80,11 +80,12 @@ func httpDate(_ date: Date, _ form: HTTPDateForm = .preferred) -> String {
     let formatter = DateFormatter()
     formatter.locale = Locale(identifier: "en_US_POSIX")
     formatter.timeZone = TimeZone(identifier: "GMT")
-    formatter.dateFormat = switch form {
-    case .preferred: "EEE, dd MMM yyyy HH:mm:ss 'GMT'"
-    case .rfc850: "EEEE, dd-MMM-yy HH:mm:ss 'GMT'"
-    case .asctime: "EEE MMM d HH:mm:ss yyyy"
-    }
+    formatter.dateFormat =
+        switch form {
+        case .preferred: "EEE, dd MMM yyyy HH:mm:ss 'GMT'"
+        case .rfc850: "EEEE, dd-MMM-yy HH:mm:ss 'GMT'"
+        case .asctime: "EEE MMM d HH:mm:ss yyyy"
+        }
     var text = formatter.string(from: date)
     if form == .asctime {
         // asctime pads a one-digit day with a space: `Nov  6`.

@@ -35,8 +35,9 @@ struct EchoService: WebService {
     private static func whoami(_ request: HTTPRequest, varying: Bool) -> HTTPResponse {
         var name = "anonymous"
         if let value = request.headers["Authorization"], value.hasPrefix("Basic "),
-           let decoded = Data(base64Encoded: String(value.dropFirst(6))),
-           let user = String(decoding: decoded, as: UTF8.self).split(separator: ":").first {
+            let decoded = Data(base64Encoded: String(value.dropFirst(6))),
+            let user = String(decoding: decoded, as: UTF8.self).split(separator: ":").first
+        {
             name = String(user)
         }
         var response = HTTPResponse(status: .ok, json: Array("\"\(name)\"".utf8))
@@ -46,8 +47,10 @@ struct EchoService: WebService {
     }
 
     var routes: [Route] {
-        Route(.post, "/upload", description: "Reads an uploaded file.", returns: Upload.self,
-              Parameter<String>("label"), Parameter<UploadedFile>("file")) { label, file in
+        Route(
+            .post, "/upload", description: "Reads an uploaded file.", returns: Upload.self,
+            Parameter<String>("label"), Parameter<UploadedFile>("file")
+        ) { label, file in
             let handle = try FileHandle(forReadingFrom: URL(filePath: file.path))
             defer { try? handle.close() }
             var checksum = 0
@@ -56,15 +59,20 @@ struct EchoService: WebService {
                 if head.isEmpty { head = String(decoding: block.prefix(16), as: UTF8.self) }
                 for byte in block { checksum &+= Int(byte) }
             }
-            return Upload(label: label, filename: file.filename, contentType: file.contentType, size: file.size,
-                          head: head, checksum: checksum)
+            return Upload(
+                label: label, filename: file.filename, contentType: file.contentType, size: file.size,
+                head: head, checksum: checksum)
         }
-        Route(.post, "/form", description: "Sums a form's values.",
-              Parameter<String>("name"), Parameter<[Int]>("values")) { name, values in
+        Route(
+            .post, "/form", description: "Sums a form's values.",
+            Parameter<String>("name"), Parameter<[Int]>("values")
+        ) { name, values in
             "\(name): \(values.reduce(0, +))"
         }
-        Route(.post, "/items", description: "Echoes a JSON body.", returns: Item.self,
-              Body<Item>(description: "The item.")) { item in item }
+        Route(
+            .post, "/items", description: "Echoes a JSON body.", returns: Item.self,
+            Body<Item>(description: "The item.")
+        ) { item in item }
         Route(.put, "/items/?:id", Parameter<Int>("id"), Parameter<String>("name")) { id, name in
             Echo(method: "PUT", id: id, name: name)
         }

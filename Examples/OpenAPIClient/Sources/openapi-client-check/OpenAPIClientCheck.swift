@@ -63,13 +63,15 @@ enum OpenAPIClientCheck {
 
         // A streamed list, filtered and limited.
         let search = try await client.employees_get(query: .init(name: "bal*", limit: 5)).ok.body.json
-        try expect(search.map { String($0.employeeNumber) }.joined(separator: ","), try environment("EXPECTED_SEARCH"),
-                   "employees.get name=bal* limit=5")
+        try expect(
+            search.map { String($0.employeeNumber) }.joined(separator: ","), try environment("EXPECTED_SEARCH"),
+            "employees.get name=bal* limit=5")
 
         // Another list, whole.
         let departments = try await client.departments_get().ok.body.json
-        try expect(departments.map { "\($0.departmentNumber)=\($0.departmentName)" }.joined(separator: ","),
-                   try environment("EXPECTED_DEPARTMENTS"), "departments.get")
+        try expect(
+            departments.map { "\($0.departmentNumber)=\($0.departmentName)" }.joined(separator: ","),
+            try environment("EXPECTED_DEPARTMENTS"), "departments.get")
 
         // A documented problem: an employee that does not exist.
         let missing = try await client.employees_getByEmployeeNumber(path: .init(employeeNumber: 1))
