@@ -2,7 +2,8 @@ import CalendarDates
 import FoundationEssentials
 
 /// PostgreSQL's ISO date/time text (`DateStyle` ISO), shared by parameter
-/// binding and JSON rendering; the calendar arithmetic is `CivilCalendar`'s.
+/// binding, JSON rendering and decoding; the calendar arithmetic is
+/// CalendarDates' `CivilCalendar`.
 package enum PostgresDateTime {
     // MARK: - Text
 
