@@ -35,7 +35,7 @@ extension JSONValue {
         switch self {
         case .number: true
         case .array(let elements): elements.contains { $0.containsNonRoundTrippingNumber }
-        case .object(let members): members.values.contains { $0.containsNonRoundTrippingNumber }
+        case .object(let members): members.contains { $0.value.containsNonRoundTrippingNumber }
         default: false
         }
     }
