@@ -9,10 +9,15 @@ import HTTPTestClient
 extension HTTPServerTests {
     @Test func stopLetsAnInFlightRequestFinishAndRefusesNewConnections() throws {
         let entered = Shared(false)
+        let released = Shared(false)
+        // The work runs off the event loop until the test has seen the
+        // listener closed, however slow the machine.
         let server = try startServer { _ in
-            entered.value = true
-            usleep(800_000)
-            return HTTPResponse(text: "slow and done")
+            HTTPResponse.blocking {
+                entered.value = true
+                _ = eventually(within: 10) { released.value }
+                return HTTPResponse(text: "slow and done")
+            }
         }
         let port = server.port
         let client = try TestClient(port: port)
@@ -30,6 +35,7 @@ extension HTTPServerTests {
                 (try? TestClient(port: port)) == nil
             }, "new connections are refused once stop() has begun")
         #expect(!stopped.value)
+        released.value = true
 
         let response = try client.readResponse()
         #expect(response.status == 200)
