@@ -37,6 +37,11 @@ public final class ChildProcess: Sendable {
         input: [UInt8]? = nil
     ) throws {
         _ = Self.ignoreBrokenPipes
+        // Pipes are made close-on-exec and children spawned one at a time,
+        // so that no child inherits another child's pipe (whose reader would
+        // then wait for both to exit).
+        Self.spawning.lock()
+        defer { Self.spawning.unlock() }
         let outputPipe = try Self.pipe()
         let errorPipe = separateErrors ? try Self.pipe() : nil
         let inputPipe = input == nil ? nil : try Self.pipe()
@@ -158,6 +163,8 @@ public final class ChildProcess: Sendable {
     /// The tests survive a child that exits before reading all its input
     /// (the write fails with `EPIPE` instead).
     private static let ignoreBrokenPipes: Void = { signal(SIGPIPE, SIG_IGN) }()
+
+    private static let spawning = NSLock()
 
     /// Writes `bytes` to `descriptor` on a new thread, then closes it.
     private static func write(_ bytes: [UInt8], to descriptor: Int32) {

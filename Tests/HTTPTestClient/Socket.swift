@@ -11,7 +11,9 @@ final class Socket {
     /// much the kernel buffers for a client that does not read; a read
     /// waits at most `timeoutSeconds`.
     init(port: Int, receiveBufferSize: Int?, timeoutSeconds: Int) throws {
-        descriptor = Glibc.socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        // Close-on-exec: a child another test spawns meanwhile must not hold
+        // the connection open after this client closes it.
+        descriptor = Glibc.socket(AF_INET, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
         guard descriptor >= 0 else { throw TestClient.Failure.connect(errno: errno) }
         if var size = receiveBufferSize.map(Int32.init) {
             setsockopt(descriptor, SOL_SOCKET, SO_RCVBUF, &size, socklen_t(MemoryLayout<Int32>.size))

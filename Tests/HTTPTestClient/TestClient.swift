@@ -103,6 +103,25 @@ public final class TestClient {
         return status
     }
 
+    /// Reads the status line and the header fields, and nothing after them.
+    ///
+    /// ```swift
+    /// let head = try client.readHead()
+    /// ```
+    public func readHead() throws -> Response {
+        try reader.readHead()
+    }
+
+    /// Waits until at least `count` bytes after the head have arrived
+    /// (unread); throws `Failure.closed` if the server closes first.
+    ///
+    /// ```swift
+    /// try client.waitForBodyBytes(16_384)
+    /// ```
+    public func waitForBodyBytes(_ count: Int) throws {
+        try reader.waitForUnread(count)
+    }
+
     // MARK: - One request per connection
 
     /// Sends one request with `Connection: close` on a new connection and

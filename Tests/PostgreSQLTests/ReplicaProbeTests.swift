@@ -18,7 +18,7 @@ import Testing
         private let accepted = Locked<[Int32]>([])
 
         init(logsIn: Bool) throws {
-            let listener = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+            let listener = socket(AF_INET, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
             var address = sockaddr_in()
             address.sin_family = sa_family_t(AF_INET)
             address.sin_addr.s_addr = inet_addr("127.0.0.1")
@@ -36,6 +36,7 @@ import Testing
                 while true {
                     let client = accept(listener, nil, nil)
                     if client < 0 { return }  // the listener was shut down
+                    _ = fcntl(client, F_SETFD, FD_CLOEXEC)
                     accepted.withLock { $0.append(client) }
                     if logsIn { Self.logIn(client) }
                 }
