@@ -1,5 +1,5 @@
 import Foundation
-import Synchronization
+import Locking
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -25,7 +25,7 @@ public final class ChildProcess: Sendable {
     /// The process id.
     public let pid: pid_t
     private let streams: Streams
-    private let exitStatus = Mutex<Int32?>(nil)
+    private let exitStatus = Locked<Int32?>(nil)
 
     /// Starts `executable` (a path) with `arguments` and the environment of
     /// the tests changed by `environment` (a `nil` value removes the
@@ -153,10 +153,10 @@ public final class ChildProcess: Sendable {
             var openStreams: Int
         }
 
-        let state: Mutex<State>
+        let state: Locked<State>
 
         init(openStreams: Int) {
-            state = Mutex(State(openStreams: openStreams))
+            state = Locked(State(openStreams: openStreams))
         }
     }
 
