@@ -10,36 +10,48 @@ import WebServiceClient
 struct RetryHookTests {
     @Test func a429AfterWrongPasswordsIsSentAgainAfterItsRetryAfter() async throws {
         let server = try AuthenticatedServer()
+        /// A call with a wrong password: its status (401 checked, 429 refused unchecked).
+        func guessWrong(_ guess: String) async -> Int? {
+            let guesser = WebServiceClient(
+                baseURL: server.baseURL,
+                configuration: .init(credentials: .basic(username: "alice", password: guess)))
+            do {
+                _ = try await guesser.get("/departments", as: [Department].self)
+                return 200
+            } catch {
+                return (error as? WebServiceError)?.status
+            }
+        }
         // Six wrong passwords from this address, each after the wait the one
         // before set (none for the first four, then 1 s, then 2 s): the
         // server then makes it wait 4 s before it checks another
         // credential, answering 429.
-        func guessWrong(_ guess: String) async {
-            let guesser = WebServiceClient(
-                baseURL: server.baseURL,
-                configuration: .init(credentials: .basic(username: "alice", password: guess)))
-            await #expect {
-                _ = try await guesser.get("/departments", as: [Department].self)
-            } throws: { ($0 as? WebServiceError)?.status == 401 }
-        }
         for (guess, wait) in [0, 0, 0, 0, 1.2, 2.2].enumerated() {
             try await Task.sleep(for: .seconds(wait))
-            await guessWrong("guess \(guess)")
+            #expect(await guessWrong("guess \(guess)") == 401)
         }
         // The right password, with the retry hook: a 429, then, once its
-        // Retry-After has passed, the answer. A machine slow enough that the
-        // wait is over before the call arrives gets one more wrong guess,
-        // whose wait is twice as long, and calls again.
+        // Retry-After has passed, the answer. Just before it, wrong guesses
+        // until one is refused show that the wait is running: on a machine
+        // so slow that a guess comes after the wait, that guess is checked
+        // and doubles the wait (up to 60 s), so a later one is refused. If
+        // the right call still comes too late, it is answered at once, and
+        // the test tries again.
         var lines: [String] = []
         var start = Date()
-        for _ in 0..<3 {
+        for _ in 0..<5 {
+            var refused = false
+            for attempt in 0..<6 where !refused {
+                refused = await guessWrong("guess again \(attempt)") == 429
+            }
+            #expect(refused, "a wrong guess is refused while the address waits")
             let log = LogLines()
             let client = WebServiceClient(
                 baseURL: server.baseURL,
                 configuration: .init(
                     credentials: .basic(username: "alice", password: AuthenticatedServer.password),
                     hooks: [
-                        .retry(RetryPolicy(maxAttempts: 3, maxDelay: 20)),
+                        .retry(RetryPolicy(maxAttempts: 3, maxDelay: 60)),
                         .response { _, response in
                             log.append(
                                 "\(response.status) Retry-After: \(response.header("Retry-After") ?? "none") at \(Date().timeIntervalSince1970)"
@@ -51,7 +63,6 @@ struct RetryHookTests {
             #expect(try await client.get("/departments", as: [Department].self).count == 9)
             lines = log.all
             if lines.count == 2 { break }
-            await guessWrong("guess again")
         }
         print(lines.joined(separator: "\n"))
         #expect(lines.count == 2, "\(lines)")
