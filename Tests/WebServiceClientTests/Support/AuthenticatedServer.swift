@@ -79,25 +79,40 @@ final class LogLines: @unchecked Sendable {
 /// the next of `answers` (the last one again once they run out), counting
 /// the requests: for statuses and header fields the example services
 /// never send. Stop it with `stop()`.
-final class ScriptedServer: @unchecked Sendable {
-    // `@unchecked Sendable`: `next` is touched only with `lock` held; `server` is set once.
-    private let lock = NSLock()
-    private var next = 0
-    private var server: HTTPServer!
+final class ScriptedServer: Sendable {
+    private let counter: RequestCounter
+    private let server: HTTPServer
 
     init(_ answers: [@Sendable () -> HTTPResponse]) throws {
-        server = HTTPServer(configuration: .init(port: 0)) { [self] _ in
-            let index = lock.withLock {
-                defer { next += 1 }
-                return min(next, answers.count - 1)
-            }
-            return answers[index]()
+        // The handler holds the counter, not `self`: a server released
+        // without `stop()` is freed with its listener, not kept by a cycle.
+        let counter = RequestCounter()
+        self.counter = counter
+        server = HTTPServer(configuration: .init(port: 0)) { _ in
+            answers[min(counter.take(), answers.count - 1)]()
         }
         try server.start()
     }
 
-    var requests: Int { lock.withLock { next } }
+    var requests: Int { counter.count }
     var baseURL: URL { URL(string: "http://127.0.0.1:\(server.port)")! }
 
     func stop() { server.stop() }
+}
+
+/// The number of requests a `ScriptedServer` has answered.
+private final class RequestCounter: @unchecked Sendable {
+    // `@unchecked Sendable`: `value` is touched only with `lock` held.
+    private let lock = NSLock()
+    private var value = 0
+
+    /// The count before this request, then one more.
+    func take() -> Int {
+        lock.withLock {
+            defer { value += 1 }
+            return value
+        }
+    }
+
+    var count: Int { lock.withLock { value } }
 }
