@@ -25,9 +25,11 @@ extension ColumnChoiceTests {
         }
         let lastName = try #require(byName["lastName"]?["schema"] as? [String: Any])
         #expect(lastName["pattern"] as? String == ColumnChoices.filterPattern(for: .init("lastName", as: String.self)))
-        #expect((byName["lastName"]?["description"] as? String ?? "").contains("in.("))
+        let lastNameDescription = byName["lastName"]?["description"] as? String
+        #expect(lastNameDescription?.contains("in.(") == true, "\(lastNameDescription ?? "no description")")
         let order = try #require(byName["order"]?["schema"] as? [String: Any])
-        #expect((order["pattern"] as? String ?? "").contains("lastName"))
+        let orderPattern = order["pattern"] as? String
+        #expect(orderPattern?.contains("lastName") == true, "\(orderPattern ?? "no pattern")")
         let object = try #require(paths["/employees/{employeeNumber}"]?["get"] as? [String: Any])
         let objectNames = (object["parameters"] as? [[String: Any]] ?? []).compactMap { $0["name"] as? String }
         #expect(objectNames.contains("select"))

@@ -53,7 +53,7 @@ struct FaultCluster: Sendable {
     func restart() throws { try run("restart") }
 
     /// Stops the cluster; never throws (used in `defer`).
-    func stop() { try? run("stop") }
+    func stop() { _ = try? run("stop") }
 
     var isRunning: Bool { (try? run("status")) != nil }
 
