@@ -80,17 +80,11 @@ struct SocketAddress: CustomStringConvertible {
         switch storage {
         case .v4(var address):
             inet_ntop(AF_INET, &address.sin_addr, &text, socklen_t(text.count))
-            return "\(Self.string(text)):\(port)"
+            return "\(String(nulTerminated: text)):\(port)"
         case .v6(var address):
             inet_ntop(AF_INET6, &address.sin6_addr, &text, socklen_t(text.count))
-            return "[\(Self.string(text))]:\(port)"
+            return "[\(String(nulTerminated: text))]:\(port)"
         }
-    }
-
-    /// The text `inet_ntop` wrote, up to its terminating NUL.
-    private static func string(_ text: [CChar]) -> String {
-        let end = text.firstIndex(of: 0) ?? text.endIndex
-        return String(decoding: text[..<end].map { UInt8(bitPattern: $0) }, as: UTF8.self)
     }
 
     func withSockaddr<Result>(_ body: (UnsafePointer<sockaddr>) throws -> Result) rethrows -> Result {
