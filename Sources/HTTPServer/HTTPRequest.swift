@@ -1,3 +1,5 @@
+import EventLoops
+
 /// A fully received HTTP request, as handed to a handler.
 ///
 /// The server decodes the path and query itself from the raw request line
@@ -50,6 +52,15 @@ public struct HTTPRequest: Sendable {
     /// request.role = "payroll"
     /// ```
     public var role: String?
+    /// The event loop that received the request, `nil` for one the server
+    /// did not receive. Work that completes on another thread may hand the
+    /// answer back to it; a request made from this one (``redirected(method:rawPath:pathSegments:rawQuery:queryItems:headers:body:)``)
+    /// keeps it.
+    ///
+    /// ```swift
+    /// pool.batcher(on: request.eventLoop)
+    /// ```
+    public var eventLoop: EventLoop?
 
     public init(
         method: HTTPMethod,
@@ -72,9 +83,10 @@ public struct HTTPRequest: Sendable {
     init(
         method: HTTPMethod, rawPath: String, pathSegments: [String], rawQuery: String?, queryItems: [QueryItem],
         headers: HTTPHeaders, formFields: [FormField], body: [UInt8], peerAddress: PeerAddress, requestID: String = "",
-        role: String? = nil
+        role: String? = nil, eventLoop: EventLoop? = nil
     ) {
         self.role = role
+        self.eventLoop = eventLoop
         self.method = method
         self.rawPath = rawPath
         self.pathSegments = pathSegments

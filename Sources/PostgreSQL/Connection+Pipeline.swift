@@ -13,7 +13,7 @@ package struct PipelinedStatement {
     /// Whether only the first row is wanted: ``Connection/sendPipeline(_:)``
     /// reads the statement in single-row mode (when it is the first of the
     /// pipeline) and drops the rows after the first as they arrive. A
-    /// ``Pipeline`` reads every result whole.
+    /// ``StatementBatcher`` reads every result whole.
     var firstRowOnly = false
 
     package init(sql: String, values: [String?] = []) {
@@ -58,6 +58,26 @@ extension Connection {
         finishActiveCursor()
         let sent = try send(statements)
         return try readPipeline(firstRowOnly: statements.prefix(sent).map(\.firstRowOnly), allSent: sent == statements.count)
+    }
+
+    /// ``sendPipeline(_:)`` with `access`: its ``Access/preliminaries`` go
+    /// first, in the same implicit transaction, and their results are not
+    /// returned; a failure among them is thrown (a ``RoleError`` for the role).
+    package func sendPipeline(_ statements: [PipelinedStatement], access: Access) throws -> [QueryResult] {
+        let preliminaries = access.preliminaries
+        guard !preliminaries.isEmpty else { return try sendPipeline(statements) }
+        var all: [PipelinedStatement] = []
+        all.reserveCapacity(preliminaries.count + statements.count)
+        for (sql, values) in preliminaries { all.append(PipelinedStatement(try preparedStatement(for: sql), values: values)) }
+        all += statements
+        var results = try sendPipeline(all)
+        for index in preliminaries.indices {
+            guard let error = results[index].error else { continue }
+            if let role = access.role { throw RoleError.failure(error, role: role) }
+            try check(results[index])
+        }
+        results.removeFirst(preliminaries.count)
+        return results
     }
 
     /// Sends `statements` in one pipeline and returns at once: the server

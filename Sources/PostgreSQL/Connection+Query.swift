@@ -31,14 +31,16 @@ extension Connection {
     ///
     /// Until the cursor has reached the end or is closed, the connection
     /// runs nothing else; any other call on it closes the cursor first.
+    /// With `access`, the query runs as its role and, when it only reads,
+    /// in a read-only transaction (``Access``).
     ///
     /// ```swift
     /// let rows = try connection.query("SELECT title FROM titles WHERE emp_no = :id", ["id": 10001])
     /// while let row = try rows.next() { print(row["title"]!) }
     /// ```
-    public func query(_ sql: String, _ arguments: SQLArguments = [:]) throws -> RowCursor {
+    public func query(_ sql: String, _ arguments: SQLArguments = [:], access: Access = .unrestricted) throws -> RowCursor {
         let statement = try preparedStatement(for: sql)
-        return try stream(statement, values: arguments.textValues(for: statement.parameters))
+        return try stream(statement, values: arguments.textValues(for: statement.parameters), access: access)
     }
 
     /// Every row of a query decoded as `T`, keyed by column label.

@@ -22,7 +22,23 @@ extension Connection {
     /// let rows = try connection.query("SELECT * FROM salaries")   // as payroll
     /// ```
     public func beginTransaction(role: String, readOnly: Bool = false, repeatableRead: Bool = false) throws {
-        let begin = "BEGIN" + (repeatableRead ? " ISOLATION LEVEL REPEATABLE READ" : "") + (readOnly ? " READ ONLY" : "")
+        try begin(Access(role: role, isReadOnly: readOnly), repeatableRead: repeatableRead)
+    }
+
+    /// Begins a transaction with `access`, `READ ONLY` when it only reads,
+    /// as its role when it has one, in one round trip; `repeatableRead`
+    /// begins it `REPEATABLE READ` (one snapshot for all its statements).
+    /// Throws a ``RoleError`` when the role cannot be taken.
+    ///
+    /// ```swift
+    /// try connection.begin(Access(role: "payroll", isReadOnly: true), repeatableRead: true)
+    /// ```
+    package func begin(_ access: Access, repeatableRead: Bool = false) throws {
+        let begin = "BEGIN" + (repeatableRead ? " ISOLATION LEVEL REPEATABLE READ" : "") + (access.isReadOnly ? " READ ONLY" : "")
+        guard let role = access.role else {
+            try runSimple(begin)
+            return
+        }
         let results = try sendPipeline([
             PipelinedStatement(sql: begin),
             PipelinedStatement(sql: Self.setLocalRoleSQL, values: [role]),

@@ -19,7 +19,7 @@ public final class Connection {
     /// The libpq handle; `nil` once closed.
     private(set) var handle: OpaquePointer?
 
-    /// The statements prepared here, by SQL text. On a ``Pipeline``'s
+    /// The statements prepared here, by SQL text. On a ``StatementBatcher``'s
     /// connection, which runs nothing else, also those whose preparation is
     /// still to be sent (see ``PreparedStatement/isPrepared``).
     var statements = PreparedStatementCache()
@@ -353,15 +353,25 @@ public final class Connection {
     /// Sends a prepared statement; the returned cursor reads the rows as
     /// they come, from the socket (``WireRowReader``), or on an encrypted
     /// connection in libpq's single-row mode, one `PGresult` at a time.
-    func stream(_ statement: PreparedStatement, values: [String?]) throws -> RowCursor {
+    ///
+    /// With an `access` other than ``Access/unrestricted``, the statement
+    /// runs with it: on the socket, after its ``Access/preliminaries`` in
+    /// the same implicit transaction (no round trip more); through libpq,
+    /// in a transaction begun for it (``begin(_:repeatableRead:)``), which
+    /// the connection's next owner ends (a pool rolls it back).
+    func stream(_ statement: PreparedStatement, values: [String?], access: Access = .unrestricted) throws -> RowCursor {
         finishActiveCursor()
         let handle = try openHandle()
         let cursor: RowCursor
         if WireRowReader.isUsable(on: self) {
+            var preliminaries: [(statement: PreparedStatement, values: [String?])] = []
+            for (sql, values) in access.preliminaries { preliminaries.append((try preparedStatement(for: sql), values)) }
             let reader = try WireRowReader(
-                connection: self, statement: statement, values: values, describe: statement.knownLayout == nil)
+                connection: self, statement: statement, values: values, describe: statement.knownLayout == nil,
+                preliminaries: preliminaries, role: access.role)
             cursor = RowCursor(connection: self, statement: statement, wire: reader)
         } else {
+            if access != .unrestricted, !isInTransaction { try begin(access) }
             guard sendExecution(of: statement, values, handle: handle) == 1 else { throw connectionError() }
             PQsetSingleRowMode(handle)
             cursor = RowCursor(connection: self, statement: statement, wire: nil)

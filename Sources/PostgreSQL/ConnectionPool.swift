@@ -46,10 +46,11 @@ public final class ConnectionPool: Sendable {
         /// next statement, so a transaction its holder forgot, or a client
         /// that stopped reading, cannot hold locks and a connection for good.
         public var idleInTransactionTimeout: Duration?
-        /// Connections of each pipeline (one per event loop that uses the
-        /// pool), which runs the statements of non-blocking callers
-        /// (`ResultSetAdapter.start(completion:)` in PostgreSQLWebService) for many of them at
-        /// once; opened on first use, besides `size`.
+        /// Connections of each batcher (one per event loop that uses the
+        /// pool: ``ConnectionPool/batcher(on:)``), in libpq's pipeline mode,
+        /// which run the short statements of non-blocking callers (a row by
+        /// key, in PostgreSQLWebService) for many of them at once; opened on
+        /// first use, besides `size`.
         public var pipelineConnections: Int
         /// Whether the connections leave no state on the server between
         /// transactions: no named prepared statements (each statement is
@@ -96,13 +97,13 @@ public final class ConnectionPool: Sendable {
     private let state: PoolState
     /// How long ``acquire()`` took, in nanoseconds, for `/metrics`.
     private let acquireDurations = Histogram(bounds: Histogram.durationBounds)
-    /// How many jobs each pass of the pipeline sent together.
-    private let pipelineBatchSizes = Histogram(bounds: Histogram.sizeBounds)
-    /// The pipeline of callers that are not on an event loop, on a loop of
-    /// its own, started on first use and stopped by ``close()``.
-    private let pipelineLoop = PipelineThread()
-    /// The pipelines on the event loops that have called ``pipeline()``.
-    private let loopPipelines = LoopPipelines()
+    /// How many jobs each pass of a batcher sent together.
+    private let batchSizes = Histogram(bounds: Histogram.sizeBounds)
+    /// The batcher of callers without an event loop, on a loop of its own,
+    /// started on first use and stopped by ``close()``.
+    private let batcherLoop = BatcherThread()
+    /// The batchers on the event loops callers named (``batcher(on:)``).
+    private let loopBatchers = LoopBatchers()
 
     /// Creates a pool; no connection is opened until one is needed.
     ///
@@ -114,33 +115,36 @@ public final class ConnectionPool: Sendable {
         self.state = PoolState()
     }
 
-    // MARK: - The pipeline
+    // MARK: - Batchers
 
-    /// Runs the statements of non-blocking callers: on an event loop, that
-    /// loop's pipeline for this pool (made on first use); on any other
-    /// thread, the pipeline on a loop of the pool's own (a thread that
-    /// starts on first use).
+    /// The batcher that runs the short statements of non-blocking callers
+    /// on `loop` (made there on first use), or, without a loop, on a loop
+    /// of the pool's own (a thread that starts on first use). Its jobs
+    /// complete on that loop.
     ///
-    /// On the loop that called, a request's statements, their answers and
-    /// its response stay on one thread: no hand-off to another thread and
-    /// back, no wake-up of it. Each pass of the loop reads every request
-    /// that has come, and sends their statements together at its end.
-    /// With two loops, each with its pipeline, the batches halve and each
-    /// loop sleeps more: see `ServerOptions.eventLoops` for how many loops.
+    /// Given the loop that received a request, the request's statements,
+    /// their answers and its response stay on one thread: no hand-off to
+    /// another thread and back, no wake-up of it. Each pass of the loop
+    /// reads every request that has come, and the batcher sends their
+    /// statements together at its end. With two loops, each with its
+    /// batcher, the batches halve and each loop sleeps more: see
+    /// `ServerOptions.eventLoops` for how many loops.
     ///
-    /// - Throws: ``DatabaseError`` when the pool's loop cannot be started.
-    package func pipeline() throws -> Pipeline {
-        if let loop = EventLoop.current {
-            return loopPipelines.pipeline(on: loop, make: makePipeline)
-        }
-        return try pipelineLoop.pipeline(makePipeline)
+    /// - Throws: ``DatabaseError`` when the pool's own loop cannot be started.
+    ///
+    /// ```swift
+    /// pool.batcher(on: request.eventLoop).submit(job)
+    /// ```
+    package func batcher(on loop: EventLoop?) throws -> StatementBatcher {
+        guard let loop else { return try batcherLoop.batcher(makeBatcher) }
+        return loopBatchers.batcher(on: loop, make: makeBatcher)
     }
 
-    private func makePipeline(on loop: EventLoop) -> Pipeline {
+    private func makeBatcher(on loop: EventLoop) -> StatementBatcher {
         let configuration = configuration
-        return Pipeline(
+        return StatementBatcher(
             loop: loop, connections: configuration.pipelineConnections, waitTimeout: configuration.acquireTimeout,
-            batchSizes: pipelineBatchSizes
+            batchSizes: batchSizes
         ) {
             try ConnectionPool.openConnection(configuration)
         }
@@ -148,7 +152,7 @@ public final class ConnectionPool: Sendable {
 
     deinit {
         close()
-        loopPipelines.forget()
+        loopBatchers.forget()
     }
 
     // MARK: - Acquiring and releasing
@@ -276,8 +280,8 @@ public final class ConnectionPool: Sendable {
     /// pool.close()
     /// ```
     public func close() {
-        pipelineLoop.stop()
-        loopPipelines.shutDown()
+        batcherLoop.stop()
+        loopBatchers.shutDown()
         for connection in state.takeAllIdle() {
             connection.close()
         }
@@ -302,7 +306,7 @@ public final class ConnectionPool: Sendable {
             inUse: counts.inUse, idle: counts.idle, waiting: counts.waiting, size: configuration.size,
             sinceLastRelease: counts.lastRelease.map { $0.duration(to: .now) },
             acquireDurations: acquireDurations.snapshot(),
-            pipelineBatchSizes: pipelineBatchSizes.snapshot()
+            batchSizes: batchSizes.snapshot()
         )
     }
 
@@ -322,7 +326,7 @@ public final class ConnectionPool: Sendable {
         public let acquireDurations: Histogram.Snapshot
         /// How many non-blocking callers' statements went to the database in
         /// one pass of the pipeline loop.
-        public let pipelineBatchSizes: Histogram.Snapshot
+        public let batchSizes: Histogram.Snapshot
     }
 
     // MARK: - Opening

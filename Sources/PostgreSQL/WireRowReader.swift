@@ -37,6 +37,13 @@ final class WireRowReader {
     private var failure: DatabaseError?
     /// `ReadyForQuery` has been read: the connection is idle again.
     private(set) var isFinished = false
+    /// The statements sent before the one whose rows are read (an
+    /// ``Access``'s), whose results have not all come yet.
+    private var preliminariesLeft: Int
+    /// The role the preliminaries set: a failure among them is a ``RoleError``.
+    private let role: String?
+    /// The failure of a preliminary that set the role, as thrown.
+    private var roleFailure: (any Error)?
 
     /// The buffer's first size: a few of PostgreSQL's 8 KB sends.
     static let initialCapacity = 32 << 10
@@ -47,15 +54,50 @@ final class WireRowReader {
         return PQsslInUse(handle) == 0 && PQgssEncInUse(handle) == 0
     }
 
-    /// Sends one execution of `statement` with text-format `values`; with
+    /// Sends one execution of `statement` with text-format `values`, after
+    /// those of `preliminaries` (prepared statements whose results are
+    /// read and dropped), all in one implicit transaction; with
     /// `describe`, the server describes the result's columns first.
-    init(connection: Connection, statement: PreparedStatement, values: [String?], describe: Bool) throws {
+    init(
+        connection: Connection, statement: PreparedStatement, values: [String?], describe: Bool,
+        preliminaries: [(statement: PreparedStatement, values: [String?])] = [], role: String? = nil
+    ) throws {
         let handle = try connection.openHandle()
         self.connection = connection
         socket = PQsocket(handle)
         buffer = WireBuffer(capacity: Self.initialCapacity)
         frame = WireRow.Frame(buffer: buffer)
+        preliminariesLeft = preliminaries.count
+        self.role = role
         var message = WireMessage()
+        for preliminary in preliminaries {
+            Self.appendExecution(of: preliminary.statement, preliminary.values, on: connection, to: &message)
+            message.begin("E")
+            message.appendCString("")
+            message.appendInt32(0)
+            message.end()
+        }
+        Self.appendExecution(of: statement, values, on: connection, to: &message)
+        if describe {
+            message.begin("D")
+            message.bytes.append(UInt8(ascii: "P"))
+            message.appendCString("")
+            message.end()
+        }
+        message.begin("E")
+        message.appendCString("")
+        message.appendInt32(0)  // every row
+        message.end()
+        message.begin("S")
+        message.end()
+        try write(message.bytes)
+    }
+
+    /// Appends `Bind` (after `Parse` on a connection that prepares
+    /// nothing) of the unnamed portal for `statement` with text-format `values`.
+    private static func appendExecution(
+        of statement: PreparedStatement, _ values: [String?], on connection: Connection, to message: inout WireMessage
+    ) {
         if connection.preparesNothing {
             message.begin("P")
             message.appendCString("")
@@ -80,19 +122,6 @@ final class WireRowReader {
         }
         message.appendInt16(0)  // every column in text format
         message.end()
-        if describe {
-            message.begin("D")
-            message.bytes.append(UInt8(ascii: "P"))
-            message.appendCString("")
-            message.end()
-        }
-        message.begin("E")
-        message.appendCString("")
-        message.appendInt32(0)  // every row
-        message.end()
-        message.begin("S")
-        message.end()
-        try write(message.bytes)
     }
 
     // MARK: - Reading
@@ -129,7 +158,7 @@ final class WireRowReader {
         let frame = self.frame
         while !isFinished, more() {
             let (type, message) = try nextMessage()
-            guard type == UInt8(ascii: "D") else {
+            guard type == UInt8(ascii: "D"), preliminariesLeft == 0 else {
                 try handle(type, message)
                 continue
             }
@@ -147,14 +176,23 @@ final class WireRowReader {
             describedColumns = try Self.columns(in: body)
         case UInt8(ascii: "n"):
             describedColumns = []
+        case UInt8(ascii: "D"):
+            // A preliminary's row.
+            break
+        case UInt8(ascii: "C") where preliminariesLeft > 0:
+            preliminariesLeft -= 1
         case UInt8(ascii: "E"):
-            failure = failure ?? Self.error(in: body)
+            let error = Self.error(in: body)
+            if failure == nil {
+                failure = error
+                if preliminariesLeft > 0, let role { roleFailure = RoleError.failure(error, role: role) }
+            }
         case UInt8(ascii: "Z"):
             isFinished = true
             try connection.settleTransactionStatus(UInt8(body.first ?? UInt8(ascii: "I")))
             if let failure {
                 connection.noteFailure(failure)
-                throw failure
+                throw roleFailure ?? failure
             }
         case UInt8(ascii: "H"), UInt8(ascii: "G"), UInt8(ascii: "W"):
             failure =

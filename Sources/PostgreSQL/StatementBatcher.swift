@@ -26,7 +26,7 @@ import Locking
 /// there, not in a round trip of its own. Connections are opened on demand
 /// on a thread of their own, never on the loop, and handed to it when open.
 ///
-/// Reads (``Job/isReadOnly``) sent one after another on a connection in a
+/// Reads (``Job/access`` read-only, without a role) sent one after another on a connection in a
 /// pass share a synchronization point, up to ``largestGroup`` of them: one
 /// transaction, made read-only by its first statement, which PostgreSQL
 /// ends once for all of them and answers with one flush; libpq 15 also
@@ -41,33 +41,39 @@ import Locking
 /// For statements that answer quickly with few rows (a row by key and the
 /// rows attached to it): a job's results are read whole, and a slow
 /// statement holds up the jobs sent after it on the same connection.
-package final class Pipeline {
+package final class StatementBatcher {
     /// What a job runs and what becomes of the results.
     package struct Job {
         /// Builds the statements, on the loop, when a connection takes the
         /// job: `statement(sql)` is that connection's statement for `sql`
-        /// (which the pipeline prepares there if it is new).
+        /// (which the batcher prepares there if it is new).
         var statements: (_ statement: (String) -> PreparedStatement) throws -> [PipelinedStatement]
         /// Called once on the loop with a result per statement, in order
         /// (a statement's failure is its result, see `QueryResult.error`;
         /// `nil` for one skipped after a failure), or the failure of a
-        /// preparation or of the connection.
+        /// preparation, of the role, or of the connection.
         var completion: (Result<[QueryResult?], any Error>) -> Void
-        /// Whether the job only reads: it may then share its
-        /// synchronization point, and so its transaction, made read-only,
-        /// with the reads sent beside it (see ``Pipeline``). Its
-        /// statements must be the same when they are asked for again.
-        var isReadOnly: Bool
+        /// How the job's statements run: a read-only job's run in a
+        /// read-only transaction (a write fails with `25006`), which,
+        /// without a role, it may share with the reads sent beside it
+        /// (see ``StatementBatcher``), and its statements must then be the
+        /// same when they are asked for again; a job with a role has a
+        /// transaction of its own, and a role that cannot be taken fails
+        /// it with a ``RoleError``.
+        var access: Access
 
         package init(
-            isReadOnly: Bool = false,
+            access: Access,
             statements: @escaping (_ statement: (String) -> PreparedStatement) throws -> [PipelinedStatement],
             completion: @escaping (Result<[QueryResult?], any Error>) -> Void
         ) {
-            self.isReadOnly = isReadOnly
+            self.access = access
             self.statements = statements
             self.completion = completion
         }
+
+        /// Whether the job may share its synchronization point with other reads.
+        var sharesTransaction: Bool { access.isReadOnly && access.role == nil }
     }
 
     /// The loop that drives the pipeline; everything below runs on it.
@@ -106,7 +112,7 @@ package final class Pipeline {
     enum Slot {
         case closed
         case opening
-        case open(PipelineConnection)
+        case open(BatcherConnection)
     }
 
     /// - Parameters:
@@ -257,11 +263,12 @@ package final class Pipeline {
         }
     }
 
-    func send(_ job: Job, submitted: ContinuousClock.Instant, on connection: PipelineConnection, slot: Int) {
+    func send(_ job: Job, submitted: ContinuousClock.Instant, on connection: BatcherConnection, slot: Int) {
         guard let handle = connection.connection.handle else {
             return fail(connection, slot: slot, with: connection.connection.connectionError(), andAlso: job)
         }
-        if connection.isGroupOpen, !job.isReadOnly || connection.groupSize >= Self.largestGroup, !endGroup(on: connection) {
+        let shares = job.sharesTransaction
+        if connection.isGroupOpen, !shares || connection.groupSize >= Self.largestGroup, !endGroup(on: connection) {
             return fail(connection, slot: slot, with: connection.connection.connectionError(), andAlso: job)
         }
         if connection.connection.statements.isFull, connection.connection.preparesNothing {
@@ -282,15 +289,19 @@ package final class Pipeline {
             return job.completion(.failure(error))
         }
         var sent = InFlight(job: job, count: statements.count, submitted: submitted, sent: .now)
-        if job.isReadOnly, !connection.isGroupOpen {
-            // The group's transaction is read-only: a read that writes fails
-            // (25006) rather than have its writes undone by another's failure.
-            let readOnly = connection.connection.statements.statementPreparedLater(for: Self.readOnlySQL)
-            guard self.send(readOnly, [], as: .preliminary(nil), on: connection, handle: handle) else {
+        // The transaction up to the next synchronization point (a group's,
+        // or the job's own) is made read-only by its first statement, so that
+        // a read that writes fails (25006) rather than have its writes undone
+        // by another's failure; then the job's role, if it has one.
+        var preliminaries = job.access.preliminaries
+        if connection.isGroupOpen { preliminaries.removeAll { $0.sql == Access.readOnlySQL } }
+        for (sql, values) in preliminaries {
+            let statement = connection.connection.statements.statementPreparedLater(for: sql)
+            guard self.send(statement, values, as: .preliminary(nil), on: connection, handle: handle) else {
                 return fail(connection, slot: slot, with: connection.connection.connectionError(), andAlso: job)
             }
         }
-        if job.isReadOnly { connection.groupSize += 1 }
+        if shares { connection.groupSize += 1 }
         for index in statements.indices {
             guard let statement = statements[index].prepared else { continue }
             guard self.send(statement, statements[index].values, as: .statement, on: connection, handle: handle) else {
@@ -300,7 +311,7 @@ package final class Pipeline {
         sent.results.reserveCapacity(statements.count)
         connection.inFlight.append(sent)
         connection.needsFlush = true
-        if !job.isReadOnly, !endGroup(on: connection) {
+        if !shares, !endGroup(on: connection) {
             fail(connection, slot: slot, with: connection.connection.connectionError())
         }
     }
@@ -313,14 +324,11 @@ package final class Pipeline {
     /// side would wait for the other's whole batch.
     static let largestGroup = 16
 
-    /// Makes the transaction of a group of reads read-only.
-    static let readOnlySQL = "SELECT set_config('transaction_read_only', 'on', true)"
-
     /// Sends the execution of `statement`, prepared first if it is new to
     /// the connection; `false` when libpq refuses (the connection is lost).
     func send(
-        _ statement: PreparedStatement, _ values: [String?], as expected: PipelineConnection.Expected,
-        on connection: PipelineConnection, handle: OpaquePointer
+        _ statement: PreparedStatement, _ values: [String?], as expected: BatcherConnection.Expected,
+        on connection: BatcherConnection, handle: OpaquePointer
     ) -> Bool {
         if !statement.isPrepared, !connection.connection.preparesNothing {
             let accepted = statement.name.withCString { name in
@@ -338,7 +346,7 @@ package final class Pipeline {
     /// Ends what was sent on `connection` since its last synchronization
     /// point (a job, or a group of reads) with one; `false` when libpq
     /// refuses (the connection is lost).
-    func endGroup(on connection: PipelineConnection) -> Bool {
+    func endGroup(on connection: BatcherConnection) -> Bool {
         connection.groupSize = 0
         guard let handle = connection.connection.handle, PQpipelineSync(handle) == 1 else { return false }
         connection.expected.append(.sync)
@@ -353,7 +361,7 @@ package final class Pipeline {
         }
     }
 
-    func flush(_ connection: PipelineConnection, slot: Int) {
+    func flush(_ connection: BatcherConnection, slot: Int) {
         guard let handle = connection.connection.handle else { return }
         switch PQflush(handle) {
         case 0:
@@ -375,8 +383,8 @@ package final class Pipeline {
     /// batch while it keeps up, which makes the batches, and so the jobs
     /// each wake-up of its backend serves, as large as they can be. After a failure to
     /// open one while others serve, none is opened for a second.
-    func availableConnection(at now: ContinuousClock.Instant) -> (slot: Int, connection: PipelineConnection)? {
-        var best: (slot: Int, connection: PipelineConnection)?
+    func availableConnection(at now: ContinuousClock.Instant) -> (slot: Int, connection: BatcherConnection)? {
+        var best: (slot: Int, connection: BatcherConnection)?
         var free: Int?
         var isOpening = false
         for slot in slots.indices {
@@ -438,7 +446,7 @@ package final class Pipeline {
             let registration = loop.register(PQsocket(handle), for: .readable) { [weak self] _ in
                 self?.readable(slot: slot)
             }
-            slots[slot] = .open(PipelineConnection(connection, registration: registration))
+            slots[slot] = .open(BatcherConnection(connection, registration: registration))
             failedOpening = nil
             if !waiting.isEmpty { scheduleSend() }
         } catch {
@@ -466,4 +474,4 @@ private struct Weak<Object: AnyObject> {
 
 /// A pipeline belongs to its loop's thread.
 @available(*, unavailable)
-extension Pipeline: Sendable {}
+extension StatementBatcher: Sendable {}

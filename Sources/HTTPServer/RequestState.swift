@@ -1,6 +1,7 @@
 #if canImport(Glibc)
 import Glibc
 #endif
+import EventLoops
 import Logging
 
 /// What the server knows about one request while it is received and
@@ -14,7 +15,7 @@ import Logging
 /// access to them otherwise goes through the runtime's exclusivity check
 /// (`swift_beginAccess`), some ten times per request. One thread uses a context, and none of its accesses overlap
 /// (no access calls back into code touching the same property).
-final class RequestContext {
+final class RequestState {
     enum Outcome {
         case completed
         case aborted(String)
@@ -63,6 +64,8 @@ final class RequestContext {
     @exclusivity(unchecked) var admissionWait: Deferral<Admission>?
     /// The role the admission gave the request.
     @exclusivity(unchecked) var role: String?
+    /// The loop that serves the request's connection.
+    @exclusivity(unchecked) var eventLoop: EventLoop?
 
     /// Files holding uploaded parts, removed when the request completes.
     @exclusivity(unchecked) var temporaryFiles: [String] = []
@@ -91,7 +94,8 @@ final class RequestContext {
             body: body,
             peerAddress: remoteAddress,
             requestID: requestID,
-            role: role
+            role: role,
+            eventLoop: eventLoop
         )
     }
 
