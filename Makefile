@@ -111,10 +111,7 @@ api-screenshot: setup ## screenshots of the ?api pages in headless Chromium (.ap
 	swift build --product employees-server
 	scripts/api-screenshot
 
-# The lab's tools (sql-benchmark) are a package of their own, Benchmarks/,
-# which depends on this one by path; built here so that they keep building.
-bench: build db ## the benchmark suite of BENCHMARKS.md (BENCH_ARGS passes options); builds Benchmarks/ too
-	swift build -c release --package-path Benchmarks
+bench: build db ## the benchmark suite of BENCHMARKS.md (BENCH_ARGS passes options)
 	@$(cluster_env); scripts/bench $(BENCH_ARGS)
 
 # Scaling out (README.md, "Scaling out"): a streaming replica killed and
@@ -179,9 +176,9 @@ compose-check: ## validate docker-compose.yml, and its scale profile (no Docker 
 
 .PHONY: format format-check docs
 
-# Every Swift file of the repository (the packages in Examples/ and
-# Benchmarks/ too), unless FORMAT_PATHS names some files or folders.
-FORMAT_PATHS ?= Package.swift Sources Tests Benchmarks Examples
+# Every Swift file of the repository (the packages in Examples/ too),
+# unless FORMAT_PATHS names some files or folders.
+FORMAT_PATHS ?= Package.swift Sources Tests Examples
 
 format: ## format in place, as .swift-format says, every Swift file (or FORMAT_PATHS)
 	swift format format --in-place --parallel --recursive $(FORMAT_PATHS)

@@ -100,7 +100,7 @@ let package = Package(
         ),
         .target(
             name: "PostgreSQLWebService",
-            dependencies: ["HTTPServer", "PrometheusMetrics", "JSONStreaming", "PostgreSQL", "WebService"]
+            dependencies: ["EventLoops", "HTTPServer", "PrometheusMetrics", "JSONStreaming", "PostgreSQL", "WebService"]
         ),
         .target(
             name: "EmployeesService",

@@ -93,11 +93,7 @@ extension Connection {
     /// ```
     @discardableResult
     public func transaction<Result>(readOnly: Bool = false, role: String? = nil, _ body: (Connection) throws -> Result) throws -> Result {
-        if let role {
-            try beginTransaction(role: role, readOnly: readOnly)
-        } else {
-            try runSimple(readOnly ? "BEGIN READ ONLY" : "BEGIN")
-        }
+        try begin(Access(role: role, isReadOnly: readOnly))
         let result: Result
         do {
             result = try body(self)
@@ -113,6 +109,16 @@ extension Connection {
         }
         try runSimple("COMMIT")
         return result
+    }
+
+    /// Runs `body` with `access`: in a transaction begun for it
+    /// (``begin(_:repeatableRead:)``) when it is restricted, committed
+    /// when `body` returns and rolled back when it throws; as it comes,
+    /// with no transaction added, when it is ``Access/unrestricted``.
+    @discardableResult
+    package func transaction<Result>(access: Access, _ body: (Connection) throws -> Result) throws -> Result {
+        guard access != .unrestricted else { return try body(self) }
+        return try transaction(readOnly: access.isReadOnly, role: access.role, body)
     }
 
     /// Rolls back the open transaction, if any, when the connection still works.

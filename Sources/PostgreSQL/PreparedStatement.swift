@@ -16,9 +16,10 @@ package final class PreparedStatement {
 
     /// The statement for `sql` (named or positional parameters), parsed.
     init(name: String, sql: String) {
+        let shape = StatementShape.of(sql)
         self.name = name
-        self.parameters = Parameters.parse(sql)
-        self.labelSpelling = SQLTokens.aliases(in: parameters.sql)
+        self.parameters = shape.parameters
+        self.labelSpelling = shape.labelSpelling
     }
 
     /// The column layout of `result`, a result of this statement, worked

@@ -3,13 +3,13 @@ import PostgreSQL
 
 /// How one row becomes a JSON object, worked out once per result.
 ///
-/// Keys come in column order, then the attachments. A dotted label
+/// Keys come in column order, then the embeds. A dotted label
 /// (`"name.first"`) puts its value in a nested object (`"name": {"first": ...}`);
 /// all labels with the same prefix share that object. The keys are escaped
 /// once, here, not for every row.
 ///
 /// ```swift
-/// // columns id, name.first, name.last; attachment "titles"
+/// // columns id, name.first, name.last; embed "titles"
 /// // → {"id":1,"name":{"first":"Ada","last":"Lovelace"},"titles":[...]}
 /// ```
 struct ObjectTemplate {
@@ -20,7 +20,7 @@ struct ObjectTemplate {
     /// reported as leaks.
     struct Entry {
         enum Kind {
-            case column, object, attachment
+            case column, object, embed
         }
 
         let kind: Kind
@@ -30,7 +30,7 @@ struct ObjectTemplate {
         /// pointer, not an array, so that appending a key costs no retain
         /// and release on every row.
         let key: UnsafeRawBufferPointer
-        /// The result column (`.column`) or the attachment (`.attachment`).
+        /// The result column (`.column`) or the embed (`.embed`).
         let index: Int
         /// How the column's values are written (`.column`).
         let format: PostgresJSON.Format?
@@ -52,15 +52,15 @@ struct ObjectTemplate {
     ///   - columns: the columns to write, in order.
     ///   - firstColumn: the result column index of `columns[0]` (batch
     ///     results have a leading bookkeeping column).
-    ///   - attachmentKeys: keys of the attached arrays, dotted like labels.
-    init(columns: [Column], firstColumn: Int32 = 0, attachmentKeys: [String] = []) {
+    ///   - embedKeys: keys of the attached arrays, dotted like labels.
+    init(columns: [Column], firstColumn: Int32 = 0, embedKeys: [String] = []) {
         let root = Node()
         for (offset, column) in columns.enumerated() {
             if column.label == Self.hiddenColumnsMarker { break }
             root.insert(path: column.label, .column(index: firstColumn + Int32(offset), type: column.type))
         }
-        for (index, key) in attachmentKeys.enumerated() {
-            root.insert(path: key, .attachment(index: index))
+        for (index, key) in embedKeys.enumerated() {
+            root.insert(path: key, .embed(index: index))
         }
         keyBytes = KeyBytes(root.keyBytes())
         var offset = 0
@@ -81,32 +81,32 @@ struct ObjectTemplate {
         }
     }
 
-    /// Writes the object for row `row` of `result`; `attachment` writes the
-    /// value (an array) of the attachment with the given index.
+    /// Writes the object for row `row` of `result`; `embed` writes the
+    /// value (an array) of the embed with the given index.
     func write<Output: JSONOutput>(
         row: Int32, of result: QueryResult, options: JSONRenderingOptions, to output: inout Output,
-        attachment: (Int, inout Output) throws -> Void
+        embed: (Int, inout Output) throws -> Void
     ) rethrows {
-        try Self.write(entries, { result.bytes(row: row, column: Int32($0)) }, options: options, to: &output, attachment: attachment)
+        try Self.write(entries, { result.bytes(row: row, column: Int32($0)) }, options: options, to: &output, embed: embed)
     }
 
-    /// Writes the object for `row`; `attachment` writes the value (an
-    /// array) of the attachment with the given index.
+    /// Writes the object for `row`; `embed` writes the value (an
+    /// array) of the embed with the given index.
     func write<Output: JSONOutput>(
         _ row: Row, options: JSONRenderingOptions, to output: inout Output,
-        attachment: (Int, inout Output) throws -> Void
+        embed: (Int, inout Output) throws -> Void
     ) rethrows {
         // Where the values are is decided once per row, not per value.
         switch row.values {
         case .wire(let values):
-            try Self.write(entries, { values.bytes($0) }, options: options, to: &output, attachment: attachment)
+            try Self.write(entries, { values.bytes($0) }, options: options, to: &output, embed: embed)
         case .result(let result, let index):
-            try Self.write(entries, { result.bytes(row: index, column: Int32($0)) }, options: options, to: &output, attachment: attachment)
+            try Self.write(entries, { result.bytes(row: index, column: Int32($0)) }, options: options, to: &output, embed: embed)
         }
     }
 
     /// Writes the object for a row whose values `value(column)` gives (its
-    /// text bytes, `nil` for NULL), without attachments.
+    /// text bytes, `nil` for NULL), without embeds.
     func write<Output: JSONOutput>(
         values value: (Int) -> UnsafeRawBufferPointer?, options: JSONRenderingOptions, to output: inout Output
     ) {
@@ -118,7 +118,7 @@ struct ObjectTemplate {
     /// no reference counting, wherever the row lies.
     private static func write<Output: JSONOutput>(
         _ entries: [Entry], _ value: (Int) -> UnsafeRawBufferPointer?, options: JSONRenderingOptions,
-        to output: inout Output, attachment: (Int, inout Output) throws -> Void
+        to output: inout Output, embed: (Int, inout Output) throws -> Void
     ) rethrows {
         if entries.isEmpty { output.append(UInt8(ascii: "{")) }
         // By index, fields read in place: a copy of each entry (its two
@@ -135,9 +135,9 @@ struct ObjectTemplate {
                     JSONWriter.appendNull(to: &output)
                 }
             case .object:
-                try write(entries[position].entries, value, options: options, to: &output, attachment: attachment)
-            case .attachment:
-                try attachment(entries[position].index, &output)
+                try write(entries[position].entries, value, options: options, to: &output, embed: embed)
+            case .embed:
+                try embed(entries[position].index, &output)
             }
         }
         output.append(UInt8(ascii: "}"))
@@ -147,7 +147,7 @@ struct ObjectTemplate {
 
     private enum Leaf {
         case column(index: Int32, type: PostgresType)
-        case attachment(index: Int)
+        case embed(index: Int)
     }
 
     /// One level of the key tree while it is built.
@@ -221,8 +221,8 @@ struct ObjectTemplate {
                 case .leaf(.column(let index, let type)):
                     return Entry(
                         kind: .column, key: keyBytes, index: Int(index), format: PostgresJSON.Format(type: type), entries: [])
-                case .leaf(.attachment(let index)):
-                    return Entry(kind: .attachment, key: keyBytes, index: index, format: nil, entries: [])
+                case .leaf(.embed(let index)):
+                    return Entry(kind: .embed, key: keyBytes, index: index, format: nil, entries: [])
                 case .node(let node):
                     return Entry(kind: .object, key: keyBytes, index: 0, format: nil, entries: node.entries(storage, offset: &offset))
                 }
@@ -236,9 +236,9 @@ struct ObjectTemplate {
 /// The templates of one column layout, kept with it.
 private final class ObjectTemplates {
     let plain: ObjectTemplate
-    /// Templates with attachments, by attachment keys.
-    var byAttachmentKeys: [[String]: ObjectTemplate] = [:]
-    /// The template `objectTemplate(attachments:)` returned last, and its keys.
+    /// Templates with embeds, by embed keys.
+    var byEmbedKeys: [[String]: ObjectTemplate] = [:]
+    /// The template `objectTemplate(embeds:)` returned last, and its keys.
     var last: (keys: [String], template: ObjectTemplate)?
 
     init(columns: [Column]) {
@@ -257,26 +257,26 @@ extension ColumnLayout {
     /// How a row is written as a JSON object, built on first use.
     var objectTemplate: ObjectTemplate { templates.plain }
 
-    /// How a row is written with the arrays of attachments `keys` after its columns.
-    func objectTemplate(attachmentKeys keys: [String]) -> ObjectTemplate {
+    /// How a row is written with the arrays of embeds `keys` after its columns.
+    func objectTemplate(embedKeys keys: [String]) -> ObjectTemplate {
         let templates = self.templates
         if keys.isEmpty { return templates.plain }
-        if let template = templates.byAttachmentKeys[keys] { return template }
-        let template = ObjectTemplate(columns: columns, attachmentKeys: keys)
-        templates.byAttachmentKeys[keys] = template
+        if let template = templates.byEmbedKeys[keys] { return template }
+        let template = ObjectTemplate(columns: columns, embedKeys: keys)
+        templates.byEmbedKeys[keys] = template
         return template
     }
 
-    /// How a row is written with the arrays of `attachments` after its
-    /// columns. The same attachments as last time (each request of a route
-    /// attaches the same) are recognised without hashing their keys.
-    func objectTemplate(attachments: [Attachment]) -> ObjectTemplate {
+    /// How a row is written with the values of `embeds` after its
+    /// columns. The same embeds as last time (each request of a route
+    /// embeds the same) are recognised without hashing their keys.
+    func objectTemplate(embeds: [Query.Embed]) -> ObjectTemplate {
         let templates = self.templates
-        if let last = templates.last, last.keys.elementsEqual(attachments, by: { $0 == $1.key }) {
+        if let last = templates.last, last.keys.elementsEqual(embeds, by: { $0 == $1.key }) {
             return last.template
         }
-        let keys = attachments.map(\.key)
-        let template = objectTemplate(attachmentKeys: keys)
+        let keys = embeds.map(\.key)
+        let template = objectTemplate(embedKeys: keys)
         templates.last = (keys, template)
         return template
     }

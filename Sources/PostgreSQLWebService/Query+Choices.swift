@@ -46,8 +46,9 @@ extension Query {
     func chosenStatement() -> (sql: String, arguments: SQLArguments) {
         guard let chosen else { return (sql, arguments) }
         var arguments = self.arguments
-        let aliases = SQLTokens.aliases(in: sql)
-        let taken = Set(Parameters.parse(sql).names)
+        let shape = StatementShape.of(sql)
+        let aliases = shape.labelSpelling
+        let taken = shape.parameters.names
         var counter = 0
         func bind(_ value: SQLValue) -> String {
             var name: String

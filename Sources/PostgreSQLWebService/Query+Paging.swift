@@ -9,7 +9,7 @@ extension Query {
     /// with the response's header fields (`Link` to the next and previous
     /// pages, and `Content-Range` when `Prefer: count=exact` asks for a count).
     func listStatement(
-        runner: QueryRunner, request: RunRequest, pool: ConnectionPool
+        runner: QueryRunner, request: RoutedRequest, access: Access, pool: ConnectionPool
     ) throws -> (sql: String, arguments: SQLArguments, headers: HTTPHeaders) {
         var headers: HTTPHeaders = ["Content-Type": "application/json"]
         var limit = page?.limit
@@ -22,7 +22,7 @@ extension Query {
         }
         if let maxRows = runner.maxRows { limit = min(limit ?? maxRows, maxRows) }
 
-        let total = Self.asksForCount(request.headers) ? try count(on: pool, role: request.role) : nil
+        let total = Self.asksForCount(request.headers) ? try count(on: pool, access: access) : nil
         if let total {
             let shown = max(0, min(limit ?? Int.max, total - offset))
             headers.add("Content-Range", shown == 0 ? "*/\(total)" : "\(offset)-\(offset + shown - 1)/\(total)")
@@ -44,18 +44,19 @@ extension Query {
     }
 
     /// The number of rows of the whole list, on a connection of its own from
-    /// `pool`, as `role` (whose row-level security decides what it counts).
+    /// `pool`, with `access` (whose role's row-level security decides what it counts).
     /// It binds the list's own parameters only: the arguments may also hold
     /// values for attached subqueries.
-    private func count(on pool: ConnectionPool, role: String?) throws -> Int {
+    private func count(on pool: ConnectionPool, access: Access) throws -> Int {
         var counted = SQLArguments()
-        for name in Parameters.parse(sql).names {
+        for name in StatementShape.of(sql).parameters.names {
             if let value = arguments[value: name] { counted[value: name] = value }
         }
         let countSQL = "SELECT count(*) AS count FROM (\(Self.withoutTrailingSemicolons(sql))\n) AS counted"
         return try pool.withConnection { connection in
-            guard let role else { return try connection.fetchOne(Int.self, countSQL, counted) ?? 0 }
-            return try connection.transaction(readOnly: true, role: role) { try $0.fetchOne(Int.self, countSQL, counted) ?? 0 }
+            let rows = try connection.query(countSQL, counted, access: access)
+            defer { rows.close() }
+            return try rows.next()?.decode(Int.self) ?? 0
         }
     }
 
@@ -69,14 +70,14 @@ extension Query {
     /// `Link` to the next page, unless a count shows this is the last, and
     /// to the previous one after the first: the request's own path and
     /// query, with `limit` and `offset` set.
-    static func links(request: RunRequest, limit: Int, offset: Int, total: Int?) -> String? {
-        let kept = (request.query ?? "").split(separator: "&").filter { item in
+    static func links(request: RoutedRequest, limit: Int, offset: Int, total: Int?) -> String? {
+        let kept = (request.rawQuery ?? "").split(separator: "&").filter { item in
             let name = item.prefix { $0 != "=" }
             return name != "limit" && name != "offset"
         }
         func link(offset: Int, rel: String) -> String {
             let query = (kept + ["limit=\(limit)", "offset=\(offset)"]).joined(separator: "&")
-            return "<\(request.path)?\(query)>; rel=\"\(rel)\""
+            return "<\(request.rawPath)?\(query)>; rel=\"\(rel)\""
         }
         var links: [String] = []
         // No next page past the largest offset there can be (or past the count).

@@ -8,13 +8,13 @@ extension Query {
     /// Runs a ``transaction(_:_:returning:)`` on `connection` and answers
     /// with the last statement's rows.
     func write(
-        earlier: [String], returning: Returning, location: String?, on connection: Connection, runner: QueryRunner,
-        request: RunRequest
+        earlier: [String], returning: Returning, location: String?, on connection: Connection, access: Access, runner: QueryRunner,
+        request: RoutedRequest
     ) throws -> HTTPResponse {
         var body: [UInt8] = []
         var rowCount = 0
         var created: String?
-        try connection.transaction(role: request.role) { connection in
+        try connection.transaction(readOnly: access.isReadOnly, role: access.role) { connection in
             for statement in earlier {
                 try connection.execute(statement, Self.arguments(arguments, for: statement))
             }
@@ -46,7 +46,7 @@ extension Query {
     /// binds only its own parameters.
     private static func arguments(_ arguments: SQLArguments, for statement: String) -> SQLArguments {
         var bound = SQLArguments()
-        for name in Parameters.parse(statement).names {
+        for name in StatementShape.of(statement).parameters.names {
             if let value = arguments[value: name] { bound[value: name] = value }
         }
         return bound

@@ -32,11 +32,13 @@ public struct Query: Sendable {
         case write(earlier: [String], returning: Returning, location: String?)
     }
 
-    /// A subquery nested in each row under `key`, with its own nested subqueries.
-    struct Attached: Sendable {
+    /// A query nested in each row of its parent under `key`, as an array
+    /// of its rows. Its `:name` parameters bind from the parent row's
+    /// columns of that label, else from its own arguments, else from the
+    /// root query's. It has embeds of its own for deeper nesting.
+    struct Embed: Sendable {
         let key: String
-        let sql: String
-        let attachments: [Attached]
+        let query: Query
     }
 
     /// What a query holds, in one object: handlers return queries and
@@ -49,7 +51,7 @@ public struct Query: Sendable {
         let sql: String
         let arguments: SQLArguments
         let shape: Shape
-        var attachments: [Attached] = []
+        var embeds: [Embed] = []
         var members: [(key: String, query: Query)] = []
         var page: Page?
         var chosen: ChosenColumns?
@@ -62,7 +64,7 @@ public struct Query: Sendable {
 
         func copy() -> Storage {
             let copy = Storage(sql, arguments, shape: shape)
-            copy.attachments = attachments
+            copy.embeds = embeds
             copy.members = members
             copy.page = page
             copy.chosen = chosen
@@ -75,9 +77,10 @@ public struct Query: Sendable {
     var sql: String { storage.sql }
     var arguments: SQLArguments { storage.arguments }
     var shape: Shape { storage.shape }
-    private(set) var attachments: [Attached] {
-        get { storage.attachments }
-        set { uniqueStorage().attachments = newValue }
+    /// The queries nested in each row, in order.
+    private(set) var embeds: [Embed] {
+        get { storage.embeds }
+        set { uniqueStorage().embeds = newValue }
     }
     /// Lists streamed as members of the object, after its own columns.
     private(set) var members: [(key: String, query: Query)] {
@@ -100,10 +103,17 @@ public struct Query: Sendable {
     func resolvingChoices() -> Query {
         guard chosen != nil else { return self }
         let (sql, arguments) = chosenStatement()
-        var query = Query(sql, arguments, shape: shape)
-        query.attachments = attachments
-        query.members = members
+        var query = with(sql: sql, arguments: arguments)
         query.page = page
+        return query
+    }
+
+    /// This query with another statement (its page or choices applied):
+    /// the same shape, embeds and members.
+    func with(sql: String, arguments: SQLArguments) -> Query {
+        var query = Query(sql, arguments, shape: shape)
+        query.embeds = embeds
+        query.members = members
         return query
     }
 
@@ -216,7 +226,7 @@ public struct Query: Sendable {
             preconditionFailure("created(at:) locates the row of a Query.transaction")
         }
         var query = Query(sql, arguments, shape: .write(earlier: earlier, returning: returning, location: template))
-        query.attachments = attachments
+        query.embeds = embeds
         return query
     }
 
@@ -264,7 +274,7 @@ public struct Query: Sendable {
     /// ```
     public func attaching(_ key: String, _ child: Query) -> Query {
         var query = self
-        query.attachments.append(child.attached(as: key))
+        query.embeds.append(Embed(key: key, query: child))
         return query
     }
 
@@ -275,7 +285,7 @@ public struct Query: Sendable {
     /// ```
     public func attaching(_ subqueries: some Sequence<(String, String)>) -> Query {
         var query = self
-        for (key, sql) in subqueries { query.attachments.append(Attached(key: key, sql: sql, attachments: [])) }
+        for (key, sql) in subqueries { query.embeds.append(Embed(key: key, query: Query.list(sql))) }
         return query
     }
 
@@ -294,10 +304,6 @@ public struct Query: Sendable {
         var query = self
         query.members.append((key, list))
         return query
-    }
-
-    private func attached(as key: String) -> Attached {
-        Attached(key: key, sql: sql, attachments: attachments)
     }
 
     var isList: Bool {

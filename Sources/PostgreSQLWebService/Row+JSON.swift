@@ -2,7 +2,7 @@ import PostgreSQL
 
 extension Row {
     /// Appends the row as a JSON object keyed by column label, its values
-    /// written by type exactly as a ``ResultSetAdapter`` writes rows.
+    /// written by type exactly as a streamed `Query` writes rows.
     ///
     /// ```swift
     /// var body: [UInt8] = []

@@ -67,7 +67,7 @@ public struct MetricsService: WebService {
             "db_pipeline_batch_size", type: .histogram,
             help: "Requests' statements sent to the database together by one pass of the pipeline loop.")
         for (name, statistics) in figures {
-            text.histogram("db_pipeline_batch_size", labels: [("pool", name)], statistics.pipelineBatchSizes)
+            text.histogram("db_pipeline_batch_size", labels: [("pool", name)], statistics.batchSizes)
         }
         text.metric("db_errors_total", type: .counter, help: "Database errors answered over HTTP, by SQLSTATE class.")
         for (sqlStateClass, count) in DatabaseError.answeredByClass.values {

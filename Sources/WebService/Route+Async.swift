@@ -24,9 +24,9 @@ extension Route {
             HTTPResponse.async {
                 do {
                     let result = try await handler(repeat (each inputs).value(in: context))
-                    return context.runRequest.validated(HTTPResponse(json: try OrderedJSONEncoder.encode(result)))
+                    return context.validated(HTTPResponse(json: try OrderedJSONEncoder.encode(result)))
                 } catch {
-                    return context.runRequest.response(for: error)
+                    return context.response(for: error)
                 }
             }
         }
@@ -48,7 +48,7 @@ extension Route {
                     try await handler(repeat (each inputs).value(in: context))
                     return HTTPResponse(status: .noContent)
                 } catch {
-                    return context.runRequest.response(for: error)
+                    return context.response(for: error)
                 }
             }
         }
@@ -67,9 +67,9 @@ extension Route {
         ) { context in
             HTTPResponse.async {
                 do {
-                    return context.runRequest.validated(try await handler(repeat (each inputs).value(in: context)))
+                    return context.validated(try await handler(repeat (each inputs).value(in: context)))
                 } catch {
-                    return context.runRequest.response(for: error)
+                    return context.response(for: error)
                 }
             }
         }

@@ -36,7 +36,7 @@ extension Route {
         // from the array would copy it (and retain and release every
         // string and closure it holds) on every request.
         let readers = parameters.map { parameter in
-            { @Sendable (context: RouteContext) throws -> Value in try parameter.value(in: context) }
+            { @Sendable (context: RoutedRequest) throws -> Value in try parameter.value(in: context) }
         }
         self.init(
             method, path, description: description, inputs: parameters.map(\.declaration),
@@ -49,7 +49,7 @@ extension Route {
             // The router checked, when it mounted the route, that it holds a
             // runner of this type. Unwrapped before the cast: a cast from the
             // optional existential takes the runtime's slower general path.
-            return result.response(runner: context.runner.unsafelyUnwrapped as! Result.Runner, request: context.runRequest)
+            return result.response(runner: context.runner.unsafelyUnwrapped as! Result.Runner, request: context)
         }
     }
 }

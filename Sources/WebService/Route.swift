@@ -36,7 +36,7 @@ public struct Route: Sendable {
     public let description: String
     let inputs: [InputDeclaration]
     let result: ResultDeclaration
-    let handler: @Sendable (RouteContext) throws -> HTTPResponse
+    let handler: @Sendable (RoutedRequest) throws -> HTTPResponse
     /// Where the handler runs; decided by the kind of handler.
     let execution: Execution
     /// The runner type a ``RunnableResult`` handler needs from the router.
@@ -59,7 +59,7 @@ public struct Route: Sendable {
     init(
         _ method: HTTPMethod, _ path: String, description: String,
         inputs: [InputDeclaration], result: ResultDeclaration, execution: Execution = .worker, runnerType: Any.Type? = nil,
-        handler: @escaping @Sendable (RouteContext) throws -> HTTPResponse
+        handler: @escaping @Sendable (RoutedRequest) throws -> HTTPResponse
     ) {
         precondition([.get, .post, .put, .patch, .delete].contains(method), "Routes take GET, POST, PUT, PATCH or DELETE, not \(method)")
         self.method = method
@@ -115,7 +115,7 @@ public struct Route: Sendable {
             // The router checked, when it mounted the route, that it holds a
             // runner of this type. Unwrapped before the cast: a cast from the
             // optional existential takes the runtime's slower general path.
-            return result.response(runner: context.runner.unsafelyUnwrapped as! Result.Runner, request: context.runRequest)
+            return result.response(runner: context.runner.unsafelyUnwrapped as! Result.Runner, request: context)
         }
     }
 

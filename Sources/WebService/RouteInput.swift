@@ -10,7 +10,7 @@ public protocol RouteInput<Value>: Sendable {
     /// What `?api` and the overload choice know about this input.
     var declaration: InputDeclaration { get }
     /// Produces the handler's argument for one request.
-    func value(in context: RouteContext) throws -> Value
+    func value(in context: RoutedRequest) throws -> Value
 }
 
 /// How a ``RouteInput`` presents itself to the router and the documentation.
@@ -36,8 +36,15 @@ public struct InputDeclaration: Sendable {
     var constraints: ArgumentConstraints = .none
 }
 
-/// What a request supplies to the inputs of the route chosen for it.
-public struct RouteContext: Sendable {
+/// A request matched to a route: what the route's inputs read their
+/// values from, and what a ``RunnableResult`` is run for (its runner
+/// answers with it, reports its errors with it, and reads its role, its
+/// event loop and its header fields from it).
+///
+/// A class: runners capture it in the closures of deferred responses, and
+/// a structure of this size would retain each of its strings and arrays,
+/// several times per request.
+public final class RoutedRequest: Sendable {
     /// The request being answered.
     public let request: HTTPRequest
     /// The chosen route's path pattern and the request's path below the
@@ -47,17 +54,75 @@ public struct RouteContext: Sendable {
     let arguments: [String: [ArgumentInput]]
     /// The runner the route's ``RunnableResult`` needs, found when the route was mounted.
     @usableFromInline let runner: (any Sendable)?
-    /// The route's parameters that take lists of enumeration values.
-    let detailParameters: [String]
-    /// The route's `Cache-Control`.
-    let cacheControl: String?
-    let logger: Logger
+    /// The route's parameters that take a list of enumeration values (a
+    /// `CommaList` such as `details`): what asks for nested details.
+    public let detailParameters: [String]
+    /// The `Cache-Control` the route declares for its successful `GET` responses.
+    public let cacheControl: String?
+    /// The router's logger.
+    public let logger: Logger
 
-    /// What a ``RunnableResult`` reports its errors with.
-    @usableFromInline var runRequest: RunRequest {
-        RunRequest(
-            method: request.method, path: request.rawPath, query: request.rawQuery, headers: request.headers,
-            detailParameters: detailParameters, cacheControl: cacheControl, logger: logger, role: request.role)
+    init(
+        request: consuming HTTPRequest, pattern: RoutePattern, path: ArraySlice<String>, arguments: [String: [ArgumentInput]],
+        runner: (any Sendable)?, detailParameters: [String], cacheControl: String?, logger: Logger
+    ) {
+        self.request = request
+        self.pattern = pattern
+        self.path = path
+        self.arguments = arguments
+        self.runner = runner
+        self.detailParameters = detailParameters
+        self.cacheControl = cacheControl
+        self.logger = logger
+    }
+
+    /// A request routed to nothing in particular, for running a
+    /// ``RunnableResult`` outside a router (tests, tools).
+    ///
+    /// ```swift
+    /// let routed = RoutedRequest(HTTPRequest(method: .get, rawPath: "/products", pathSegments: ["products"]))
+    /// let response = query.response(runner: runner, request: routed)
+    /// ```
+    public convenience init(_ request: HTTPRequest, logger: Logger = Logger(label: "web")) {
+        self.init(
+            request: request, pattern: RoutePattern("/"), path: [], arguments: [:], runner: nil, detailParameters: [],
+            cacheControl: nil, logger: logger)
+    }
+
+    /// The request's method.
+    public var method: HTTPMethod { request.method }
+    /// The request's path, as sent.
+    public var rawPath: String { request.rawPath }
+    /// The request's query string, as sent, without `?`; `nil` without one.
+    public var rawQuery: String? { request.rawQuery }
+    /// The request's header fields.
+    public var headers: HTTPHeaders { request.headers }
+    /// The role the request acts as (see `HTTPRequest.role`); `nil`: the server's own.
+    public var role: String? { request.role }
+
+    /// Whether the request only reads: a `GET` or a `HEAD`. Runners run
+    /// its statements read-only, and may send them to a replica.
+    public var isRead: Bool { request.method == .get || request.method == .head }
+
+    /// The problem response for `error`: its own status when it has one
+    /// (``HTTPErrorConvertible``), else 500, logged with an error id.
+    ///
+    /// ```swift
+    /// promise.succeed(request.response(for: error))
+    /// ```
+    public func response(for error: any Error) -> HTTPResponse {
+        HTTPError.response(for: error, method: request.method, path: request.rawPath, logger: logger)
+    }
+
+    /// `response` with the route's `Cache-Control` and, when its body is
+    /// whole, its `ETag`; `304` when the request already holds it (see
+    /// `HTTPResponse.validated(for:headers:cacheControl:)`).
+    ///
+    /// ```swift
+    /// promise.succeed(request.validated(HTTPResponse(json: object)))
+    /// ```
+    public func validated(_ response: consuming HTTPResponse) -> HTTPResponse {
+        response.validated(for: request.method, headers: request.headers, cacheControl: cacheControl)
     }
 }
 
@@ -114,7 +179,7 @@ public struct Parameter<Value: ParameterValue>: RouteInput {
         )
     }
 
-    public func value(in context: RouteContext) throws -> Value {
+    public func value(in context: RoutedRequest) throws -> Value {
         let inputs: [ArgumentInput]
         if let pathValue = context.pattern.value(named: name, in: context.path) {
             inputs = [.text(pathValue)]
@@ -167,7 +232,7 @@ public struct PathVariable<Value: ParameterValue>: RouteInput {
         InputDeclaration(kind: .pathVariable(index: index, type: Value.self), description: description)
     }
 
-    public func value(in context: RouteContext) throws -> Value {
+    public func value(in context: RoutedRequest) throws -> Value {
         guard let pathValue = context.pattern.value(at: index, in: context.path) else {
             preconditionFailure("PathVariable(\(index)) beyond the route's path variables")
         }
@@ -196,7 +261,7 @@ public struct Body<Value: Decodable>: RouteInput {
         InputDeclaration(kind: .body(type: Value.self), description: description)
     }
 
-    public func value(in context: RouteContext) throws -> Value {
+    public func value(in context: RoutedRequest) throws -> Value {
         let request = context.request
         guard !request.body.isEmpty else {
             throw HTTPError(.badRequest, detail: "A JSON body (\(String(describing: Value.self))) is required.")
@@ -242,7 +307,7 @@ public struct Request: RouteInput {
         InputDeclaration(kind: .request, description: "")
     }
 
-    public func value(in context: RouteContext) -> HTTPRequest {
+    public func value(in context: RoutedRequest) -> HTTPRequest {
         context.request
     }
 }

@@ -108,7 +108,7 @@ public struct RuntimeParameter<Value: Sendable>: Sendable {
     /// The argument's value for one request: from the path variable of its
     /// name, else from the request's arguments, else its value when absent.
     @usableFromInline
-    func value(in context: RouteContext) throws(HTTPError) -> Value {
+    func value(in context: RoutedRequest) throws(HTTPError) -> Value {
         let inputs: [ArgumentInput]
         if let pathValue = context.pattern.value(named: name, in: context.path) {
             inputs = [.text(pathValue)]

@@ -102,7 +102,7 @@ public final class WebServiceRouter: Sendable {
         return response
     }
 
-    private func run(_ route: Route, _ context: RouteContext, method: HTTPMethod, rawPath: String) -> HTTPResponse {
+    private func run(_ route: Route, _ context: RoutedRequest, method: HTTPMethod, rawPath: String) -> HTTPResponse {
         do {
             // A HEAD's streamed body goes to the server too, which sends
             // the GET's headers without it.
@@ -122,7 +122,7 @@ public final class WebServiceRouter: Sendable {
     private enum Dispatch {
         /// Answered without a handler (documentation, OPTIONS).
         case response(HTTPResponse)
-        case route(Route, RouteContext)
+        case route(Route, RoutedRequest)
     }
 
     private func dispatch(_ request: consuming HTTPRequest, slot: inout RouteMetrics.Slot?) throws -> Dispatch {
@@ -178,7 +178,7 @@ public final class WebServiceRouter: Sendable {
         let arguments = try Self.arguments(of: request, bodyIsArguments: !candidates.contains { $0.takesBody })
         let chosen = try Self.choose(among: candidates, for: arguments, request: request)
         slot = candidates[chosen].metrics
-        let context = RouteContext(
+        let context = RoutedRequest(
             request: consume request, pattern: candidates[chosen].pattern, path: remainder, arguments: arguments.values,
             runner: candidates[chosen].runner, detailParameters: candidates[chosen].detailParameters,
             cacheControl: candidates[chosen].route.cacheControl, logger: logger

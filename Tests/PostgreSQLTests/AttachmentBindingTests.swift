@@ -1,6 +1,6 @@
 import Foundation
 import PostgreSQL
-import PostgreSQLWebService
+@testable import PostgreSQLWebService
 import Testing
 
 /// Parent values reach the attached subqueries unchanged, whatever their text or type.
@@ -15,15 +15,14 @@ import Testing
             ) AS v(id, label, amount, at, ids)
             ORDER BY id
             """
-        let adapter = ResultSetAdapter(TestDatabase.pool(size: 1), sql: parents)
-        adapter.attach(
+        let query = Query.list(parents).attaching(
             "echo",
             """
             SELECT :label::text AS label, :amount::numeric AS amount, :at::timestamptz AS "at",
                    ARRAY(SELECT x FROM generate_series(1, 4) x WHERE x = ANY(:ids::int[])) AS matches,
                    :label::text IS NULL AS "labelIsNull"
             """)
-        let body = try TestDatabase.json(TestDatabase.body(of: adapter)) as! [[String: Any]]
+        let body = try TestDatabase.json(TestDatabase.body(of: query, on: TestDatabase.pool(size: 1))) as! [[String: Any]]
         #expect(body.count == 4)
         for row in body {
             let echo = try #require((row["echo"] as? [[String: Any]])?.first)
@@ -37,53 +36,45 @@ import Testing
     }
 
     @Test func parentWithoutChildrenGetsAnEmptyArrayAndChildOrderIsKept() throws {
-        let adapter = ResultSetAdapter(
-            TestDatabase.pool(size: 1), sql: "SELECT n FROM generate_series(0, 4) n ORDER BY n")
-        adapter.blockSize = 3
-        adapter.attach("countdown", "SELECT k FROM generate_series(1, :n) k ORDER BY k DESC")
-        let body = try TestDatabase.body(of: adapter)
+        let query = Query.list("SELECT n FROM generate_series(0, 4) n ORDER BY n")
+            .attaching("countdown", "SELECT k FROM generate_series(1, :n) k ORDER BY k DESC")
+        let body = try TestDatabase.body(of: query, on: TestDatabase.pool(size: 1), blockSize: 3)
         #expect(
             body
                 == #"[{"n":0,"countdown":[]},{"n":1,"countdown":[{"k":1}]},{"n":2,"countdown":[{"k":2},{"k":1}]},"#
                 + #"{"n":3,"countdown":[{"k":3},{"k":2},{"k":1}]},{"n":4,"countdown":[{"k":4},{"k":3},{"k":2},{"k":1}]}]"#)
     }
 
-    @Test func adapterOnAConnectionInsideTheCallersTransaction() throws {
+    @Test func rowsOnAConnectionInsideTheCallersTransaction() throws {
         let connection = try TestDatabase.connect()
         try connection.transaction { connection in
             try connection.executeScript("CREATE TEMP TABLE notes(id int, body text) ON COMMIT DROP")
             try connection.execute("INSERT INTO notes VALUES (1, 'uncommitted')")
-            let adapter = ResultSetAdapter(connection, sql: "SELECT id AS noteId FROM notes")
-            adapter.attach("bodies", "SELECT body FROM notes WHERE id = :noteId")
-            #expect(try TestDatabase.body(of: adapter) == #"[{"noteId":1,"bodies":[{"body":"uncommitted"}]}]"#)
+            let query = Query.list("SELECT id AS noteId FROM notes").attaching("bodies", "SELECT body FROM notes WHERE id = :noteId")
+            #expect(try TestDatabase.body(of: TestDatabase.rows(of: query, on: connection)) == #"[{"noteId":1,"bodies":[{"body":"uncommitted"}]}]"#)
             #expect(connection.isInTransaction)
         }
         #expect(!connection.isInTransaction)
     }
 
     @Test func subqueryWithoutParametersAndWithTrailingCommentAndSemicolon() throws {
-        let adapter = ResultSetAdapter(TestDatabase.pool(size: 1), sql: "SELECT generate_series(1, 2) AS id")
-        adapter.attach("constant", "SELECT 'same' AS value; -- for every parent\n")
+        let query = Query.list("SELECT generate_series(1, 2) AS id").attaching("constant", "SELECT 'same' AS value; -- for every parent\n")
         #expect(
-            try TestDatabase.body(of: adapter)
+            try TestDatabase.body(of: query, on: TestDatabase.pool(size: 1))
                 == #"[{"id":1,"constant":[{"value":"same"}]},{"id":2,"constant":[{"value":"same"}]}]"#)
     }
 
     @Test func objectShapeWithAttachments() throws {
         let pool = TestDatabase.pool(size: 1)
-        let adapter = ResultSetAdapter(
-            pool, sql: "SELECT n AS number FROM generate_series(1, 1000) n WHERE n >= :from ORDER BY n",
-            arguments: ["from": 999], shape: .object)
-        adapter.attach("squares", "SELECT :number::int * :number::int AS square")
-        #expect(try adapter.start())
-        #expect(try TestDatabase.body(of: adapter) == #"{"number":999,"squares":[{"square":998001}]}"#)
+        let query = Query.object(
+            "SELECT n AS number FROM generate_series(1, 1000) n WHERE n >= :from ORDER BY n", ["from": 999], notFound: "none"
+        ).attaching("squares", "SELECT :number::int * :number::int AS square")
+        #expect(try TestDatabase.body(of: query, on: pool) == #"{"number":999,"squares":[{"square":998001}]}"#)
         #expect(try pool.withConnection { $0.isInTransaction } == false)
     }
 
     @Test func unquotedAliasesKeepTheirSpelling() throws {
-        let adapter = ResultSetAdapter(
-            TestDatabase.pool(size: 1),
-            sql: "SELECT 1 AS employeeNumber, 2 AS \"Quoted\", 3 AS plain, 'AS notAnAlias' AS text /* AS noAlias */")
-        #expect(try TestDatabase.body(of: adapter) == #"[{"employeeNumber":1,"Quoted":2,"plain":3,"text":"AS notAnAlias"}]"#)
+        let query = Query.list("SELECT 1 AS employeeNumber, 2 AS \"Quoted\", 3 AS plain, 'AS notAnAlias' AS text /* AS noAlias */")
+        #expect(try TestDatabase.body(of: query, on: TestDatabase.pool(size: 1)) == #"[{"employeeNumber":1,"Quoted":2,"plain":3,"text":"AS notAnAlias"}]"#)
     }
 }

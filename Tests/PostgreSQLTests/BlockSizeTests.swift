@@ -1,6 +1,6 @@
 import Foundation
 import PostgreSQL
-import PostgreSQLWebService
+@testable import PostgreSQLWebService
 import Testing
 
 /// The default block of parent rows: large while few streams with
@@ -17,9 +17,7 @@ import Testing
     /// How many times the list's batched child statement ran on `pool`'s
     /// only connection, for a list of the 700 employees with their titles.
     static func childExecutions(_ schema: String, pool: ConnectionPool) throws -> Int {
-        let adapter = ResultSetAdapter(pool, sql: "SELECT emp_no AS employeeNumber FROM \(schema).employees ORDER BY emp_no")
-        adapter.attach("titles", "SELECT title FROM \(schema).titles WHERE emp_no = :employeeNumber")
-        let body = try TestDatabase.body(of: adapter)
+        let body = try TestDatabase.body(of: Self.list(schema), on: pool)
         #expect(try (TestDatabase.json(body) as! NSArray).count == 700)
         return try pool.withConnection { connection in
             try connection.fetchOne(
@@ -31,6 +29,11 @@ import Testing
         }
     }
 
+    static func list(_ schema: String) -> Query {
+        Query.list("SELECT emp_no AS employeeNumber FROM \(schema).employees ORDER BY emp_no")
+            .attaching("titles", "SELECT title FROM \(schema).titles WHERE emp_no = :employeeNumber")
+    }
+
     @Test func blocksShrinkWhileManyStreamsAreOpen() throws {
         try TestDatabase.withScratchSchema(Self.schema) { schema in
             // Alone: blocks of 256 parents (256 + 256 + 188).
@@ -39,12 +42,9 @@ import Testing
             // With nine other streams open, started and not read to their end:
             // blocks of 64 (ten of 64 and one of 60).
             let others = try (0..<9).map { _ in
-                let adapter = ResultSetAdapter(
-                    TestDatabase.pool(size: 1), sql: "SELECT emp_no AS employeeNumber FROM \(schema).employees ORDER BY emp_no")
-                adapter.attach("titles", "SELECT title FROM \(schema).titles WHERE emp_no = :employeeNumber")
-                let started = try adapter.start()
-                #expect(started)
-                return adapter
+                let started = try TestDatabase.rows(of: Self.list(schema), on: TestDatabase.pool(size: 1))
+                #expect(started.hasRows)
+                return started
             }
             #expect(try Self.childExecutions(schema, pool: TestDatabase.pool(size: 1)) == 11)
 

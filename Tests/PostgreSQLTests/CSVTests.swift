@@ -1,14 +1,14 @@
 import Foundation
 import PostgreSQL
-import PostgreSQLWebService
+@testable import PostgreSQLWebService
 import Testing
 
-/// `ResultSetAdapter.Format.csv`: RFC 4180 text from real query results.
+/// `RowStream.Format.csv`: RFC 4180 text from real query results.
 @Suite struct CSVTests {
     func csv(_ sql: String) throws -> String {
-        let adapter = ResultSetAdapter(TestDatabase.pool(size: 1), sql: sql)
-        adapter.format = .csv
-        return try TestDatabase.body(of: adapter)
+        let rows = try Query.list(sql).rows(
+            on: TestDatabase.pool(size: 1), format: .csv, options: JSONRenderingOptions(), access: .unrestricted)
+        return try TestDatabase.body(of: rows)
     }
 
     @Test func headerThenRowsEndedByCRLF() throws {

@@ -4,13 +4,13 @@ import Glibc
 import EventLoops
 import Locking
 import PostgreSQL
-import PostgreSQLWebService
+@testable import PostgreSQLWebService
 import Synchronization
 import Testing
 
-/// Object adapters started without blocking (`start(completion:)`), run on
-/// the pool's pipeline with other callers' statements.
-@Suite struct PoolPipelineTests {
+/// Objects by key run without blocking (`Query.object(on:loop:access:options:completion:)`),
+/// on the pool's batcher with other callers' statements.
+@Suite struct PoolBatcherTests {
     /// Waits up to 30 s until `done` reaches `total`.
     static func expectAllDone(_ done: borrowing Atomic<Int>, total: Int) {
         let deadline = ContinuousClock.now + .seconds(30)
@@ -18,16 +18,27 @@ import Testing
         #expect(done.load(ordering: .relaxed) == total)
     }
 
-    /// Starts `adapter` on the loop and waits for it; the body (or the failure).
-    static func run(_ adapter: ResultSetAdapter) -> Result<(found: Bool, body: String), any Error> {
+    /// Runs `query` on the pool's own batcher and waits for it: whether
+    /// there was a row, and the body (`null` without one), or the failure.
+    static func run(_ query: Query, on pool: ConnectionPool, readOnly: Bool = false) -> Result<(found: Bool, body: String), any Error> {
         let done = Done()
-        adapter.start { outcome in done.put(outcome) }
-        return done.wait().map { found in
-            var output: [UInt8] = []
-            _ = try? adapter.write(into: &output)
-            adapter.close()
-            return (found, String(decoding: output, as: UTF8.self))
+        start(query, on: pool, readOnly: readOnly) { done.put($0) }
+        return done.wait().map { object in
+            (object != nil, object.map { String(decoding: $0, as: UTF8.self) } ?? "null")
         }
+    }
+
+    /// Starts `query` on `pool`'s batcher for `loop` (its own without one).
+    static func start(
+        _ query: Query, on pool: ConnectionPool, loop: EventLoop? = nil, readOnly: Bool = false,
+        completion: @escaping (Result<[UInt8]?, any Error>) -> Void
+    ) {
+        query.object(on: pool, loop: loop, access: Access(isReadOnly: readOnly), options: JSONRenderingOptions(), completion: completion)
+    }
+
+    /// `sql` as an object query with the `(key, sql)` embeds.
+    static func object(_ sql: String, _ arguments: SQLArguments = [:], embedding embeds: [(String, String)] = []) -> Query {
+        Query.object(sql, arguments, notFound: "none").attaching(embeds)
     }
 
     @Test(arguments: [
@@ -36,12 +47,8 @@ import Testing
     func attachmentsBoundFromArgumentsMatchTheRow(guess: SQLValue, _: String) throws {
         let pool = TestDatabase.pool(size: 1)
         defer { pool.close() }
-        let adapter = ResultSetAdapter(
-            pool, sql: "SELECT n AS id FROM generate_series(1, 3) n WHERE n = :wanted",
-            arguments: ["wanted": 2, "id": guess], shape: .object)
-        adapter.attach("tenfold", "SELECT :id::int * 10 AS tenfold")
-        adapter.attach("none", "SELECT 1 AS one WHERE false")
-        let outcome = try Self.run(adapter).get()
+        let adapter = Self.object("SELECT n AS id FROM generate_series(1, 3) n WHERE n = :wanted", ["wanted": 2, "id": guess], embedding: [("tenfold", "SELECT :id::int * 10 AS tenfold"), ("none", "SELECT 1 AS one WHERE false")])
+        let outcome = try Self.run(adapter, on: pool).get()
         #expect(outcome.found)
         #expect(outcome.body == #"{"id":2,"tenfold":[{"tenfold":20}],"none":[]}"#)
     }
@@ -49,9 +56,8 @@ import Testing
     @Test func aMissingRowIsNoObject() throws {
         let pool = TestDatabase.pool(size: 1)
         defer { pool.close() }
-        let adapter = ResultSetAdapter(pool, sql: "SELECT 1 AS id WHERE :id::int > 5", arguments: ["id": 1], shape: .object)
-        adapter.attach("tenfold", "SELECT :id::int * 10 AS tenfold")
-        let outcome = try Self.run(adapter).get()
+        let adapter = Self.object("SELECT 1 AS id WHERE :id::int > 5", ["id": 1], embedding: [("tenfold", "SELECT :id::int * 10 AS tenfold")])
+        let outcome = try Self.run(adapter, on: pool).get()
         #expect(!outcome.found)
         #expect(outcome.body == "null")
     }
@@ -60,24 +66,20 @@ import Testing
     @Test func failuresAreReportedAndTheLoopGoesOn() throws {
         let pool = TestDatabase.pool(size: 1)
         defer { pool.close() }
-        let failing = ResultSetAdapter(pool, sql: "SELECT 1 / :zero::int AS id", arguments: ["zero": 0], shape: .object)
-        failing.attach("tenfold", "SELECT 10 AS tenfold")
-        #expect { try Self.run(failing).get() } throws: { ($0 as? DatabaseError)?.code == .divisionByZero }
+        let failing = Self.object("SELECT 1 / :zero::int AS id", ["zero": 0], embedding: [("tenfold", "SELECT 10 AS tenfold")])
+        #expect { try Self.run(failing, on: pool).get() } throws: { ($0 as? DatabaseError)?.code == .divisionByZero }
 
         // Twice: a statement whose preparation failed is prepared again, not run unprepared.
         for _ in 1...2 {
-            let broken = ResultSetAdapter(pool, sql: "SELEC 1 AS id", shape: .object)
-            #expect { try Self.run(broken).get() } throws: { ($0 as? DatabaseError)?.code == .syntaxError }
+            let broken = Self.object("SELEC 1 AS id")
+            #expect { try Self.run(broken, on: pool).get() } throws: { ($0 as? DatabaseError)?.code == .syntaxError }
         }
 
-        let missing = ResultSetAdapter(pool, sql: "SELECT :id::int AS id", shape: .object)
-        #expect { try Self.run(missing).get() } throws: { ($0 as? ParameterError)?.name == "id" }
+        let missing = Self.object("SELECT :id::int AS id")
+        #expect { try Self.run(missing, on: pool).get() } throws: { ($0 as? ParameterError)?.name == "id" }
 
-        let array = ResultSetAdapter(pool, sql: "SELECT 1 AS id")
-        #expect { try Self.run(array).get() } throws: { $0 is DatabaseError }
-
-        let fine = ResultSetAdapter(pool, sql: "SELECT :id::int AS id", arguments: ["id": 7], shape: .object)
-        #expect(try Self.run(fine).get().body == #"{"id":7}"#)
+        let fine = Self.object("SELECT :id::int AS id", ["id": 7])
+        #expect(try Self.run(fine, on: pool).get().body == #"{"id":7}"#)
     }
 
     /// Many callers at once share the loop's connections; each gets its own answer.
@@ -88,13 +90,9 @@ import Testing
         let done = Atomic<Int>(0)
         let total = 2_000
         for number in 0..<total {
-            let adapter = ResultSetAdapter(
-                pool, sql: "SELECT :n::int AS n, repeat('x', :n::int % 50) AS pad", arguments: ["n": number], shape: .object)
-            adapter.attach("double", "SELECT :n::int * 2 AS d FROM generate_series(1, :n::int % 3)")
-            adapter.start { outcome in
-                var output: [UInt8] = []
-                if (try? outcome.get()) == true { _ = try? adapter.write(into: &output) }
-                adapter.close()
+            let adapter = Self.object("SELECT :n::int AS n, repeat('x', :n::int % 50) AS pad", ["n": number], embedding: [("double", "SELECT :n::int * 2 AS d FROM generate_series(1, :n::int % 3)")])
+            Self.start(adapter, on: pool) { outcome in
+                let output = (try? outcome.get()).flatMap { $0 } ?? []
                 let pad = String(repeating: "x", count: number % 50)
                 let doubles = Array(repeating: #"{"d":\#(number * 2)}"#, count: number % 3).joined(separator: ",")
                 if String(decoding: output, as: UTF8.self) != #"{"n":\#(number),"pad":"\#(pad)","double":[\#(doubles)]}"# {
@@ -116,9 +114,8 @@ import Testing
         let done = Atomic<Int>(0)
         let total = 2_000
         for number in 0..<total {
-            let adapter = ResultSetAdapter(pool, sql: "SELECT :n::int AS n", arguments: ["n": number], shape: .object)
-            adapter.start { _ in
-                adapter.close()
+            let adapter = Self.object("SELECT :n::int AS n", ["n": number])
+            Self.start(adapter, on: pool) { _ in
                 done.add(1, ordering: .relaxed)
             }
         }
@@ -139,9 +136,9 @@ import Testing
     @Test func secondRoundsRunOnEitherConnection() throws {
         let pool = TestDatabase.pool(size: 1)
         defer { pool.close() }
-        let slow = ResultSetAdapter(pool, sql: "SELECT 1 AS id FROM pg_sleep(0.4)", shape: .object)
+        let slow = Self.object("SELECT 1 AS id FROM pg_sleep(0.4)")
         let slowDone = Done()
-        slow.start { slowDone.put($0) }
+        Self.start(slow, on: pool) { slowDone.put($0) }
         usleep(200_000)
         let wrong = Atomic<Int>(0)
         let done = Atomic<Int>(0)
@@ -149,14 +146,11 @@ import Testing
         for number in 0..<total {
             let variant = number % 5
             let guess = number % 2 == 0 ? number + variant : -1
-            let adapter = ResultSetAdapter(
-                pool, sql: "SELECT :wanted::int + \(variant) AS id", arguments: ["wanted": number, "id": guess],
-                shape: .object)
-            adapter.attach("more", "SELECT :id::int * 10 + \(variant) AS t")
-            adapter.start { outcome in
-                var output: [UInt8] = []
-                if (try? outcome.get()) == true { _ = try? adapter.write(into: &output) }
-                adapter.close()
+            let adapter = Self.object(
+                "SELECT :wanted::int + \(variant) AS id", ["wanted": number, "id": guess],
+                embedding: [("more", "SELECT :id::int * 10 + \(variant) AS t")])
+            Self.start(adapter, on: pool) { outcome in
+                let output = (try? outcome.get()).flatMap { $0 } ?? []
                 let id = number + variant
                 if String(decoding: output, as: UTF8.self) != #"{"id":\#(id),"more":[{"t":\#(id * 10 + variant)}]}"# {
                     wrong.add(1, ordering: .relaxed)
@@ -166,8 +160,7 @@ import Testing
         }
         Self.expectAllDone(done, total: total)
         #expect(wrong.load(ordering: .relaxed) == 0)
-        #expect((try? slowDone.wait().get()) == true)
-        slow.close()
+        #expect((try? slowDone.wait().get()) != nil)
     }
 
     /// Reads handed in together share a transaction (one `now()`), made
@@ -183,19 +176,15 @@ import Testing
         let total = 300
         for number in 0..<total {
             let divisor = number % 7 == 3 ? 0 : 1
-            let adapter = ResultSetAdapter(
-                pool,
-                sql: "SELECT :n::int / :divisor::int AS n, now()::text AS started, current_setting('transaction_read_only') AS readOnly",
-                arguments: ["n": number, "divisor": divisor], shape: .object)
-            adapter.isReadOnly = true
-            adapter.start { outcome in
-                var output: [UInt8] = []
+            let adapter = Self.object(
+                "SELECT :n::int / :divisor::int AS n, now()::text AS started, current_setting('transaction_read_only') AS readOnly",
+                ["n": number, "divisor": divisor])
+            Self.start(adapter, on: pool, readOnly: true) { outcome in
                 let text: String
                 switch outcome {
-                case .success: _ = try? adapter.write(into: &output); text = String(decoding: output, as: UTF8.self)
+                case .success(let output): text = String(decoding: output ?? [], as: UTF8.self)
                 case .failure(let error): text = "\((error as? DatabaseError)?.code.rawValue ?? "\(error)")"
                 }
-                adapter.close()
                 lock.withLock { outcomes[number] = text }
                 done.add(1, ordering: .relaxed)
             }
@@ -222,20 +211,19 @@ import Testing
         try TestDatabase.withScratchSchema("CREATE SEQUENCE counter") { schema in
             let pool = TestDatabase.pool(size: 1)
             defer { pool.close() }
-            let read = ResultSetAdapter(pool, sql: "SELECT nextval('\(schema).counter') AS n", shape: .object)
-            read.isReadOnly = true
-            #expect { try Self.run(read).get() } throws: { ($0 as? DatabaseError)?.code == .readOnlySQLTransaction }
+            let read = Self.object("SELECT nextval('\(schema).counter') AS n")
+            #expect { try Self.run(read, on: pool, readOnly: true).get() } throws: { ($0 as? DatabaseError)?.code == .readOnlySQLTransaction }
 
-            let write = ResultSetAdapter(pool, sql: "SELECT nextval('\(schema).counter') AS n", shape: .object)
-            let body = try Self.run(write).get().body
+            let write = Self.object("SELECT nextval('\(schema).counter') AS n")
+            let body = try Self.run(write, on: pool).get().body
             #expect(body == #"{"n":1}"#)
         }
     }
 
-    /// On an event loop the pool's pipeline is that loop's: the completion
+    /// Given an event loop, the pool's batcher is that loop's: the completion
     /// runs there, with no other thread. Closing the pool closes its
     /// connection; the next caller opens one again.
-    @Test func onAnEventLoopThePipelineIsTheLoops() throws {
+    @Test func onAnEventLoopTheBatcherIsTheLoops() throws {
         let application = "pipeline-loop-\(UInt32.random(in: 0...UInt32.max))"
         let pool = ConnectionPool(.init(conninfo: "application_name=\(application)", size: 1))
         defer { pool.close() }
@@ -250,22 +238,14 @@ import Testing
         for round in 1...2 {
             let done = Done()
             let onLoop = Atomic<Bool>(false)
-            let adapter = ResultSetAdapter(pool, sql: "SELECT :n::int AS n", arguments: ["n": round], shape: .object)
-            adapter.isReadOnly = true
-            let handed = LoopConfined(adapter)
-            let isHandedIn = loop.execute {
-                handed.value.start { outcome in
-                    onLoop.store(loop.isCurrent, ordering: .relaxed)
-                    done.put(outcome)
-                }
+            let query = Self.object("SELECT :n::int AS n", ["n": round])
+            Self.start(query, on: pool, loop: loop, readOnly: true) { outcome in
+                onLoop.store(loop.isCurrent, ordering: .relaxed)
+                done.put(outcome)
             }
-            #expect(isHandedIn)
-            #expect((try? done.wait().get()) == true)
+            let output = try #require(try done.wait().get())
             let ranOnLoop = onLoop.load(ordering: .relaxed)
             #expect(ranOnLoop)
-            var output: [UInt8] = []
-            _ = try adapter.write(into: &output)
-            adapter.close()
             #expect(String(decoding: output, as: UTF8.self) == #"{"n":\#(round)}"#)
             #expect(try sessions() == 1)
             pool.close()
@@ -281,12 +261,12 @@ import Testing
     @Test func theLoopStartsAgainAfterThePoolCloses() throws {
         let pool = TestDatabase.pool(size: 1)
         defer { pool.close() }
-        let first = ResultSetAdapter(pool, sql: "SELECT 1 AS id", shape: .object)
-        #expect(try Self.run(first).get().body == #"{"id":1}"#)
+        let first = Self.object("SELECT 1 AS id")
+        #expect(try Self.run(first, on: pool).get().body == #"{"id":1}"#)
         pool.close()
         usleep(50_000)
-        let second = ResultSetAdapter(pool, sql: "SELECT 2 AS id", shape: .object)
-        #expect(try Self.run(second).get().body == #"{"id":2}"#)
+        let second = Self.object("SELECT 2 AS id")
+        #expect(try Self.run(second, on: pool).get().body == #"{"id":2}"#)
     }
 }
 
@@ -294,16 +274,16 @@ import Testing
 private final class Done: @unchecked Sendable {
     // `@unchecked Sendable`: `outcome` is touched only with `lock` held.
     private let lock = ConditionLock()
-    private var outcome: Result<Bool, any Error>?
+    private var outcome: Result<[UInt8]?, any Error>?
 
-    func put(_ outcome: Result<Bool, any Error>) {
+    func put(_ outcome: Result<[UInt8]?, any Error>) {
         lock.withLock {
             self.outcome = outcome
             lock.signal()
         }
     }
 
-    func wait() -> Result<Bool, any Error> {
+    func wait() -> Result<[UInt8]?, any Error> {
         lock.withLock {
             while outcome == nil { _ = lock.wait(until: .now + .seconds(30)) }
             return outcome!

@@ -35,18 +35,18 @@ import Testing
         }
     }
 
-    @Test func pipelinedObjectsAndBlocksOfAttachmentsPrepareNothing() throws {
+    @Test func batchedObjectsAndBlocksOfEmbedsPrepareNothing() throws {
         let pool = Self.pool()
         defer { pool.close() }
-        let object = ResultSetAdapter(pool, sql: "SELECT :id::int AS id", arguments: ["id": 2], shape: .object)
-        object.attach("tenfold", "SELECT :id::int * 10 AS tenfold")
-        let outcome = try PoolPipelineTests.run(object).get()
+        let object = PoolBatcherTests.object(
+            "SELECT :id::int AS id", ["id": 2], embedding: [("tenfold", "SELECT :id::int * 10 AS tenfold")])
+        let outcome = try PoolBatcherTests.run(object, on: pool).get()
         #expect(outcome.body == #"{"id":2,"tenfold":[{"tenfold":20}]}"#)
 
-        let list = ResultSetAdapter(pool, sql: "SELECT n AS id FROM generate_series(1, 3) n ORDER BY n")
-        list.attach("squares", "SELECT :id::int * :id::int AS square")
+        let list = Query.list("SELECT n AS id FROM generate_series(1, 3) n ORDER BY n")
+            .attaching("squares", "SELECT :id::int * :id::int AS square")
         #expect(
-            try TestDatabase.body(of: list)
+            try TestDatabase.body(of: list, on: pool)
                 == #"[{"id":1,"squares":[{"square":1}]},{"id":2,"squares":[{"square":4}]},{"id":3,"squares":[{"square":9}]}]"#)
         let statements = try pool.withConnection { try Self.serverStatements($0) }
         #expect(statements == 0)

@@ -26,11 +26,9 @@ import Testing
         for number in 0..<(Self.limit - 1) {
             _ = try connection.fetchOne(Int.self, "SELECT \(number) AS value")
         }
-        let adapter = ResultSetAdapter(connection, sql: "SELECT :id::int AS id", arguments: ["id": 5], shape: .object)
-        adapter.attach("tenfold", "SELECT :id::int * 10 AS tenfold")
-        var output: [UInt8] = []
-        while try adapter.write(into: &output) {}
-        #expect(String(decoding: output, as: UTF8.self) == #"{"id":5,"tenfold":[{"tenfold":50}]}"#)
+        let query = PoolBatcherTests.object(
+            "SELECT :id::int AS id", ["id": 5], embedding: [("tenfold", "SELECT :id::int * 10 AS tenfold")])
+        #expect(try TestDatabase.body(of: TestDatabase.rows(of: query, on: connection)) == #"{"id":5,"tenfold":[{"tenfold":50}]}"#)
     }
 
     /// A block's attachments are looked up one after the other too, each
@@ -41,11 +39,11 @@ import Testing
         for number in 0..<(Self.limit - room) {
             _ = try connection.fetchOne(Int.self, "SELECT \(number) AS value")
         }
-        let adapter = ResultSetAdapter(connection, sql: "SELECT n FROM generate_series(1, 2) n")
-        adapter.attach("tenfold", "SELECT :n::int * 10 AS tenfold")
-        adapter.attach("hundredfold", "SELECT :n::int * 100 AS hundredfold")
+        let query = Query.list("SELECT n FROM generate_series(1, 2) n")
+            .attaching("tenfold", "SELECT :n::int * 10 AS tenfold")
+            .attaching("hundredfold", "SELECT :n::int * 100 AS hundredfold")
         #expect(
-            try TestDatabase.body(of: adapter) == """
+            try TestDatabase.body(of: TestDatabase.rows(of: query, on: connection)) == """
                 [{"n":1,"tenfold":[{"tenfold":10}],"hundredfold":[{"hundredfold":100}]},\
                 {"n":2,"tenfold":[{"tenfold":20}],"hundredfold":[{"hundredfold":200}]}]
                 """)
@@ -55,9 +53,8 @@ import Testing
         let pool = ConnectionPool(.init(conninfo: "", size: 1, pipelineConnections: 1))
         defer { pool.close() }
         func object(_ sql: String, attaching attachment: String? = nil) throws -> String {
-            let adapter = ResultSetAdapter(pool, sql: sql, shape: .object)
-            if let attachment { adapter.attach("more", attachment) }
-            return try PoolPipelineTests.run(adapter).get().body
+            let query = PoolBatcherTests.object(sql, embedding: attachment.map { [("more", $0)] } ?? [])
+            return try PoolBatcherTests.run(query, on: pool).get().body
         }
         for number in 0...Self.limit {
             #expect(try object("SELECT \(number) AS n") == #"{"n":\#(number)}"#)

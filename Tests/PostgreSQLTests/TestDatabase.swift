@@ -1,7 +1,7 @@
 import Foundation
 import HTTPTestClient
 import PostgreSQL
-import PostgreSQLWebService
+@testable import PostgreSQLWebService
 
 /// Helpers for the integration tests: they use the PostgreSQL cluster named
 /// by the standard `PG*` environment variables (`scripts/pg-cluster env`).
@@ -26,11 +26,29 @@ enum TestDatabase {
         return try body(schema)
     }
 
-    /// Streams an adapter's whole body into one string.
-    static func body(of adapter: ResultSetAdapter) throws -> String {
+    /// A query's rows, started on a connection of `pool` (as its runner
+    /// starts them, before a response): an object query's first row.
+    static func rows(of query: Query, on pool: ConnectionPool, blockSize: Int? = nil, access: Access = .unrestricted) throws -> RowStream {
+        let format: RowStream.Format = if case .object = query.shape { .firstRow } else { .json }
+        return try query.rows(on: pool, format: format, options: JSONRenderingOptions(), access: access, blockSize: blockSize)
+    }
+
+    /// A query's rows, started on `connection`, which stays the caller's.
+    static func rows(of query: Query, on connection: Connection) throws -> RowStream {
+        let format: RowStream.Format = if case .object = query.shape { .firstRow } else { .json }
+        return try query.rows(on: connection, from: nil, format: format, options: JSONRenderingOptions(), access: .unrestricted)
+    }
+
+    /// Streams a query's whole body into one string.
+    static func body(of query: Query, on pool: ConnectionPool, blockSize: Int? = nil) throws -> String {
+        try body(of: rows(of: query, on: pool, blockSize: blockSize))
+    }
+
+    /// Streams the rest of a stream's body into one string, and closes it.
+    static func body(of rows: RowStream) throws -> String {
         var output: [UInt8] = []
-        defer { adapter.close() }
-        while try adapter.write(into: &output) {}
+        defer { rows.close() }
+        while try rows.write(into: &output) {}
         return String(decoding: output, as: UTF8.self)
     }
 

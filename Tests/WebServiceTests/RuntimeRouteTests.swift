@@ -7,7 +7,7 @@ import WebService
 private struct Echo: RunnableResult {
     let text: String
 
-    func response(runner: EchoRunner, request: RunRequest) -> HTTPResponse {
+    func response(runner: EchoRunner, request: RoutedRequest) -> HTTPResponse {
         HTTPResponse(text: runner.prefix + text)
     }
 }

@@ -1,56 +1,9 @@
 import JSONStreaming
 import PostgreSQL
-/// A subquery whose rows are nested, as an array, in each row of its parent.
-///
-/// The subquery's `:name` parameters are bound from the parent row's
-/// columns with the same label (else from the adapter's arguments). An
-/// attachment can have attachments of its own.
-///
-/// The subquery does not run once per parent row: for each block of parent
-/// rows it runs once, for all of them, joined laterally to the block's
-/// parameter values (see ``ResultSetAdapter``).
-///
-/// ```swift
-/// let adapter = ResultSetAdapter(pool, sql: "SELECT dept_no AS departmentNumber, dept_name AS name FROM departments")
-/// let employees = adapter.attach("employees", """
-///     SELECT e.emp_no AS employeeNumber, e.last_name AS lastName
-///     FROM employees e JOIN dept_emp d USING (emp_no) WHERE d.dept_no = :departmentNumber
-///     """)
-/// employees.attach("titles", "SELECT title FROM titles WHERE emp_no = :employeeNumber")
-/// ```
-public final class Attachment {
-    /// The key under which the rows are written (dots make nested objects).
-    public let key: String
-    /// The subquery, with named parameters.
-    public let sql: String
-    /// The subqueries attached to this one, in order.
-    public private(set) var attachments: [Attachment] = []
-
-    init(key: String, sql: String) {
-        self.key = key
-        self.sql = sql
-    }
-
-    /// Nests the rows of another subquery in each row of this one.
-    ///
-    /// ```swift
-    /// employees.attach("salaries", "SELECT salary FROM salaries WHERE emp_no = :employeeNumber")
-    /// ```
-    @discardableResult
-    public func attach(_ key: String, _ sql: String) -> Attachment {
-        let attachment = Attachment(key: key, sql: sql)
-        attachments.append(attachment)
-        return attachment
-    }
-}
-
-/// Attachments are configured and run by one thread.
-@available(*, unavailable)
-extension Attachment: Sendable {}
 
 // MARK: - Batch SQL
 
-/// An attached subquery rewritten to run for a whole block of parent rows.
+/// An embedded query rewritten to run for a whole block of parent rows.
 ///
 /// Each parameter `$k` of the subquery becomes a column of an `unnest` of
 /// text arrays (one element per parent row, cast to the type the server
@@ -78,7 +31,7 @@ struct BatchSQL {
     var labelSpelling: [String: String]
 }
 
-/// The batch forms of a connection's attached subqueries.
+/// The batch forms of a connection's embedded queries.
 private final class BatchSQLCache {
     var bySubquery: [String: BatchSQL] = [:]
 }
@@ -89,7 +42,7 @@ private enum BatchSQLKey: LayerCacheKey {
 }
 
 extension Connection {
-    /// The batch form of an attached subquery, built once per connection.
+    /// The batch form of an embedded query, built once per connection.
     func batchSQL(for subquery: String) throws -> BatchSQL {
         let cache = self[cache: BatchSQLKey.self]
         if let batch = cache.bySubquery[subquery] { return batch }
@@ -147,8 +100,8 @@ extension Connection {
 
 // MARK: - Child rows of a block
 
-/// The rows of one attachment for a block of parent rows, grouped by parent,
-/// with the rows of its own attachments for this block.
+/// The rows of one embed for a block of parent rows, grouped by parent,
+/// with the rows of its own embeds for this block.
 final class ChildBlock {
     private let result: QueryResult?
     private let template: ObjectTemplate
@@ -160,44 +113,44 @@ final class ChildBlock {
     private let order: [Int32]
     private let children: [ChildBlock]
 
-    /// Runs `attachments` (and, recursively, their attachments) for every
-    /// row of `parents`, all in one pipeline, one round trip: a block of
-    /// rows for each attachment, in order.
+    /// Runs `embeds` (and, recursively, their embeds) for every row of
+    /// `parents`, all in one pipeline, one round trip: a block of rows for
+    /// each embed, in order.
     ///
     /// - Parameters:
     ///   - parentLayout: the parents' columns, to bind parameters by label.
     ///   - firstColumn: the result column of `parentLayout.columns[0]`.
-    ///   - arguments: the adapter's arguments, for names no parent column has.
+    ///   - arguments: the root query's arguments, for names no parent column and no embed's own arguments have.
     static func blocks(
-        _ attachments: [Attachment], parents: QueryResult, parentLayout: ColumnLayout, firstColumn: Int32,
+        _ embeds: [Query.Embed], parents: QueryResult, parentLayout: ColumnLayout, firstColumn: Int32,
         arguments: SQLArguments, connection: Connection
     ) throws -> [ChildBlock] {
-        guard !attachments.isEmpty else { return [] }
+        guard !embeds.isEmpty else { return [] }
         let statements = try Self.statements(
-            for: attachments, parents: parents, parentLayout: parentLayout, firstColumn: firstColumn,
+            for: embeds, parents: parents, parentLayout: parentLayout, firstColumn: firstColumn,
             arguments: arguments, connection: connection)
         let results = statements.isEmpty ? nil : try connection.runPipeline(statements)
-        return try attachments.indices.map { index in
+        return try embeds.indices.map { index in
             try ChildBlock(
-                attachments[index], parentCount: parents.rowCount, result: results?[index], arguments: arguments,
+                embeds[index], parentCount: parents.rowCount, result: results?[index], arguments: arguments,
                 connection: connection)
         }
     }
 
-    /// The statements that read the rows of `attachments` for every row of
-    /// `parents` (their batch forms, prepared), one per attachment, in
+    /// The statements that read the rows of `embeds` for every row of
+    /// `parents` (their batch forms, prepared), one per embed, in
     /// order, with their values; none when there are no parents. Sent in
     /// one pipeline (``blocks(_:parents:parentLayout:firstColumn:arguments:connection:)``,
     /// or ahead of the block before, by ``BlockRows``).
     static func statements(
-        for attachments: [Attachment], parents: QueryResult, parentLayout: ColumnLayout, firstColumn: Int32,
+        for embeds: [Query.Embed], parents: QueryResult, parentLayout: ColumnLayout, firstColumn: Int32,
         arguments: SQLArguments, connection: Connection
     ) throws -> [PipelinedStatement] {
         guard parents.rowCount > 0 else { return [] }
         func make() throws -> [PipelinedStatement] {
-            try attachments.map { attachment in
+            try embeds.map { embed in
                 try statement(
-                    for: attachment, parents: parents, parentLayout: parentLayout, firstColumn: firstColumn,
+                    for: embed, parents: parents, parentLayout: parentLayout, firstColumn: firstColumn,
                     arguments: arguments, connection: connection)
             }
         }
@@ -208,13 +161,14 @@ final class ChildBlock {
         return try make()
     }
 
-    /// The statement that reads `attachment`'s rows for every row of
+    /// The statement that reads `embed`'s rows for every row of
     /// `parents`, at least one.
     private static func statement(
-        for attachment: Attachment, parents: QueryResult, parentLayout: ColumnLayout, firstColumn: Int32,
+        for embed: Query.Embed, parents: QueryResult, parentLayout: ColumnLayout, firstColumn: Int32,
         arguments: SQLArguments, connection: Connection
     ) throws -> PipelinedStatement {
-        let batch = try connection.batchSQL(for: attachment.sql)
+        let batch = try connection.batchSQL(for: embed.query.sql)
+        let own = embed.query.arguments
         let parentCount = parents.rowCount
         var values: [String?] = ["{" + Array(repeating: "NULL", count: Int(parentCount)).joined(separator: ",") + "}"]
         for name in batch.names {
@@ -223,7 +177,7 @@ final class ChildBlock {
                     ArrayLiteral.text((0..<parentCount).map { parents.string(row: $0, column: firstColumn + Int32(column)) }))
             } else {
                 let value: String? =
-                    switch arguments[value: name] {
+                    switch own[value: name] ?? arguments[value: name] {
                     case .text(let text): text
                     case .null: nil
                     case nil: throw ParameterError(.missing, name: name)
@@ -237,9 +191,9 @@ final class ChildBlock {
     /// The rows `result` holds, what a statement of
     /// ``statements(for:parents:parentLayout:firstColumn:arguments:connection:)``
     /// read for `parentCount` parents (`nil` for none), grouped by parent;
-    /// the attachment's own attachments run here, as batches over them.
+    /// the embed's own embeds run here, as batches over them.
     init(
-        _ attachment: Attachment, parentCount: Int32, result: QueryResult?, arguments: SQLArguments,
+        _ embed: Query.Embed, parentCount: Int32, result: QueryResult?, arguments: SQLArguments,
         connection: Connection
     ) throws {
         guard let result, parentCount > 0 else {
@@ -250,7 +204,7 @@ final class ChildBlock {
             self.children = []
             return
         }
-        let batch = try connection.batchSQL(for: attachment.sql)
+        let batch = try connection.batchSQL(for: embed.query.sql)
         let columns = result.columns.dropFirst().map { $0.respelled(batch.labelSpelling) }
 
         // Count the rows of parent i (ordinal i + 1) into starts[i + 1], then
@@ -283,47 +237,47 @@ final class ChildBlock {
         self.starts = starts
         self.order = order
         self.template = ObjectTemplate(
-            columns: Array(columns), firstColumn: 1, attachmentKeys: attachment.attachments.map(\.key))
+            columns: Array(columns), firstColumn: 1, embedKeys: embed.query.embeds.map(\.key))
         self.children = try Self.blocks(
-            attachment.attachments, parents: result, parentLayout: layout, firstColumn: 1, arguments: arguments,
+            embed.query.embeds, parents: result, parentLayout: layout, firstColumn: 1, arguments: arguments,
             connection: connection)
     }
 
     /// The parent ordinal (1-based) in the first column of a batch result's row.
     private static func ordinal(row: Int32, of result: QueryResult, parentCount: Int32) throws -> Int {
         guard let ordinal = Int(result.string(row: row, column: 0) ?? ""), (1...Int(parentCount)).contains(ordinal)
-        else { throw DatabaseError(code: .internalError, message: "attached rows came back without their parent") }
+        else { throw DatabaseError(code: .internalError, message: "embedded rows came back without their parent") }
         return ordinal
     }
 
-    /// The rows of `attachment` for one parent row, already read in full by
-    /// the attachment's own prepared statement; its attachments run as
-    /// batches over them.
+    /// The rows of `embed` for one parent row, already read in full by
+    /// the embed's own prepared statement; its embeds run as batches over
+    /// them.
     ///
-    /// Without a connection (on the pipeline loop), `attachment` must have
-    /// no attachments of its own.
+    /// Without a connection (on a batcher's loop), `embed` must have no
+    /// embeds of its own.
     init(
-        _ attachment: Attachment, rowsOfOneParent result: QueryResult, layout: ColumnLayout, arguments: SQLArguments,
+        _ embed: Query.Embed, rowsOfOneParent result: QueryResult, layout: ColumnLayout, arguments: SQLArguments,
         connection: Connection?
     ) throws {
         self.result = result
         self.starts = []
         self.order = []
-        self.template = layout.objectTemplate(attachmentKeys: attachment.attachments.map(\.key))
-        guard !attachment.attachments.isEmpty else {
+        self.template = layout.objectTemplate(embedKeys: embed.query.embeds.map(\.key))
+        guard !embed.query.embeds.isEmpty else {
             self.children = []
             return
         }
         guard let connection else {
-            throw DatabaseError(code: .internalError, message: "nested attachments need a connection of their own")
+            throw DatabaseError(code: .internalError, message: "nested embeds need a connection of their own")
         }
         self.children = try Self.blocks(
-            attachment.attachments, parents: result, parentLayout: layout, firstColumn: 0, arguments: arguments,
+            embed.query.embeds, parents: result, parentLayout: layout, firstColumn: 0, arguments: arguments,
             connection: connection)
     }
 
     /// Writes the JSON array of the rows that belong to parent `parent`.
-    func writeArray<Output: JSONOutput>(forParent parent: Int32, options: JSONRenderingOptions, to output: inout Output) {
+    func write<Output: JSONOutput>(forParent parent: Int32, options: JSONRenderingOptions, to output: inout Output) {
         output.append(UInt8(ascii: "["))
         defer { output.append(UInt8(ascii: "]")) }
         guard let result else { return }
@@ -332,7 +286,7 @@ final class ChildBlock {
             if index != rows.lowerBound { output.append(UInt8(ascii: ",")) }
             let row = order.isEmpty ? index : order[Int(index)]
             template.write(row: row, of: result, options: options, to: &output) { index, output in
-                children[index].writeArray(forParent: row, options: options, to: &output)
+                children[index].write(forParent: row, options: options, to: &output)
             }
         }
     }

@@ -3,7 +3,9 @@ import Foundation
 @testable import PostgreSQLWebService
 import Testing
 
-@Suite struct ResultSetAdapterTests {
+/// A query's rows as a response body writes them (`RowStream`), run as
+/// `QueryRunner` runs them on a worker.
+@Suite struct QueryRowsTests {
     /// One row with a value of many types, compared to PostgreSQL's own `to_json`.
     @Test func mixedTypeRowMatchesToJSON() throws {
         let select = """
@@ -15,7 +17,7 @@ import Testing
                    ARRAY[['a', 'b'], ['c', NULL]] AS matrix, NULL::text AS nothing
             """
         let pool = TestDatabase.pool(size: 1)
-        let body = try TestDatabase.body(of: ResultSetAdapter(pool, sql: select))
+        let body = try TestDatabase.body(of: Query.list(select), on: pool)
         let expected = try pool.withConnection { connection in
             try connection.fetchOne(String.self, "SELECT json_agg(r)::text FROM (\(select)) r")
         }
@@ -24,32 +26,29 @@ import Testing
 
     @Test func specialFloatsAndTimestamptz() throws {
         let pool = TestDatabase.pool(size: 1)
-        let adapter = ResultSetAdapter(
-            pool,
-            sql: """
-                SELECT 'NaN'::float8 AS nan, '-Infinity'::float8 AS negative,
-                       TIMESTAMPTZ '2024-01-02 03:04:05+00' AS "at", E'\\\\x0102ff'::bytea AS raw
-                """)
-        let body = try TestDatabase.body(of: adapter)
+        let query = Query.list(
+            """
+            SELECT 'NaN'::float8 AS nan, '-Infinity'::float8 AS negative,
+                   TIMESTAMPTZ '2024-01-02 03:04:05+00' AS "at", E'\\\\x0102ff'::bytea AS raw
+            """)
+        let body = try TestDatabase.body(of: query, on: pool)
         #expect(body.hasPrefix(#"[{"nan":null,"negative":null,"at":"2024-01-02T"#))
         #expect(body.hasSuffix(#""raw":"AQL/"}]"#))
     }
 
     @Test func emptyResultIsAnEmptyArray() throws {
-        let body = try TestDatabase.body(
-            of: ResultSetAdapter(TestDatabase.pool(size: 1), sql: "SELECT 1 AS one WHERE false"))
+        let body = try TestDatabase.body(of: Query.list("SELECT 1 AS one WHERE false"), on: TestDatabase.pool(size: 1))
         #expect(body == "[]")
     }
 
     @Test func dottedLabelsMakeNestedObjectsAndAliasesKeepTheirCase() throws {
-        let adapter = ResultSetAdapter(
-            TestDatabase.pool(size: 1),
-            sql: """
-                SELECT 10001 AS employeeNumber, 'Georgi' AS "name.first", 'Facello' AS "name.last",
-                       'M' AS "details.gender", DATE '1953-09-02' AS "details.birth.date"
-                FROM generate_series(1, 2)
-                """)
-        let body = try TestDatabase.body(of: adapter)
+        let query = Query.list(
+            """
+            SELECT 10001 AS employeeNumber, 'Georgi' AS "name.first", 'Facello' AS "name.last",
+                   'M' AS "details.gender", DATE '1953-09-02' AS "details.birth.date"
+            FROM generate_series(1, 2)
+            """)
+        let body = try TestDatabase.body(of: query, on: TestDatabase.pool(size: 1))
         let row =
             #"{"employeeNumber":10001,"name":{"first":"Georgi","last":"Facello"},"details":{"gender":"M","birth":{"date":"1953-09-02"}}}"#
         #expect(body == "[\(row),\(row)]")
@@ -57,20 +56,18 @@ import Testing
 
     @Test func objectShapeWritesFirstRowOrReportsNone() throws {
         let pool = TestDatabase.pool(size: 1)
-        let found = ResultSetAdapter(pool, sql: "SELECT :id::int AS id", arguments: ["id": 7], shape: .object)
-        #expect(try found.start())
+        let found = try TestDatabase.rows(of: Query.object("SELECT :id::int AS id", ["id": 7], notFound: "none"), on: pool)
+        #expect(found.hasRows)
         #expect(try TestDatabase.body(of: found) == #"{"id":7}"#)
-        let missing = ResultSetAdapter(pool, sql: "SELECT 1 AS id WHERE false", shape: .object)
-        #expect(try missing.start() == false)
+        let missing = try TestDatabase.rows(of: Query.object("SELECT 1 AS id WHERE false", notFound: "none"), on: pool)
+        #expect(!missing.hasRows)
         missing.close()
         #expect(pool.openConnectionCount == 1)
     }
 
     @Test func errorsSurfaceInStartBeforeAnyOutput() throws {
-        let adapter = ResultSetAdapter(TestDatabase.pool(size: 1), sql: "SELECT :n::int AS n", arguments: ["n": "x"])
-        defer { adapter.close() }
         #expect {
-            try adapter.start()
+            try TestDatabase.rows(of: Query.list("SELECT :n::int AS n", ["n": "x"]), on: TestDatabase.pool(size: 1))
         } throws: { error in
             (error as? DatabaseError)?.code == .invalidTextRepresentation
         }
@@ -86,20 +83,16 @@ import Testing
             ("SELECT 1 / (n - 2) AS n FROM generate_series(1, 3) n", [:], .divisionByZero),  // fails the FETCH
         ]
         for failure in failures {
-            let adapter = ResultSetAdapter(pool, sql: failure.sql, arguments: failure.arguments)
-            adapter.attach("next", "SELECT :n::int + 1 AS next")
+            let query = Query.list(failure.sql, failure.arguments).attaching("next", "SELECT :n::int + 1 AS next")
             #expect {
-                try adapter.start()
+                try TestDatabase.rows(of: query, on: pool)
             } throws: { error in
                 (error as? DatabaseError)?.code == failure.code
             }
-            adapter.close()
             try Self.expectIdleConnection(in: pool)
         }
-        let adapter = ResultSetAdapter(pool, sql: "SELECT 1 AS n", shape: .object)
-        adapter.attach("next", "SELECT :n::int + 1 AS next")
-        #expect(try adapter.start())
-        #expect(try TestDatabase.body(of: adapter) == #"{"n":1,"next":[{"next":2}]}"#)
+        let object = Query.object("SELECT 1 AS n", notFound: "none").attaching("next", "SELECT :n::int + 1 AS next")
+        #expect(try TestDatabase.body(of: object, on: pool) == #"{"n":1,"next":[{"next":2}]}"#)
     }
 
     // MARK: - Attachments
@@ -121,25 +114,22 @@ import Testing
     @Test func nestedAttachmentsTwoLevelsDeepMatchJSONAgg() throws {
         try TestDatabase.withScratchSchema(Self.schema) { schema in
             let pool = TestDatabase.pool(size: 2)
-            let adapter = ResultSetAdapter(
-                pool,
-                sql: "SELECT dept_no AS departmentNumber, dept_name AS name FROM \(schema).departments ORDER BY dept_no",
-                arguments: ["minimum": 1500])  // :minimum is not a parent column: bound from here
-            adapter.blockSize = 2
-            let employees = adapter.attach(
-                "employees",
+            let employees = Query.list(
                 """
                 SELECT emp_no AS employeeNumber, first_name AS "name.first" FROM \(schema).employees
                 WHERE dept_no = :departmentNumber ORDER BY emp_no DESC
-                """)
-            employees.attach(
-                "titles",
-                "SELECT title, from_date AS fromDate FROM \(schema).titles WHERE emp_no = :employeeNumber ORDER BY title")
-            employees.attach(
-                "salaries",
-                "SELECT salary FROM \(schema).salaries WHERE emp_no = :employeeNumber AND salary > :minimum ORDER BY salary")
-            adapter.attach("size", "SELECT count(*) AS employees FROM \(schema).employees WHERE dept_no = :departmentNumber")
-            let body = try TestDatabase.body(of: adapter)
+                """
+            )
+            .attaching("titles", "SELECT title, from_date AS fromDate FROM \(schema).titles WHERE emp_no = :employeeNumber ORDER BY title")
+            .attaching(
+                "salaries", "SELECT salary FROM \(schema).salaries WHERE emp_no = :employeeNumber AND salary > :minimum ORDER BY salary")
+            let query = Query.list(
+                "SELECT dept_no AS departmentNumber, dept_name AS name FROM \(schema).departments ORDER BY dept_no",
+                ["minimum": 1500]  // :minimum is not a parent column: bound from here
+            )
+            .attaching("employees", employees)
+            .attaching("size", "SELECT count(*) AS employees FROM \(schema).employees WHERE dept_no = :departmentNumber")
+            let body = try TestDatabase.body(of: query, on: pool, blockSize: 2)
 
             let expected = try pool.withConnection { connection in
                 try connection.fetchOne(
@@ -164,7 +154,7 @@ import Testing
         }
     }
 
-    /// An object with attachments (its children read in one pipeline right
+    /// An object with embeds (its children read in one pipeline right
     /// after the row), run again and again on one connection, keeps every
     /// child row: libpq carries the previous query's single-row mode into the
     /// first query of a pipeline, whose rows must still come back whole.
@@ -188,19 +178,19 @@ import Testing
                     """, ["below": 40])
             }
             for _ in 1...3 {
-                let adapter = ResultSetAdapter(
-                    pool, sql: "SELECT dept_no AS departmentNumber FROM \(schema).departments WHERE dept_no = :number",
-                    arguments: ["number": "d1", "below": 40], shape: .object)
-                let employees = adapter.attach(
-                    "employees",
+                let employees = Query.list(
                     """
                     SELECT emp_no AS employeeNumber FROM \(schema).employees
                     WHERE dept_no = :departmentNumber AND emp_no < :below ORDER BY emp_no
-                    """)
-                employees.attach("titles", "SELECT title FROM \(schema).titles WHERE emp_no = :employeeNumber ORDER BY title")
-                adapter.attach("salaries", "SELECT salary FROM \(schema).salaries WHERE emp_no = 4 ORDER BY salary")
-                #expect(try adapter.start())
-                let body = try TestDatabase.body(of: adapter)
+                    """
+                ).attaching("titles", "SELECT title FROM \(schema).titles WHERE emp_no = :employeeNumber ORDER BY title")
+                let query = Query.object(
+                    "SELECT dept_no AS departmentNumber FROM \(schema).departments WHERE dept_no = :number",
+                    ["number": "d1", "below": 40], notFound: "none"
+                )
+                .attaching("employees", employees)
+                .attaching("salaries", "SELECT salary FROM \(schema).salaries WHERE emp_no = 4 ORDER BY salary")
+                let body = try TestDatabase.body(of: query, on: pool)
                 #expect(try TestDatabase.json(body) == TestDatabase.json(try #require(expected)))
                 // A plain query streamed in between, as other requests would on a pooled connection.
                 let count = try pool.withConnection { connection in
@@ -219,12 +209,10 @@ import Testing
     ])
     func objectAttachmentsBoundFromArgumentsMatchTheRow(guess: SQLValue, _: String) throws {
         let pool = TestDatabase.pool(size: 1)
-        let adapter = ResultSetAdapter(
-            pool, sql: "SELECT n AS id FROM generate_series(1, 3) n WHERE n = :wanted",
-            arguments: ["wanted": 2, "id": guess], shape: .object)
-        adapter.attach("tenfold", "SELECT :id::int * 10 AS tenfold")
-        #expect(try adapter.start())
-        #expect(try TestDatabase.body(of: adapter) == #"{"id":2,"tenfold":[{"tenfold":20}]}"#)
+        let query = Query.object(
+            "SELECT n AS id FROM generate_series(1, 3) n WHERE n = :wanted", ["wanted": 2, "id": guess], notFound: "none"
+        ).attaching("tenfold", "SELECT :id::int * 10 AS tenfold")
+        #expect(try TestDatabase.body(of: query, on: pool) == #"{"id":2,"tenfold":[{"tenfold":20}]}"#)
         #expect(try pool.withConnection { try $0.fetchOne(Int.self, "SELECT 42 AS value") } == 42)
     }
 
@@ -232,19 +220,17 @@ import Testing
     /// and the connection is clean afterwards; no row is no object.
     @Test func objectAttachmentsBoundFromArgumentsFirstRowOrNone() throws {
         let pool = TestDatabase.pool(size: 1)
-        let many = ResultSetAdapter(
-            pool, sql: "SELECT n AS id FROM generate_series(1, 200000) n", arguments: ["id": 1], shape: .object)
-        many.attach("tenfold", "SELECT :id::int * 10 AS tenfold")
-        #expect(try many.start())
-        #expect(try TestDatabase.body(of: many) == #"{"id":1,"tenfold":[{"tenfold":10}]}"#)
-        let none = ResultSetAdapter(pool, sql: "SELECT 1 AS id WHERE false", arguments: ["id": 1], shape: .object)
-        none.attach("tenfold", "SELECT :id::int * 10 AS tenfold")
-        #expect(try !none.start())
+        func object(_ sql: String) -> Query {
+            Query.object(sql, ["id": 1], notFound: "none").attaching("tenfold", "SELECT :id::int * 10 AS tenfold")
+        }
+        let many = object("SELECT n AS id FROM generate_series(1, 200000) n")
+        #expect(try TestDatabase.body(of: many, on: pool) == #"{"id":1,"tenfold":[{"tenfold":10}]}"#)
+        let none = try TestDatabase.rows(of: object("SELECT 1 AS id WHERE false"), on: pool)
+        #expect(!none.hasRows)
         none.close()
-        let failing = ResultSetAdapter(pool, sql: "SELECT 1 / 0 AS id", arguments: ["id": 1], shape: .object)
-        failing.attach("tenfold", "SELECT :id::int * 10 AS tenfold")
-        #expect { try failing.start() } throws: { ($0 as? DatabaseError)?.code == .divisionByZero }
-        failing.close()
+        #expect { try TestDatabase.rows(of: object("SELECT 1 / 0 AS id"), on: pool) } throws: {
+            ($0 as? DatabaseError)?.code == .divisionByZero
+        }
         let (value, inTransaction) = try pool.withConnection { connection in
             (try connection.fetchOne(Int.self, "SELECT 42 AS value"), connection.isInTransaction)
         }
@@ -257,10 +243,9 @@ import Testing
     @Test func attachmentsDoNotRunPerRow() throws {
         try TestDatabase.withScratchSchema(Self.schema) { schema in
             let pool = TestDatabase.pool(size: 1)
-            let adapter = ResultSetAdapter(pool, sql: "SELECT emp_no AS employeeNumber FROM \(schema).employees ORDER BY emp_no")
-            adapter.blockSize = 100
-            adapter.attach("titles", "SELECT title FROM \(schema).titles WHERE emp_no = :employeeNumber")
-            let body = try TestDatabase.body(of: adapter)
+            let query = Query.list("SELECT emp_no AS employeeNumber FROM \(schema).employees ORDER BY emp_no")
+                .attaching("titles", "SELECT title FROM \(schema).titles WHERE emp_no = :employeeNumber")
+            let body = try TestDatabase.body(of: query, on: pool, blockSize: 100)
             #expect(try (TestDatabase.json(body) as! NSArray).count == 700)
             // The pool's only connection ran the batched child statement once per block of 100.
             let executions = try pool.withConnection { connection in
@@ -276,11 +261,9 @@ import Testing
     }
 
     @Test func missingParentColumnIsAnErrorNamingIt() throws {
-        let adapter = ResultSetAdapter(TestDatabase.pool(size: 1), sql: "SELECT 1 AS id")
-        adapter.attach("children", "SELECT :parentId::int AS x")
-        defer { adapter.close() }
+        let query = Query.list("SELECT 1 AS id").attaching("children", "SELECT :parentId::int AS x")
         #expect(throws: ParameterError(.missing, name: "parentId")) {
-            try adapter.start()
+            try TestDatabase.rows(of: query, on: TestDatabase.pool(size: 1))
         }
     }
 
@@ -289,8 +272,8 @@ import Testing
     /// A million rows go through write(into:) without the process growing.
     @Test func millionRowStreamKeepsMemoryFlat() throws {
         let pool = TestDatabase.pool(size: 1)
-        let adapter = ResultSetAdapter(
-            pool, sql: "SELECT generate_series(1, 1000000) AS id, 'employee number ' || 42 AS label, now() AS at")
+        let adapter = try TestDatabase.rows(
+            of: Query.list("SELECT generate_series(1, 1000000) AS id, 'employee number ' || 42 AS label, now() AS at"), on: pool)
         defer { adapter.close() }
         var output: [UInt8] = []
         var total = 0
@@ -317,16 +300,16 @@ import Testing
     /// they came.
     @Test func attachedRowsOutOfParentOrderAreGroupedByParent() throws {
         try TestDatabase.pool(size: 1).withConnection { connection in
-            let attachment = Attachment(key: "values", sql: "SELECT :v::text AS v")
+            let embed = Query.Embed(key: "values", query: Query.list("SELECT :v::text AS v"))
             let result = try connection.runSimple(
                 """
                 SELECT ordinal, v FROM (VALUES (1, 2, 'b1'), (2, 1, 'a1'), (3, 2, 'b2'), (4, 4, 'd1'), (5, 1, 'a2'))
                 AS t(position, ordinal, v) ORDER BY position
                 """)
-            let block = try ChildBlock(attachment, parentCount: 4, result: result, arguments: [:], connection: connection)
+            let block = try ChildBlock(embed, parentCount: 4, result: result, arguments: [:], connection: connection)
             let arrays = (0..<4).map { parent in
                 var output: [UInt8] = []
-                block.writeArray(forParent: Int32(parent), options: JSONRenderingOptions(), to: &output)
+                block.write(forParent: Int32(parent), options: JSONRenderingOptions(), to: &output)
                 return String(decoding: output, as: UTF8.self)
             }
             #expect(arrays == [#"[{"v":"a1"},{"v":"a2"}]"#, #"[{"v":"b1"},{"v":"b2"}]"#, "[]", #"[{"v":"d1"}]"#])
@@ -338,9 +321,9 @@ import Testing
     /// and leaves the connection idle.
     @Test func anAttachmentFailingInALaterBlockEndsTheStream() throws {
         let pool = TestDatabase.pool(size: 1)
-        let adapter = ResultSetAdapter(pool, sql: "SELECT n FROM generate_series(1, 1000) n ORDER BY n")
-        adapter.blockSize = 100
-        adapter.attach("inverse", "SELECT 1.0 / (:n - 650) AS inverse")
+        let query = Query.list("SELECT n FROM generate_series(1, 1000) n ORDER BY n")
+            .attaching("inverse", "SELECT 1.0 / (:n - 650) AS inverse")
+        let adapter = try TestDatabase.rows(of: query, on: pool, blockSize: 100)
         var output: [UInt8] = []
         #expect {
             while try adapter.write(into: &output) {}
@@ -368,8 +351,9 @@ import Testing
     @Test func closingEarlyCancelsAndReturnsACleanConnection() throws {
         let pool = TestDatabase.pool(size: 1)
         for attached in [false, true] {
-            let adapter = ResultSetAdapter(pool, sql: "SELECT generate_series(1, 100000000) AS id")
-            if attached { adapter.attach("one", "SELECT :id::int + 1 AS next") }
+            var query = Query.list("SELECT generate_series(1, 100000000) AS id")
+            if attached { query = query.attaching("one", "SELECT :id::int + 1 AS next") }
+            let adapter = try TestDatabase.rows(of: query, on: pool)
             var output: [UInt8] = []
             #expect(try adapter.write(into: &output))
             #expect(output.count < 100_000)

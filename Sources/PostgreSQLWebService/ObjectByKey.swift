@@ -1,66 +1,65 @@
 import JSONStreaming
 import PostgreSQL
 
-/// The first row of a query and the rows of its attachments, for an
-/// object adapter (``ResultSetAdapter/Shape/object``): prepared statements,
-/// no cursor or transaction of their own, one round of statements or two.
+/// The first row of an object ``Query`` and the rows of its embeds:
+/// prepared statements, no cursor or transaction of their own, one round
+/// of statements or two.
 ///
-/// When the arguments hold a value for every parameter of the attachments
-/// (as `GET /employees/{n}` binds `:employeeNumber` from its path), the
-/// first round is the row and all the attachments, bound from the
-/// arguments. Those guesses are kept if the row's columns of the same names
-/// hold the same values, which is what binding from the row would have
-/// given; otherwise a second round runs the attachments again, bound from
-/// the row. Without such values: the row, then the attachments, two rounds.
-/// Each statement sees what was committed when it started.
+/// When the arguments hold a value for every parameter of the embeds (as
+/// `GET /employees/{n}` binds `:employeeNumber` from its path), the first
+/// round is the row and all the embeds, bound from the arguments. Those
+/// guesses are kept if the row's columns of the same names hold the same
+/// values, which is what binding from the row would have given; otherwise
+/// a second round runs the embeds again, bound from the row. Without such
+/// values: the row, then the embeds, two rounds. Each round is one
+/// implicit transaction, with the request's ``Access``.
 ///
 /// A driver sends the rounds; that is all that differs between a blocking
-/// connection (`FirstRowWithAttachments`) and the pipeline loop
-/// (`PipelinedObject`). It asks ``nextRound(_:)`` for the statements, with
-/// its connection's statement for each SQL text, sends them in one
-/// pipeline, and hands the results to ``receive(_:connection:)``, until
-/// that returns something other than ``Outcome/secondRound``.
-struct ObjectWithAttachments {
+/// connection (`FirstRowWithEmbeds`) and an event loop's batcher
+/// (`QueryRunner`'s object by key). It asks ``nextRound(_:)`` for the
+/// statements, with its connection's statement for each SQL text, sends
+/// them in one pipeline, and hands the results to
+/// ``receive(_:connection:)``, until that returns something other than
+/// ``Outcome/secondRound``.
+struct ObjectByKey {
     /// What a round's results come to.
     enum Outcome {
         /// The query has no row: no object.
         case noRow
-        /// The guesses failed: the attachments run again, bound from the row.
+        /// The guesses failed: the embeds run again, bound from the row.
         case secondRound
-        /// The row and its attachments' rows.
+        /// The row and its embeds' rows.
         case object(Rows)
     }
 
-    /// The row and the rows attached to it, ready to be written.
+    /// The row and the rows embedded in it, ready to be written.
     struct Rows {
         let row: Row
         let template: ObjectTemplate
         let children: [ChildBlock]
 
-        /// Writes the row as a JSON object, with its attachments' arrays.
+        /// Writes the row as a JSON object, with its embeds.
         func write<Output: JSONOutput>(options: JSONRenderingOptions, to output: inout Output) {
             template.write(row, options: options, to: &output) { index, output in
-                children[index].writeArray(forParent: 0, options: options, to: &output)
+                children[index].write(forParent: 0, options: options, to: &output)
             }
         }
     }
 
-    private let sql: String
-    private let arguments: SQLArguments
-    private let attachments: [Attachment]
+    private let query: Query
 
     /// The statements of the last round's connection, for the layouts of the results.
     private var rowStatement: PreparedStatement?
     private var childStatements: [PreparedStatement] = []
-    /// The last round's statements; in the first, the attachments' values are the guesses.
+    /// The last round's statements; in the first, the embeds' values are the guesses.
     private var pipeline: [PipelinedStatement] = []
     /// The row, when the first round found it and its guesses failed.
     private var row: Row?
 
-    init(sql: String, arguments: SQLArguments, attachments: [Attachment]) {
-        self.sql = sql
-        self.arguments = arguments
-        self.attachments = attachments
+    /// The rounds of `query`. Embeds with embeds of their own need a
+    /// connection to run them (``receive(_:connection:)``).
+    init(_ query: Query) {
+        self.query = query
     }
 
     // MARK: - Rounds
@@ -69,32 +68,35 @@ struct ObjectWithAttachments {
     /// driver's connection's statement for `sql`. The row's asks for its
     /// first row only (`firstRowOnly`).
     mutating func nextRound(_ statement: (String) throws -> PreparedStatement) throws -> [PipelinedStatement] {
+        let embeds = query.embeds
         pipeline.removeAll(keepingCapacity: true)
-        pipeline.reserveCapacity(1 + attachments.count)
+        pipeline.reserveCapacity(1 + embeds.count)
         childStatements.removeAll(keepingCapacity: true)
-        childStatements.reserveCapacity(attachments.count)
+        childStatements.reserveCapacity(embeds.count)
         if let row {
-            try bindFromRow(row, statement)
+            try bindFromRow(row, embeds, statement)
         } else {
-            try bindFromArguments(statement)
+            try bindFromArguments(embeds, statement)
         }
         return pipeline
     }
 
-    /// The row, and the attachments bound from the arguments when all of them can be.
-    private mutating func bindFromArguments(_ statement: (String) throws -> PreparedStatement) throws {
-        let rowStatement = try statement(sql)
+    /// The row, and the embeds bound from the arguments when all of them can be.
+    private mutating func bindFromArguments(_ embeds: [Query.Embed], _ statement: (String) throws -> PreparedStatement) throws {
+        let rowStatement = try statement(query.sql)
         self.rowStatement = rowStatement
-        for attachment in attachments { try childStatements.append(statement(attachment.sql)) }
+        for embed in embeds { try childStatements.append(statement(embed.query.sql)) }
+        let arguments = query.arguments
         let values = try rowStatement.parameters.textValues { arguments[value: $0] }
         pipeline.append(PipelinedStatement(rowStatement, values: values, firstRowOnly: true))
-        for child in childStatements {
+        for (child, embed) in zip(childStatements, embeds) {
             // The same names as the row's (all `:employeeNumber`, say): the same values, no look-ups.
-            if child.parameters.names == rowStatement.parameters.names {
+            if child.parameters.names == rowStatement.parameters.names, embed.query.arguments.count == 0 {
                 pipeline.append(PipelinedStatement(child, values: values))
                 continue
             }
-            guard let values = try? child.parameters.textValues({ arguments[value: $0] }) else {
+            let own = embed.query.arguments
+            guard let values = try? child.parameters.textValues({ own[value: $0] ?? arguments[value: $0] }) else {
                 pipeline.removeSubrange(1...)
                 return
             }
@@ -102,14 +104,16 @@ struct ObjectWithAttachments {
         }
     }
 
-    /// The attachments bound from the row's columns, else from the arguments.
-    private mutating func bindFromRow(_ row: Row, _ statement: (String) throws -> PreparedStatement) throws {
-        for attachment in attachments { try childStatements.append(statement(attachment.sql)) }
+    /// The embeds bound from the row's columns, else from the arguments.
+    private mutating func bindFromRow(_ row: Row, _ embeds: [Query.Embed], _ statement: (String) throws -> PreparedStatement) throws {
+        for embed in embeds { try childStatements.append(statement(embed.query.sql)) }
         let layout = row.layout
-        for child in childStatements {
+        let arguments = query.arguments
+        for (child, embed) in zip(childStatements, embeds) {
+            let own = embed.query.arguments
             let values = try child.parameters.textValues { name in
                 if let column = layout.index(of: name) { return row[column].map(SQLValue.text) ?? .null }
-                return arguments[value: name]
+                return own[value: name] ?? arguments[value: name]
             }
             pipeline.append(PipelinedStatement(child, values: values))
         }
@@ -117,8 +121,8 @@ struct ObjectWithAttachments {
 
     /// Takes the results of the round just sent: `result(i)` is the result
     /// of its statement `i`, or throws that statement's failure (checked the
-    /// driver's way). `connection` runs the attachments' own attachments;
-    /// without one, attachments must have none.
+    /// driver's way). `connection` runs the embeds' own embeds; without
+    /// one, embeds must have none.
     mutating func receive(_ result: (Int) throws -> QueryResult, connection: Connection?) throws -> Outcome {
         if let row {
             return .object(try rows(row, result, connection: connection))
@@ -126,15 +130,15 @@ struct ObjectWithAttachments {
         let first = try result(0)
         guard first.rowCount > 0, let rowStatement else { return .noRow }
         let row = Row(result: first, index: 0, layout: rowStatement.layout(of: first))
-        if pipeline.count == 1 + attachments.count, guessesHold(for: row, rowStatement) {
-            // The guesses hold: their failures are the attachments' own.
+        if pipeline.count == 1 + query.embeds.count, guessesHold(for: row, rowStatement) {
+            // The guesses hold: their failures are the embeds' own.
             return .object(try rows(row, { try result($0 + 1) }, connection: connection))
         }
         self.row = row
         return .secondRound
     }
 
-    /// Whether binding the attachments from `row` gives the first round's values.
+    /// Whether binding the embeds from `row` gives the first round's values.
     private func guessesHold(for row: Row, _ rowStatement: PreparedStatement) -> Bool {
         // Names already found to agree (with the same values) need no second look.
         var agreeingNames: [String]?
@@ -161,19 +165,20 @@ struct ObjectWithAttachments {
         return true
     }
 
-    /// The row with its attachments' rows; `result(i)` is attachment `i`'s.
+    /// The row with its embeds' rows; `result(i)` is embed `i`'s.
     private func rows(_ row: Row, _ result: (Int) throws -> QueryResult, connection: Connection?) throws -> Rows {
-        // Every failure first: building a child runs its own attachments' statements.
-        for index in attachments.indices { _ = try result(index) }
+        let embeds = query.embeds
+        // Every failure first: building a child runs its own embeds' statements.
+        for index in embeds.indices { _ = try result(index) }
         var children: [ChildBlock] = []
-        children.reserveCapacity(attachments.count)
-        for index in attachments.indices {
+        children.reserveCapacity(embeds.count)
+        for index in embeds.indices {
             let result = try result(index)
             try children.append(
                 ChildBlock(
-                    attachments[index], rowsOfOneParent: result, layout: childStatements[index].layout(of: result),
-                    arguments: arguments, connection: connection))
+                    embeds[index], rowsOfOneParent: result, layout: childStatements[index].layout(of: result),
+                    arguments: query.arguments, connection: connection))
         }
-        return Rows(row: row, template: row.layout.objectTemplate(attachments: attachments), children: children)
+        return Rows(row: row, template: row.layout.objectTemplate(embeds: embeds), children: children)
     }
 }

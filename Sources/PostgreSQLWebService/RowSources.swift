@@ -1,9 +1,9 @@
 import JSONStreaming
 import PostgreSQL
 import Synchronization
-/// Where a ``ResultSetAdapter`` gets its rows, one JSON object at a time.
+/// Where a ``RowStream`` gets its rows, one JSON object at a time.
 ///
-/// Rows are written to the adapter's ``ByteWriter``, which the adapter
+/// Rows are written to the stream's ``ByteWriter``, which the stream
 /// appends to the response's array once per block: a row's dozen appends
 /// to the array itself would each check it and copy through the collection
 /// machinery.
@@ -33,15 +33,15 @@ extension RowSource {
 
 // MARK: - Single-row mode
 
-/// Rows of a query without attachments, streamed (``RowCursor``).
+/// Rows of a query without embeds, streamed (``RowCursor``).
 final class StreamingRows: RowSource {
     private let cursor: RowCursor
     private var pending: Row?
     /// The rows' template, looked up once: every row has the same columns.
     private var template: ObjectTemplate?
 
-    init(connection: Connection, sql: String, arguments: SQLArguments) throws {
-        cursor = try connection.query(sql, arguments)
+    init(connection: Connection, sql: String, arguments: SQLArguments, access: Access) throws {
+        cursor = try connection.query(sql, arguments, access: access)
     }
 
     func hasNext() throws -> Bool {
@@ -70,7 +70,7 @@ final class StreamingRows: RowSource {
 
     /// ``writeRows(options:afterRow:limit:to:)`` as JSON objects or as CSV lines.
     func writeRows(
-        as format: ResultSetAdapter.Format, options: JSONRenderingOptions, afterRow: inout Bool, limit: Int,
+        as format: RowStream.Format, options: JSONRenderingOptions, afterRow: inout Bool, limit: Int,
         to writer: ByteWriter
     ) throws -> Bool {
         guard try hasNext(), let layout = pending?.layout else { return false }
@@ -86,7 +86,7 @@ final class StreamingRows: RowSource {
                 switch format {
                 case .csv:
                     CSVWriter.appendRow(row, to: &output)
-                case .json:
+                case .json, .firstRow:
                     if afterRow { output.append(UInt8(ascii: ",")) }
                     template.write(row, options: options, to: &output) { _, _ in }
                 }
@@ -108,18 +108,18 @@ final class StreamingRows: RowSource {
     }
 }
 
-// MARK: - One row with its attachments
+// MARK: - One row with its embeds
 
-/// The first row of a query with attachments, for
-/// ``ResultSetAdapter/Shape/object``: ``ObjectWithAttachments`` run on a
-/// connection, each round one pipeline (run the adapter on a connection in
-/// a repeatable read transaction for one snapshot). Nested attachments run
-/// as batches. Rows after the first are dropped as they arrive.
-final class FirstRowWithAttachments: RowSource {
-    private var rows: ObjectWithAttachments.Rows?
+/// The first row of an object query whose embeds have embeds of their
+/// own: ``ObjectByKey`` run on a held connection, each round one
+/// pipeline, in a transaction with the request's access. Nested embeds
+/// run as batches.
+final class FirstRowWithEmbeds: RowSource {
+    private var rows: ObjectByKey.Rows?
 
-    init(connection: Connection, sql: String, arguments: SQLArguments, attachments: [Attachment]) throws {
-        var object = ObjectWithAttachments(sql: sql, arguments: arguments, attachments: attachments)
+    init(connection: Connection, query: Query, access: Access) throws {
+        if access != .unrestricted, !connection.isInTransaction { try connection.begin(access) }
+        var object = ObjectByKey(query)
         while true {
             var statements = try object.nextRound { try connection.preparedStatement(for: $0) }
             if statements.contains(where: { $0.prepared?.isPrepared == false }) {
@@ -162,14 +162,17 @@ final class FirstRowWithAttachments: RowSource {
 
 // MARK: - Blocks from a server-side cursor
 
-/// Rows of a query with attachments: the query is a server-side cursor read
-/// in blocks; each attachment runs once per block.
+/// Rows of a list with embeds: the list is a server-side cursor read in
+/// blocks; each embed runs once per block. The cursor lives in a
+/// read-only, repeatable read transaction of its own (one snapshot for
+/// parents and children), as the request's role, or in the caller's
+/// transaction when the connection is already in one.
 final class BlockRows: RowSource {
     private let connection: Connection
     private let cursorName: String
     private let ownsTransaction: Bool
     private let arguments: SQLArguments
-    private let attachments: [Attachment]
+    private let embeds: [Query.Embed]
     private let fixedBlockSize: Int?
     private let labelSpelling: [String: String]
     /// The rows the last `FETCH` asked for: fewer came, the cursor is done.
@@ -208,22 +211,24 @@ final class BlockRows: RowSource {
     private var isExhausted = false
     private var isClosed = false
 
-    init(connection: Connection, sql: String, arguments: SQLArguments, attachments: [Attachment], blockSize: Int?) throws {
-        let parameters = Parameters.parse(sql)
-        // The arguments may also hold values for the attachments' parameters.
+    init(connection: Connection, sql: String, arguments: SQLArguments, embeds: [Query.Embed], access: Access, blockSize: Int?) throws {
+        let shape = StatementShape.of(sql)
+        let parameters = shape.parameters
+        // The arguments may also hold values for the embeds' parameters.
         let values = try parameters.bind { arguments[value: $0] }.map { $0.text }
         self.connection = connection
         self.arguments = arguments
-        self.attachments = attachments
+        self.embeds = embeds
         self.fixedBlockSize = blockSize.map { max(1, $0) }
-        self.labelSpelling = SQLTokens.aliases(in: parameters.sql)
+        self.labelSpelling = shape.labelSpelling
         connection.cursorCount += 1
         cursorName = "rows\(connection.cursorCount)"
         ownsTransaction = !connection.isInTransaction
-        // BEGIN, DECLARE and the first FETCH in one round trip, not three.
+        // BEGIN (and the role), DECLARE and the first FETCH in one round trip.
         var statements: [PipelinedStatement] = []
         if ownsTransaction {
             statements.append(PipelinedStatement(sql: "BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY"))
+            if let role = access.role { statements.append(PipelinedStatement(sql: Connection.setLocalRoleSQL, values: [role])) }
         }
         statements.append(PipelinedStatement(sql: "DECLARE \(cursorName) NO SCROLL CURSOR FOR \(parameters.sql)", values: values))
         Self.openStreams.add(1, ordering: .relaxed)
@@ -231,7 +236,10 @@ final class BlockRows: RowSource {
         requested = self.blockSize
         statements.append(PipelinedStatement(sql: "FETCH \(requested) FROM \(cursorName)"))
         do {
-            firstBlock = try connection.runPipeline(statements).last
+            let results = try connection.sendPipeline(statements)
+            if ownsTransaction, let role = access.role { try RoleError.check(results[1], role: role, on: connection) }
+            for result in results { try connection.check(result) }
+            firstBlock = results.last
         } catch {
             uncount()
             if ownsTransaction { connection.rollBackQuietly() }
@@ -259,18 +267,18 @@ final class BlockRows: RowSource {
         if let ahead {
             self.ahead = nil
             parents = ahead.parents
-            // One result per attachment; none when the block has no parents.
+            // One result per embed; none when the block has no parents.
             let results = try ahead.pending?.results()
-            children = try attachments.indices.map { index in
+            children = try embeds.indices.map { index in
                 try ChildBlock(
-                    attachments[index], parentCount: parents.rowCount, result: results?[index],
+                    embeds[index], parentCount: parents.rowCount, result: results?[index],
                     arguments: arguments, connection: connection)
             }
         } else {
             guard let fetched = try fetchParents() else { return false }
             parents = fetched
             children = try ChildBlock.blocks(
-                attachments, parents: parents, parentLayout: layout!, firstColumn: 0, arguments: arguments,
+                embeds, parents: parents, parentLayout: layout!, firstColumn: 0, arguments: arguments,
                 connection: connection)
         }
         self.block = parents
@@ -301,7 +309,7 @@ final class BlockRows: RowSource {
         }
         if template == nil {
             let columns = block.columns.map { $0.respelled(labelSpelling) }
-            template = ObjectTemplate(columns: columns, attachmentKeys: attachments.map(\.key))
+            template = ObjectTemplate(columns: columns, embedKeys: embeds.map(\.key))
             layout = ColumnLayout(columns)
         }
         if block.rowCount < requested { isExhausted = true }
@@ -316,7 +324,7 @@ final class BlockRows: RowSource {
     private func sendAhead() throws {
         guard let parents = try fetchParents() else { return }
         let statements = try ChildBlock.statements(
-            for: attachments, parents: parents, parentLayout: layout!, firstColumn: 0, arguments: arguments,
+            for: embeds, parents: parents, parentLayout: layout!, firstColumn: 0, arguments: arguments,
             connection: connection)
         ahead = (parents, statements.isEmpty ? nil : try connection.startPipeline(statements))
     }
@@ -327,7 +335,7 @@ final class BlockRows: RowSource {
         position += 1
         var output = writer
         template.write(row: row, of: block, options: options, to: &output) { index, output in
-            children[index].writeArray(forParent: row, options: options, to: &output)
+            children[index].write(forParent: row, options: options, to: &output)
         }
     }
 

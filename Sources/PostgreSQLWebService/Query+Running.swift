@@ -1,0 +1,213 @@
+import EventLoops
+import HTTPServer
+import JSONStreaming
+import PostgreSQL
+import WebService
+
+// MARK: - How a query answers a request
+
+extension Query: RunnableResult {
+    /// The response to `request`: the query with the request's choices
+    /// applied, run as the request's role, read-only for a `GET` or `HEAD`,
+    /// on the pool ``QueryRunner`` chooses (see there for which way).
+    public func response(runner: QueryRunner, request: RoutedRequest) -> HTTPResponse {
+        let query = resolvingChoices()
+        let access = Access(role: request.role, isReadOnly: request.isRead)
+        let pool = runner.pool(for: query, request: request)
+        if case .object(let notFound) = query.shape, query.members.isEmpty, query.embeds.allSatisfy({ $0.query.embeds.isEmpty }) {
+            return HTTPResponse.later { promise in
+                query.objectByKey(runner: runner, request: request, access: access, notFound: notFound, pool: pool, promise: promise)
+            }
+        }
+        return HTTPResponse.blocking {
+            do {
+                return try query.run(runner: runner, request: request, access: access, pool: pool)
+            } catch where runner.readsAgain(after: error, on: pool) {
+                do {
+                    return try query.run(runner: runner, request: request, access: access, pool: runner.pool)
+                } catch {
+                    return request.response(for: error)
+                }
+            } catch {
+                return request.response(for: error)
+            }
+        }
+    }
+
+    /// An object by key on `pool`'s batcher for the request's event loop,
+    /// answered there: the object, the 404 without one, or the problem. A
+    /// read whose replica turns out to be gone runs again on the primary.
+    private func objectByKey(
+        runner: QueryRunner, request: RoutedRequest, access: Access, notFound: @escaping @Sendable () -> HTTPError,
+        pool: ConnectionPool, promise: ResponsePromise
+    ) {
+        object(on: pool, loop: request.request.eventLoop, access: access, options: runner.options) { outcome in
+            switch outcome {
+            case .success(let object?):
+                promise.succeed(request.validated(HTTPResponse(json: object)))
+            case .success(nil):
+                promise.succeed(notFound().response)
+            case .failure(let error) where runner.readsAgain(after: error, on: pool):
+                objectByKey(runner: runner, request: request, access: access, notFound: notFound, pool: runner.pool, promise: promise)
+            case .failure(let error):
+                promise.succeed(request.response(for: error))
+            }
+        }
+    }
+
+    /// This object query, whose embeds have none of their own, on `pool`'s
+    /// batcher for `loop` (the pool's own without one): each round of
+    /// ``ObjectByKey`` one job. `completion` gets, on the batcher's loop,
+    /// the object's JSON, `nil` when there is no row, or the failure.
+    func object(
+        on pool: ConnectionPool, loop: EventLoop?, access: Access, options: JSONRenderingOptions,
+        completion: @escaping (Result<[UInt8]?, any Error>) -> Void
+    ) {
+        let batcher: StatementBatcher
+        do {
+            batcher = try pool.batcher(on: loop)
+        } catch {
+            return completion(.failure(error))
+        }
+        // Touched by the jobs' closures, on the batcher's loop only.
+        var object = ObjectByKey(self)
+        func round() -> StatementBatcher.Job {
+            StatementBatcher.Job(
+                access: access, statements: { try object.nextRound($0) },
+                completion: { outcome in
+                    do {
+                        let results = try outcome.get()
+                        switch try object.receive({ try Self.succeeded(results[$0]) }, connection: nil) {
+                        case .noRow:
+                            completion(.success(nil))
+                        case .secondRound:
+                            batcher.submit(round())
+                        case .object(let rows):
+                            // Written through a writer, then copied into the
+                            // body's array once (see `ByteWriter`).
+                            var writer = ByteWriter(capacity: 2 << 10)
+                            rows.write(options: options, to: &writer)
+                            completion(.success(Array(writer.bytes)))
+                        }
+                    } catch {
+                        completion(.failure(error))
+                    }
+                })
+        }
+        batcher.submit(round())
+    }
+
+    /// The result of a statement that succeeded, else its failure.
+    private static func succeeded(_ result: QueryResult?) throws -> QueryResult {
+        guard let result else {
+            throw DatabaseError(code: .internalError, message: "a batched statement was skipped")
+        }
+        if let error = result.error { throw error }
+        return result
+    }
+
+    /// On a worker thread, which may block: runs the query on `pool` up to
+    /// its first row, so that its errors (and a missing object) are known
+    /// before the response starts.
+    private func run(runner: QueryRunner, request: RoutedRequest, access: Access, pool: ConnectionPool) throws -> HTTPResponse {
+        switch shape {
+        case .execute:
+            try pool.withConnection { connection in
+                try connection.transaction(access: access) { _ = try $0.execute(sql, arguments) }
+            }
+            return HTTPResponse(status: .noContent)
+        case .write(let earlier, let returning, let location):
+            return try pool.withConnection { connection in
+                try write(
+                    earlier: earlier, returning: returning, location: location, on: connection, access: access, runner: runner,
+                    request: request)
+            }
+        case .list:
+            let csv = Self.asksForCSV(request.headers)
+            if csv, !embeds.isEmpty {
+                throw HTTPError(
+                    .notAcceptable,
+                    detail: "CSV cannot hold the nested \(embeds.map(\.key).joined(separator: ", ")): "
+                        + "ask for application/json, or leave out the details.",
+                    parameter: request.detailParameters.first)
+            }
+            var list = try listStatement(runner: runner, request: request, access: access, pool: pool)
+            if csv { list.headers["Content-Type"] = "text/csv; charset=utf-8; header=present" }
+            let rows = try with(sql: list.sql, arguments: list.arguments).rows(
+                on: pool, format: csv ? .csv : .json, options: runner.options, access: access)
+            // A HEAD too: the server pulls its first block for the GET's framing, and sends no body.
+            return request.validated(HTTPResponse(status: .ok, headers: list.headers, body: .stream(rows)))
+        case .object(let notFound):
+            let object = try rows(on: pool, format: .firstRow, options: runner.options, access: access)
+            defer { object.close() }
+            guard object.hasRows else { throw notFound() }
+            var bytes: [UInt8] = []
+            while try object.write(into: &bytes) {}
+            guard !members.isEmpty else {
+                // Written whole (its nested arrays hold one row's children),
+                // so that it carries an ETag as the batched ones do.
+                return request.validated(HTTPResponse(json: bytes))
+            }
+            let streamed = members.map { member in
+                (
+                    key: member.key,
+                    start: {
+                        try member.query.rows(on: pool, format: .json, options: runner.options, access: access)
+                    }
+                )
+            }
+            return HTTPResponse(status: .ok, headers: Self.jsonHeaders, body: .stream(ObjectWithMembers(object: bytes, members: streamed)))
+        }
+    }
+
+    private static let jsonHeaders: HTTPHeaders = ["Content-Type": "application/json"]
+
+    /// This query's rows (with its embeds) on a connection of `pool`, run
+    /// up to the first row: a stream that gives the connection back when
+    /// it closes, or the failure, with the connection given back.
+    /// `blockSize` fixes how many parents a list with embeds reads at once
+    /// (by default it depends on the streams open: `BlockRows`).
+    func rows(
+        on pool: ConnectionPool, format: RowStream.Format, options: JSONRenderingOptions, access: Access, blockSize: Int? = nil
+    ) throws -> RowStream {
+        let connection = try pool.acquire()
+        do {
+            return try rows(on: connection, from: pool, format: format, options: options, access: access, blockSize: blockSize)
+        } catch {
+            pool.release(connection)
+            throw error
+        }
+    }
+
+    /// ``rows(on:format:options:access:blockSize:)`` on `connection`, which
+    /// came from `pool` (given back when the stream closes) or, without
+    /// one, stays the caller's.
+    func rows(
+        on connection: Connection, from pool: ConnectionPool?, format: RowStream.Format, options: JSONRenderingOptions,
+        access: Access, blockSize: Int? = nil
+    ) throws -> RowStream {
+        let rows: any RowSource
+        if embeds.isEmpty {
+            rows = try StreamingRows(connection: connection, sql: sql, arguments: arguments, access: access)
+        } else if format == .firstRow {
+            rows = try FirstRowWithEmbeds(connection: connection, query: self, access: access)
+        } else {
+            rows = try BlockRows(
+                connection: connection, sql: sql, arguments: arguments, embeds: embeds, access: access, blockSize: blockSize)
+        }
+        return RowStream(rows, hasRows: try rows.hasNext(), format: format, options: options, connection: connection, pool: pool)
+    }
+
+    /// Whether `Accept` prefers CSV to JSON: `text/csv` is named, and
+    /// before any JSON type (a list is JSON otherwise, whatever `Accept` says).
+    static func asksForCSV(_ headers: HTTPHeaders) -> Bool {
+        for value in headers.values(for: "Accept") {
+            for range in value.split(separator: ",") {
+                let type = range.prefix { $0 != ";" }.filter { $0 != " " && $0 != "\t" }.lowercased()
+                if type == "text/csv" { return true }
+                if type == "application/json" { return false }
+            }
+        }
+        return false
+    }
+}
