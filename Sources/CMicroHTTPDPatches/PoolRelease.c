@@ -4,7 +4,7 @@
 // with `memset` (`MHD_pool_reset`, "technically not needed, but safer"),
 // which writes, and so makes resident, every page of it, the untouched ones
 // included. An idle connection that has served one request thus keeps its
-// whole pool in memory: 10,000 idle keep-alive connections held 343 MB.
+// whole pool in memory, however little of it the request used.
 //
 // This file gives the pool's zeroed pages back to the kernel instead:
 //

@@ -16,7 +16,7 @@ import Synchronization
 ///   (`PoolRelease.c`, Daemon+PoolMemory.swift); stock: zeroed, so an idle
 ///   connection keeps its whole pool resident;
 /// - **epoll suspension**: a suspended connection's socket stays in its
-///   loop's epoll set (`EpollSuspension.c`, Daemon+EpollSuspension.swift);
+///   loop's epoll set (`EpollSuspension.c`, Suspension.swift);
 ///   stock: taken out and added back, two more system calls per suspension;
 /// - **allocator**: glibc's fast bins off for the process (`AllocatorTuning`).
 ///

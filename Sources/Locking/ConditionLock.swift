@@ -2,9 +2,9 @@
 import Glibc
 #endif
 
-/// A pthread mutex with a condition variable, for code that runs on ordinary
-/// (blocking) threads: the server's connection threads, its watchdog, and
-/// the connection pool's waiting callers.
+/// A pthread mutex with a condition variable, for state shared between
+/// threads that may wait: the HTTP server's workers and suspended
+/// connections, the connection pool's waiting callers, the log's writer.
 ///
 /// A pthread mutex rather than `Synchronization.Mutex`: ThreadSanitizer
 /// understands pthread locks but not `Mutex`'s futex, so with `Mutex` it

@@ -8,8 +8,9 @@ import Glibc
 /// The connection is closed by ``close()`` or when the object goes away, and
 /// also when connecting fails. Statements are prepared once per connection
 /// and reused by SQL text. Every call blocks the calling thread until the
-/// server answers, so use connections from ordinary threads (HTTP connection
-/// threads), never from Swift's cooperative thread pool.
+/// server answers, so use connections from threads that may block (the
+/// HTTP server's workers), never from an event loop or Swift's cooperative
+/// thread pool.
 ///
 /// ```swift
 /// let connection = try Connection("postgresql://localhost/employees")

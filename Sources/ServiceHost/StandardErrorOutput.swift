@@ -7,8 +7,8 @@ import Locking
 ///
 /// The server logs a line per request (the access log). Written with one
 /// `write` each, those lines would cost a system call per request, make
-/// the request threads queue on the file's lock, and keep the file
-/// system's journal busy. Here lines collect
+/// the event loops queue on the file's lock, and keep the file system's
+/// journal busy. Here lines collect
 /// in memory and a thread of its own writes them in batches:
 ///
 /// - at most ``flushInterval`` after the first line of a batch was logged
@@ -20,7 +20,7 @@ import Locking
 ///   slow disk then slows the server down instead of filling its memory);
 /// - on ``flush()``, which the server calls before it exits.
 ///
-/// Request threads never wait for the disk otherwise: the batch is taken
+/// The event loops never wait for the disk otherwise: the batch is taken
 /// out of the buffer and written without its lock held. Lines keep their
 /// order and stay whole (writes are serialised by a second lock, taken
 /// before the first is released). A crash loses the lines of the last
