@@ -9,14 +9,25 @@ import JSONStreaming
 /// ```
 ///
 /// The body is
-/// `{"type":"about:blank","title":"Not Found","status":404,"detail":"...","parameter":"..."}`;
-/// `parameter` appears only where the problem is one argument.
+/// `{"type":"about:blank","title":"Not Found","status":404,"detail":"...","parameter":"...",
+/// "code":"HTTP404","message":"...","details":null,"hint":null}`:
+/// RFC 9457's members, `parameter` only where the problem is one
+/// argument, then the members PostgREST's clients read (`code`, `message`,
+/// the detail again, `details`, `hint`; docs/SQL-SERVICES.md lists the codes).
 public struct HTTPError: Error, Sendable, CustomStringConvertible {
     public var status: HTTPStatus
     /// A human-readable explanation specific to this occurrence.
     public var detail: String
     /// The request argument at fault, if the problem is one argument.
     public var parameter: String?
+    /// A stable code for the kind of problem: PostgREST's (`PGRST100`)
+    /// where the problem is one it names, a SQLSTATE for a database's
+    /// refusal, else `HTTP` and the status (`HTTP404`).
+    public var code: String
+    /// More about the problem, for a client to show (PostgREST's `details`).
+    public var details: String?
+    /// What the client may do about it (PostgREST's `hint`).
+    public var hint: String?
     /// Extra header fields for the response (`Allow`, `Retry-After`).
     public var headers: HTTPHeaders
     /// Further members of the problem document, written after the standard
@@ -27,12 +38,18 @@ public struct HTTPError: Error, Sendable, CustomStringConvertible {
         _ status: HTTPStatus,
         detail: String,
         parameter: String? = nil,
+        code: String? = nil,
+        details: String? = nil,
+        hint: String? = nil,
         headers: HTTPHeaders = HTTPHeaders(),
         extensions: [(name: String, value: ProblemValue)] = []
     ) {
         self.status = status
         self.detail = detail
         self.parameter = parameter
+        self.code = code ?? "HTTP\(status.code)"
+        self.details = details
+        self.hint = hint
         self.headers = headers
         self.extensions = extensions
     }
@@ -54,6 +71,14 @@ public struct HTTPError: Error, Sendable, CustomStringConvertible {
             out.append(contentsOf: #","parameter":"#.utf8)
             JSONWriter.appendString(parameter, to: &out)
         }
+        out.append(contentsOf: #","code":"#.utf8)
+        JSONWriter.appendString(code, to: &out)
+        out.append(contentsOf: #","message":"#.utf8)
+        JSONWriter.appendString(detail, to: &out)
+        out.append(contentsOf: #","details":"#.utf8)
+        if let details { JSONWriter.appendString(details, to: &out) } else { JSONWriter.appendNull(to: &out) }
+        out.append(contentsOf: #","hint":"#.utf8)
+        if let hint { JSONWriter.appendString(hint, to: &out) } else { JSONWriter.appendNull(to: &out) }
         for (name, value) in extensions {
             out.append(UInt8(ascii: ","))
             JSONWriter.appendString(name, to: &out)

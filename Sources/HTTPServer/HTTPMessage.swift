@@ -37,6 +37,8 @@ public struct HTTPStatus: Hashable, Sendable, CustomStringConvertible {
     public static let ok = HTTPStatus(200)
     public static let created = HTTPStatus(201)
     public static let noContent = HTTPStatus(204)
+    public static let partialContent = HTTPStatus(206)
+    public static let multipleChoices = HTTPStatus(300)
     public static let badRequest = HTTPStatus(400)
     public static let unauthorized = HTTPStatus(401)
     public static let forbidden = HTTPStatus(403)
@@ -48,6 +50,7 @@ public struct HTTPStatus: Hashable, Sendable, CustomStringConvertible {
     public static let contentTooLarge = HTTPStatus(413)
     public static let uriTooLong = HTTPStatus(414)
     public static let unsupportedMediaType = HTTPStatus(415)
+    public static let rangeNotSatisfiable = HTTPStatus(416)
     public static let unprocessableContent = HTTPStatus(422)
     public static let tooManyRequests = HTTPStatus(429)
     public static let requestHeaderFieldsTooLarge = HTTPStatus(431)
@@ -63,6 +66,7 @@ public struct HTTPStatus: Hashable, Sendable, CustomStringConvertible {
         case 202: "Accepted"
         case 204: "No Content"
         case 206: "Partial Content"
+        case 300: "Multiple Choices"
         case 301: "Moved Permanently"
         case 302: "Found"
         case 304: "Not Modified"
@@ -77,6 +81,7 @@ public struct HTTPStatus: Hashable, Sendable, CustomStringConvertible {
         case 413: "Content Too Large"
         case 414: "URI Too Long"
         case 415: "Unsupported Media Type"
+        case 416: "Range Not Satisfiable"
         case 422: "Unprocessable Content"
         case 429: "Too Many Requests"
         case 431: "Request Header Fields Too Large"

@@ -18,7 +18,7 @@ import WebService
 /// | anything else | 500 with an error id, logged by the router |
 ///
 /// The detail sent to the client is a fixed sentence per case plus the
-/// SQLSTATE in a `sqlState` member (and the constraint's or the column's
+/// SQLSTATE as its `code` and in a `sqlState` member (and the constraint's or the column's
 /// name, which are the schema's, in `constraint` or `column`), never the
 /// server's message or detail: PostgreSQL
 /// messages can quote the offending input (`invalid input syntax for type
@@ -72,7 +72,7 @@ extension DatabaseError: HTTPErrorConvertible {
         default:
             return nil
         }
-        return HTTPError(status, detail: detail, headers: headers, extensions: extensions)
+        return HTTPError(status, detail: detail, code: code.rawValue, headers: headers, extensions: extensions)
     }
 }
 
@@ -113,7 +113,7 @@ extension ParameterError: HTTPErrorConvertible {
 extension RoleError: HTTPErrorConvertible {
     public var httpError: HTTPError? {
         HTTPError(
-            .forbidden, detail: "The request's role cannot be taken on by this server.",
+            .forbidden, detail: "The request's role cannot be taken on by this server.", code: reason.code.rawValue,
             extensions: [("sqlState", .string(reason.code.rawValue))])
     }
 }

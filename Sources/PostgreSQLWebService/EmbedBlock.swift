@@ -103,6 +103,8 @@ extension Connection {
 /// The rows of one embed for a block of parent rows, grouped by parent,
 /// with the rows of its own embeds for this block.
 final class ChildBlock {
+    /// How the rows are written: an array, the first row or `null`, or its members.
+    private let kind: Query.Embed.Kind
     private let result: QueryResult?
     private let template: ObjectTemplate
     /// Rows of parent `i` are `starts[i] ..< starts[i + 1]`; empty when
@@ -196,6 +198,7 @@ final class ChildBlock {
         _ embed: Query.Embed, parentCount: Int32, result: QueryResult?, arguments: SQLArguments,
         connection: Connection
     ) throws {
+        kind = embed.kind
         guard let result, parentCount > 0 else {
             self.result = nil
             self.template = ObjectTemplate(columns: [])
@@ -260,6 +263,7 @@ final class ChildBlock {
         _ embed: Query.Embed, rowsOfOneParent result: QueryResult, layout: ColumnLayout, arguments: SQLArguments,
         connection: Connection?
     ) throws {
+        self.kind = embed.kind
         self.result = result
         self.starts = []
         self.order = []
@@ -276,18 +280,35 @@ final class ChildBlock {
             connection: connection)
     }
 
-    /// Writes the JSON array of the rows that belong to parent `parent`.
+    /// Writes the rows that belong to parent `parent`, as the embed's kind
+    /// says: a JSON array of them, or the first as an object (`null`
+    /// without one), or its members alone (each `null` without one).
     func write<Output: JSONOutput>(forParent parent: Int32, options: JSONRenderingOptions, to output: inout Output) {
-        output.append(UInt8(ascii: "["))
-        defer { output.append(UInt8(ascii: "]")) }
-        guard let result else { return }
-        let rows = starts.isEmpty ? 0..<result.rowCount : starts[Int(parent)]..<starts[Int(parent) + 1]
-        for index in rows {
-            if index != rows.lowerBound { output.append(UInt8(ascii: ",")) }
-            let row = order.isEmpty ? index : order[Int(index)]
-            template.write(row: row, of: result, options: options, to: &output) { index, output in
-                children[index].write(forParent: row, options: options, to: &output)
+        let rows: Range<Int32> =
+            if let result { starts.isEmpty ? 0..<result.rowCount : starts[Int(parent)]..<starts[Int(parent) + 1] } else { 0..<0 }
+        switch kind {
+        case .many:
+            output.append(UInt8(ascii: "["))
+            for index in rows {
+                if index != rows.lowerBound { output.append(UInt8(ascii: ",")) }
+                writeRow(index, options: options, to: &output)
             }
+            output.append(UInt8(ascii: "]"))
+        case .one:
+            if let first = rows.first { writeRow(first, options: options, to: &output) } else { JSONWriter.appendNull(to: &output) }
+        case .spread:
+            let row = rows.first.map { order.isEmpty ? $0 : order[Int($0)] }
+            template.writeMembers(row: row, of: result, options: options, to: &output) { index, output in
+                if let row { children[index].write(forParent: row, options: options, to: &output) } else { JSONWriter.appendNull(to: &output) }
+            }
+        }
+    }
+
+    private func writeRow<Output: JSONOutput>(_ index: Int32, options: JSONRenderingOptions, to output: inout Output) {
+        guard let result else { return }
+        let row = order.isEmpty ? index : order[Int(index)]
+        template.write(row: row, of: result, options: options, to: &output) { index, output in
+            children[index].write(forParent: row, options: options, to: &output)
         }
     }
 }

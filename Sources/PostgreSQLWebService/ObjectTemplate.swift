@@ -41,9 +41,23 @@ struct ObjectTemplate {
     let entries: [Entry]
 
     /// The label of a column after which a result's columns are not
-    /// written: they are there for attached queries to bind from
-    /// (``Query/choosing(_:)`` puts them after the members a request selected).
+    /// written: they are there for embedded queries to bind from (a read
+    /// request puts them after the members it selected).
     static let hiddenColumnsMarker = "\u{1}hidden"
+    /// The label prefix of a column (its value unused) that marks where
+    /// the embed of the index after it is written, among the columns
+    /// (`"\u{2}0"`): a read request's `select` orders embeds and columns alike.
+    static let embedMarker = "\u{2}"
+    /// The same for an embed whose members are written among the row's own (a spread).
+    static let spreadMarker = "\u{3}"
+
+    /// The embed a marker column stands for, and whether it is spread.
+    private static func embedPlace(_ label: String) -> (index: Int, isSpread: Bool)? {
+        guard let first = label.unicodeScalars.first, first == "\u{2}" || first == "\u{3}",
+            let index = Int(String(label.unicodeScalars.dropFirst()))
+        else { return nil }
+        return (index, first == "\u{3}")
+    }
 
     /// Holds the bytes of every key of `entries`.
     private let keyBytes: KeyBytes
@@ -55,11 +69,21 @@ struct ObjectTemplate {
     ///   - embedKeys: keys of the attached arrays, dotted like labels.
     init(columns: [Column], firstColumn: Int32 = 0, embedKeys: [String] = []) {
         let root = Node()
+        var placed = Set<Int>()
         for (offset, column) in columns.enumerated() {
             if column.label == Self.hiddenColumnsMarker { break }
+            if let (index, isSpread) = Self.embedPlace(column.label), index < embedKeys.count {
+                placed.insert(index)
+                if isSpread {
+                    root.addSpread(index)
+                } else {
+                    root.insert(path: embedKeys[index], .embed(index: index))
+                }
+                continue
+            }
             root.insert(path: column.label, .column(index: firstColumn + Int32(offset), type: column.type))
         }
-        for (index, key) in embedKeys.enumerated() {
+        for (index, key) in embedKeys.enumerated() where !placed.contains(index) {
             root.insert(path: key, .embed(index: index))
         }
         keyBytes = KeyBytes(root.keyBytes())
@@ -105,6 +129,20 @@ struct ObjectTemplate {
         }
     }
 
+    /// Writes the members of row `row` of `result` without the object's
+    /// braces, for a row spread among its parent's members; `row` `nil`:
+    /// each member `null`.
+    func writeMembers<Output: JSONOutput>(
+        row: Int32?, of result: QueryResult?, options: JSONRenderingOptions, to output: inout Output,
+        embed: (Int, inout Output) throws -> Void
+    ) rethrows {
+        guard let row, let result else {
+            return try Self.write(entries, { _ in nil }, options: options, to: &output, braces: false, embed: embed)
+        }
+        try Self.write(
+            entries, { result.bytes(row: row, column: Int32($0)) }, options: options, to: &output, braces: false, embed: embed)
+    }
+
     /// Writes the object for a row whose values `value(column)` gives (its
     /// text bytes, `nil` for NULL), without embeds.
     func write<Output: JSONOutput>(
@@ -116,15 +154,21 @@ struct ObjectTemplate {
     /// `value(column)` gives a column's text bytes, `nil` for NULL: a
     /// closure that is not kept, so that reading a value costs a call and
     /// no reference counting, wherever the row lies.
+    /// Without `braces`, the members alone: the first key without its `{`,
+    /// and no `}` (each member of a nested object keeps its own).
     private static func write<Output: JSONOutput>(
         _ entries: [Entry], _ value: (Int) -> UnsafeRawBufferPointer?, options: JSONRenderingOptions,
-        to output: inout Output, embed: (Int, inout Output) throws -> Void
+        to output: inout Output, braces: Bool = true, embed: (Int, inout Output) throws -> Void
     ) rethrows {
-        if entries.isEmpty { output.append(UInt8(ascii: "{")) }
+        if entries.isEmpty, braces { output.append(UInt8(ascii: "{")) }
         // By index, fields read in place: a copy of each entry (its two
         // arrays) would cost retains and releases on every row.
         for position in entries.indices {
-            JSONWriter.appendRaw(entries[position].key, to: &output)
+            if !braces, position == 0 {
+                JSONWriter.appendRaw(UnsafeRawBufferPointer(rebasing: entries[position].key.dropFirst()), to: &output)
+            } else {
+                JSONWriter.appendRaw(entries[position].key, to: &output)
+            }
             switch entries[position].kind {
             case .column:
                 if let bytes = value(entries[position].index),
@@ -140,7 +184,7 @@ struct ObjectTemplate {
                 try embed(entries[position].index, &output)
             }
         }
-        output.append(UInt8(ascii: "}"))
+        if braces { output.append(UInt8(ascii: "}")) }
     }
 
     // MARK: - Building
@@ -193,9 +237,19 @@ struct ObjectTemplate {
             children[key] = child
         }
 
-        /// A key as written: after `{` or `,`, escaped, with its `:`.
+        /// The embed of `index` spread among this level's keys: its members
+        /// are written after the separator alone.
+        func addSpread(_ index: Int) {
+            add(Self.spreadKey(index), .leaf(.embed(index: index)))
+        }
+
+        private static func spreadKey(_ index: Int) -> String { ObjectTemplate.spreadMarker + String(index) }
+
+        /// A key as written: after `{` or `,`, escaped, with its `:`; a
+        /// spread's, the separator alone.
         private static func written(_ key: String, position: Int) -> [UInt8] {
             var bytes: [UInt8] = [position == 0 ? UInt8(ascii: "{") : UInt8(ascii: ",")]
+            if key.unicodeScalars.first == "\u{3}" { return bytes }
             JSONWriter.appendString(key, to: &bytes)
             bytes.append(UInt8(ascii: ":"))
             return bytes

@@ -37,8 +37,19 @@ public struct Query: Sendable {
     /// columns of that label, else from its own arguments, else from the
     /// root query's. It has embeds of its own for deeper nesting.
     struct Embed: Sendable {
+        /// How an embed's rows are written in its parent's row.
+        enum Kind: Sendable {
+            /// An array of the rows (`"titles":[…]`).
+            case many
+            /// The first row as an object, or `null` (a to-one relationship).
+            case one
+            /// The first row's members written among the parent's own (`...album(title)`), `null` each without a row.
+            case spread
+        }
+
         let key: String
         let query: Query
+        var kind: Kind = .many
     }
 
     /// What a query holds, in one object: handlers return queries and
@@ -55,6 +66,7 @@ public struct Query: Sendable {
         var members: [(key: String, query: Query)] = []
         var page: Page?
         var chosen: ChosenColumns?
+        var reading: ReadRequest?
 
         init(_ sql: String, _ arguments: SQLArguments, shape: Shape) {
             self.sql = sql
@@ -68,6 +80,7 @@ public struct Query: Sendable {
             copy.members = members
             copy.page = page
             copy.chosen = chosen
+            copy.reading = reading
             return copy
         }
     }
@@ -99,8 +112,20 @@ public struct Query: Sendable {
         set { uniqueStorage().chosen = newValue }
     }
 
-    /// This query with its ``chosen`` columns applied to its statement, as it runs.
+    /// The read request this query answers (``reading(_:)``).
+    var reading: ReadRequest? {
+        get { storage.reading }
+        set { uniqueStorage().reading = newValue }
+    }
+
+    /// This query with its ``chosen`` columns or its ``reading`` request
+    /// applied to its statement, as it runs.
     func resolvingChoices() -> Query {
+        if let reading {
+            var query = reading.apply(to: self)
+            query.page = page
+            return query
+        }
         guard chosen != nil else { return self }
         let (sql, arguments) = chosenStatement()
         var query = with(sql: sql, arguments: arguments)
@@ -109,10 +134,10 @@ public struct Query: Sendable {
     }
 
     /// This query with another statement (its page or choices applied):
-    /// the same shape, embeds and members.
-    func with(sql: String, arguments: SQLArguments) -> Query {
+    /// the same shape, members, and embeds unless others are given.
+    func with(sql: String, arguments: SQLArguments, embeds: [Embed]? = nil) -> Query {
         var query = Query(sql, arguments, shape: shape)
-        query.embeds = embeds
+        query.embeds = embeds ?? self.embeds
         query.members = members
         return query
     }

@@ -84,6 +84,8 @@ final class BoundRoute: Sendable {
     let argumentNames: [String]
     /// The same, as a set (for choosing among overloads).
     let acceptedNames: Set<String>
+    /// Whether an input reads the arguments of other names (``InputDeclaration/acceptsOtherArguments``).
+    let acceptsOtherArguments: Bool
     let takesBody: Bool
     /// The runner of the route's ``RunnableResult``, if it returns one.
     let runner: (any Sendable)?
@@ -125,6 +127,7 @@ final class BoundRoute: Sendable {
         }
         argumentNames = names
         acceptedNames = Set(names)
+        acceptsOtherArguments = route.inputs.contains { $0.acceptsOtherArguments }
         detailParameters = details
         self.takesBody = takesBody
     }
@@ -158,6 +161,7 @@ final class BoundRoute: Sendable {
         self.argumentNames = argumentNames
         self.detailParameters = detailParameters
         self.acceptedNames = Set(argumentNames)
+        self.acceptsOtherArguments = route.inputs.contains { $0.acceptsOtherArguments }
         self.takesBody = takesBody
     }
 }

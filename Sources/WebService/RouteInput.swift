@@ -34,6 +34,21 @@ public struct InputDeclaration: Sendable {
     let description: String
     /// What the input's values must be beyond their type, as it enforces them.
     var constraints: ArgumentConstraints = .none
+    /// Whether the input reads the arguments no other input of its route
+    /// names (a query language's: ``RoutedRequest/otherArguments``), so
+    /// that the route takes arguments of any name.
+    var acceptsOtherArguments = false
+
+    /// The declaration of an input that reads the arguments no other input
+    /// of its route names (``RoutedRequest/otherArguments``): not an
+    /// argument itself, it lets the route take arguments of any name.
+    ///
+    /// ```swift
+    /// public var declaration: InputDeclaration { .otherArguments(description: "Filters in PostgREST's syntax.") }
+    /// ```
+    public static func otherArguments(description: String = "") -> InputDeclaration {
+        InputDeclaration(kind: .request, description: description, acceptsOtherArguments: true)
+    }
 }
 
 /// A request matched to a route: what the route's inputs read their
@@ -61,11 +76,14 @@ public final class RoutedRequest: Sendable {
     public let cacheControl: String?
     /// The router's logger.
     public let logger: Logger
+    /// The names of the arguments the route's inputs declare.
+    let declaredNames: Set<String>
 
     init(
         request: consuming HTTPRequest, pattern: RoutePattern, path: ArraySlice<String>, arguments: [String: [ArgumentInput]],
-        runner: (any Sendable)?, detailParameters: [String], cacheControl: String?, logger: Logger
+        runner: (any Sendable)?, detailParameters: [String], cacheControl: String?, logger: Logger, declaredNames: Set<String> = []
     ) {
+        self.declaredNames = declaredNames
         self.request = request
         self.pattern = pattern
         self.path = path
@@ -99,6 +117,29 @@ public final class RoutedRequest: Sendable {
     public var headers: HTTPHeaders { request.headers }
     /// The role the request acts as (see `HTTPRequest.role`); `nil`: the server's own.
     public var role: String? { request.role }
+
+    /// The query string's arguments that no input of the route declares,
+    /// by name in the order their names first appear, each with its
+    /// values in order: what an input that accepts other arguments reads
+    /// (a query language's filters, say).
+    ///
+    /// ```swift
+    /// // GET /people?age=gte.18&order=age&age=lt.65   (order declared)
+    /// routed.otherArguments   // [("age", ["gte.18", "lt.65"])]
+    /// ```
+    public var otherArguments: [(name: String, values: [String])] {
+        var arguments: [(name: String, values: [String])] = []
+        var positions: [String: Int] = [:]
+        for item in request.queryItems where !declaredNames.contains(item.name) {
+            if let position = positions[item.name] {
+                arguments[position].values.append(item.value)
+            } else {
+                positions[item.name] = arguments.count
+                arguments.append((item.name, [item.value]))
+            }
+        }
+        return arguments
+    }
 
     /// Whether the request only reads: a `GET` or a `HEAD`. Runners run
     /// its statements read-only, and may send them to a replica.

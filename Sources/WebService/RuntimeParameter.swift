@@ -34,6 +34,8 @@ public struct RuntimeParameter<Value: Sendable>: Sendable {
     /// The value taken when the request does not supply it; `nil` when the argument is required.
     let valueWhenAbsent: Value?
     let convert: @Sendable ([ArgumentInput]) throws(ArgumentConversionError) -> Value
+    /// For a parameter made by ``readingOtherArguments(description:read:)``: what it reads.
+    private let readRequest: (@Sendable (RoutedRequest) throws(HTTPError) -> Value)?
 
     /// A parameter of type `type`, converted by `convert` from every value
     /// the request supplied for the name (at least one). Without
@@ -55,6 +57,36 @@ public struct RuntimeParameter<Value: Sendable>: Sendable {
         self.pattern = pattern
         self.constraints = constraints
         self.convert = convert
+        self.readRequest = nil
+    }
+
+    private init(description: String, read: @escaping @Sendable (RoutedRequest) throws(HTTPError) -> Value) {
+        self.name = ""
+        self.type = .any
+        self.description = description
+        self.defaultText = nil
+        self.pattern = nil
+        self.constraints = .none
+        self.valueWhenAbsent = nil
+        self.convert = { _ throws(ArgumentConversionError) in
+            throw ArgumentConversionError(expected: .any, received: "an argument")
+        }
+        self.readRequest = read
+    }
+
+    /// A parameter that reads the arguments no other parameter of its route
+    /// names (``RoutedRequest/otherArguments``): the route then takes
+    /// arguments of any name, which `read` refuses with a 400 of its own
+    /// when it cannot use them. It is not an argument itself: `?api`
+    /// documents the others.
+    ///
+    /// ```swift
+    /// RuntimeParameter.readingOtherArguments { request throws(HTTPError) in try filters(request.otherArguments) }
+    /// ```
+    public static func readingOtherArguments(
+        description: String = "", read: @escaping @Sendable (RoutedRequest) throws(HTTPError) -> Value
+    ) -> RuntimeParameter {
+        RuntimeParameter(description: description, read: read)
     }
 
     /// A parameter read as the Swift type `T` reads it (same type name,
@@ -109,6 +141,7 @@ public struct RuntimeParameter<Value: Sendable>: Sendable {
     /// name, else from the request's arguments, else its value when absent.
     @usableFromInline
     func value(in context: RoutedRequest) throws(HTTPError) -> Value {
+        if let readRequest { return try readRequest(context) }
         let inputs: [ArgumentInput]
         if let pathValue = context.pattern.value(named: name, in: context.path) {
             inputs = [.text(pathValue)]
@@ -136,7 +169,10 @@ public struct RuntimeParameter<Value: Sendable>: Sendable {
 
     @usableFromInline
     var declaration: InputDeclaration {
-        InputDeclaration(
+        guard readRequest == nil else {
+            return InputDeclaration(kind: .request, description: description, acceptsOtherArguments: true)
+        }
+        return InputDeclaration(
             kind: .runtimeArgument(
                 name: name, type: type, defaultText: defaultText, required: valueWhenAbsent == nil, pattern: pattern),
             description: description, constraints: constraints)

@@ -64,6 +64,11 @@ extension WebServiceRouter {
         var best: (index: Int, unused: Int)?
         for index in candidates.indices {
             let accepted = candidates[index].acceptedNames
+            if candidates[index].acceptsOtherArguments {
+                let unused = accepted.count - arguments.names.filter(accepted.contains).count
+                if best == nil || unused < best!.unused { best = (index, unused) }
+                continue
+            }
             guard arguments.names.allSatisfy(accepted.contains) else { continue }
             let unused = accepted.count - arguments.names.count
             if best == nil || unused < best!.unused { best = (index, unused) }

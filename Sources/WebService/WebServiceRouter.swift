@@ -181,7 +181,8 @@ public final class WebServiceRouter: Sendable {
         let context = RoutedRequest(
             request: consume request, pattern: candidates[chosen].pattern, path: remainder, arguments: arguments.values,
             runner: candidates[chosen].runner, detailParameters: candidates[chosen].detailParameters,
-            cacheControl: candidates[chosen].route.cacheControl, logger: logger
+            cacheControl: candidates[chosen].route.cacheControl, logger: logger,
+            declaredNames: candidates[chosen].acceptsOtherArguments ? candidates[chosen].acceptedNames : []
         )
         return .route(candidates[chosen].route, context)
     }

@@ -1,0 +1,419 @@
+import PostgreSQL
+
+// MARK: - The statements a read request runs
+
+extension ReadRequest {
+    /// `query` (which reads the root resource: its statement, arguments
+    /// and shape) narrowed, filtered, ordered and paged as this request
+    /// asks, with a query per embedded resource: the root's statement
+    /// wraps the query's own as a subquery (`FROM (…) AS "t0"`), so that
+    /// PostgreSQL pushes the conditions down into it, and each embedded
+    /// resource's statement binds its parent's columns as parameters, to
+    /// run once per block of parent rows. Every value is bound; every
+    /// identifier is a label or name the resources declared, quoted.
+    func apply(to query: Query) -> Query {
+        var builder = Builder(counter: Counter(), taken: Set(StatementShape.of(query.sql).parameters.names))
+        var arguments = query.arguments
+        let sql = builder.statement(for: root, base: query.sql, depth: 0, link: nil, arguments: &arguments)
+        let embeds = builder.embeds(of: root, depth: 0)
+        return query.with(sql: sql, arguments: arguments, embeds: embeds)
+    }
+
+    /// The root's statement without its members, order and pages, for counting its rows.
+    func countingStatement(for query: Query) -> (sql: String, arguments: SQLArguments) {
+        var builder = Builder(counter: Counter(), taken: Set(StatementShape.of(query.sql).parameters.names))
+        var arguments = query.arguments
+        var node = root
+        node.members = []
+        node.order = nil
+        let sql = builder.statement(for: node, base: query.sql, depth: 0, link: nil, arguments: &arguments, counting: true)
+        return (sql, arguments)
+    }
+
+    /// Numbers the values bound across one request's statements.
+    final class Counter {
+        var next = 0
+    }
+
+    /// Writes the SQL of nodes, binding values as it goes.
+    struct Builder {
+        let counter: Counter
+        /// Parameter names the statements use already.
+        let taken: Set<String>
+
+        /// `value` bound under a new name in `arguments`: the placeholder to write.
+        mutating func bind(_ value: SQLValue, into arguments: inout SQLArguments) -> String {
+            var name: String
+            repeat {
+                counter.next += 1
+                name = "readValue\(counter.next)"
+            } while taken.contains(name)
+            arguments[value: name] = value
+            return ":" + name
+        }
+
+        // MARK: Statements
+
+        /// The statement of `node` over `base`, as alias `t<depth>`; `link`
+        /// ties it to its parent's row (an embedded resource's). `counting`
+        /// leaves out the members (`SELECT 1`).
+        mutating func statement(
+            for node: Node, base: String, depth: Int, link: String?, arguments: inout SQLArguments, counting: Bool = false
+        ) -> String {
+            if node.isPlain, link == nil, !counting, !needsHiddenColumns(node) { return base }
+            let alias = "t\(depth)"
+            var sql = "SELECT "
+            if counting {
+                sql += "1"
+            } else if node.isPlain {
+                sql += quoted(alias) + ".*"
+                sql += hiddenColumns(of: node, alias: alias)
+            } else {
+                sql += members(of: node, alias: alias, arguments: &arguments)
+                sql += hiddenColumns(of: node, alias: alias)
+            }
+            // The closing parenthesis on a line of its own: the base may end with a `--` comment.
+            sql += " FROM (" + Self.withoutTrailingSemicolons(base) + "\n) AS " + quoted(alias)
+            var conditions: [String] = []
+            if let link { conditions.append(link) }
+            for condition in node.conditions {
+                conditions.append(self.condition(condition, in: node, alias: alias, depth: depth, arguments: &arguments))
+            }
+            for index in node.embeds.indices where node.embeds[index].isInner {
+                conditions.append(exists(node.embeds[index], index: index, parentAlias: alias, depth: depth, arguments: &arguments))
+            }
+            if !conditions.isEmpty { sql += " WHERE " + conditions.joined(separator: " AND ") }
+            if !counting, let order = node.order, !order.isEmpty {
+                sql +=
+                    " ORDER BY "
+                    + order.map { key in
+                        orderExpression(key, in: node, alias: alias, depth: depth, arguments: &arguments)
+                    }.joined(separator: ", ")
+            }
+            if link != nil {
+                if let limit = node.limit { sql += " LIMIT " + bind(.text(String(limit)), into: &arguments) + "::int8" }
+                if let offset = node.offset { sql += " OFFSET " + bind(.text(String(offset)), into: &arguments) + "::int8" }
+            }
+            return sql
+        }
+
+        /// The members of `node`, each `expression AS "key"`; an embed's
+        /// place is a NULL column its template writes the embed at.
+        private mutating func members(of node: Node, alias: String, arguments: inout SQLArguments) -> String {
+            var members: [String] = []
+            for member in node.members {
+                switch member {
+                case .expression(let expression, let key):
+                    members.append(self.expression(expression, alias: alias, arguments: &arguments) + " AS " + quoted(key))
+                case .embed(let index):
+                    let marker = node.embeds[index].isSpread ? ObjectTemplate.spreadMarker : ObjectTemplate.embedMarker
+                    members.append("NULL AS " + quoted(marker + String(index)))
+                }
+            }
+            return members.isEmpty ? "NULL AS " + quoted(ObjectTemplate.hiddenColumnsMarker) : members.joined(separator: ", ")
+        }
+
+        /// After the marker, the columns embedded resources bind from that
+        /// the members do not hold as they are.
+        private func hiddenColumns(of node: Node, alias: String) -> String {
+            guard needsHiddenColumns(node) || !node.embeds.isEmpty else { return "" }
+            var hidden: [String] = []
+            for (index, embed) in node.embeds.enumerated() {
+                for (label, name) in linkColumns(of: embed, index: index, in: node) where !isWritten(label, as: name, in: node) {
+                    hidden.append(quoted(alias) + "." + quoted(label) + " AS " + quoted(name))
+                }
+            }
+            guard !hidden.isEmpty else { return "" }
+            return ", NULL AS " + quoted(ObjectTemplate.hiddenColumnsMarker) + ", " + hidden.joined(separator: ", ")
+        }
+
+        private func needsHiddenColumns(_ node: Node) -> Bool {
+            node.embeds.enumerated().contains { index, embed in
+                linkColumns(of: embed, index: index, in: node).contains { !isWritten($0.label, as: $0.name, in: node) }
+            }
+        }
+
+        /// Whether the node's result holds its column `label` under `name` as it is.
+        private func isWritten(_ label: String, as name: String, in node: Node) -> Bool {
+            if node.isPlain { return label == name }
+            for member in node.members {
+                guard case .expression(let expression, let key) = member, key == name else { continue }
+                return expression.plainColumn?.label == label
+            }
+            return false
+        }
+
+        /// The parent's columns an embed binds from: each label and the
+        /// name its statement binds it by.
+        private func linkColumns(of embed: Embed, index: Int, in node: Node) -> [(label: String, name: String)] {
+            switch embed.relationship.link {
+            case .parameters:
+                let labels = Set(node.resource.columns.map(\.label))
+                return StatementShape.of(embed.node.resource.sql).parameters.names.filter(labels.contains).map { ($0, $0) }
+            case .columns(let pairs):
+                return pairs.enumerated().map { position, pair in (pair.source, Self.linkName(pair.source, embed: index, position: position)) }
+            case .junction(_, let source, _):
+                return source.enumerated().map { position, pair in
+                    (pair.source, Self.linkName(pair.source, embed: index, position: position))
+                }
+            }
+        }
+
+        /// The parameter an embedded statement binds a parent's column by:
+        /// its label, when a parameter can be named so, else a name of its own.
+        static func linkName(_ label: String, embed: Int, position: Int) -> String {
+            isParameterName(label) ? label : "readLink\(embed)_\(position)"
+        }
+
+        /// Whether `name` can be written `:name` (see `Parameters`).
+        static func isParameterName(_ name: String) -> Bool {
+            guard let first = name.unicodeScalars.first, !("0"..."9").contains(first) else { return false }
+            return name.unicodeScalars.allSatisfy { scalar in
+                scalar == "_" || ("a"..."z").contains(scalar) || ("A"..."Z").contains(scalar) || ("0"..."9").contains(scalar)
+                    || scalar.value >= 0x80
+            }
+        }
+
+        // MARK: Embedded resources
+
+        /// The queries of `node`'s embedded resources, each bound to the
+        /// parent row by parameters, with theirs.
+        mutating func embeds(of node: Node, depth: Int) -> [Query.Embed] {
+            node.embeds.enumerated().map { index, embed in
+                var arguments = SQLArguments()
+                let link = linkCondition(embed, index: index, alias: "t\(depth + 1)", parentAlias: nil)
+                let sql = statement(
+                    for: embed.node, base: embed.node.resource.sql, depth: depth + 1,
+                    link: link.isEmpty ? nil : link, arguments: &arguments)
+                let kind: Query.Embed.Kind =
+                    embed.isSpread ? .spread : embed.relationship.cardinality == .one ? .one : .many
+                let child = Query.list(sql, arguments).with(
+                    sql: sql, arguments: arguments, embeds: embeds(of: embed.node, depth: depth + 1))
+                return Query.Embed(key: embed.key, query: child, kind: kind)
+            }
+        }
+
+        /// The condition that ties an embedded resource's rows (alias
+        /// `alias`) to its parent: to the parameters the parent's row
+        /// binds, or, with `parentAlias`, to the parent's columns (a
+        /// correlated subquery). Empty for a `@detail`, whose statement
+        /// names the parent's columns itself.
+        private func linkCondition(_ embed: Embed, index: Int, alias: String, parentAlias: String?) -> String {
+            func parent(_ label: String, position: Int) -> String {
+                if let parentAlias { return quoted(parentAlias) + "." + quoted(label) }
+                return ":" + Self.linkName(label, embed: index, position: position)
+            }
+            switch embed.relationship.link {
+            case .parameters:
+                return ""
+            case .columns(let pairs):
+                return pairs.enumerated().map { position, pair in
+                    quoted(alias) + "." + quoted(pair.target) + " = " + parent(pair.source, position: position)
+                }.joined(separator: " AND ")
+            case .junction(let table, let source, let target):
+                let junction = "j" + alias
+                var conditions = target.map { quoted(junction) + "." + quoted($0.junction) + " = " + quoted(alias) + "." + quoted($0.target) }
+                conditions += source.enumerated().map { position, pair in
+                    quoted(junction) + "." + quoted(pair.junction) + " = " + parent(pair.source, position: position)
+                }
+                return "EXISTS (SELECT 1 FROM \(table) AS \(quoted(junction)) WHERE " + conditions.joined(separator: " AND ") + ")"
+            }
+        }
+
+        /// `EXISTS` of an embedded resource's rows for the parent row
+        /// `parentAlias` (for `!inner` and `embed=not.is.null`).
+        private mutating func exists(_ embed: Embed, index: Int, parentAlias: String, depth: Int, arguments: inout SQLArguments) -> String {
+            let alias = "t\(depth + 1)"
+            let base = correlatedBase(embed, parentAlias: parentAlias)
+            let link = linkCondition(embed, index: index, alias: alias, parentAlias: parentAlias)
+            var node = embed.node
+            node.members = []
+            node.order = nil
+            node.limit = nil
+            node.offset = nil
+            return "EXISTS (" + statement(for: node, base: base, depth: depth + 1, link: link.isEmpty ? "true" : link, arguments: &arguments, counting: true) + ")"
+        }
+
+        /// An embedded resource's statement with the parameters it binds
+        /// from its parent's row written as the parent's columns.
+        private func correlatedBase(_ embed: Embed, parentAlias: String) -> String {
+            guard case .parameters = embed.relationship.link else { return embed.node.resource.sql }
+            let shape = StatementShape.of(embed.node.resource.sql)
+            return Self.substituting(shape.parameters) { name in
+                quoted(parentAlias) + "." + quoted(name)
+            }
+        }
+
+        /// `parameters`' SQL with each `$n` written as `replacement(name)`'s
+        /// SQL (for a name of the parent's columns) or `:name` again.
+        static func substituting(_ parameters: Parameters, _ replacement: (String) -> String) -> String {
+            var text = ""
+            SQLTokens.scan(parameters.sql) { token, bytes in
+                if case .positionalParameter(let number) = token, number >= 1, number <= parameters.names.count {
+                    text += "(" + replacement(parameters.names[number - 1]) + ")"
+                } else {
+                    text += String(decoding: bytes, as: UTF8.self)
+                }
+            }
+            return text
+        }
+
+        // MARK: Expressions
+
+        /// A column, computed column, JSON path and cast, on `alias`.
+        mutating func expression(_ expression: Expression, alias: String, arguments: inout SQLArguments) -> String {
+            var sql: String
+            switch expression.source {
+            case .column(let column):
+                sql = quoted(alias) + "." + quoted(column.label)
+            case .computed(let computed):
+                let row = computed.rowColumns.map { quoted(alias) + "." + quoted($0) }.joined(separator: ", ")
+                sql = computed.function + "(ROW(" + row + ")::" + computed.rowType + ")"
+            }
+            if !expression.json.isEmpty {
+                sql = "to_jsonb(" + sql + ")"
+                for step in expression.json {
+                    let key: String =
+                        switch step.key {
+                        case .name(let name): bind(.text(name), into: &arguments) + "::text"
+                        case .index(let index): bind(.text(String(index)), into: &arguments) + "::int4"
+                        }
+                    sql += (step.asText ? "->>" : "->") + "(" + key + ")"
+                }
+            }
+            if let cast = expression.cast { sql = "CAST(" + sql + " AS " + cast + ")" }
+            return sql
+        }
+
+        private mutating func orderExpression(
+            _ key: OrderKey, in node: Node, alias: String, depth: Int, arguments: inout SQLArguments
+        ) -> String {
+            var sql: String
+            if let embed = key.embed {
+                // A column of a to-one embedded resource: its row's, by a scalar subquery.
+                let inner = "t\(depth + 1)"
+                let base = correlatedBase(node.embeds[embed], parentAlias: alias)
+                let link = linkCondition(node.embeds[embed], index: embed, alias: inner, parentAlias: alias)
+                let value = expression(key.expression, alias: inner, arguments: &arguments)
+                sql = "(SELECT " + value + " FROM (" + Self.withoutTrailingSemicolons(base) + "\n) AS " + quoted(inner)
+                    + (link.isEmpty ? "" : " WHERE " + link) + " LIMIT 1)"
+            } else {
+                sql = expression(key.expression, alias: alias, arguments: &arguments)
+            }
+            sql += key.isDescending ? " DESC" : " ASC"
+            if let nullsFirst = key.nullsFirst { sql += nullsFirst ? " NULLS FIRST" : " NULLS LAST" }
+            return sql
+        }
+
+        // MARK: Conditions
+
+        private mutating func condition(
+            _ condition: Condition, in node: Node, alias: String, depth: Int, arguments: inout SQLArguments
+        ) -> String {
+            switch condition {
+            case .and(let operands):
+                guard !operands.isEmpty else { return "true" }
+                return "(" + operands.map { self.condition($0, in: node, alias: alias, depth: depth, arguments: &arguments) }
+                    .joined(separator: " AND ") + ")"
+            case .or(let operands):
+                guard !operands.isEmpty else { return "false" }
+                return "(" + operands.map { self.condition($0, in: node, alias: alias, depth: depth, arguments: &arguments) }
+                    .joined(separator: " OR ") + ")"
+            case .not(let operand):
+                return "NOT " + self.condition(operand, in: node, alias: alias, depth: depth, arguments: &arguments)
+            case .presence(let embed, let exists):
+                let test = self.exists(node.embeds[embed], index: embed, parentAlias: alias, depth: depth, arguments: &arguments)
+                return exists ? test : "NOT " + test
+            case .test(let test):
+                let sql = self.test(test, alias: alias, arguments: &arguments)
+                return test.filter.isNegated ? "NOT (" + sql + ")" : "(" + sql + ")"
+            }
+        }
+
+        /// One filter, before its `not.`.
+        private mutating func test(_ test: Test, alias: String, arguments: inout SQLArguments) -> String {
+            let filter = test.filter
+            let column = expression(test.expression, alias: alias, arguments: &arguments)
+            let type = test.expression.type
+            func value(_ text: String) -> String { bind(.text(text), into: &arguments) }
+            func list(_ values: [String]) -> String { bind(.text(ArrayLiteral.text(values)), into: &arguments) }
+            func comparison(_ sqlOperator: String, pattern: Bool = false) -> String {
+                let operand = pattern && type != .text && type != .varchar && type != .bpchar ? "CAST(\(column) AS text)" : column
+                switch filter.operand {
+                case .value(let text):
+                    return operand + " " + sqlOperator + " " + value(pattern ? Self.likePattern(text, filter.operator) : text)
+                case .list(let values):
+                    let quantifier = filter.quantifier == .all ? "ALL" : "ANY"
+                    let converted = pattern ? values.map { Self.likePattern($0, filter.operator) } : values
+                    return operand + " " + sqlOperator + " " + quantifier + "(" + list(converted) + ")"
+                case .truth:
+                    return "false"
+                }
+            }
+            switch filter.operator {
+            case .eq: return comparison("=")
+            case .neq: return comparison("<>")
+            case .gt: return comparison(">")
+            case .gte: return comparison(">=")
+            case .lt: return comparison("<")
+            case .lte: return comparison("<=")
+            case .like: return comparison("LIKE", pattern: true)
+            case .ilike: return comparison("ILIKE", pattern: true)
+            case .match: return comparison("~", pattern: true)
+            case .imatch: return comparison("~*", pattern: true)
+            case .isdistinct: return comparison("IS DISTINCT FROM")
+            case .in:
+                guard case .list(let values) = filter.operand else { return "false" }
+                return column + " = ANY(" + list(values) + ")"
+            case .is:
+                guard case .truth(let truth) = filter.operand else { return "false" }
+                switch truth {
+                case .null: return column + " IS NULL"
+                case .notNull: return column + " IS NOT NULL"
+                case .true: return column + " IS TRUE"
+                case .false: return column + " IS FALSE"
+                case .unknown: return column + " IS UNKNOWN"
+                }
+            case .fts, .plfts, .phfts, .wfts:
+                guard case .value(let text) = filter.operand else { return "false" }
+                let function =
+                    switch filter.operator {
+                    case .plfts: "plainto_tsquery"
+                    case .phfts: "phraseto_tsquery"
+                    case .wfts: "websearch_to_tsquery"
+                    default: "to_tsquery"
+                    }
+                let configuration = filter.language.map { "CAST(" + value($0) + " AS regconfig), " } ?? ""
+                let document = type == .tsvector ? column : "to_tsvector(" + configuration + column + ")"
+                return document + " @@ " + function + "(" + configuration + value(text) + ")"
+            case .cs: return comparison("@>")
+            case .cd: return comparison("<@")
+            case .ov: return comparison("&&")
+            case .sl: return comparison("<<")
+            case .sr: return comparison(">>")
+            case .nxr: return comparison("&<")
+            case .nxl: return comparison("&>")
+            case .adj: return comparison("-|-")
+            }
+        }
+
+        /// A `like` or `ilike` pattern with `*` for `%`; other patterns as they are.
+        static func likePattern(_ text: String, _ op: ReadSyntax.Operator) -> String {
+            op == .like || op == .ilike ? text.replacing("*", with: "%") : text
+        }
+
+        static func withoutTrailingSemicolons(_ sql: String) -> String {
+            Query.withoutTrailingSemicolons(sql)
+        }
+    }
+}
+
+/// `name` as a quoted SQL identifier (`"a""b"`).
+func quoted(_ name: String) -> String {
+    "\"" + name.replacing("\"", with: "\"\"") + "\""
+}
+
+extension PostgresType {
+    /// `tsvector`, which full-text filters compare without converting.
+    static let tsvector = PostgresType(oid: 3614)
+}
