@@ -86,6 +86,8 @@ final class BoundRoute: Sendable {
     let acceptedNames: Set<String>
     /// Whether an input reads the arguments of other names (``InputDeclaration/acceptsOtherArguments``).
     let acceptsOtherArguments: Bool
+    /// The names of the arguments its inputs read themselves (not as other arguments).
+    let ownNames: Set<String>
     let takesBody: Bool
     /// The runner of the route's ``RunnableResult``, if it returns one.
     let runner: (any Sendable)?
@@ -128,6 +130,7 @@ final class BoundRoute: Sendable {
         argumentNames = names
         acceptedNames = Set(names)
         acceptsOtherArguments = route.inputs.contains { $0.acceptsOtherArguments }
+        ownNames = Self.namesReadBy(route)
         detailParameters = details
         self.takesBody = takesBody
     }
@@ -162,6 +165,19 @@ final class BoundRoute: Sendable {
         self.detailParameters = detailParameters
         self.acceptedNames = Set(argumentNames)
         self.acceptsOtherArguments = route.inputs.contains { $0.acceptsOtherArguments }
+        self.ownNames = Self.namesReadBy(route)
         self.takesBody = takesBody
+    }
+
+    /// The argument names a route's inputs read themselves (not as other arguments).
+    private static func namesReadBy(_ route: Route) -> Set<String> {
+        var names: Set<String> = []
+        for input in route.inputs where !input.isReadAsOtherArgument {
+            switch input.kind {
+            case .argument(let name, _, _, _), .runtimeArgument(let name, _, _, _, _): names.insert(name)
+            default: break
+            }
+        }
+        return names
     }
 }

@@ -38,6 +38,10 @@ public struct InputDeclaration: Sendable {
     /// names (a query language's: ``RoutedRequest/otherArguments``), so
     /// that the route takes arguments of any name.
     var acceptsOtherArguments = false
+    /// Whether the argument it names is read by the route's input that
+    /// accepts other arguments (a query language's `select`, say), not by
+    /// this input, which only documents it.
+    var isReadAsOtherArgument = false
 
     /// The declaration of an input that reads the arguments no other input
     /// of its route names (``RoutedRequest/otherArguments``): not an

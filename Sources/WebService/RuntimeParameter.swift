@@ -36,6 +36,8 @@ public struct RuntimeParameter<Value: Sendable>: Sendable {
     let convert: @Sendable ([ArgumentInput]) throws(ArgumentConversionError) -> Value
     /// For a parameter made by ``readingOtherArguments(description:read:)``: what it reads.
     private let readRequest: (@Sendable (RoutedRequest) throws(HTTPError) -> Value)?
+    /// Whether it only documents an argument read by the route's ``readingOtherArguments(description:read:)`` parameter.
+    private var isDocumentation = false
 
     /// A parameter of type `type`, converted by `convert` from every value
     /// the request supplied for the name (at least one). Without
@@ -72,6 +74,23 @@ public struct RuntimeParameter<Value: Sendable>: Sendable {
             throw ArgumentConversionError(expected: .any, received: "an argument")
         }
         self.readRequest = read
+    }
+
+    /// A parameter that only documents `name`, an argument the route's
+    /// ``readingOtherArguments(description:read:)`` parameter reads (as
+    /// one of the others: this one takes no part in it); its handler value is always `value`.
+    ///
+    /// ```swift
+    /// RuntimeParameter.documenting("select", type: .string, description: "The columns to return.", value: .none)
+    /// ```
+    public static func documenting(
+        _ name: String, type: ValueType, description: String, pattern: String? = nil, value: Value
+    ) -> RuntimeParameter {
+        var parameter = RuntimeParameter(name, type: type, description: description, whenAbsent: value, pattern: pattern) {
+            _ throws(ArgumentConversionError) in value
+        }
+        parameter.isDocumentation = true
+        return parameter
     }
 
     /// A parameter that reads the arguments no other parameter of its route
@@ -142,6 +161,7 @@ public struct RuntimeParameter<Value: Sendable>: Sendable {
     @usableFromInline
     func value(in context: RoutedRequest) throws(HTTPError) -> Value {
         if let readRequest { return try readRequest(context) }
+        if isDocumentation { return valueWhenAbsent.unsafelyUnwrapped }
         let inputs: [ArgumentInput]
         if let pathValue = context.pattern.value(named: name, in: context.path) {
             inputs = [.text(pathValue)]
@@ -175,7 +195,7 @@ public struct RuntimeParameter<Value: Sendable>: Sendable {
         return InputDeclaration(
             kind: .runtimeArgument(
                 name: name, type: type, defaultText: defaultText, required: valueWhenAbsent == nil, pattern: pattern),
-            description: description, constraints: constraints)
+            description: description, constraints: constraints, isReadAsOtherArgument: isDocumentation)
     }
 }
 

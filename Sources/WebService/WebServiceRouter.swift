@@ -182,7 +182,7 @@ public final class WebServiceRouter: Sendable {
             request: consume request, pattern: candidates[chosen].pattern, path: remainder, arguments: arguments.values,
             runner: candidates[chosen].runner, detailParameters: candidates[chosen].detailParameters,
             cacheControl: candidates[chosen].route.cacheControl, logger: logger,
-            declaredNames: candidates[chosen].acceptsOtherArguments ? candidates[chosen].acceptedNames : []
+            declaredNames: candidates[chosen].acceptsOtherArguments ? candidates[chosen].ownNames : []
         )
         return .route(candidates[chosen].route, context)
     }

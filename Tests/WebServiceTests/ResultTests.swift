@@ -64,7 +64,10 @@ struct ResultTests {
         let response = router.resolvedResponse(to: makeRequest(.get, "/catalog/fail/status"))
         #expect(response.status == .forbidden)
         #expect(response.headers["Content-Type"] == "application/problem+json")
-        #expect(response.text == #"{"type":"about:blank","title":"Forbidden","status":403,"detail":"Not yours."}"#)
+        #expect(
+            response.text
+                == #"{"type":"about:blank","title":"Forbidden","status":403,"detail":"Not yours.","code":"HTTP403","message":"Not yours.","details":null,"hint":null}"#
+        )
     }
 
     @Test func convertibleErrorsMapToTheirStatus() {
