@@ -45,7 +45,7 @@ public struct JSONWebTokenVerifier: Sendable {
         case publicKeyPEM(String)
         /// The JSON text of a JSON Web Key Set, `{"keys": [...]}`: its keys
         /// for signatures, each pinned to its `alg`, else to the algorithm
-        /// its `kty` and `crv` imply (``JSONWebKeySet``).
+        /// its `kty` and `crv` imply.
         case keySet(String)
     }
 
