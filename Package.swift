@@ -169,7 +169,7 @@ let package = Package(
             ]
         ),
         .testTarget(name: "ServiceHostTests", dependencies: ["ServiceHost"]),
-        .testTarget(name: "AuthenticationTests", dependencies: ["Authentication", "Locking", "WebService"]),
+        .testTarget(name: "AuthenticationTests", dependencies: ["Authentication", "Locking", "WebService", "HTTPTestClient"]),
         .testTarget(
             name: "WebServiceClientTests",
             dependencies: [

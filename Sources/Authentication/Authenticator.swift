@@ -32,9 +32,10 @@ import WebService
 ///   of the header (never the header itself), so the same credential is
 ///   checked once;
 /// - an address whose checks keep failing waits longer each time
-///   (`FailureBackoff`), answered 429 with `Retry-After` meanwhile; a
-///   later success does not clear that (a valid account of the guesser's
-///   own must not reset its count), quiet time does.
+///   (`FailureBackoff`; an IPv6 address counts by its /64), answered 429
+///   with `Retry-After` meanwhile; a later success does not clear that (a
+///   valid account of the guesser's own must not reset its count), quiet
+///   time does.
 ///
 /// A missing or bad credential gets `401 Unauthorized` as a problem
 /// document, with a `WWW-Authenticate` challenge for each scheme; a role
@@ -202,7 +203,7 @@ public final class Authenticator: RequestAdmission {
 
     private func basic(_ credentials: Substring, request: HTTPRequest, settings: Settings) -> Admission {
         let configuration = settings.configuration
-        let address = FailureBackoff.host(of: request.remoteAddress)
+        let address = FailureBackoff.client(of: request.remoteAddress)
         guard let decoded = Base64.decode(credentials.utf8, .standard), let colon = decoded.firstIndex(of: UInt8(ascii: ":")),
             let user = String(validating: decoded[..<colon], as: UTF8.self), !user.isEmpty,
             let password = String(validating: decoded[(colon + 1)...], as: UTF8.self)
@@ -243,7 +244,7 @@ public final class Authenticator: RequestAdmission {
     /// On a password-check thread: the decision for a basic credential.
     private func check(user: String, password: String, key: [UInt8], request: HTTPRequest, settings: Settings) -> Admission {
         let configuration = settings.configuration
-        let address = FailureBackoff.host(of: request.remoteAddress)
+        let address = FailureBackoff.client(of: request.remoteAddress)
         // The same credential may have been checked, or the address
         // slowed down, while this one waited.
         if let known = rememberedResult(key) {

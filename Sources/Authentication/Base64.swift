@@ -17,8 +17,16 @@ enum Base64 {
     }
 
     /// The bytes of `text`, with or without `=` padding; `nil` when it is
-    /// not base64 in that alphabet.
-    static func decode(_ text: some Collection<UInt8>, _ alphabet: Alphabet) -> [UInt8]? {
+    /// not base64 in that alphabet. `canonical` accepts only the one
+    /// spelling ``encode(_:_:)`` writes: no padding, and the unused low bits
+    /// of the last character zero (RFC 4648, section 3.5), so that no two
+    /// texts decode to the same bytes.
+    ///
+    /// ```swift
+    /// Base64.decode(Array("YQ".utf8), .url, canonical: true)   // [0x61]
+    /// Base64.decode(Array("YR".utf8), .url, canonical: true)   // nil: the same byte, spelt otherwise
+    /// ```
+    static func decode(_ text: some Collection<UInt8>, _ alphabet: Alphabet, canonical: Bool = false) -> [UInt8]? {
         let (plus, slash) = alphabet.extra
         var bytes: [UInt8] = []
         bytes.reserveCapacity(text.count * 3 / 4)
@@ -33,7 +41,7 @@ enum Base64 {
             case UInt8(ascii: "0")...UInt8(ascii: "9"): value = UInt32(character - UInt8(ascii: "0")) + 52
             case plus: value = 62
             case slash: value = 63
-            case UInt8(ascii: "="):
+            case UInt8(ascii: "=") where !canonical:
                 padding += 1
                 continue
             default: return nil
@@ -48,6 +56,8 @@ enum Base64 {
         }
         // A lone sixth of a byte left over is no encoding of whole bytes.
         guard bits < 6, padding <= 2 else { return nil }
+        // The bits left over carry no byte: one spelling has them zero.
+        guard !canonical || accumulator & ((1 << UInt32(bits)) - 1) == 0 else { return nil }
         return bytes
     }
 

@@ -1,3 +1,6 @@
+#if canImport(Glibc)
+import Glibc
+#endif
 import Locking
 
 /// How long each client address must wait before its next password check,
@@ -6,7 +9,8 @@ import Locking
 /// quiet `forgetAfter` since its last failure clears the address; a success
 /// does not (a guesser with one valid account of its own could otherwise
 /// reset its count at will). Guessing passwords from one address thus slows to a few a
-/// minute, while a user who mistypes once or twice never notices.
+/// minute, while a user who mistypes once or twice never notices. Addresses
+/// are counted as ``client(of:)`` says: IPv6 ones by their /64.
 ///
 /// ```swift
 /// let backoff = FailureBackoff()
@@ -60,14 +64,42 @@ final class FailureBackoff: Sendable {
         }
     }
 
-    /// The host part of a `host:port` or `[v6]:port` address, which the
-    /// backoff counts by; a client's ports change, its address does not.
-    static func host(of remoteAddress: String?) -> String {
+    /// What the backoff counts a client by, from its `host:port` or
+    /// `[v6]:port` address: an IPv4 address whole, an IPv6 address by its
+    /// /64 prefix (`2001:db8:1:2::/64`), the block a single host or
+    /// network is given (RFC 6177), so that rotating through the addresses
+    /// of one's own /64 is still counted as one client; an IPv4-mapped IPv6
+    /// address (`::ffff:203.0.113.7`) as the IPv4 address it maps. A port is
+    /// left out: a client's ports change, its address does not.
+    ///
+    /// ```swift
+    /// FailureBackoff.client(of: "[2001:db8:1:2:a:b:c:d]:53211")   // "2001:db8:1:2::/64"
+    /// FailureBackoff.client(of: "[::ffff:203.0.113.7]:80")        // "203.0.113.7"
+    /// FailureBackoff.client(of: "203.0.113.7:40000")              // "203.0.113.7"
+    /// ```
+    static func client(of remoteAddress: String?) -> String {
         guard let remoteAddress else { return "" }
+        let host: String
         if remoteAddress.hasPrefix("["), let end = remoteAddress.firstIndex(of: "]") {
-            return String(remoteAddress[remoteAddress.index(after: remoteAddress.startIndex)..<end])
+            host = String(remoteAddress[remoteAddress.index(after: remoteAddress.startIndex)..<end])
+        } else if remoteAddress.firstIndex(of: ":") != remoteAddress.lastIndex(of: ":") {
+            host = remoteAddress  // an IPv6 address without brackets or port
+        } else if let colon = remoteAddress.lastIndex(of: ":") {
+            host = String(remoteAddress[..<colon])
+        } else {
+            host = remoteAddress
         }
-        guard let colon = remoteAddress.lastIndex(of: ":") else { return remoteAddress }
-        return String(remoteAddress[..<colon])
+        var address = in6_addr()
+        guard host.contains(":"), inet_pton(AF_INET6, host, &address) == 1 else { return host }
+        var bytes = withUnsafeBytes(of: &address) { Array($0) }
+        if bytes[..<10].allSatisfy({ $0 == 0 }), bytes[10] == 0xFF, bytes[11] == 0xFF {
+            return bytes[12...].map { String($0) }.joined(separator: ".")
+        }
+        for index in 8..<16 { bytes[index] = 0 }
+        var prefix = in6_addr()
+        withUnsafeMutableBytes(of: &prefix) { $0.copyBytes(from: bytes) }
+        var text = [CChar](repeating: 0, count: Int(INET6_ADDRSTRLEN))
+        guard inet_ntop(AF_INET6, &prefix, &text, socklen_t(text.count)) != nil else { return host }
+        return String(decoding: text.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self) + "/64"
     }
 }

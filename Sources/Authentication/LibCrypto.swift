@@ -1,7 +1,8 @@
 internal import CLibCrypto
 
 /// The few primitives of OpenSSL's libcrypto that authentication needs,
-/// over byte arrays. The only file that imports the C library.
+/// over byte arrays. With `PublicKey` (LibCrypto+PublicKey.swift), the
+/// only code that touches the C library.
 enum LibCrypto {
     /// SHA-256 of `data`.
     static func sha256(_ data: some Collection<UInt8>) -> [UInt8] {
@@ -54,53 +55,5 @@ enum LibCrypto {
     static func constantTimeEqual(_ a: [UInt8], _ b: [UInt8]) -> Bool {
         guard a.count == b.count else { return false }
         return a.withUnsafeBytes { a in b.withUnsafeBytes { b in CRYPTO_memcmp(a.baseAddress, b.baseAddress, a.count) == 0 } }
-    }
-}
-
-/// An RSA public key read from PEM (`-----BEGIN PUBLIC KEY-----`), which
-/// checks RS256 signatures (RSASSA-PKCS1-v1_5 with SHA-256).
-///
-/// Owns its `EVP_PKEY`. Checking only reads the key, which OpenSSL allows
-/// from several threads at once, hence `@unchecked Sendable`.
-final class RSAPublicKey: @unchecked Sendable {
-    private let key: OpaquePointer
-
-    /// Why a PEM text is not an RSA public key.
-    struct InvalidKey: Error, CustomStringConvertible {
-        let description: String
-    }
-
-    init(pem: String) throws(InvalidKey) {
-        var text = Array(pem.utf8)
-        let read: OpaquePointer? = text.withUnsafeMutableBytes { bytes in
-            guard let bio = BIO_new_mem_buf(bytes.baseAddress, Int32(bytes.count)) else { return nil }
-            defer { BIO_free(bio) }
-            return PEM_read_bio_PUBKEY(bio, nil, nil, nil)
-        }
-        ERR_clear_error()
-        guard let read else { throw InvalidKey(description: "not a PEM public key (-----BEGIN PUBLIC KEY-----)") }
-        guard EVP_PKEY_get_base_id(read) == EVP_PKEY_RSA else {
-            EVP_PKEY_free(read)
-            throw InvalidKey(description: "not an RSA key")
-        }
-        key = read
-    }
-
-    deinit {
-        EVP_PKEY_free(key)
-    }
-
-    /// Whether `signature` is this key's RS256 signature of `message`.
-    func verifiesSHA256(signature: [UInt8], of message: some Collection<UInt8>) -> Bool {
-        guard let context = EVP_MD_CTX_new() else { return false }
-        defer { EVP_MD_CTX_free(context) }
-        guard EVP_DigestVerifyInit(context, nil, EVP_sha256(), nil, key) == 1 else {
-            ERR_clear_error()
-            return false
-        }
-        let message = Array(message)
-        let valid = EVP_DigestVerify(context, signature, signature.count, message, message.count) == 1
-        ERR_clear_error()
-        return valid
     }
 }

@@ -18,7 +18,7 @@ extension ServerOptions {
     }
 
     /// The authentication the options describe, its files (password file,
-    /// role map, token keys) read now: at start, and again on SIGHUP.
+    /// role map, token keys or key set) read now: at start, and again on SIGHUP.
     func authenticatorConfiguration(realm: String) throws -> Authenticator.Configuration? {
         guard authenticates else { return nil }
         var configuration = Authenticator.Configuration(realm: realm, passwordChecks: passwordChecks)
@@ -37,29 +37,48 @@ extension ServerOptions {
                 try Connection.verifiesLogin(conninfo: conninfo, user: user, password: password)
             }
         }
-        let audience = jwtAudience.isEmpty ? nil : jwtAudience
-        if !jwtSecretFile.isEmpty {
-            var secret = Array(try CredentialFile.text(at: jwtSecretFile).utf8)
-            while let last = secret.last, last == UInt8(ascii: "\n") || last == UInt8(ascii: "\r") { secret.removeLast() }
-            configuration.tokens = try JSONWebTokenVerifier(key: .secret(secret), audience: audience, roleClaim: jwtRoleClaim)
-        } else if !jwtPublicKeyFile.isEmpty {
-            let pem = try CredentialFile.text(at: jwtPublicKeyFile)
-            configuration.tokens = try JSONWebTokenVerifier(key: .rsaPublicKey(pem), audience: audience, roleClaim: jwtRoleClaim)
-        }
+        configuration.tokens = try tokenVerifier()
         if !roleMapFile.isEmpty { configuration.roles = try CredentialFile(path: roleMapFile).entries }
         if !anonymousRole.isEmpty { configuration.anonymousRole = anonymousRole }
         return configuration
     }
 
+    /// The checker of bearer tokens, its key file (secret, public key or
+    /// key set) read; `nil` without one.
+    private func tokenVerifier() throws -> JSONWebTokenVerifier? {
+        let key: JSONWebTokenVerifier.Key
+        let file: String
+        if !jwtSecretFile.isEmpty {
+            var secret = Array(try CredentialFile.text(at: jwtSecretFile).utf8)
+            while let last = secret.last, last == UInt8(ascii: "\n") || last == UInt8(ascii: "\r") { secret.removeLast() }
+            (key, file) = (.secret(secret), jwtSecretFile)
+        } else if !jwtPublicKeyFile.isEmpty {
+            (key, file) = (.publicKeyPEM(try CredentialFile.text(at: jwtPublicKeyFile)), jwtPublicKeyFile)
+        } else if !jwtJWKSFile.isEmpty {
+            (key, file) = (.keySet(try CredentialFile.text(at: jwtJWKSFile)), jwtJWKSFile)
+        } else {
+            return nil
+        }
+        // The table let only a valid path in.
+        let roleClaim = JSONWebTokenVerifier.ClaimPath(jwtRoleClaim) ?? .role
+        do {
+            return try JSONWebTokenVerifier(
+                key: key, audience: jwtAudience.isEmpty ? nil : jwtAudience, issuer: jwtIssuer.isEmpty ? nil : jwtIssuer,
+                roleClaim: roleClaim)
+        } catch {
+            throw UsageError(description: "\(file): \(error)")
+        }
+    }
+
     /// What the OpenAPI document says of the authentication these options
     /// turn on: basic with a password file or PostgreSQL's logins, bearer
-    /// JSON Web Tokens with a secret or a public key, requests without
+    /// JSON Web Tokens with a secret, a public key or a key set, requests without
     /// credentials allowed with an anonymous role; `nil` when no scheme is
     /// on (an anonymous role alone ignores credentials).
     func openAPISecurity(publicPathPrefixes: [String]) -> OpenAPISecurity? {
         var schemes: [OpenAPISecurity.Scheme] = []
         if !authBasicFile.isEmpty || authBasicPostgres { schemes.append(.basic) }
-        if !jwtSecretFile.isEmpty || !jwtPublicKeyFile.isEmpty { schemes.append(.bearerJWT) }
+        if checksTokens { schemes.append(.bearerJWT) }
         guard !schemes.isEmpty else { return nil }
         return OpenAPISecurity(schemes: schemes, allowsAnonymous: !anonymousRole.isEmpty, publicPathPrefixes: publicPathPrefixes)
     }

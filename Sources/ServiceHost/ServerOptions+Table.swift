@@ -1,3 +1,4 @@
+import Authentication
 import HTTPServer
 import PostgreSQL
 import PostgreSQLWebService
@@ -202,21 +203,37 @@ extension ServerOptions {
             }, defaultValue: { $0.jwtSecretFile }),
         Option(
             "jwt-public-key-file", .prefixed("JWT_PUBLIC_KEY_FILE"),
-            "Public key file (PEM, RSA) of RS256 bearer tokens",
+            "Public key file (PEM) of bearer tokens: RSA (RS256, 2048 bits or more), P-256 (ES256) or Ed25519 (EdDSA)",
             emptyDefault: "none",
             apply: {
                 $0.jwtPublicKeyFile = $1; return true
             }, defaultValue: { $0.jwtPublicKeyFile }),
         Option(
-            "jwt-audience", .prefixed("JWT_AUDIENCE"), "The `aud` bearer tokens must name",
+            "jwt-jwks-file", .prefixed("JWT_JWKS_FILE"),
+            "File of the JSON Web Key Set (`{\"keys\": [...]}`, an identity provider's `jwks.json`) of bearer tokens: a token's `kid` names its key, each key pinned to its `alg` (HS256, RS256, ES256 or EdDSA)",
+            emptyDefault: "none",
+            apply: {
+                $0.jwtJWKSFile = $1; return true
+            }, defaultValue: { $0.jwtJWKSFile }),
+        Option(
+            "jwt-audience", .prefixed("JWT_AUDIENCE"), "The `aud` bearer tokens must name (a string, or one of an array)",
             emptyDefault: "tokens without `aud`",
             apply: {
                 $0.jwtAudience = $1; return true
             }, defaultValue: { $0.jwtAudience }),
         Option(
-            "jwt-role-claim", .prefixed("JWT_ROLE_CLAIM"), "The claim of a bearer token that names its database role",
+            "jwt-issuer", .prefixed("JWT_ISSUER"), "The `iss` bearer tokens must have, exactly",
+            emptyDefault: "any",
             apply: {
-                $0.jwtRoleClaim = $1; return true
+                $0.jwtIssuer = $1; return true
+            }, defaultValue: { $0.jwtIssuer }),
+        Option(
+            "jwt-role-claim", .prefixed("JWT_ROLE_CLAIM"),
+            "Where a bearer token's claims name its database role: a claim's name, or a path in PostgREST's syntax (`.app_metadata.role`, `.realm_access.roles[0]`, `.\"https://example.com/role\"`)",
+            apply: { options, value in
+                guard JSONWebTokenVerifier.ClaimPath(value) != nil else { return false }
+                options.jwtRoleClaim = value
+                return true
             }, defaultValue: { $0.jwtRoleClaim }),
         Option(
             "role-map", .prefixed("ROLE_MAP"),

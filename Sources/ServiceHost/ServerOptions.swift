@@ -92,11 +92,15 @@ public struct ServerOptions: Equatable, Sendable {
     public internal(set) var authBasicPostgres = false
     /// `--jwt-secret-file`: the HS256 secret's file; empty for none.
     public internal(set) var jwtSecretFile = ""
-    /// `--jwt-public-key-file`: the RS256 public key's PEM file; empty for none.
+    /// `--jwt-public-key-file`: the PEM file of the public key (RSA, P-256 or Ed25519) of tokens; empty for none.
     public internal(set) var jwtPublicKeyFile = ""
+    /// `--jwt-jwks-file`: the JSON Web Key Set file of tokens' keys; empty for none.
+    public internal(set) var jwtJWKSFile = ""
     /// `--jwt-audience`: the `aud` tokens must name; empty for none.
     public internal(set) var jwtAudience = ""
-    /// `--jwt-role-claim`: the token claim that names the role.
+    /// `--jwt-issuer`: the `iss` tokens must have; empty for any.
+    public internal(set) var jwtIssuer = ""
+    /// `--jwt-role-claim`: where the token's claims name the role (`role`, `.app_metadata.role`).
     public internal(set) var jwtRoleClaim = "role"
     /// `--role-map`: the `user:role` file; empty for none.
     public internal(set) var roleMapFile = ""
@@ -208,15 +212,21 @@ public struct ServerOptions: Equatable, Sendable {
         try check(Self.logLevels.contains(logLevel), "--log-level \(logLevel) is not a log level.")
         try check(tlsCertificateFile.isEmpty == tlsKeyFile.isEmpty, "--tls-cert and --tls-key go together.")
         try check(authBasicFile.isEmpty || !authBasicPostgres, "--auth-basic-file and --auth-basic-postgres exclude each other.")
-        try check(jwtSecretFile.isEmpty || jwtPublicKeyFile.isEmpty, "--jwt-secret-file and --jwt-public-key-file exclude each other.")
-        try check(!jwtRoleClaim.isEmpty, "--jwt-role-claim cannot be empty.")
+        try check(
+            [jwtSecretFile, jwtPublicKeyFile, jwtJWKSFile].filter { !$0.isEmpty }.count <= 1,
+            "--jwt-secret-file, --jwt-public-key-file and --jwt-jwks-file exclude each other.")
     }
 
     static let sslModes = ["disable", "allow", "prefer", "require", "verify-ca", "verify-full"]
 
     /// Whether requests are authenticated: a scheme or an anonymous role is set.
     var authenticates: Bool {
-        !authBasicFile.isEmpty || authBasicPostgres || !jwtSecretFile.isEmpty || !jwtPublicKeyFile.isEmpty || !anonymousRole.isEmpty
+        !authBasicFile.isEmpty || authBasicPostgres || checksTokens || !anonymousRole.isEmpty
+    }
+
+    /// Whether bearer tokens are checked: a secret, a public key or a key set is given.
+    var checksTokens: Bool {
+        !jwtSecretFile.isEmpty || !jwtPublicKeyFile.isEmpty || !jwtJWKSFile.isEmpty
     }
 
     /// `--database-url` with `--database-sslmode` added (a later `sslmode`

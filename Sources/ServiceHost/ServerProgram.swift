@@ -37,7 +37,7 @@ import WebService
 ///
 /// Authentication is off unless an option turns it on (`--auth-basic-file`,
 /// `--auth-basic-postgres`, `--jwt-secret-file`, `--jwt-public-key-file`,
-/// `--anonymous-role`); each request's queries then run as its role.
+/// `--jwt-jwks-file`, `--anonymous-role`); each request's queries then run as its role.
 /// `--tls-cert` and `--tls-key` serve HTTPS (TLS 1.2 and 1.3 unless
 /// `--tls-priorities` says otherwise); SIGHUP reads both files again.
 /// `<program> hash-password alice < password` prints a password file entry.

@@ -80,6 +80,14 @@ struct JSONRPCMethods: Sendable {
 /// overloads that take different params says in its description which
 /// lists params by position are bound to. Schemas as in the OpenAPI
 /// document, shared ones under `components/schemas`.
+///
+/// OpenRPC has no security object; with ``OpenAPIInfo/security`` the
+/// document says what credentials the calls need with extensions that
+/// hold what the OpenAPI document's members do: `x-securitySchemes` its
+/// `components/securitySchemes`, `x-security` its top-level `security`
+/// (each scheme, and `{}` when anonymous requests are served). Every
+/// method has that requirement, the methods of public paths too: a call
+/// is a request to `/jsonrpc`, which is not public.
 struct OpenRPCDocument {
     let services: [ServiceDocumentation]
     let info: OpenAPIInfo
@@ -123,12 +131,14 @@ struct OpenRPCDocument {
                 }
             }
         }
-        let document: JSONValue = [
+        var document: JSONValue = [
             "openrpc": "1.2.6",
             "info": infoObject,
             "methods": .array(methods),
             "components": ["schemas": schemas.componentSchemas()],
         ]
+        document["x-securitySchemes"] = schemas.securitySchemes
+        document["x-security"] = schemas.documentSecurity
         return document.jsonBytes
     }
 }

@@ -63,8 +63,8 @@ struct JSONWebTokenTests {
 
     @Test("a short secret is refused; a role claim must be a name")
     func configuration() throws {
-        #expect(throws: JSONWebTokenVerifier.TokenError.self) { try JSONWebTokenVerifier(key: .secret(Array("short".utf8))) }
-        #expect(throws: RSAPublicKey.InvalidKey.self) { try JSONWebTokenVerifier(key: .rsaPublicKey("not a key")) }
+        #expect(throws: JSONWebTokenVerifier.KeyError.self) { try JSONWebTokenVerifier(key: .secret(Array("short".utf8))) }
+        #expect(throws: JSONWebTokenVerifier.KeyError.self) { try JSONWebTokenVerifier(key: .publicKeyPEM("not a key")) }
         #expect(throws: JSONWebTokenVerifier.TokenError.self) { try verifier.role(in: ["role": .integer(1)]) }
         #expect(throws: JSONWebTokenVerifier.TokenError.self) { try verifier.role(in: ["role": .string("")]) }
     }

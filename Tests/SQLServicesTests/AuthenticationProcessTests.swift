@@ -251,6 +251,45 @@ struct AuthenticationProcessTests {
         #expect(try Self.get("/notes", port: port).status == 401)
     }
 
+    // MARK: - Discovery
+
+    @Test("rpc.discover declares the credentials as /openapi.json does: x-securitySchemes and x-security, {} with an anonymous role")
+    func openRPCSecurity() throws {
+        let folder = try Self.prepare()
+        let entry = String(
+            decoding: try ToolProcess.run(
+                ProcessTests.executable, ["hash-password", "alice", "--iterations", "1000"], input: Data("alice's password\n".utf8)),
+            as: UTF8.self)
+        let passwords = try Self.temporaryFile(entry)
+        let secret = try TestSigningKey(.hs256)
+        for anonymous in [[], ["--anonymous-role", "auth_test_bob"]] {
+            let run = try ProcessTests.start(
+                ["serve", "--services", folder, "--port", "0", "--auth-basic-file", passwords, "--jwt-secret-file", secret.privateKeyFile]
+                    + anonymous)
+            let port = try run.servingPort()
+            let token = "Bearer " + (try secret.token(claims: ["role": "auth_test_alice"]))
+            let openAPI = try TestClient.request("GET", "/openapi.json", port: port, headers: [("Authorization", token)]).object
+            let discover = try TestClient.request(
+                "POST", "/jsonrpc", port: port, headers: [("Content-Type", "application/json"), ("Authorization", token)],
+                body: Array(#"{"jsonrpc":"2.0","method":"rpc.discover","id":1}"#.utf8))
+            let openRPC = try #require(discover.object["result"] as? [String: Any], "\(discover)")
+            let schemes = try #require(openRPC["x-securitySchemes"] as? NSDictionary, "\(openRPC.keys)")
+            let openAPISchemes = try #require((openAPI["components"] as? [String: Any])?["securitySchemes"] as? NSDictionary)
+            #expect(schemes == openAPISchemes)
+            #expect(schemes["basic"] as? NSDictionary == ["type": "http", "scheme": "basic"])
+            #expect(schemes["bearer"] as? NSDictionary == ["type": "http", "scheme": "bearer", "bearerFormat": "JWT"])
+            let security = try #require(openRPC["x-security"] as? NSArray)
+            #expect(security == openAPI["security"] as? NSArray)
+            let expected: NSArray = anonymous.isEmpty ? [["basic": []], ["bearer": []]] : [["basic": []], ["bearer": []], [:]]
+            #expect(security == expected)
+            // What it declares holds: without credentials, 401 unless anonymous requests are served.
+            let bare = try TestClient.request(
+                "POST", "/jsonrpc", port: port, headers: [("Content-Type", "application/json")],
+                body: Array(#"{"jsonrpc":"2.0","method":"rpc.discover","id":1}"#.utf8))
+            #expect(bare.status == (anonymous.isEmpty ? 401 : 200), "\(bare)")
+        }
+    }
+
     // MARK: - TLS and sslmode
 
     @Test("HTTPS with a self-signed certificate made here: curl's handshake and request, trusting only that certificate")

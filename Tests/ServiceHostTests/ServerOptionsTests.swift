@@ -55,7 +55,7 @@ private func help(_ defaults: ServerOptions = ServerOptions(), prefix: String = 
     #expect(text.contains("--port <port>"))
     #expect(text.contains("(default: 9001)"))
     #expect(text.contains("-h, --help"))
-    #expect(ServerOptions.table.count == 40)
+    #expect(ServerOptions.table.count == 42)
 }
 
 @Test func versionIsAskedForAnywhereAnOptionMayBe() throws {
@@ -80,7 +80,15 @@ private func help(_ defaults: ServerOptions = ServerOptions(), prefix: String = 
         "--auth-basic-file and --auth-basic-postgres exclude each other."
     ),
     (["--auth-basic-postgres", "yes"], "The value 'yes' is invalid for '--auth-basic-postgres <auth-basic-postgres>'."),
-    (["--jwt-secret-file", "a", "--jwt-public-key-file", "b"], "--jwt-secret-file and --jwt-public-key-file exclude each other."),
+    (
+        ["--jwt-secret-file", "a", "--jwt-public-key-file", "b"],
+        "--jwt-secret-file, --jwt-public-key-file and --jwt-jwks-file exclude each other."
+    ),
+    (
+        ["--jwt-jwks-file", "a", "--jwt-secret-file", "b"],
+        "--jwt-secret-file, --jwt-public-key-file and --jwt-jwks-file exclude each other."
+    ),
+    (["--jwt-role-claim", ".a[0"], "The value '.a[0' is invalid for '--jwt-role-claim <jwt-role-claim>'."),
     (["--database-sslmode", "always"], "The value 'always' is invalid for '--database-sslmode <database-sslmode>'."),
 ])
 func usageErrorsNameTheOption(arguments: [String], message: String) {
