@@ -103,7 +103,8 @@ struct OpenRPCDocument {
                             }
                             var param: JSONValue = ["name": .string(parameter.name), "required": .bool(required)]
                             if !parameter.fullDescription.isEmpty { param["description"] = .string(parameter.fullDescription) }
-                            param["schema"] = OpenAPIDocument.constrained(schemas.schema(parameter.type, service: index), by: parameter.constraints)
+                            param["schema"] = OpenAPIDocument.constrained(
+                                schemas.schema(parameter.type, service: index), by: parameter.constraints)
                             params.append(param)
                         }
                     }

@@ -114,7 +114,8 @@ extension ServiceDocumentation {
         if !filters.isEmpty { arguments.append("filters&hellip;") }
         let result = operation.result.map { (operation.streamed ? "stream of " : "") + typeHTML($0) } ?? "void"
         var html = "<div class=\"operation\">\n"
-        html += "<p class=\"signature\"><code><b>\(escape(operation.method))</b> (\(arguments.joined(separator: ", "))) &rarr; \(result)</code>"
+        html +=
+            "<p class=\"signature\"><code><b>\(escape(operation.method))</b> (\(arguments.joined(separator: ", "))) &rarr; \(result)</code>"
         html += " <span class=\"operation-id\" title=\"operationId\">\(escape(operation.operationId))</span></p>\n"
         if !operation.description.isEmpty { html += "<p>\(inlineHTML(operation.description))</p>\n" }
         if !parameters.isEmpty {

@@ -32,9 +32,10 @@ struct DocumentationAPITests {
                 "employeeNumber=integer", "firstName=string", "lastName=string",
             ])
         #expect((operations[0]["filterSyntax"] as? String)?.contains("`not.`") == true)
-        #expect(operations.map { $0["example"] as? String } == [
-            "curl 'http://127.0.0.1/employees?name=bal*&limit=10'", "curl 'http://127.0.0.1/employees/10004?details=titles,salaries'",
-        ])
+        #expect(
+            operations.map { $0["example"] as? String } == [
+                "curl 'http://127.0.0.1/employees?name=bal*&limit=10'", "curl 'http://127.0.0.1/employees/10004?details=titles,salaries'",
+            ])
         #expect(
             operations.allSatisfy {
                 ($0["parameters"] as? [[String: Any]] ?? []).allSatisfy { ($0["description"] as? String)?.isEmpty == false }

@@ -51,7 +51,9 @@ struct PlainTextProblemAPITests {
                 #expect(plain.header("Allow") == document.header("Allow"), "\(method) \(target) (\(accept))")
                 #expect(plain.header("X-Request-Id") != nil)
             }
-            for accept in ["application/json", "*/*", "text/plain;q=0.5, application/json", "text/plain, application/problem+json", "text/html"] {
+            for accept in [
+                "application/json", "*/*", "text/plain;q=0.5, application/json", "text/plain, application/problem+json", "text/html",
+            ] {
                 let json = try TestClient.request(method, target, port: port, headers: [("Accept", accept)])
                 #expect(json.header("Content-Type") == "application/problem+json", "\(method) \(target) (\(accept))")
             }

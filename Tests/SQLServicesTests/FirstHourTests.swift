@@ -43,7 +43,9 @@ struct FirstHourTests {
             ("sql-rest", ["serve", "--services", "Examples/sql-services"]),
         ])
     func everyLinkAndExample(program: String, arguments: [String]) throws {
-        let arguments = arguments.map { $0.hasPrefix("services") || $0.hasPrefix("Examples") ? Environment.root.appending(path: $0).path : $0 }
+        let arguments = arguments.map {
+            $0.hasPrefix("services") || $0.hasPrefix("Examples") ? Environment.root.appending(path: $0).path : $0
+        }
         let server = try Self.start(program, arguments)
         defer { server.stop() }
         let port = try server.servingPort()

@@ -119,7 +119,8 @@ struct SchemaValidator {
             return problems(value, target, at: place)
         }
         var found: [String] = []
-        if let alternatives = schema["anyOf"] as? [[String: Any]], !alternatives.contains(where: { problems(value, $0, at: place).isEmpty }) {
+        if let alternatives = schema["anyOf"] as? [[String: Any]], !alternatives.contains(where: { problems(value, $0, at: place).isEmpty })
+        {
             found.append("\(place): matches no alternative")
         }
         for part in schema["allOf"] as? [[String: Any]] ?? [] { found += problems(value, part, at: place) }

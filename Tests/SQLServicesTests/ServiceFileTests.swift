@@ -136,13 +136,15 @@ struct ServiceFileTests {
         #expect(file.examples.map(\.line) == [3, 4, 5, 6])
         #expect(file.description == "One title.")
         #expect(
-            problems("-- GET /a\n-- @example\n-- @example 1x 2\n-- @example x\n-- @example y \"open\n-- @example z 1\n-- @example z 2\nSELECT 1") == [
-                "2: @example needs a parameter's name and a value, as in `@example employeeNumber 10004`",
-                "3: @example needs a parameter's name and a value, as in `@example employeeNumber 10004`",
-                "4: @example x needs a value, as a request would send it (`@example x 10004`)",
-                "5: the value of @example y opens a quote that it does not close, or has text after it",
-                "7: @example z is given twice",
-            ])
+            problems(
+                "-- GET /a\n-- @example\n-- @example 1x 2\n-- @example x\n-- @example y \"open\n-- @example z 1\n-- @example z 2\nSELECT 1")
+                == [
+                    "2: @example needs a parameter's name and a value, as in `@example employeeNumber 10004`",
+                    "3: @example needs a parameter's name and a value, as in `@example employeeNumber 10004`",
+                    "4: @example x needs a value, as a request would send it (`@example x 10004`)",
+                    "5: the value of @example y opens a quote that it does not close, or has text after it",
+                    "7: @example z is given twice",
+                ])
         #expect(problems("-- GET /a\nSELECT 1;\n-- @example z 1\nSELECT 2").first?.contains("@example belongs in the header") == true)
     }
 
