@@ -188,7 +188,7 @@ extension ServiceDocumentation {
 
     /// The `?api` description as JSON.
     var json: [UInt8] {
-        // The documentation types encode only strings, booleans and arrays.
+        // The documentation types encode only strings, integers, booleans, arrays and objects of them.
         try! OrderedJSONEncoder.encode(self)
     }
 }
