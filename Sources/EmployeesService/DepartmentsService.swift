@@ -6,6 +6,7 @@ import WebService
 ///
 /// ```
 /// GET /departments
+/// GET /departments?departmentName=like.*Sales*&select=departmentNumber
 /// GET /departments/d005?details=managers,employees
 /// ```
 public struct DepartmentsService: WebService {
@@ -15,11 +16,15 @@ public struct DepartmentsService: WebService {
     public init() {}
 
     public var routes: [Route] {
-        Route(.get, "/", description: "Lists the departments ordered by number.", returns: [Department].self) {
+        Route(
+            .get, "/", description: "Lists the departments ordered by number.", returns: [Department].self,
+            Self.columns.chosen()
+        ) { chosen in
             Query.list(
                 """
                 SELECT dept_no AS "departmentNumber", dept_name AS "departmentName" FROM departments ORDER BY dept_no
-                """)
+                """
+            ).choosing(chosen)
         }.cacheControl("max-age=300")
 
         Route(
@@ -37,6 +42,9 @@ public struct DepartmentsService: WebService {
             find(departmentNumber: departmentNumber, details: details)
         }
     }
+
+    /// The columns of a listed department that a request filters on, orders by and selects.
+    static let columns = ColumnChoices([.init("departmentNumber", as: String.self), .init("departmentName", as: String.self)])
 
     static let managersQuery = """
         SELECT e.emp_no AS "employeeNumber", e.first_name AS "firstName", e.last_name AS "lastName",

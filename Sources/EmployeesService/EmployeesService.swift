@@ -7,6 +7,8 @@ import WebService
 ///
 /// ```
 /// GET /employees?name=bal*                          search, streamed
+/// GET /employees?lastName=eq.Facello&order=firstName.desc&select=employeeNumber,firstName
+///                                                   filters, order and members, as PostgREST takes them
 /// GET /employees?details=titles&limit=10            nested details for every match
 /// GET /employees/10004?details=titles,salaries      one employee, with details
 /// ```
@@ -22,15 +24,17 @@ public struct EmployeesService: WebService {
             description: """
                 Lists employees ordered by number, streamed. With `name`, only those whose first or last \
                 name matches the pattern (case-insensitive; `*` matches any run of characters, other \
-                characters match themselves).
+                characters match themselves). Filters, `order` and `select` as PostgREST takes them: \
+                `lastName=eq.Facello`, `order=lastName.desc`, `select=employeeNumber,lastName`.
                 """,
             returns: [EmployeeSummary].self,
             Parameter<String?>("name", example: "bal*", description: "A name pattern such as `bal*` or `*son`."),
             Parameter<CommaList<EmployeeDetail>>("details", description: "What to nest in each employee."),
             Parameter<Int?>("limit", example: 10, constraints: .atLeast(0), description: "At most this many employees (0 or more)."),
-            Parameter<Int>("offset", default: 0, constraints: .atLeast(0), description: "Skip this many employees first (0 or more).")
-        ) { name, details, limit, offset in
-            list(name: name, details: details, limit: limit, offset: offset)
+            Parameter<Int>("offset", default: 0, constraints: .atLeast(0), description: "Skip this many employees first (0 or more)."),
+            Self.summaryColumns.chosen()
+        ) { name, details, limit, offset, chosen in
+            list(name: name, details: details, limit: limit, offset: offset).choosing(chosen)
         }
 
         Route(
@@ -53,7 +57,15 @@ public struct EmployeesService: WebService {
 
     // MARK: - Queries
 
-    static let summaryColumns = #"emp_no AS "employeeNumber", first_name AS "firstName", last_name AS "lastName""#
+    static let summarySelectList = #"emp_no AS "employeeNumber", first_name AS "firstName", last_name AS "lastName""#
+
+    /// The columns of a listed employee that a request filters on, orders
+    /// by and selects; `emp_no` is an `integer`, whose range a filter holds to.
+    static let summaryColumns = ColumnChoices([
+        .init("employeeNumber", as: Int.self, constraints: .range(Int(Int32.min)...Int(Int32.max))),
+        .init("firstName", as: String.self),
+        .init("lastName", as: String.self),
+    ])
 
     private func list(name: String?, details: CommaList<EmployeeDetail>, limit: Int?, offset: Int) -> Query {
         var arguments: SQLArguments = [:]
@@ -62,7 +74,7 @@ public struct EmployeesService: WebService {
             arguments["pattern"] = Self.likePattern(name)
             filter = "WHERE lower(first_name) LIKE :pattern OR lower(last_name) LIKE :pattern"
         }
-        return Query.list("SELECT \(Self.summaryColumns) FROM employees \(filter) ORDER BY emp_no", arguments)
+        return Query.list("SELECT \(Self.summarySelectList) FROM employees \(filter) ORDER BY emp_no", arguments)
             .paged(limit: limit, offset: offset)
             .attaching(details.map { ($0.rawValue, $0.sql) })
     }
@@ -72,7 +84,7 @@ public struct EmployeesService: WebService {
     /// any number a client sends is compared, not converted: one past the
     /// `integer` range finds no row (404) instead of failing (22003, 400).
     static let employeeQuery = """
-        SELECT \(summaryColumns), birth_date AS "birthDate", gender, hire_date AS "hireDate"
+        SELECT \(summarySelectList), birth_date AS "birthDate", gender, hire_date AS "hireDate"
         FROM employees WHERE emp_no = CAST(:employeeNumber AS bigint)
         """
 

@@ -245,7 +245,10 @@ final class RequestProcessor: Sendable {
         context.hasResponded = true
         if case .stream = response.body, let watch = Daemon.watch(connection.handle) { deadlines.responseStreaming(watch) }
         var response = response
-        if response.status.code >= 400 { Self.addRequestID(context.requestID, toProblemIn: &response) }
+        if response.status.code >= 400 {
+            Self.addRequestID(context.requestID, toProblemIn: &response)
+            response = response.problemAsPlainText(for: context.headers)
+        }
         if !isCompressed, let compression = configuration.compression {
             response = compression.apply(to: consume response, requestHeaders: context.headers)
         }

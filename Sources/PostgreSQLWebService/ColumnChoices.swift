@@ -59,16 +59,21 @@ public struct ColumnChoices: Sendable {
             self.convert = convert
         }
 
-        /// A column whose filter values are read as the Swift type `T` reads an argument.
+        /// A column whose filter values are read as the Swift type `T` reads
+        /// an argument; an integer within `constraints` (the range of the
+        /// column's type, say), as the filter's documented pattern states.
         ///
         /// ```swift
-        /// ColumnChoices.Column("employeeNumber", as: Int.self)
+        /// ColumnChoices.Column("employeeNumber", as: Int.self, constraints: .range(Int(Int32.min)...Int(Int32.max)))
         /// ```
         public init<T: ArgumentValue & SQLValueConvertible>(
-            _ label: String, as _: T.Type, filterable: Bool = true, orderable: Bool = true
+            _ label: String, as _: T.Type, filterable: Bool = true, orderable: Bool = true, constraints: ArgumentConstraints = .none
         ) {
-            self.init(label, type: T.valueType, filterable: filterable, orderable: orderable) { inputs throws(ArgumentConversionError) in
-                try T.convert(inputs).sqlValue
+            self.init(label, type: T.valueType, filterable: filterable, orderable: orderable, constraints: constraints) {
+                inputs throws(ArgumentConversionError) in
+                let value = try T.convert(inputs)
+                if !constraints.isEmpty, let integer = value as? Int { try constraints.check(integer, received: inputs[0].received) }
+                return value.sqlValue
             }
         }
     }
@@ -113,19 +118,18 @@ public struct ColumnChoices: Sendable {
         var parameters: [RuntimeParameter<Value>] = []
         if filters {
             for column in columns where column.isFilterable {
-                let description =
-                    "Filters by \(column.label) (\(column.type.name)), as PostgREST does: `eq.VALUE`, `neq.`, `gt.`, `gte.`, "
-                    + "`lt.`, `lte.`, `like.` and `ilike.` (`*` matches any run), `in.(A,B,\"C,D\")`, `is.null`, `is.true`, "
-                    + "`is.false`, each optionally after `not.`; repeated, all must hold."
-                parameters.append(
-                    RuntimeParameter(
-                        column.label, type: .string, description: description, whenAbsent: transform(.filters([])),
-                        pattern: Self.filterPattern(for: column)
-                    ) { inputs throws(ArgumentConversionError) in
-                        var filters: [ColumnFilter] = []
-                        for input in inputs { filters.append(try ColumnFilter(parsing: input, column: column)) }
-                        return transform(.filters(filters))
-                    })
+                // The operators are said once per operation (`OperationDocumentation.filterSyntax`).
+                var parameter = RuntimeParameter(
+                    column.label, type: .string,
+                    description: "Rows whose \(column.label) (\(column.type.name)) passes the filter: `eq.VALUE`, `gt.VALUE`, …",
+                    whenAbsent: transform(.filters([])), pattern: Self.filterPattern(for: column), constraints: column.constraints
+                ) { inputs throws(ArgumentConversionError) in
+                    var filters: [ColumnFilter] = []
+                    for input in inputs { filters.append(try ColumnFilter(parsing: input, column: column)) }
+                    return transform(.filters(filters))
+                }
+                parameter.filteredType = column.type
+                parameters.append(parameter)
             }
         }
         let orderable = columns.filter(\.isOrderable).map(\.label)
@@ -145,17 +149,30 @@ public struct ColumnChoices: Sendable {
         if select {
             let labels = columns.map(\.label)
             let alternatives = labels.map(Self.patternEscaped).joined(separator: "|")
-            parameters.append(
-                RuntimeParameter(
-                    "select", type: .string,
-                    description: "Only these members, in this order, comma-separated, among " + labels.joined(separator: ", ")
-                        + " (`*`: all).",
-                    whenAbsent: transform(.select(nil)), pattern: "^\\*$|^(\(alternatives))(,(\(alternatives)))*$"
-                ) { inputs throws(ArgumentConversionError) in
-                    transform(.select(try Self.selected(inputs, labels: labels)))
-                })
+            var parameter = RuntimeParameter(
+                "select", type: .string,
+                description: "Only these members, in this order, comma-separated, among " + labels.joined(separator: ", ")
+                    + " (`*`: all).",
+                whenAbsent: transform(.select(nil)), pattern: "^\\*$|^(\(alternatives))(,(\(alternatives)))*$"
+            ) { inputs throws(ArgumentConversionError) in
+                transform(.select(try Self.selected(inputs, labels: labels)))
+            }
+            parameter.choosesMembers = true
+            parameters.append(parameter)
         }
         return parameters
+    }
+
+    /// The same parameters as one input of a typed route, whose handler
+    /// receives the request's ``ChosenColumns``.
+    ///
+    /// ```swift
+    /// Route(.get, "/", returns: [Department].self, Self.columns.chosen()) { chosen in
+    ///     Query.list("SELECT dept_no AS \"departmentNumber\" FROM departments ORDER BY dept_no").choosing(chosen)
+    /// }
+    /// ```
+    public func chosen(filters: Bool = true, order: Bool = true, select: Bool = true) -> ParameterGroup<Chosen, ChosenColumns> {
+        ParameterGroup(parameters(filters: filters, order: order, select: select) { $0 }) { ChosenColumns($0) }
     }
 
     /// The labels of `select`: comma-separated, repeated arguments joined,

@@ -23,8 +23,8 @@ public struct ReadArguments: RouteInput {
         self.limits = limits
     }
 
-    public var declaration: InputDeclaration {
-        .otherArguments(description: "Filters, `or`, `and`, `order`, `select` and embedding, in PostgREST's syntax.")
+    public var declarations: [InputDeclaration] {
+        [.otherArguments(description: "Filters, `or`, `and`, `order`, `select` and embedding, in PostgREST's syntax.")]
     }
 
     public func value(in context: RoutedRequest) throws -> ReadRequest {

@@ -40,6 +40,11 @@ public struct DatabaseCatalog: Sendable {
         /// The primary key's columns, in key order; empty without one.
         public var primaryKey: [String]
         public var foreignKeys: [ForeignKey]
+        /// The primary key of the table's first row in key order, each
+        /// value as a request sends it (its JSON text: `10001`, `d001`,
+        /// `2024-05-01T10:00:00+00:00`); `nil` for a view, a table without
+        /// a key or without rows, or one the role may not read.
+        public var sampleKey: [String]?
 
         public func column(_ name: String) -> Column? { columns.first { $0.name == name } }
     }
@@ -118,7 +123,7 @@ public struct DatabaseCatalog: Sendable {
 
         let columnsByRelation = Dictionary(grouping: columns) { $0.relation }
         let constraintsByRelation = Dictionary(grouping: constraints) { $0.relation }
-        return DatabaseCatalog(
+        var catalog = DatabaseCatalog(
             relations: relations.map { row in
                 let keys = constraintsByRelation[row.oid] ?? []
                 return Relation(
@@ -136,5 +141,24 @@ public struct DatabaseCatalog: Sendable {
                             referencedColumns: ($0.referencedColumns ?? "").split(separator: "\u{1F}").map(String.init))
                     })
             })
+        for index in catalog.relations.indices {
+            catalog.relations[index].sampleKey = sampleKey(of: catalog.relations[index], on: connection)
+        }
+        return catalog
+    }
+
+    /// The key of the relation's first row (``Relation/sampleKey``), read
+    /// through the key's index; `nil` when there is none to read.
+    private static func sampleKey(of relation: Relation, on connection: Connection) -> [String]? {
+        guard !relation.isView, !relation.primaryKey.isEmpty else { return nil }
+        func quoted(_ name: String) -> String { "\"" + name.replacing("\"", with: "\"\"") + "\"" }
+        let keys = relation.primaryKey.map(quoted)
+        let sql = """
+            SELECT concat_ws(chr(31), \(keys.map { "to_jsonb(\($0)) #>> '{}'" }.joined(separator: ", "))) AS key
+            FROM \(quoted(relation.schema)).\(quoted(relation.name)) ORDER BY \(keys.joined(separator: ", ")) LIMIT 1
+            """
+        guard let key = try? connection.fetchOne(String.self, sql) else { return nil }
+        let values = key.split(separator: "\u{1F}", omittingEmptySubsequences: false).map(String.init)
+        return values.count == relation.primaryKey.count ? values : nil
     }
 }

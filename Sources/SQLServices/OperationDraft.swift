@@ -22,11 +22,11 @@ struct OperationDraft {
             guard case .details = parameter.role, case .array(.enumeration(_, let values)) = parameter.runtime.type else {
                 return parameter
             }
-            return Operation.Parameter(
-                role: .details,
-                runtime: .names(
-                    "details", enumeration: enumeration, values: values, description: parameter.runtime.description
-                ) { .names($0) })
+            var runtime = RuntimeParameter<Operation.Argument>.names(
+                "details", enumeration: enumeration, values: values, description: parameter.runtime.description
+            ) { .names($0) }
+            runtime.example = parameter.runtime.example
+            return Operation.Parameter(role: .details, runtime: runtime)
         }
     }
 
@@ -182,7 +182,8 @@ struct OperationDraft {
                 Operation.Parameter(
                     role: .limit,
                     runtime: RuntimeParameter(
-                        "limit", as: Int?.self, description: "At most this many rows (0 or more).", constraints: .atLeast(0)
+                        "limit", as: Int?.self, description: "At most this many rows (0 or more).", example: 10,
+                        constraints: .atLeast(0)
                     ) { .count($0) }))
             parameters.append(
                 Operation.Parameter(
@@ -201,6 +202,30 @@ struct OperationDraft {
             for directive in [file.filter, file.order].compactMap({ $0 }) {
                 problem(directive.line, "@filter and @order choose among the rows a GET lists")
             }
+        }
+
+        // The examples, each a value the parameter takes.
+        for example in file.examples {
+            guard let index = parameters.firstIndex(where: { $0.name == example.name }) else {
+                let names = parameters.map(\.name)
+                problem(
+                    example.line,
+                    "@example names \"\(example.name)\", which is not a parameter of the operation; "
+                        + (names.isEmpty ? "it takes none" : "its parameters are \(names.joined(separator: ", "))"))
+                continue
+            }
+            do {
+                _ = try parameters[index].runtime.value(ofTexts: [example.text])
+            } catch {
+                problem(
+                    example.line,
+                    "the value of @example \(example.name), \(error.received), is not a valid \(error.expected.name)"
+                        + (error.requirement.map { " " + $0 } ?? ""))
+                continue
+            }
+            var runtime = parameters[index].runtime
+            runtime.example = example.text
+            parameters[index] = Operation.Parameter(role: parameters[index].role, runtime: runtime)
         }
 
         // The 404 of an object, whose placeholders name parameters.

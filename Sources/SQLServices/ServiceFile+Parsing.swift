@@ -3,7 +3,7 @@ import PostgreSQL
 
 extension ServiceFile {
     /// The directives of the header, and what they take.
-    static let headerDirectives = ["param", "returns", "paged", "filter", "order", "notfound", "service"]
+    static let headerDirectives = ["param", "returns", "paged", "filter", "order", "notfound", "service", "example"]
 
     /// Parses the text of a service file named `file` in messages. Every
     /// problem the text has on its own (a header that does not parse, an
@@ -144,12 +144,16 @@ extension ServiceFile {
             case "service":
                 if argument.isEmpty { problem(line, "@service needs the service's description") }
                 serviceDescription = TextDirective(text: String(argument), line: line)
+            case "example":
+                parseExample(argument, line: line, problem: problem)
             case "detail", "stream":
                 problem(
                     line, "@\(name) starts a section of its own: put it after the operation's statement, followed by the detail's query")
             default:
                 problem(
-                    line, "unknown directive @\(name); the header takes @param, @returns, @paged, @filter, @order, @notfound and @service")
+                    line,
+                    "unknown directive @\(name); the header takes @param, @returns, @paged, @filter, @order, @notfound, @service and @example"
+                )
             }
         }
         description = paragraphs.filter { !$0.isEmpty }.map { $0.joined(separator: " ") }.joined(separator: "\n\n")
@@ -167,30 +171,12 @@ extension ServiceFile {
         if rest.hasPrefix("=") {
             rest = rest.dropFirst().trimmingBlanks
             if rest.hasPrefix("\"") {
-                var value = ""
-                var position = rest.index(after: rest.startIndex)
-                var closed = false
-                while position < rest.endIndex {
-                    if rest[position] == "\"" {
-                        let next = rest.index(after: position)
-                        if next < rest.endIndex, rest[next] == "\"" {
-                            value.append("\"")
-                            position = rest.index(after: next)
-                            continue
-                        }
-                        closed = true
-                        position = next
-                        break
-                    }
-                    value.append(rest[position])
-                    position = rest.index(after: position)
-                }
-                guard closed else {
+                guard let (value, after) = Self.quoted(rest) else {
                     problem(line, "the default of @param \(name) opens a quote that it does not close")
                     return
                 }
                 defaultText = value
-                rest = rest[position...].trimmingBlanks
+                rest = after.trimmingBlanks
             } else {
                 let value = rest.prefix { !($0 == " " || $0 == "\t") }
                 guard !value.isEmpty else {
@@ -205,6 +191,54 @@ extension ServiceFile {
             problem(line, "@param \(name) is given twice")
         }
         parameters.append(ParameterDirective(name: String(name), defaultText: defaultText, description: String(rest), line: line))
+    }
+
+    /// `NAME VALUE`: the rest of the line, or a double-quoted text (`""`
+    /// for a quote) for one that begins or ends with a space.
+    private mutating func parseExample(_ argument: Substring, line: Int, problem: (Int, String) -> Void) {
+        let name = argument.prefix { $0.isLetter || $0.isNumber || $0 == "_" }
+        var rest = argument.dropFirst(name.count)
+        guard Self.isIdentifier(name), rest.isEmpty || rest.first == " " || rest.first == "\t" else {
+            problem(line, "@example needs a parameter's name and a value, as in `@example employeeNumber 10004`")
+            return
+        }
+        rest = rest.trimmingBlanks
+        var text = String(rest)
+        if rest.hasPrefix("\"") {
+            guard let (value, after) = Self.quoted(rest), after.trimmingBlanks.isEmpty else {
+                problem(line, "the value of @example \(name) opens a quote that it does not close, or has text after it")
+                return
+            }
+            text = value
+        }
+        guard !text.isEmpty || rest.hasPrefix("\"") else {
+            problem(line, "@example \(name) needs a value, as a request would send it (`@example \(name) 10004`)")
+            return
+        }
+        if examples.contains(where: { $0.name == name }) { problem(line, "@example \(name) is given twice") }
+        examples.append(ExampleDirective(name: String(name), text: text, line: line))
+    }
+
+    /// The text between the double quote that begins `text` and the one
+    /// that closes it (`""` inside is a quote), and what follows; `nil`
+    /// when no quote closes it.
+    static func quoted(_ text: Substring) -> (String, Substring)? {
+        var value = ""
+        var position = text.index(after: text.startIndex)
+        while position < text.endIndex {
+            if text[position] == "\"" {
+                let next = text.index(after: position)
+                if next < text.endIndex, text[next] == "\"" {
+                    value.append("\"")
+                    position = text.index(after: next)
+                    continue
+                }
+                return (value, text[next...])
+            }
+            value.append(text[position])
+            position = text.index(after: position)
+        }
+        return nil
     }
 
     /// The SQL after the header: the operation's statements, then the

@@ -56,6 +56,14 @@ public struct ServiceFile: Sendable {
         public var line: Int
     }
 
+    /// `@example NAME VALUE`: a value of a parameter, as a request sends
+    /// it, for `?api`'s example request and the OpenAPI document.
+    public struct ExampleDirective: Sendable {
+        public var name: String
+        public var text: String
+        public var line: Int
+    }
+
     /// `@filter` or `@order`: the result columns, by label, that a request
     /// may filter on or order by; `*`: all of them.
     public struct ColumnsDirective: Sendable {
@@ -141,6 +149,8 @@ public struct ServiceFile: Sendable {
     /// `@order`: the columns a request may order by.
     public var order: ColumnsDirective?
     public var notFound: TextDirective?
+    /// `@example`s, in order.
+    public var examples: [ExampleDirective] = []
     /// `@service TEXT`: the description of the service the operation belongs to.
     public var serviceDescription: TextDirective?
     /// The operation's statements, in order: one for a GET, one or more for a write.

@@ -169,6 +169,18 @@ public struct ServiceScaffold: Sendable {
         return "-- @param \(Self.lowerCamelCase(column.name)) \(text)"
     }
 
+    /// `-- @example invoiceId 1` for each key column, with the key of the
+    /// table's first row, so that `?api`'s example request finds a row.
+    private func exampleLines(_ relation: DatabaseCatalog.Relation) -> [String] {
+        guard let values = relation.sampleKey, values.count == relation.primaryKey.count else { return [] }
+        return zip(relation.primaryKey, values).compactMap { column, value in
+            // A value that a header line cannot carry (a line break) gets no example.
+            guard value.unicodeScalars.allSatisfy({ $0.value >= 0x20 && $0.value != 0x7F }) else { return nil }
+            let plain = !value.isEmpty && !value.hasPrefix("\"") && value.first != " " && value.last != " "
+            return "-- @example \(Self.lowerCamelCase(column)) " + (plain ? value : "\"" + value.replacing("\"", with: "\"\"") + "\"")
+        }
+    }
+
     private func keyPath(_ relation: DatabaseCatalog.Relation) -> String {
         "/" + pathSegment(relation) + relation.primaryKey.map { "/{\(Self.lowerCamelCase($0))}" }.joined()
     }
@@ -191,6 +203,7 @@ public struct ServiceScaffold: Sendable {
         var lines = ["-- GET " + keyPath(relation)]
         lines += description(relation, otherwise: "One row of \(relation.name), by its key.")
         lines += relation.primaryKey.compactMap { relation.column($0).map { parameterLine($0, in: relation) } }
+        lines += exampleLines(relation)
         let key = relation.primaryKey.map { "\($0) {\(Self.lowerCamelCase($0))}" }.joined(separator: " and ")
         lines.append(Self.printable("-- @notfound \(relation.name) has no row with \(key)."))
         lines.append("SELECT \(selectList(relation)) FROM \(qualified(relation)) WHERE \(keyCondition(relation));")

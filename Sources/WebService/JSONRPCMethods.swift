@@ -53,7 +53,7 @@ struct JSONRPCMethods: Sendable {
         var methods: [String: Method] = [:]
         for service in services {
             for endpoint in service.endpoints {
-                let segments: [String?] = endpoint.path.split(separator: "/").map { segment in
+                let segments: [String?] = endpoint.routePath.split(separator: "/").map { segment in
                     segment == "?" || segment.hasPrefix("?:") ? nil : String(segment)
                 }
                 for operation in endpoint.operations where methods[operation.operationId] == nil {
@@ -98,7 +98,7 @@ struct OpenRPCDocument {
         if !info.description.isEmpty { infoObject["description"] = .string(info.description) }
         var methods: [JSONValue] = []
         var named: Set<String> = []
-        for service in services {
+        for (index, service) in services.enumerated() {
             for endpoint in service.endpoints {
                 for operation in endpoint.operations where named.insert(operation.operationId).inserted {
                     let overloads = endpoint.operations.filter { $0.operationId == operation.operationId }
@@ -111,7 +111,8 @@ struct OpenRPCDocument {
                             }
                             var param: JSONValue = ["name": .string(parameter.name), "required": .bool(required)]
                             if !parameter.fullDescription.isEmpty { param["description"] = .string(parameter.fullDescription) }
-                            param["schema"] = OpenAPIDocument.constrained(schemas.schema(parameter.type), by: parameter.constraints)
+                            param["schema"] = OpenAPIDocument.constrained(
+                                schemas.schema(parameter.type, service: index), by: parameter.constraints)
                             params.append(param)
                         }
                     }
@@ -125,7 +126,7 @@ struct OpenRPCDocument {
                     if !description.isEmpty { method["description"] = .string(description) }
                     method["params"] = .array(params)
                     method["paramStructure"] = "either"
-                    let result: JSONValue = operation.result.map(schemas.schema) ?? ["type": "null"]
+                    let result: JSONValue = operation.result.map { schemas.schema($0, service: index) } ?? ["type": "null"]
                     method["result"] = ["name": "result", "schema": result]
                     methods.append(method)
                 }

@@ -44,11 +44,11 @@ struct MountedService: Sendable {
         return best
     }
 
-    /// `?api` as JSON, or as HTML whose example requests name `host`.
+    /// `?api` as JSON or as HTML, whose example requests name `host`.
     func documentationResponse(json: Bool, host: String) -> HTTPResponse {
         let pages = pages.value
         return json
-            ? HTTPResponse(json: pages.json)
+            ? HTTPResponse(json: pages.json(host: host))
             : HTTPResponse(status: .ok, headers: ["Content-Type": "text/html; charset=utf-8"], body: .bytes(pages.html(host: host)))
     }
 }
@@ -120,9 +120,9 @@ final class BoundRoute: Sendable {
             case .argument(let name, let type, _, _) where !variables.contains(name):
                 names.append(name)
                 if case .array(.enumeration) = type.valueType { details.append(name) }
-            case .runtimeArgument(let name, let type, _, _, _) where !variables.contains(name):
-                names.append(name)
-                if case .array(.enumeration) = type { details.append(name) }
+            case .runtimeArgument(let argument) where !variables.contains(argument.name):
+                names.append(argument.name)
+                if case .array(.enumeration) = argument.type { details.append(argument.name) }
             case .body: takesBody = true
             default: break
             }
@@ -174,7 +174,8 @@ final class BoundRoute: Sendable {
         var names: Set<String> = []
         for input in route.inputs where !input.isReadAsOtherArgument {
             switch input.kind {
-            case .argument(let name, _, _, _), .runtimeArgument(let name, _, _, _, _): names.insert(name)
+            case .argument(let name, _, _, _): names.insert(name)
+            case .runtimeArgument(let argument): names.insert(argument.name)
             default: break
             }
         }

@@ -1,10 +1,11 @@
 // MARK: - Schemas of value types
 
 extension OpenAPIDocument {
-    /// The JSON Schema of a documented type. Structures and enumerations
-    /// are references to `components/schemas`; a structure the document
-    /// does not describe is any value.
-    func schema(_ type: ValueType) -> JSONValue {
+    /// The JSON Schema of a documented type of the service at index
+    /// `service`. Structures and enumerations are references to
+    /// `components/schemas`, by the names ``SchemaNames`` gave the
+    /// service's types; a structure the service does not describe is any value.
+    func schema(_ type: ValueType, service: Int) -> JSONValue {
         switch type {
         case .string: ["type": "string"]
         case .integer, .long: ["type": "integer", "format": "int64"]
@@ -15,11 +16,12 @@ extension OpenAPIDocument {
         case .uuid: ["type": "string", "format": "uuid"]
         case .url: ["type": "string", "format": "uri"]
         case .file: ["type": "string", "contentMediaType": "application/octet-stream"]
-        case .enumeration(let name, _): ["$ref": .string(Self.reference(name))]
-        case .array(let element): ["type": "array", "items": schema(element)]
-        case .map(let value): ["type": "object", "additionalProperties": schema(value)]
-        case .structure(let name) where schemaNames.contains(name): ["$ref": .string(Self.reference(name))]
-        case .structure, .any: [:]
+        case .enumeration(let name, _): ["$ref": .string(Self.reference(schemaNames.name(name, service: service) ?? name))]
+        case .array(let element): ["type": "array", "items": schema(element, service: service)]
+        case .map(let value): ["type": "object", "additionalProperties": schema(value, service: service)]
+        case .structure(let name):
+            if let named = schemaNames.name(name, service: service) { ["$ref": .string(Self.reference(named))] } else { [:] }
+        case .any: [:]
         }
     }
 
@@ -95,23 +97,24 @@ extension OpenAPIDocument {
 
     // MARK: - Components
 
-    /// Every structure and enumeration of the services (the first of a
-    /// name, should two services use the same name), then `Problem`.
+    /// Every structure and enumeration of the services, each shape under
+    /// a name of its own (``SchemaNames``), then `Problem`.
     func componentSchemas() -> JSONValue {
         var schemas: JSONValue = [:]
-        for service in services {
-            for enumeration in service.enumerations where schemas[enumeration.name] == nil {
-                schemas[enumeration.name] = ["type": "string", "enum": .array(enumeration.values.map(JSONValue.string))]
-            }
-            for structure in service.structures where schemas[structure.name] == nil {
+        for entry in schemaNames.entries {
+            let service = services[entry.service]
+            if entry.isEnumeration, let enumeration = service.enumerations.first(where: { $0.name == entry.original }) {
+                schemas[entry.name] = ["type": "string", "enum": .array(enumeration.values.map(JSONValue.string))]
+            } else if let structure = service.structures.first(where: { $0.name == entry.original }) {
                 var properties: JSONValue = [:]
                 for field in structure.fields {
-                    properties[field.name] = field.required ? schema(field.type) : Self.nullable(schema(field.type))
+                    let type = schema(field.type, service: entry.service)
+                    properties[field.name] = field.required ? type : Self.nullable(type)
                 }
                 var object: JSONValue = ["type": "object", "properties": properties]
                 let required = structure.fields.filter(\.required).map { JSONValue.string($0.name) }
                 if !required.isEmpty, !structure.membersChosen { object["required"] = .array(required) }
-                schemas[structure.name] = object
+                schemas[entry.name] = object
             }
         }
         schemas[Self.problemSchemaName] = Self.problemSchema

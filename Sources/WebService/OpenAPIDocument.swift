@@ -39,20 +39,21 @@ public struct OpenAPIInfo: Sendable {
 /// - a result is `200` with its schema (a streamed list is an array), no
 ///   result `204`; every operation may answer 400, 404, 406, 503 and 504
 ///   with a problem document;
-/// - structures and enumerations are `components/schemas`, linked by `$ref`;
+/// - structures and enumerations are `components/schemas`, linked by
+///   `$ref`, each shape under a name of its own (``SchemaNames``);
 /// - with ``OpenAPIInfo/security``, its schemes are
 ///   `components/securitySchemes`, the document's `security` lists them,
 ///   and the operations of public paths have `security: []`.
 struct OpenAPIDocument {
     let services: [ServiceDocumentation]
     let info: OpenAPIInfo
-    /// The names that `components/schemas` holds.
-    let schemaNames: Set<String>
+    /// The names that `components/schemas` gives the services' types.
+    let schemaNames: SchemaNames
 
     init(services: [ServiceDocumentation], info: OpenAPIInfo) {
         self.services = services
         self.info = info
-        schemaNames = Set(services.flatMap { $0.structures.map(\.name) + $0.enumerations.map(\.name) })
+        schemaNames = SchemaNames(services: services, reserved: [Self.problemSchemaName])
     }
 
     /// The document as compact JSON.
@@ -63,13 +64,13 @@ struct OpenAPIDocument {
         if !info.description.isEmpty { infoObject["description"] = .string(info.description) }
         var paths: JSONValue = [:]
         var tags: [JSONValue] = []
-        for service in services {
+        for (index, service) in services.enumerated() {
             let tag = tagName(service)
             var tagObject: JSONValue = ["name": .string(tag)]
             if !service.description.isEmpty { tagObject["description"] = .string(service.description) }
             tags.append(tagObject)
             for endpoint in service.endpoints {
-                let (template, variables) = Self.pathTemplate(endpoint.path)
+                let (template, variables) = Self.pathTemplate(endpoint.routePath)
                 guard paths[template] == nil else { continue }  // the same path from a service mounted inside another
                 var pathItem: JSONValue = [:]
                 var methods: [String] = []
@@ -78,7 +79,7 @@ struct OpenAPIDocument {
                 }
                 for method in methods {
                     let overloads = endpoint.operations.filter { $0.method == method }
-                    var operation = operation(overloads, tag: tag, templateVariables: variables)
+                    var operation = operation(overloads, tag: tag, templateVariables: variables, service: index)
                     if isPublic(template) { operation["security"] = [] }
                     pathItem[method.lowercased()] = operation
                 }
@@ -119,10 +120,13 @@ struct OpenAPIDocument {
     // MARK: - Operations
 
     /// One operation from the overloads of one verb on one path.
-    private func operation(_ overloads: [OperationDocumentation], tag: String, templateVariables: [String]) -> JSONValue {
+    private func operation(_ overloads: [OperationDocumentation], tag: String, templateVariables: [String], service: Int) -> JSONValue {
         let method = overloads[0].method
         var operation: JSONValue = ["operationId": .string(overloads[0].operationId), "tags": [.string(tag)]]
-        let description = Self.description(of: overloads)
+        var description = Self.description(of: overloads)
+        if overloads.contains(where: { !$0.filters.isEmpty }) {
+            description += (description.isEmpty ? "" : "\n\n") + OperationDocumentation.filterSyntax
+        }
         if !description.isEmpty { operation["description"] = .string(description) }
 
         // Path parameters by the endpoint's names, whatever an overload calls them.
@@ -134,7 +138,8 @@ struct OpenAPIDocument {
                 return overload.parameters.first { $0.location == .path && $0.name == own }
             }.first
             var schema =
-                documented.map { Self.argumentText(Self.constrained(self.schema($0.type), by: $0.constraints)) } ?? ["type": "string"]
+                documented.map { Self.argumentText(Self.constrained(self.schema($0.type, service: service), by: $0.constraints)) }
+                ?? ["type": "string"]
             if case .string("string")? = schema["type"] { schema["minLength"] = 1 }
             var parameter: JSONValue = ["name": .string(name), "in": "path", "required": true]
             if let description = documented?.description, !description.isEmpty { parameter["description"] = .string(description) }
@@ -149,19 +154,19 @@ struct OpenAPIDocument {
         let body = overloads.lazy.compactMap { $0.parameters.first { $0.location == .body } }.first
         let argumentsInQuery = method == "GET" || method == "DELETE" || body != nil
         if argumentsInQuery {
-            parameters += arguments.map(queryParameter)
+            parameters += arguments.map { queryParameter($0, service: service) }
         }
         if !parameters.isEmpty { operation["parameters"] = .array(parameters) }
 
         if let body {
             var requestBody: JSONValue = ["required": true]
             if !body.description.isEmpty { requestBody["description"] = .string(body.description) }
-            requestBody["content"] = ["application/json": ["schema": schema(body.type)]]
+            requestBody["content"] = ["application/json": ["schema": schema(body.type, service: service)]]
             operation["requestBody"] = requestBody
         } else if !argumentsInQuery, !arguments.isEmpty {
-            operation["requestBody"] = formBody(arguments)
+            operation["requestBody"] = formBody(arguments, service: service)
         }
-        operation["responses"] = responses(overloads)
+        operation["responses"] = responses(overloads, service: service)
         return operation
     }
 
@@ -193,7 +198,7 @@ struct OpenAPIDocument {
         return merged
     }
 
-    private func queryParameter(_ argument: (ParameterDocumentation, required: Bool)) -> JSONValue {
+    private func queryParameter(_ argument: (ParameterDocumentation, required: Bool), service: Int) -> JSONValue {
         let (parameter, required) = argument
         var object: JSONValue = ["name": .string(parameter.name), "in": "query", "required": .bool(required)]
         if !parameter.fullDescription.isEmpty { object["description"] = .string(parameter.fullDescription) }
@@ -201,7 +206,7 @@ struct OpenAPIDocument {
             object["style"] = "form"
             object["explode"] = true
         }
-        object["schema"] = argumentSchema(parameter)
+        object["schema"] = argumentSchema(parameter, service: service)
         if let texts = parameter.exampleTexts, let example = Self.value(texts, of: parameter.type) {
             object["example"] = example
         }
@@ -210,10 +215,10 @@ struct OpenAPIDocument {
 
     /// The arguments as the members of a form or JSON object body;
     /// multipart alone when one of them is a file.
-    private func formBody(_ arguments: [(ParameterDocumentation, required: Bool)]) -> JSONValue {
+    private func formBody(_ arguments: [(ParameterDocumentation, required: Bool)], service: Int) -> JSONValue {
         var properties: JSONValue = [:]
         for (parameter, _) in arguments {
-            var schema = argumentSchema(parameter)
+            var schema = argumentSchema(parameter, service: service)
             if !parameter.fullDescription.isEmpty { schema["description"] = .string(parameter.fullDescription) }
             properties[parameter.name] = schema
         }
@@ -228,8 +233,8 @@ struct OpenAPIDocument {
         return ["required": .bool(!required.isEmpty), "content": content]
     }
 
-    private func argumentSchema(_ parameter: ParameterDocumentation) -> JSONValue {
-        var schema = Self.argumentText(Self.constrained(self.schema(parameter.type), by: parameter.constraints))
+    private func argumentSchema(_ parameter: ParameterDocumentation, service: Int) -> JSONValue {
+        var schema = Self.argumentText(Self.constrained(self.schema(parameter.type, service: service), by: parameter.constraints))
         if let pattern = parameter.pattern, case .string("string")? = schema["type"] { schema["pattern"] = .string(pattern) }
         if let texts = parameter.defaultTexts, !texts.isEmpty, let value = Self.value(texts, of: parameter.type) {
             // A reference takes no siblings in every tool: wrap it.
@@ -241,7 +246,7 @@ struct OpenAPIDocument {
 
     // MARK: - Responses
 
-    private func responses(_ overloads: [OperationDocumentation]) -> JSONValue {
+    private func responses(_ overloads: [OperationDocumentation], service: Int) -> JSONValue {
         var results: [JSONValue] = []
         var streamed = false
         var csv = false
@@ -261,7 +266,7 @@ struct OpenAPIDocument {
             }
             streamed = streamed || overload.streamed
             csv = csv || overload.isRunnableList
-            let schema = self.schema(result)
+            let schema = self.schema(result, service: service)
             if !results.contains(where: { $0.jsonBytes == schema.jsonBytes }) { results.append(schema) }
         }
         var responses: JSONValue = [:]

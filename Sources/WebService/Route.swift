@@ -92,7 +92,7 @@ public struct Route: Sendable {
     @usableFromInline
     static func declarations<each Input: RouteInput>(_ inputs: repeat each Input) -> [InputDeclaration] {
         var declarations: [InputDeclaration] = []
-        for input in repeat each inputs { declarations.append(input.declaration) }
+        for input in repeat each inputs { declarations += input.declarations }
         return declarations
     }
 

@@ -3,12 +3,14 @@ import HTTPServer
 import Logging
 
 /// Something a route's handler receives: a ``Parameter``, a ``PathVariable``,
-/// a ``Body`` or the ``Request`` itself. Each input both produces its
-/// handler argument and describes itself for `?api`.
+/// a ``Body``, the ``Request`` itself, or a ``ParameterGroup`` of arguments
+/// known at run time. Each input both produces its handler argument and
+/// describes itself for `?api`.
 public protocol RouteInput<Value>: Sendable {
     associatedtype Value
-    /// What `?api` and the overload choice know about this input.
-    var declaration: InputDeclaration { get }
+    /// What `?api` and the overload choice know about this input: one
+    /// declaration per argument it reads.
+    var declarations: [InputDeclaration] { get }
     /// Produces the handler's argument for one request.
     func value(in context: RoutedRequest) throws -> Value
 }
@@ -27,7 +29,21 @@ public struct InputDeclaration: Sendable {
         case request
         /// A named argument, or a named path variable of the same name, of
         /// a ``RuntimeParameter``: its type known only at run time.
-        case runtimeArgument(name: String, type: ValueType, defaultText: String?, required: Bool, pattern: String?)
+        case runtimeArgument(RuntimeArgument)
+    }
+
+    /// A ``RuntimeParameter`` as the documentation sees it.
+    struct RuntimeArgument: Sendable {
+        let name: String
+        let type: ValueType
+        let defaultText: String?
+        let exampleText: String?
+        let required: Bool
+        let pattern: String?
+        /// The type of the column a filter compares, for a filter (``RuntimeParameter/filteredType``).
+        let filteredType: ValueType?
+        /// Whether it chooses the result's members (``RuntimeParameter/choosesMembers``).
+        let choosesMembers: Bool
     }
 
     let kind: Kind
@@ -48,7 +64,7 @@ public struct InputDeclaration: Sendable {
     /// argument itself, it lets the route take arguments of any name.
     ///
     /// ```swift
-    /// public var declaration: InputDeclaration { .otherArguments(description: "Filters in PostgREST's syntax.") }
+    /// public var declarations: [InputDeclaration] { [.otherArguments(description: "Filters in PostgREST's syntax.")] }
     /// ```
     public static func otherArguments(description: String = "") -> InputDeclaration {
         InputDeclaration(kind: .request, description: description, acceptsOtherArguments: true)
@@ -217,11 +233,14 @@ public struct Parameter<Value: ParameterValue>: RouteInput {
         self.example = example
     }
 
-    public var declaration: InputDeclaration {
-        InputDeclaration(
-            kind: .argument(name: name, type: Value.self, defaultTexts: defaultValue?.argumentTexts, exampleTexts: example?.argumentTexts),
-            description: description, constraints: constraints
-        )
+    public var declarations: [InputDeclaration] {
+        [
+            InputDeclaration(
+                kind: .argument(
+                    name: name, type: Value.self, defaultTexts: defaultValue?.argumentTexts, exampleTexts: example?.argumentTexts),
+                description: description, constraints: constraints
+            )
+        ]
     }
 
     public func value(in context: RoutedRequest) throws -> Value {
@@ -273,8 +292,8 @@ public struct PathVariable<Value: ParameterValue>: RouteInput {
         self.description = description
     }
 
-    public var declaration: InputDeclaration {
-        InputDeclaration(kind: .pathVariable(index: index, type: Value.self), description: description)
+    public var declarations: [InputDeclaration] {
+        [InputDeclaration(kind: .pathVariable(index: index, type: Value.self), description: description)]
     }
 
     public func value(in context: RoutedRequest) throws -> Value {
@@ -302,8 +321,8 @@ public struct Body<Value: Decodable>: RouteInput {
         self.description = description
     }
 
-    public var declaration: InputDeclaration {
-        InputDeclaration(kind: .body(type: Value.self), description: description)
+    public var declarations: [InputDeclaration] {
+        [InputDeclaration(kind: .body(type: Value.self), description: description)]
     }
 
     public func value(in context: RoutedRequest) throws -> Value {
@@ -338,6 +357,38 @@ public struct Body<Value: Decodable>: RouteInput {
     }
 }
 
+// MARK: - Parameter group
+
+/// Several ``RuntimeParameter``s that a handler receives as one value: each
+/// is converted (or refused with its 400) as in a route declared at run
+/// time, and `combine` makes the handler's argument of their values, in
+/// order. How a typed route takes arguments whose names are known only
+/// when the program runs (a filter per column, say).
+///
+/// ```swift
+/// let sizes = ParameterGroup([RuntimeParameter("width", as: Int.self) { $0 }, RuntimeParameter("height", as: Int.self) { $0 }]) { $0 }
+/// Route(.get, "/area", sizes) { values in values.reduce(1, *) }
+/// ```
+public struct ParameterGroup<Part: Sendable, Value>: RouteInput {
+    public let parameters: [RuntimeParameter<Part>]
+    private let combine: @Sendable ([Part]) -> Value
+
+    /// The group of `parameters`, whose values `combine` joins.
+    public init(_ parameters: [RuntimeParameter<Part>], combine: @escaping @Sendable ([Part]) -> Value) {
+        self.parameters = parameters
+        self.combine = combine
+    }
+
+    public var declarations: [InputDeclaration] { parameters.map(\.declaration) }
+
+    public func value(in context: RoutedRequest) throws -> Value {
+        var values: [Part] = []
+        values.reserveCapacity(parameters.count)
+        for index in parameters.indices { values.append(try parameters[index].value(in: context)) }
+        return combine(values)
+    }
+}
+
 // MARK: - Request
 
 /// The request itself, for a handler that reads headers or the raw body.
@@ -348,8 +399,8 @@ public struct Body<Value: Decodable>: RouteInput {
 public struct Request: RouteInput {
     public init() {}
 
-    public var declaration: InputDeclaration {
-        InputDeclaration(kind: .request, description: "")
+    public var declarations: [InputDeclaration] {
+        [InputDeclaration(kind: .request, description: "")]
     }
 
     public func value(in context: RoutedRequest) -> HTTPRequest {

@@ -31,6 +31,23 @@ public struct RuntimeParameter<Value: Sendable>: Sendable {
     /// What its values must be beyond their type, for the documentation
     /// (`minimum`, `maximum`, `minItems`); the conversion enforces them.
     public let constraints: ArgumentConstraints
+    /// A typical value as a request sends it (a list's values
+    /// comma-separated), for `?api`'s example request and the OpenAPI
+    /// document; `nil`: the default, else a sample of the type.
+    ///
+    /// ```swift
+    /// var number = RuntimeParameter("employeeNumber", as: Int.self) { $0 }
+    /// number.example = "10004"
+    /// ```
+    public var example: String?
+    /// For a filter on a result column (`lastName=eq.Facello`), the
+    /// column's type, which `?api` shows instead of the argument's text
+    /// type and explains the operators of once per operation; `nil` for
+    /// any other parameter.
+    public var filteredType: ValueType?
+    /// Whether the argument chooses which members each element of the
+    /// result holds (`select`): the documentation then requires none.
+    public var choosesMembers = false
     /// The value taken when the request does not supply it; `nil` when the argument is required.
     let valueWhenAbsent: Value?
     let convert: @Sendable ([ArgumentInput]) throws(ArgumentConversionError) -> Value
@@ -48,10 +65,11 @@ public struct RuntimeParameter<Value: Sendable>: Sendable {
     /// ```
     public init(
         _ name: String, type: ValueType, description: String = "", whenAbsent: Value? = nil, defaultText: String? = nil,
-        pattern: String? = nil, constraints: ArgumentConstraints = .none,
+        example: String? = nil, pattern: String? = nil, constraints: ArgumentConstraints = .none,
         convert: @escaping @Sendable ([ArgumentInput]) throws(ArgumentConversionError) -> Value
     ) {
         self.name = name
+        self.example = example
         self.type = type
         self.description = description
         self.valueWhenAbsent = whenAbsent
@@ -118,14 +136,14 @@ public struct RuntimeParameter<Value: Sendable>: Sendable {
     /// RuntimeParameter("offset", as: Int.self, default: 0, constraints: .atLeast(0)) { SQLValue.text(String($0)) }
     /// ```
     public init<T: ParameterValue>(
-        _ name: String, as _: T.Type, description: String = "", default: T? = nil, constraints: ArgumentConstraints = .none,
-        transform: @escaping @Sendable (T) -> Value
+        _ name: String, as _: T.Type, description: String = "", default: T? = nil, example: T? = nil,
+        constraints: ArgumentConstraints = .none, transform: @escaping @Sendable (T) -> Value
     ) {
         let absent = `default` ?? (constraints.requiresValues ? nil : T.valueWhenAbsent)
         self.init(
             name, type: T.valueType, description: description, whenAbsent: absent.map(transform),
             defaultText: `default`.map { value in (value as? any RawRepresentable).map { "\($0.rawValue)" } ?? "\(value)" },
-            constraints: constraints
+            example: example.map { $0.argumentTexts.joined(separator: ",") }, constraints: constraints
         ) { inputs throws(ArgumentConversionError) in
             let value = try T.convert(inputs)
             try constraints.check(value)
@@ -154,6 +172,16 @@ public struct RuntimeParameter<Value: Sendable>: Sendable {
                     values[$0]
                 })
         }
+    }
+
+    /// The value of an argument whose texts are `texts`, converted as a
+    /// request's would be: how a program confirms an example it was given.
+    ///
+    /// ```swift
+    /// try RuntimeParameter("limit", as: Int.self) { $0 }.value(ofTexts: ["10"])   // 10
+    /// ```
+    public func value(ofTexts texts: [String]) throws(ArgumentConversionError) -> Value {
+        try convert(texts.map(ArgumentInput.text))
     }
 
     /// The argument's value for one request: from the path variable of its
@@ -194,7 +222,9 @@ public struct RuntimeParameter<Value: Sendable>: Sendable {
         }
         return InputDeclaration(
             kind: .runtimeArgument(
-                name: name, type: type, defaultText: defaultText, required: valueWhenAbsent == nil, pattern: pattern),
+                .init(
+                    name: name, type: type, defaultText: defaultText, exampleText: example, required: valueWhenAbsent == nil,
+                    pattern: pattern, filteredType: filteredType, choosesMembers: choosesMembers)),
             description: description, constraints: constraints, isReadAsOtherArgument: isDocumentation)
     }
 }

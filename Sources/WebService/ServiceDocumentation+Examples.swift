@@ -10,7 +10,8 @@ extension ServiceDocumentation {
     /// endpoint's, `/employees/?:employeeNumber`): each path variable and
     /// required argument takes its example, else its default, else a
     /// sample of its type; an optional argument appears when it has an
-    /// example. Arguments go in the query for GET and DELETE, in a form
+    /// example, and a list's `limit` always (10 without an example), so
+    /// that the example shows a page rather than the whole list. Arguments go in the query for GET and DELETE, in a form
     /// for the other verbs, beside a JSON body when the route takes one.
     ///
     /// ```
@@ -33,8 +34,9 @@ extension ServiceDocumentation {
         var arguments: [(name: String, value: String)] = []
         var hasFile = false
         for parameter in operation.parameters where parameter.location == .argument {
-            guard parameter.required || parameter.exampleTexts != nil else { continue }
-            let texts = exampleTexts(parameter)
+            let isListLimit = operation.isRunnableList && parameter.name == "limit"
+            guard parameter.required || parameter.exampleTexts != nil || isListLimit else { continue }
+            let texts = isListLimit && parameter.exampleTexts == nil ? ["10"] : exampleTexts(parameter)
             if case .file = parameter.type { hasFile = true }
             if parameter.commaSeparated {
                 arguments.append((parameter.name, texts.joined(separator: ",")))

@@ -4,20 +4,41 @@
 /// The HTML's example requests name the host each request asked for.
 struct DocumentationPages: Sendable {
     let documentation: ServiceDocumentation
-    let json: [UInt8]
-    /// The HTML around the places where the host goes.
+    /// The HTML and the JSON around the places where the host goes.
     private let htmlParts: [[UInt8]]
+    private let jsonParts: [[UInt8]]
 
     init(_ documentation: ServiceDocumentation) {
         self.documentation = documentation
-        json = documentation.json
-        htmlParts = documentation.html.split(separator: hostMarker, omittingEmptySubsequences: false).map { Array($0.utf8) }
+        htmlParts = Self.parts(Array(documentation.html.utf8))
+        jsonParts = Self.parts(documentation.json)
     }
 
     /// The page, with `host` (`localhost:8080`) in its example requests.
-    func html(host: String) -> [UInt8] {
+    func html(host: String) -> [UInt8] { Self.joined(htmlParts, host: host) }
+
+    /// The JSON form, with `host` in its example requests.
+    func json(host: String) -> [UInt8] { Self.joined(jsonParts, host: host) }
+
+    private static func parts(_ bytes: [UInt8]) -> [[UInt8]] {
+        let marker = Array(String(hostMarker).utf8)
+        var parts: [[UInt8]] = [[]]
+        var index = 0
+        while index < bytes.count {
+            if bytes[index] == marker[0], bytes[index...].starts(with: marker) {
+                parts.append([])
+                index += marker.count
+            } else {
+                parts[parts.count - 1].append(bytes[index])
+                index += 1
+            }
+        }
+        return parts
+    }
+
+    private static func joined(_ parts: [[UInt8]], host: String) -> [UInt8] {
         var page: [UInt8] = []
-        for (index, part) in htmlParts.enumerated() {
+        for (index, part) in parts.enumerated() {
             if index > 0 { page.append(contentsOf: host.utf8) }
             page.append(contentsOf: part)
         }
@@ -42,22 +63,25 @@ struct DocumentationPages: Sendable {
 let hostMarker: Character = "\u{E000}"
 
 extension ServiceDocumentation {
-    /// The `?api` page: one section per resource path, one block per
-    /// operation (`GET (a: double, b: double) -> double`) with its
-    /// parameters and an example request, then the structures and
-    /// enumerations, with type names linked to them.
+    /// The `?api` page: a link back to the index, what errors look like,
+    /// one section per resource path, one block per operation (`GET (a:
+    /// double, b: double) -> double`) with its parameters, its filters,
+    /// an example request and, for a list, how it pages and gives CSV;
+    /// then the structures and enumerations, with type names linked to them.
     var html: String {
         var page = HTMLPage(title: path)
+        page.add("<p class=\"links\"><a href=\"/\">&larr; All services</a></p>")
         page.add("<h1>\(escape(path))</h1>")
         if !description.isEmpty { page.add("<p>\(inlineHTML(description))</p>") }
         page.add(
             "<p class=\"links\">The services' OpenAPI document: <a href=\"/openapi.json\">/openapi.json</a>. "
                 + "This page as JSON: <code>\(escapeKeepingHost("curl -H 'Accept: application/json' '\(exampleURL(path + "?api"))'"))</code></p>"
         )
+        page.add("<p class=\"note\">\(inlineHTML(Self.errorNote.text))</p>")
         for endpoint in endpoints {
             page.add("<h2>\(escape(endpoint.path))</h2>")
             for operation in endpoint.operations {
-                page.add(operationHTML(operation, path: endpoint.path))
+                page.add(operationHTML(operation))
             }
         }
         if !structures.isEmpty {
@@ -67,6 +91,9 @@ extension ServiceDocumentation {
                     "  \(escape(field.name)): \(typeHTML(field.type))" + (field.required ? "" : " <i>(optional)</i>")
                 }
                 page.add("<h3 id=\"\(escape(structure.name))\">\(escape(structure.name))</h3>")
+                if structure.membersChosen {
+                    page.add("<p>A request may choose its members with <code>select</code>: any of them may then be absent.</p>")
+                }
                 page.add("<pre>{\n\(fields.joined(separator: ",\n"))\n}</pre>")
             }
         }
@@ -80,27 +107,67 @@ extension ServiceDocumentation {
         return page.text
     }
 
-    private func operationHTML(_ operation: OperationDocumentation, path: String) -> String {
-        let arguments = operation.parameters.map { "\(escape($0.name)): \(typeHTML($0.type))" }.joined(separator: ", ")
+    private func operationHTML(_ operation: OperationDocumentation) -> String {
+        let parameters = operation.plainParameters
+        let filters = operation.filters
+        var arguments = parameters.map { "\(escape($0.name)): \(typeHTML($0.type))" }
+        if !filters.isEmpty { arguments.append("filters&hellip;") }
         let result = operation.result.map { (operation.streamed ? "stream of " : "") + typeHTML($0) } ?? "void"
         var html = "<div class=\"operation\">\n"
-        html += "<p class=\"signature\"><code><b>\(escape(operation.method))</b> (\(arguments)) &rarr; \(result)</code>"
+        html +=
+            "<p class=\"signature\"><code><b>\(escape(operation.method))</b> (\(arguments.joined(separator: ", "))) &rarr; \(result)</code>"
         html += " <span class=\"operation-id\" title=\"operationId\">\(escape(operation.operationId))</span></p>\n"
         if !operation.description.isEmpty { html += "<p>\(inlineHTML(operation.description))</p>\n" }
-        if !operation.parameters.isEmpty {
-            html += "<table>\n<tr><th>Parameter</th><th>In</th><th>Type</th><th>Required</th><th>Description</th></tr>\n"
-            for parameter in operation.parameters {
+        if !parameters.isEmpty {
+            html += "<table>\n<tr><th>Parameter</th><th>In</th><th>Type</th><th>Required</th><th>Values</th><th>Description</th></tr>\n"
+            for parameter in parameters {
                 let required =
                     parameter.required
                     ? "required" : "optional" + (parameter.defaultValue.map { " (default <code>\(escape($0))</code>)" } ?? "")
                 html += "<tr><td><code>\(escape(parameter.name))</code></td><td>\(parameter.location.rawValue)</td>"
-                html +=
-                    "<td><code>\(typeHTML(parameter.type))</code></td><td>\(required)</td><td>\(inlineHTML(parameter.fullDescription))</td></tr>\n"
+                html += "<td><code>\(typeHTML(parameter.type))</code></td><td>\(required)</td><td>\(valuesHTML(parameter))</td>"
+                html += "<td>\(inlineHTML(parameter.fullDescription))</td></tr>\n"
             }
             html += "</table>\n"
         }
-        html += "<pre class=\"example\">\(escapeKeepingHost(exampleRequest(operation, path: path)))</pre>\n"
+        if !filters.isEmpty {
+            html += "<p class=\"filters\">\(inlineHTML(OperationDocumentation.filterSyntax))</p>\n"
+            html += "<table>\n<tr><th>Column</th><th>Type</th><th>Values</th><th>Description</th></tr>\n"
+            for filter in filters {
+                html += "<tr><td><code>\(escape(filter.name))</code></td>"
+                html += "<td><code>\(typeHTML(filter.filteredType ?? filter.type))</code></td><td>\(valuesHTML(filter))</td>"
+                html += "<td>\(inlineHTML(filter.description))</td></tr>\n"
+            }
+            html += "</table>\n"
+        }
+        html += "<pre class=\"example\">\(escapeKeepingHost(operation.example))</pre>\n"
+        for note in operation.notes {
+            html += "<p class=\"note\">\(inlineHTML(note.text))</p>\n"
+            if let example = note.example { html += "<pre class=\"request\">\(escapeKeepingHost(example))</pre>\n" }
+        }
         return html + "</div>"
+    }
+
+    /// What a parameter's values must be beyond their type: a range, a
+    /// least count, the allowed values, a pattern (a filter's, which spells
+    /// out the operators, is left to the operation's text).
+    private func valuesHTML(_ parameter: ParameterDocumentation) -> String {
+        var parts: [String] = []
+        let constraints = parameter.constraints
+        switch (constraints.minimum, constraints.maximum) {
+        case (let minimum?, let maximum?): parts.append("\(minimum) to \(maximum)")
+        case (let minimum?, nil): parts.append("\(minimum) or more")
+        case (nil, let maximum?): parts.append("\(maximum) or less")
+        case (nil, nil): break
+        }
+        if let count = constraints.minimumCount { parts.append("at least \(count) value\(count == 1 ? "" : "s")") }
+        if let values = parameter.allowedValues {
+            parts.append("one of " + values.map { "<code>\(escape($0))</code>" }.joined(separator: ", "))
+        }
+        if parameter.filteredType == nil, let pattern = parameter.pattern {
+            parts.append("<details><summary>pattern</summary><code>\(escape(pattern))</code></details>")
+        }
+        return parts.joined(separator: "; ")
     }
 
     /// The type's name with structure and enumeration names linked to their anchors.
@@ -121,7 +188,7 @@ extension ServiceDocumentation {
 
     /// The `?api` description as JSON.
     var json: [UInt8] {
-        // The documentation types encode only strings, booleans and arrays.
+        // The documentation types encode only strings, integers, booleans, arrays and objects of them.
         try! OrderedJSONEncoder.encode(self)
     }
 }
@@ -169,7 +236,8 @@ private struct HTMLPage {
                 + "code{background:#f0f0f0;padding:0 .2em;border-radius:3px}pre code,.signature code{background:none;padding:0}"
                 + "pre,.signature{background:#f6f6f6;padding:.5em;overflow-x:auto}"
                 + ".operation{margin-bottom:1.5em}.operation-id{float:right;color:#666;font-size:.85em}"
-                + "pre.example{background:#272822;color:#f8f8f2}pre.example::before{content:\"$ \";color:#888}"
+                + "pre.example,pre.request{background:#272822;color:#f8f8f2}"
+                + "pre.example::before,pre.request::before{content:\"$ \";color:#888}"
                 + ".links{color:#444}</style>",
             "</head><body>",
         ]

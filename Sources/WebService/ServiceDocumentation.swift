@@ -10,7 +10,7 @@ public struct ServiceDocumentation: Sendable, Encodable {
     public let path: String
     public let description: String
     /// One entry per resource path, in declaration order.
-    public let endpoints: [EndpointDocumentation]
+    public private(set) var endpoints: [EndpointDocumentation]
     /// Every structure type that parameters and results use.
     public let structures: [StructureDocumentation]
     /// Every enumeration that parameters and results use.
@@ -19,9 +19,16 @@ public struct ServiceDocumentation: Sendable, Encodable {
 
 /// The operations on one resource path.
 public struct EndpointDocumentation: Sendable, Encodable {
-    /// The full path (`/employees/?:employeeNumber`).
+    /// The full path as OpenAPI writes it (`/employees/{employeeNumber}`;
+    /// `{0}` for a positional variable).
     public let path: String
-    public let operations: [OperationDocumentation]
+    public internal(set) var operations: [OperationDocumentation]
+    /// The full path as the router writes it (`/employees/?:employeeNumber`).
+    let routePath: String
+
+    private enum CodingKeys: String, CodingKey {
+        case path, operations
+    }
 }
 
 /// One route: verb, parameters and result.
@@ -46,8 +53,37 @@ public struct OperationDocumentation: Sendable, Encodable {
     /// answers `Accept: text/csv`, and pages (`Link`, `Content-Range`).
     let isRunnableList: Bool
 
+    /// The example request `?api` shows (a `curl` command line on the
+    /// page's host); set when the service's documentation is built.
+    public internal(set) var example = ""
+
+    /// The parameters but the filters on result columns.
+    var plainParameters: [ParameterDocumentation] { parameters.filter { $0.filteredType == nil } }
+    /// The filters on result columns (``RuntimeParameter/filteredType``).
+    var filters: [ParameterDocumentation] { parameters.filter { $0.filteredType != nil } }
+
     private enum CodingKeys: String, CodingKey {
-        case method, operationId, description, parameters, result, streamed
+        case method, operationId, description, parameters, filters, filterSyntax, result, streamed, example, notes
+    }
+
+    /// The JSON form of `?api`: the filters apart from the other
+    /// parameters, each with its column's type, the operators said once.
+    public func encode(to encoder: any Encoder) throws {
+        var container = encoder.container(keyedBy: CodingKeys.self)
+        try container.encode(method, forKey: .method)
+        try container.encode(operationId, forKey: .operationId)
+        try container.encode(description, forKey: .description)
+        try container.encode(plainParameters, forKey: .parameters)
+        let filters = self.filters
+        if !filters.isEmpty {
+            try container.encode(filters, forKey: .filters)
+            try container.encode(Self.filterSyntax, forKey: .filterSyntax)
+        }
+        try container.encodeIfPresent(result, forKey: .result)
+        try container.encode(streamed, forKey: .streamed)
+        try container.encode(example, forKey: .example)
+        let notes = self.notes
+        if !notes.isEmpty { try container.encode(notes, forKey: .notes) }
     }
 }
 
@@ -82,9 +118,40 @@ public struct ParameterDocumentation: Sendable, Encodable {
     public var pattern: String? = nil
     /// What the values must be beyond the type, as the parameter enforces it.
     public var constraints: ArgumentConstraints = .none
+    /// For a filter on a result column, the column's type (``RuntimeParameter/filteredType``).
+    public var filteredType: ValueType? = nil
+    /// Whether it chooses the result's members (``RuntimeParameter/choosesMembers``).
+    var choosesMembers = false
 
     private enum CodingKeys: String, CodingKey {
-        case name, location, type, required, defaultValue, example, description, pattern
+        case name, location, type, required, defaultValue, example, description, minimum, maximum, minItems, allowedValues, pattern
+    }
+
+    /// The JSON form of `?api`: a filter's `type` is its column's; the
+    /// constraints as OpenAPI names them.
+    public func encode(to encoder: any Encoder) throws {
+        var container = encoder.container(keyedBy: CodingKeys.self)
+        try container.encode(name, forKey: .name)
+        try container.encode(location, forKey: .location)
+        try container.encode(filteredType ?? type, forKey: .type)
+        try container.encode(required, forKey: .required)
+        try container.encodeIfPresent(defaultValue, forKey: .defaultValue)
+        try container.encodeIfPresent(example, forKey: .example)
+        try container.encode(description, forKey: .description)
+        try container.encodeIfPresent(constraints.minimum, forKey: .minimum)
+        try container.encodeIfPresent(constraints.maximum, forKey: .maximum)
+        try container.encodeIfPresent(constraints.minimumCount, forKey: .minItems)
+        if let values = allowedValues { try container.encode(values, forKey: .allowedValues) }
+        // A filter's pattern spells out its operators; the operation's `filterSyntax` says them.
+        if filteredType == nil { try container.encodeIfPresent(pattern, forKey: .pattern) }
+    }
+
+    /// The values an enumeration parameter (or a list of one) allows.
+    var allowedValues: [String]? {
+        switch filteredType ?? type {
+        case .enumeration(_, let values), .array(.enumeration(_, let values)): values
+        default: nil
+        }
     }
 
     /// The description, with how to give several values when a text may hold them.
@@ -135,20 +202,41 @@ extension ServiceDocumentation {
         var operationIDs = OperationID.Assigner(servicePath: path)
         self.path = path
         self.description = description
-        endpoints = resources.map { resource in
+        var endpoints = resources.map { resource in
             let routePath = resource.pattern.text
+            let fullPath = routePath.isEmpty ? path : path + "/" + routePath
             return EndpointDocumentation(
-                path: routePath.isEmpty ? path : path + "/" + routePath,
+                path: OpenAPIDocument.pathTemplate(fullPath).template,
                 operations: resource.routes.map { bound in
                     OperationDocumentation(
                         bound, operationId: operationIDs.id(method: bound.route.method, pattern: resource.pattern),
                         introspector: introspector
                     )
-                }
+                },
+                routePath: fullPath
             )
         }
-        structures = introspector.structures
+        var structures = introspector.structures
+        // A result whose members a request chooses (`select`) may lack any of them.
+        for endpoint in endpoints {
+            for operation in endpoint.operations where operation.parameters.contains(where: \.choosesMembers) {
+                var result = operation.result
+                while case .array(let element)? = result { result = element }
+                if case .structure(let name)? = result, let index = structures.firstIndex(where: { $0.name == name }) {
+                    structures[index].membersChosen = true
+                }
+            }
+        }
+        self.structures = structures
         enumerations = introspector.enumerations
+        self.endpoints = []
+        for index in endpoints.indices {
+            for position in endpoints[index].operations.indices {
+                endpoints[index].operations[position].example = exampleRequest(
+                    endpoints[index].operations[position], path: endpoints[index].routePath)
+            }
+        }
+        self.endpoints = endpoints
     }
 }
 
@@ -205,15 +293,19 @@ extension OperationDocumentation {
                 )
             case .request:
                 return nil
-            case .runtimeArgument(let name, let type, let defaultText, let required, let pattern):
-                introspector.register(type)
+            case .runtimeArgument(let argument):
+                introspector.register(argument.type)
+                if let filteredType = argument.filteredType { introspector.register(filteredType) }
                 var isNameList = false
-                if case .array(.enumeration) = type { isNameList = true }
+                if case .array(.enumeration) = argument.type { isNameList = true }
+                // A list of names may be given comma-separated: its example's texts are the names.
+                let exampleTexts = argument.exampleText.map { isNameList ? $0.split(separator: ",").map(String.init) : [$0] }
                 return ParameterDocumentation(
-                    name: name, location: variables.contains(name) ? .path : .argument, type: type,
-                    required: required, defaultValue: defaultText, example: nil, description: input.description,
-                    defaultTexts: defaultText.map { [$0] }, exampleTexts: nil, commaSeparated: isNameList, pattern: pattern,
-                    constraints: input.constraints
+                    name: argument.name, location: variables.contains(argument.name) ? .path : .argument, type: argument.type,
+                    required: argument.required, defaultValue: argument.defaultText, example: argument.exampleText,
+                    description: input.description, defaultTexts: argument.defaultText.map { [$0] }, exampleTexts: exampleTexts,
+                    commaSeparated: isNameList, pattern: argument.pattern, constraints: input.constraints,
+                    filteredType: argument.filteredType, choosesMembers: argument.choosesMembers
                 )
             }
         }

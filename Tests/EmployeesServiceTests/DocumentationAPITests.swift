@@ -20,12 +20,22 @@ struct DocumentationAPITests {
         #expect((api["description"] as? String)?.isEmpty == false)
 
         let endpoints = try #require(api["endpoints"] as? [[String: Any]])
-        #expect(endpoints.compactMap { $0["path"] as? String } == ["/employees", "/employees/?:employeeNumber"])
+        #expect(endpoints.compactMap { $0["path"] as? String } == ["/employees", "/employees/{employeeNumber}"])
         let operations = endpoints.flatMap { $0["operations"] as? [[String: Any]] ?? [] }
         #expect(operations.count == 2)
         #expect(operations.allSatisfy { $0["method"] as? String == "GET" && ($0["description"] as? String)?.isEmpty == false })
         let parameters = operations.map { ($0["parameters"] as? [[String: Any]] ?? []).compactMap { $0["name"] as? String } }
-        #expect(parameters == [["name", "details", "limit", "offset"], ["employeeNumber", "details"]])
+        #expect(parameters == [["name", "details", "limit", "offset", "order", "select"], ["employeeNumber", "details"]])
+        // The filters apart, each with its column's type; the operators said once.
+        #expect(
+            (operations[0]["filters"] as? [[String: Any]])?.map { "\($0["name"] ?? "")=\($0["type"] ?? "")" } == [
+                "employeeNumber=integer", "firstName=string", "lastName=string",
+            ])
+        #expect((operations[0]["filterSyntax"] as? String)?.contains("`not.`") == true)
+        #expect(
+            operations.map { $0["example"] as? String } == [
+                "curl 'http://127.0.0.1/employees?name=bal*&limit=10'", "curl 'http://127.0.0.1/employees/10004?details=titles,salaries'",
+            ])
         #expect(
             operations.allSatisfy {
                 ($0["parameters"] as? [[String: Any]] ?? []).allSatisfy { ($0["description"] as? String)?.isEmpty == false }
@@ -70,7 +80,7 @@ struct DocumentationAPITests {
     func departments() throws {
         let api = try server.get("/departments?api", headers: [("Accept", "application/json")]).object
         let endpoints = api["endpoints"] as? [[String: Any]] ?? []
-        #expect(endpoints.compactMap { $0["path"] as? String } == ["/departments", "/departments/?:departmentNumber"])
+        #expect(endpoints.compactMap { $0["path"] as? String } == ["/departments", "/departments/{departmentNumber}"])
         let enumerations = api["enumerations"] as? [[String: Any]] ?? []
         #expect(
             enumerations.contains { $0["name"] as? String == "DepartmentDetail" && $0["values"] as? [String] == ["managers", "employees"] })

@@ -88,6 +88,48 @@ struct BrokenFileTests {
             ])
     }
 
+    @Test("@example: a parameter the operation has, and a value it takes")
+    func examples() throws {
+        let problems = try Environment.problems([
+            "a.sql": """
+            -- GET /employees/{employeeNumber}
+            -- @example employeeNumber ten
+            -- @example number 10004
+            -- @example details bonus
+            SELECT emp_no AS "employeeNumber" FROM employees WHERE emp_no = :employeeNumber;
+            -- @detail titles
+            SELECT title FROM titles WHERE emp_no = :employeeNumber
+            """,
+            "b.sql": """
+            -- GET /employees
+            -- @paged
+            -- @filter *
+            -- @order *
+            -- @example limit -1
+            -- @example lastName eq.Facello
+            -- @example firstName Georgi
+            -- @example order hireDate
+            SELECT emp_no AS "employeeNumber", first_name AS "firstName", last_name AS "lastName" FROM employees
+            """,
+            "c.sql": """
+            -- GET /departments/{number}
+            -- @example number d005
+            -- @example select departmentName
+            SELECT dept_no AS number, dept_name AS "departmentName" FROM departments WHERE dept_no = :number
+            """,
+        ])
+        #expect(
+            problems == [
+                "a.sql:2: the value of @example employeeNumber, \"ten\", is not a valid integer",
+                "a.sql:3: @example names \"number\", which is not a parameter of the operation; its parameters are employeeNumber, details, select",
+                "a.sql:4: the value of @example details, \"bonus\", is not a valid EmployeeDetail",
+                "b.sql:5: the value of @example limit, \"-1\", is not a valid integer of 0 or more",
+                "b.sql:7: the value of @example firstName, \"Georgi\", is not a valid filter",
+                "b.sql:8: the value of @example order, \"hireDate\", is not a valid order each optionally followed by .asc or .desc, "
+                    + "then .nullsfirst or .nullslast",
+            ])
+    }
+
     @Test("two files for one method and path, whatever their variables are called")
     func duplicateRoutes() throws {
         let problems = try Environment.problems([
@@ -109,7 +151,7 @@ struct BrokenFileTests {
         #expect(
             problems == [
                 "column.sql:2: column \"nope\" does not exist",
-                "directive.sql:2: unknown directive @cache; the header takes @param, @returns, @paged, @filter, @order, @notfound and @service",
+                "directive.sql:2: unknown directive @cache; the header takes @param, @returns, @paged, @filter, @order, @notfound, @service and @example",
                 "header.sql:1: the header's first line must be a method and a path, such as `-- GET /employees/{employeeNumber}`; found `-- GETS /a`",
             ])
     }

@@ -26,7 +26,12 @@ extension ColumnChoiceTests {
         let lastName = try #require(byName["lastName"]?["schema"] as? [String: Any])
         #expect(lastName["pattern"] as? String == ColumnChoices.filterPattern(for: .init("lastName", as: String.self)))
         let lastNameDescription = byName["lastName"]?["description"] as? String
-        #expect(lastNameDescription?.contains("in.(") == true, "\(lastNameDescription ?? "no description")")
+        #expect(lastNameDescription?.contains("lastName (string)") == true, "\(lastNameDescription ?? "no description")")
+        // The operators, said once for the operation rather than once per column.
+        let description = list["description"] as? String ?? ""
+        #expect(description.contains("in.(") && description.contains("`not.`"), "\(description)")
+        let repeating = parameters.filter { ($0["description"] as? String ?? "").contains("in.(") }
+        #expect(repeating.isEmpty)
         let order = try #require(byName["order"]?["schema"] as? [String: Any])
         let orderPattern = order["pattern"] as? String
         #expect(orderPattern?.contains("lastName") == true, "\(orderPattern ?? "no pattern")")

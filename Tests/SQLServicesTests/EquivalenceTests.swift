@@ -16,7 +16,8 @@ struct EquivalenceTests {
     static let comparedFields = ["Content-Type", "Link", "Content-Range", "Allow", "Location", "Retry-After", "ETag", "Vary"]
 
     /// Every request sent to both: objects, every order of every set of
-    /// details, searches, pages, counts, CSV, and every error case.
+    /// details, searches, filters, orders and members chosen, pages,
+    /// counts, CSV, and every error case.
     static var requests: [(method: String, target: String, headers: [(String, String)])] {
         var targets: [String] = []
         // Objects, and every ordered choice of details.
@@ -75,6 +76,28 @@ struct EquivalenceTests {
             "/departments/d999", "/departments/d999?details=managers", "/departments/D005", "/departments/d00",
             "/departments/d0055", "/departments/%20", "/departments/d005?details=titles", "/departments/d005?details=",
         ]
+        // Filters, order and members chosen, as PostgREST takes them; orders that tie are broken by number.
+        targets += [
+            "/employees?lastName=eq.Facello&order=firstName.desc,employeeNumber.asc&limit=5",
+            "/employees?lastName=eq.Facello&select=employeeNumber,firstName&limit=3",
+            "/employees?lastName=eq.Facello&select=firstName,employeeNumber&order=employeeNumber.desc&limit=3&offset=2",
+            "/employees?employeeNumber=gte.499990&order=employeeNumber.desc", "/employees?employeeNumber=in.(10001,10004,10010)",
+            "/employees?employeeNumber=in.(10001,10004,10010)&select=lastName",
+            "/employees?employeeNumber=lt.10004&employeeNumber=not.eq.10002",
+            "/employees?firstName=ilike.ZVONKO&lastName=like.N*&order=employeeNumber.desc",
+            "/employees?lastName=not.eq.Facello&limit=3&offset=2", "/employees?lastName=is.null", "/employees?lastName=in.()",
+            "/employees?name=bal*&lastName=eq.Lichtner&details=titles", "/employees?name=krohm*&select=lastName&details=titles&limit=2",
+            "/employees?lastName=in.(Facello,\"Bamford\")&order=employeeNumber&limit=4", "/employees?select=*&limit=2",
+            "/employees?select=lastName,%20firstName&limit=2", "/employees?order=lastName.desc.nullslast,employeeNumber&limit=3",
+            // Filters, orders and members that are not there.
+            "/employees?employeeNumber=eq.99999999999", "/employees?employeeNumber=eq.abc", "/employees?lastName=xx.Facello",
+            "/employees?lastName=Facello", "/employees?order=hireDate.desc", "/employees?order=lastName.up", "/employees?select=bonus",
+            "/employees?select=", "/employees?employeeNumber=is.true", "/employees?employeeNumber=in.(1,x)",
+            "/departments?departmentName=like.*Sales*", "/departments?order=departmentName.desc&select=departmentName",
+            "/departments?departmentNumber=in.(d001,d009)", "/departments?departmentNumber=gt.d005&order=departmentNumber.desc",
+            "/departments?departmentName=ilike.*ENG*&departmentNumber=neq.d004", "/departments?select=nope",
+            "/departments?order=nope", "/departments?departmentNumber=is.false",
+        ]
         // Arguments no route takes, paths no route has.
         targets += [
             "/employees?foo=1", "/employees/10004?limit=3", "/employees/10004?name=x", "/departments?name=x",
@@ -86,13 +109,15 @@ struct EquivalenceTests {
         for target in [
             "/employees?limit=10&offset=20", "/employees?name=bal*", "/employees?limit=10&offset=300020",
             "/employees?limit=10&offset=400000", "/departments", "/employees?name=krohm*&limit=2&details=titles",
+            "/employees?lastName=eq.Facello&limit=2&offset=1", "/departments?departmentNumber=lte.d003",
         ] {
             requests.append(("GET", target, [("Prefer", "count=exact")]))
             requests.append(("GET", target, [("Prefer", "return=minimal, count=exact")]))
         }
         for target in [
             "/employees?limit=5", "/employees?name=krohm*", "/departments", "/employees?limit=2&details=titles",
-            "/employees/10004", "/departments/d005",
+            "/employees/10004", "/departments/d005", "/employees?lastName=eq.Facello&select=employeeNumber&order=employeeNumber&limit=5",
+            "/departments?departmentName=like.*e*&select=departmentName",
         ] {
             requests.append(("GET", target, [("Accept", "text/csv")]))
             requests.append(("GET", target, [("Accept", "application/json, text/csv")]))
@@ -113,8 +138,8 @@ struct EquivalenceTests {
     }
 
     /// A body with the list of parameters an unknown argument's problem
-    /// names left out: the files take filters, `order` and `select`
-    /// (`@filter`, `@order`), which the Swift routes do not declare.
+    /// names left out: the files' objects take `select`, which the Swift
+    /// objects do not declare.
     static func withoutExpectedNames(_ text: String) -> String {
         text.replacing(/; (expected [^"]*|it takes no arguments)\./, with: "; expected ….")
     }

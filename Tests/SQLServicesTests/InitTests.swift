@@ -73,6 +73,10 @@ struct InitTests {
         #expect(one.contains("-- @detail invoiceByCustomerId "), "two keys of invoice refer to customer:\n\(one)")
         #expect(one.contains("-- @detail invoiceByBilledTo "))
         #expect(one.contains("-- @detail customer "), "the self-reference:\n\(one)")
+        // The key of the first row, for ?api's example request.
+        #expect(one.contains("-- @example id 1\n"), "\(one)")
+        let lineFile = try String(contentsOfFile: "\(out)/invoice-line/one.sql", encoding: .utf8)
+        #expect(lineFile.contains("-- @example invoiceId 1\n-- @example lineNo 1\n"), "\(lineFile)")
         #expect(
             try String(contentsOfFile: "\(out)/customer/create.sql", encoding: .utf8).contains(
                 "-- @param fullName The customer's full name."))
@@ -105,6 +109,18 @@ struct InitTests {
         #expect(try TestClient.request("GET", "/invoice/\(id)", port: port).status == 404)
         let document = try TestClient.request("GET", "/openapi.json", port: port).object
         #expect((document["paths"] as? [String: Any])?.keys.contains("/invoice-line/{invoiceId}/{lineNo}") == true)
+        // Every example of the generated pages answers on the first try.
+        for service in ["customer", "invoice", "invoice-line", "audit-log", "unpaid"] {
+            let page = try TestClient.request("GET", "/\(service)?api", port: port, headers: [("Accept", "application/json")])
+            for endpoint in page.object["endpoints"] as? [[String: Any]] ?? [] {
+                for operation in endpoint["operations"] as? [[String: Any]] ?? [] where operation["method"] as? String == "GET" {
+                    let example = try #require(operation["example"] as? String)
+                    let target = try #require(example.firstMatch(of: /curl 'http:\/\/[^\/]+(\/[^']*)'/)?.1, "\(example)")
+                    let reply = try TestClient.request("GET", String(target), port: port)
+                    #expect(reply.status == 200 && reply.body.count > 2, "\(example): \(reply.status) \(reply.text)")
+                }
+            }
+        }
     }
 
     @Test("a hostile schema: names that would leave the folder, break a label or a header, or carry SQL in a comment, are written harmless")
@@ -155,5 +171,9 @@ struct InitTests {
         #expect((employee.object["titles"] as? [[String: Any]])?.count == 2)
         let page = try TestClient.request("GET", "/employees?limit=2", port: port)
         #expect(page.objects.map { $0["empNo"] as? Int } == [10001, 10002])
+        // The example of a composite key is the first row's, which is there.
+        let api = try TestClient.request("GET", "/dept-emp?api", port: port, headers: [("Accept", "application/json")]).text
+        let target = try #require(api.firstMatch(of: /curl 'http:\/\/127\.0\.0\.1(\/dept-emp\/10001\/d\d{3})'/)?.1, "\(api)")
+        #expect(try TestClient.request("GET", String(target), port: port).object["empNo"] as? Int == 10001)
     }
 }

@@ -119,6 +119,35 @@ struct ServiceFileTests {
         #expect(statement.line(atPosition: position) == 4)
     }
 
+    @Test("@example: a parameter's value as a request sends it, the rest of the line or quoted")
+    func examples() throws {
+        let file = try parse(
+            #"""
+            -- GET /titles/{title}
+            -- One title.
+            -- @example title Senior Engineer
+            -- @example since "  2024-05-01"
+            -- @example q "say ""hi"""
+            -- @example details pay,departments
+            SELECT 1
+            """#)
+        #expect(file.examples.map(\.name) == ["title", "since", "q", "details"])
+        #expect(file.examples.map(\.text) == ["Senior Engineer", "  2024-05-01", "say \"hi\"", "pay,departments"])
+        #expect(file.examples.map(\.line) == [3, 4, 5, 6])
+        #expect(file.description == "One title.")
+        #expect(
+            problems(
+                "-- GET /a\n-- @example\n-- @example 1x 2\n-- @example x\n-- @example y \"open\n-- @example z 1\n-- @example z 2\nSELECT 1")
+                == [
+                    "2: @example needs a parameter's name and a value, as in `@example employeeNumber 10004`",
+                    "3: @example needs a parameter's name and a value, as in `@example employeeNumber 10004`",
+                    "4: @example x needs a value, as a request would send it (`@example x 10004`)",
+                    "5: the value of @example y opens a quote that it does not close, or has text after it",
+                    "7: @example z is given twice",
+                ])
+        #expect(problems("-- GET /a\nSELECT 1;\n-- @example z 1\nSELECT 2").first?.contains("@example belongs in the header") == true)
+    }
+
     @Test("every problem of a file is reported, each at its line")
     func problemsAtTheirLines() {
         #expect(problems("SELECT 1") == ["1: the file must begin with a header comment such as `-- GET /employees/{employeeNumber}`"])
@@ -146,7 +175,7 @@ struct ServiceFileTests {
                 -- @other
                 SELECT 2
                 """) == [
-                    "2: unknown directive @frobnicate; the header takes @param, @returns, @paged, @filter, @order, @notfound and @service",
+                    "2: unknown directive @frobnicate; the header takes @param, @returns, @paged, @filter, @order, @notfound, @service and @example",
                     "3: @returns takes `list` or `object`, and optionally the name of the returned structure",
                     "4: @param needs a parameter name, as in `@param employeeNumber The employee's number.`",
                     "5: @detail starts a section of its own: put it after the operation's statement, followed by the detail's query",

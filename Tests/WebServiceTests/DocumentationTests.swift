@@ -24,7 +24,7 @@ struct DocumentationTests {
         let html = router.resolvedResponse(to: makeRequest(.get, "/catalog?api")).text
         #expect(html.contains("Exercises routing, arguments and results &lt;&amp;&gt;."))
         #expect(!html.contains("<&>"))
-        #expect(html.contains("<h2>/catalog/items/?:id</h2>"))
+        #expect(html.contains("<h2>/catalog/items/{id}</h2>"))
         #expect(html.contains("<h2>/catalog/items/special</h2>"))
         #expect(html.contains(##"(body: <a href="#Employee">Employee</a>) &rarr; <a href="#Employee">Employee</a>"##))
         #expect(html.contains(#"<h3 id="Employee">Employee</h3>"#))
@@ -47,10 +47,11 @@ struct DocumentationTests {
                 + #"{"method":"GET","operationId":"math.getSum","description":"Returns the sum of two numbers.","parameters":["#
                 + #"{"name":"a","location":"argument","type":"double","required":true,"description":"The first number."},"#
                 + #"{"name":"b","location":"argument","type":"double","required":true,"description":"The second number."}],"#
-                + #""result":"double","streamed":false},"#
+                + #""result":"double","streamed":false,"example":"curl 'http://localhost/math/sum?a=1.5&b=1.5'"},"#
                 + #"{"method":"GET","operationId":"math.getSum","description":"Returns the sum of a list of numbers.","parameters":["#
                 + #"{"name":"values","location":"argument","type":"[double]","required":false,"description":"The numbers to add."}],"#
-                + #""result":"double","streamed":false}]}],"structures":[],"enumerations":[]}"#)
+                + #""result":"double","streamed":false,"example":"curl 'http://localhost/math/sum'"}]}],"structures":[],"#
+                + #""enumerations":[]}"#)
     }
 
     @Test func apiJSONDescribesStructuresPathParametersAndDefaults() throws {
@@ -66,7 +67,7 @@ struct DocumentationTests {
         #expect(enumerations.first?["values"] as? [String] == ["titles", "salaries"])
 
         let endpoints = try #require(document["endpoints"] as? [[String: Any]])
-        let items = try #require(endpoints.first { $0["path"] as? String == "/catalog/items/?:id" })
+        let items = try #require(endpoints.first { $0["path"] as? String == "/catalog/items/{id}" })
         let operations = try #require(items["operations"] as? [[String: Any]])
         #expect(operations.map { $0["method"] as? String } == ["GET", "PUT", "PATCH", "DELETE"])
         let put = try #require(operations[1]["parameters"] as? [[String: Any]])

@@ -70,7 +70,7 @@ struct OpenAPITests {
         #expect(Set(ids).count == ids.count)
         let api = router.resolvedResponse(to: makeRequest(.get, "/catalog?api", headers: ["Accept": "application/json"])).object
         let endpoints = try #require(api["endpoints"] as? [[String: Any]])
-        let items = try #require(endpoints.first { $0["path"] as? String == "/catalog/items/?:id" }?["operations"] as? [[String: Any]])
+        let items = try #require(endpoints.first { $0["path"] as? String == "/catalog/items/{id}" }?["operations"] as? [[String: Any]])
         #expect(
             items.compactMap { $0["operationId"] as? String }
                 == ["catalog.getItemsById", "catalog.putItemsById", "catalog.patchItemsById", "catalog.deleteItemsById"])
@@ -111,7 +111,7 @@ struct OpenAPITests {
         #expect(queried.object["parameter"] as? String == "year")
         let api = router.resolvedResponse(to: makeRequest(.get, "/archive?api", headers: ["Accept": "application/json"])).object
         let endpoints = try #require(api["endpoints"] as? [[String: Any]])
-        #expect(endpoints.compactMap { $0["path"] as? String } == ["/archive/?:year", "/archive", "/archive/entries"])
+        #expect(endpoints.compactMap { $0["path"] as? String } == ["/archive/{year}", "/archive", "/archive/entries"])
     }
 
     @Test func overloadsMergeIntoOneOperation() throws {

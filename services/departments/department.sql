@@ -3,6 +3,8 @@
 -- its current employees, ordered by number.
 -- @param departmentNumber The department's number, such as `d005`.
 -- @notfound There is no department "{departmentNumber}".
+-- @example departmentNumber d005
+-- @example details managers
 SELECT dept_no AS "departmentNumber", dept_name AS "departmentName"
 FROM departments WHERE dept_no = :departmentNumber;
 

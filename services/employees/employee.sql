@@ -2,6 +2,8 @@
 -- Returns one employee, with the details asked for.
 -- @param employeeNumber The employee's number (10001 and up).
 -- @notfound There is no employee number {employeeNumber}.
+-- @example employeeNumber 10004
+-- @example details titles,salaries
 
 -- The number is a bigint, not the integer of emp_no: a number past the integer range finds no row (404)
 -- rather than failing to convert (400).

@@ -9,6 +9,7 @@
 -- @paged
 -- @filter *
 -- @order *
+-- @example name bal*
 SELECT e.emp_no AS "employeeNumber", e.first_name AS "firstName", e.last_name AS "lastName"
 FROM employees e
 -- The LIKE pattern: lower-cased, `%`, `_` and `\` escaped so that they match themselves, `*` for any run.

@@ -5,6 +5,7 @@
 -- @param since = 1985-01-01 The earliest day they took the title.
 -- @param gender `M` or `F`; both when absent.
 -- @paged
+-- @example title Senior Engineer
 SELECT e.emp_no AS "employeeNumber", e.first_name AS "name.first", e.last_name AS "name.last",
        e.gender, t.from_date AS "since"
 FROM titles t JOIN employees e ON e.emp_no = t.emp_no

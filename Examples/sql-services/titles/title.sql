@@ -2,6 +2,8 @@
 -- One job title, with what its current holders are paid when asked.
 -- @param title The title, as listed: `Senior Engineer`.
 -- @notfound No one has ever held the title "{title}".
+-- @example title Senior Engineer
+-- @example details pay
 SELECT title, count(*) FILTER (WHERE to_date = DATE '9999-01-01') AS "currentHolders", min(from_date) AS "firstHeld"
 FROM titles WHERE title = :title
 GROUP BY title;
