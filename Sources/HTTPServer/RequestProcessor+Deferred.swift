@@ -151,6 +151,7 @@ extension RequestProcessor {
             while first.count < StreamPump.blockSize {
                 StreamPump.reserveBlock(&first)
                 if !(try body.write(into: &first)) {
+                    for (name, value) in body.headersWhenWhole() { response.headers[name] = value }
                     body.close()
                     response.body = .bytes(first)
                     return PreparedResponse(response: response, isCompressed: isCompressed)

@@ -175,6 +175,10 @@ final class GzipBody: StreamingBody {
     private var isInitialized = false
     private var isFinished = false
 
+    func headersWhenWhole() -> [(name: String, value: String)] {
+        inner.headersWhenWhole()
+    }
+
     init(_ inner: any StreamingBody, level: Int) {
         self.inner = inner
         stream = .allocate(capacity: 1)

@@ -34,4 +34,14 @@ public protocol StreamingBody: AnyObject {
     /// failed or the client went away. Releases what the body holds
     /// (a database connection, a file).
     func close()
+
+    /// Header fields the body can tell once it has been written to its
+    /// end (a list's `Content-Range`, from the rows it held): the server
+    /// adds them when the body ends within the first block it pulls,
+    /// before it sends the header. None by default.
+    func headersWhenWhole() -> [(name: String, value: String)]
+}
+
+extension StreamingBody {
+    public func headersWhenWhole() -> [(name: String, value: String)] { [] }
 }

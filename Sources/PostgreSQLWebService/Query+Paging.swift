@@ -5,66 +5,122 @@ import WebService
 // MARK: - Pages, counts and the row cap of lists
 
 extension Query {
-    /// A list's statement as run: its page and the runner's row cap applied,
-    /// with the response's header fields (`Link` to the next and previous
-    /// pages, and `Content-Range` when `Prefer: count=exact` asks for a count).
-    func listStatement(
-        runner: QueryRunner, request: RoutedRequest, access: Access, pool: ConnectionPool
-    ) throws -> (sql: String, arguments: SQLArguments, headers: HTTPHeaders) {
-        var headers: HTTPHeaders = ["Content-Type": "application/json"]
+    /// A list as it runs for one request: its statement with the page
+    /// applied, and what the answer says of the page.
+    struct ListPage {
+        var sql: String
+        var arguments: SQLArguments
+        /// The first row's position in the whole list.
+        var offset: Int
+        /// At most this many rows; `nil`: all from `offset` on.
+        var limit: Int?
+        /// The rows of the whole list, when a count was asked for.
+        var total: Int?
+        /// The count that was made, for `Preference-Applied`.
+        var count: ReadPreferences.Count?
+        /// `Link` to the next and previous pages, when the request paged by `limit`.
+        var links: String?
+
+        /// `Content-Range` for `shown` rows from `offset` (`*` when none), over the total or `*`.
+        func contentRange(shown: Int) -> String {
+            let range = shown > 0 ? "\(offset)-\(offset + shown - 1)" : "*"
+            return range + "/" + (total.map(String.init) ?? "*")
+        }
+
+        /// The rows the answer holds, when the count tells it.
+        var shownByCount: Int? {
+            total.map { total in max(0, min(limit ?? Int.max, total - offset)) }
+        }
+    }
+
+    /// This list's page for `request` on `connection`: the page of the
+    /// route's `limit` and `offset` and of a `Range` header (their
+    /// intersection, when both), capped by the runner's row limit, and,
+    /// when `Prefer` asks, the count of its rows. A range that begins past
+    /// the rows counted is a 416.
+    func listPage(
+        runner: QueryRunner, request: RoutedRequest, preferences: ReadPreferences, access: Access, connection: Connection
+    ) throws -> ListPage {
         var limit = page?.limit
-        let offset = page?.offset ?? 0
+        var offset = page?.offset ?? 0
         if let limit, limit < 0 {
             throw HTTPError(.badRequest, detail: "The parameter \"limit\" must be 0 or more; received \(limit).", parameter: "limit")
         }
         guard offset >= 0 else {
             throw HTTPError(.badRequest, detail: "The parameter \"offset\" must be 0 or more; received \(offset).", parameter: "offset")
         }
+        if let range = preferences.range {
+            // The rows both ask for.
+            let end = limit.map { offset + $0 - 1 }
+            let rangeEnd = range.last
+            offset = max(offset, range.first)
+            let last = [end, rangeEnd].compactMap { $0 }.min()
+            limit = last.map { max(0, $0 - offset + 1) }
+        }
         if let maxRows = runner.maxRows { limit = min(limit ?? maxRows, maxRows) }
-
-        let total = Self.asksForCount(request.headers) ? try count(on: pool, access: access) : nil
-        if let total {
-            let shown = max(0, min(limit ?? Int.max, total - offset))
-            headers.add("Content-Range", shown == 0 ? "*/\(total)" : "\(offset)-\(offset + shown - 1)/\(total)")
+        var page = ListPage(sql: sql, arguments: arguments, offset: offset, limit: limit)
+        if let count = preferences.count {
+            page.total = try self.count(count, threshold: runner.maxRows ?? 1_000, access: access, on: connection)
+            page.count = count
         }
-        guard limit != nil || offset > 0 else { return (sql, arguments, headers) }
-
-        var arguments = self.arguments
-        arguments[value: "pageLimit"] = limit?.sqlValue ?? .null  // NULL: no limit
-        guard page != nil else {
-            // The runner's cap on a list that does not page: the query as a subquery.
+        if let total = page.total, offset > 0, offset >= total {
+            throw HTTPError(
+                .rangeNotSatisfiable, detail: "The range begins at row \(offset), past the \(total) rows there are.", code: "PGRST103",
+                details: "An offset of \(offset) was asked for, but there are only \(total) rows.", headers: ["Content-Range": "*/\(total)"])
+        }
+        if self.page != nil, let limit {
+            page.links = Self.links(request: request, limit: limit, offset: offset, total: page.total)
+        }
+        guard limit != nil || offset > 0 else { return page }
+        page.arguments[value: "pageLimit"] = limit?.sqlValue ?? .null  // NULL: no limit
+        page.arguments["pageOffset"] = offset
+        if self.page != nil {
+            // A list the route pages orders its rows itself, and has no LIMIT of its own.
+            page.sql = Self.withoutTrailingSemicolons(sql) + "\nLIMIT :pageLimit OFFSET :pageOffset"
+        } else {
             // The closing parenthesis on a line of its own: the SQL may end with a `--` comment.
-            return ("SELECT * FROM (\(Self.withoutTrailingSemicolons(sql))\n) AS capped LIMIT :pageLimit", arguments, headers)
+            page.sql = "SELECT * FROM (\(Self.withoutTrailingSemicolons(sql))\n) AS paged LIMIT :pageLimit OFFSET :pageOffset"
         }
-        if let limit, let links = Self.links(request: request, limit: limit, offset: offset, total: total) {
-            headers.add("Link", links)
-        }
-        arguments["pageOffset"] = offset
-        return (Self.withoutTrailingSemicolons(sql) + "\nLIMIT :pageLimit OFFSET :pageOffset", arguments, headers)
+        return page
     }
 
-    /// The number of rows of the whole list, on a connection of its own from
-    /// `pool`, with `access` (whose role's row-level security decides what it counts).
-    /// It binds the list's own parameters only: the arguments may also hold
-    /// values for attached subqueries.
-    private func count(on pool: ConnectionPool, access: Access) throws -> Int {
-        var counted = SQLArguments()
-        for name in StatementShape.of(sql).parameters.names {
-            if let value = arguments[value: name] { counted[value: name] = value }
+    /// The rows of the whole list as `count` counts them, on `connection`
+    /// with `access` (whose role's row-level security decides what it
+    /// counts). It binds the list's own parameters only: the arguments may
+    /// also hold values for embedded statements.
+    private func count(_ count: ReadPreferences.Count, threshold: Int, access: Access, on connection: Connection) throws -> Int {
+        let (source, arguments) = counted ?? (sql, self.arguments)
+        var bound = SQLArguments()
+        for name in StatementShape.of(source).parameters.names {
+            if let value = arguments[value: name] { bound[value: name] = value }
         }
-        let countSQL = "SELECT count(*) AS count FROM (\(Self.withoutTrailingSemicolons(sql))\n) AS counted"
-        return try pool.withConnection { connection in
-            let rows = try connection.query(countSQL, counted, access: access)
+        let body = Self.withoutTrailingSemicolons(source)
+        func exact() throws -> Int {
+            let rows = try connection.query("SELECT count(*) AS count FROM (\(body)\n) AS counted", bound, access: access)
             defer { rows.close() }
             return try rows.next()?.decode(Int.self) ?? 0
         }
+        func planned() throws -> Int {
+            let rows = try connection.query("EXPLAIN (FORMAT JSON) \(body)", bound, access: access)
+            defer { rows.close() }
+            var plan = ""
+            while let row = try rows.next() { plan += row[0] ?? "" }
+            return Self.plannedRows(plan)
+        }
+        switch count {
+        case .exact: return try exact()
+        case .planned: return try planned()
+        case .estimated:
+            let estimate = try planned()
+            return estimate > threshold ? estimate : try exact()
+        }
     }
 
-    /// Whether `Prefer` asks for `count=exact` (RFC 7240 preferences, as PostgREST reads them).
-    static func asksForCount(_ headers: HTTPHeaders) -> Bool {
-        headers.values(for: "Prefer").contains { value in
-            value.split(separator: ",").contains { $0.filter { $0 != " " && $0 != "\t" }.lowercased() == "count=exact" }
-        }
+    /// The first `"Plan Rows"` of `EXPLAIN (FORMAT JSON)`'s output: the top node's estimate.
+    static func plannedRows(_ plan: String) -> Int {
+        guard let key = plan.firstRange(of: "\"Plan Rows\":") else { return 0 }
+        let digits = plan[key.upperBound...].drop { $0 == " " }.prefix { $0.isNumber }
+        return Int(digits) ?? 0
     }
 
     /// `Link` to the next page, unless a count shows this is the last, and

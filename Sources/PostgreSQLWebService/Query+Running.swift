@@ -123,20 +123,7 @@ extension Query: RunnableResult {
                     request: request)
             }
         case .list:
-            let csv = Self.asksForCSV(request.headers)
-            if csv, !embeds.isEmpty {
-                throw HTTPError(
-                    .notAcceptable,
-                    detail: "CSV cannot hold the nested \(embeds.map(\.key).joined(separator: ", ")): "
-                        + "ask for application/json, or leave out the details.",
-                    parameter: request.detailParameters.first)
-            }
-            var list = try listStatement(runner: runner, request: request, access: access, pool: pool)
-            if csv { list.headers["Content-Type"] = "text/csv; charset=utf-8; header=present" }
-            let rows = try with(sql: list.sql, arguments: list.arguments).rows(
-                on: pool, format: csv ? .csv : .json, options: runner.options, access: access)
-            // A HEAD too: the server pulls its first block for the GET's framing, and sends no body.
-            return request.validated(HTTPResponse(status: .ok, headers: list.headers, body: .stream(rows)))
+            return try list(runner: runner, request: request, access: access, pool: pool)
         case .object(let notFound):
             let object = try rows(on: pool, format: .firstRow, options: runner.options, access: access)
             defer { object.close() }
@@ -161,6 +148,79 @@ extension Query: RunnableResult {
     }
 
     private static let jsonHeaders: HTTPHeaders = ["Content-Type": "application/json"]
+
+    /// A list's answer: its rows as `Accept` asks (JSON, CSV, or the one
+    /// row as an object), its page, and what the answer says of the page:
+    /// `Content-Range` (every list's that can tell its last row before
+    /// the body is sent: one that ends within its first block, or one
+    /// counted), 206 for a counted page short of the whole, `Link`,
+    /// `Preference-Applied` for a count.
+    private func list(runner: QueryRunner, request: RoutedRequest, access: Access, pool: ConnectionPool) throws -> HTTPResponse {
+        let preferences = try ReadPreferences(request.headers)
+        if preferences.representation == .csv, !embeds.isEmpty {
+            throw HTTPError(
+                .notAcceptable,
+                detail: "CSV cannot hold the nested \(embeds.map(\.key).joined(separator: ", ")): "
+                    + "ask for application/json, or leave out the details.",
+                parameter: request.detailParameters.first, code: "PGRST107")
+        }
+        let connection = try pool.acquire()
+        do {
+            var page = try listPage(runner: runner, request: request, preferences: preferences, access: access, connection: connection)
+            if preferences.representation == .singular { return try singular(page: &page, runner: runner, request: request, access: access, connection: connection, pool: pool) }
+            var headers: HTTPHeaders = [
+                "Content-Type": preferences.representation == .csv ? "text/csv; charset=utf-8; header=present" : "application/json"
+            ]
+            if let links = page.links { headers.add("Link", links) }
+            var status = HTTPStatus.ok
+            if let shown = page.shownByCount {
+                headers.add("Content-Range", page.contentRange(shown: shown))
+                if shown < page.total! { status = .partialContent }
+            }
+            if let count = page.count { headers.add("Preference-Applied", "count=" + count.rawValue) }
+            let rows = try with(sql: page.sql, arguments: page.arguments).rows(
+                on: connection, from: pool, format: preferences.representation == .csv ? .csv : .json, options: runner.options,
+                access: access)
+            if page.total == nil {
+                // Known once the rows end within the first block the server pulls before it answers.
+                rows.headersForRows = { [page] shown in [("Content-Range", page.contentRange(shown: shown))] }
+            }
+            // A HEAD too: the server pulls its first block for the GET's framing, and sends no body.
+            return request.validated(HTTPResponse(status: status, headers: headers, body: .stream(rows)))
+        } catch {
+            pool.release(connection)
+            throw error
+        }
+    }
+
+    /// The one row a singular read asks for, as an object; 406 (`PGRST116`)
+    /// when there are none or several, counted for the message.
+    private func singular(
+        page: inout ListPage, runner: QueryRunner, request: RoutedRequest, access: Access, connection: Connection, pool: ConnectionPool
+    ) throws -> HTTPResponse {
+        defer { pool.release(connection) }
+        var twoRows = page
+        twoRows.arguments[value: "singularLimit"] = .text("2")
+        twoRows.sql = "SELECT * FROM (\(Self.withoutTrailingSemicolons(page.sql))\n) AS singular LIMIT :singularLimit"
+        let rows = try with(sql: twoRows.sql, arguments: twoRows.arguments).rows(
+            on: connection, from: nil, format: .json, options: runner.options, access: access)
+        var body: [UInt8] = []
+        defer { rows.close() }
+        while try rows.write(into: &body) {}
+        let count = rows.rowsWritten
+        guard count == 1 else {
+            let total = count == 0 ? 0 : try listPage(
+                runner: runner, request: request, preferences: ReadPreferences(exactCount: ()), access: access, connection: connection
+            ).total ?? count
+            throw HTTPError(
+                .notAcceptable, detail: "JSON object requested, multiple (or no) rows returned.", code: "PGRST116",
+                details: "The result contains \(total) rows.")
+        }
+        // The array's one element: `[{…}]` → `{…}`.
+        var headers: HTTPHeaders = ["Content-Type": ReadPreferences.singularType + "; charset=utf-8"]
+        headers.add("Content-Range", page.contentRange(shown: 1))
+        return request.validated(HTTPResponse(status: .ok, headers: headers, body: .bytes(Array(body.dropFirst().dropLast()))))
+    }
 
     /// This query's rows (with its embeds) on a connection of `pool`, run
     /// up to the first row: a stream that gives the connection back when
@@ -198,16 +258,4 @@ extension Query: RunnableResult {
         return RowStream(rows, hasRows: try rows.hasNext(), format: format, options: options, connection: connection, pool: pool)
     }
 
-    /// Whether `Accept` prefers CSV to JSON: `text/csv` is named, and
-    /// before any JSON type (a list is JSON otherwise, whatever `Accept` says).
-    static func asksForCSV(_ headers: HTTPHeaders) -> Bool {
-        for value in headers.values(for: "Accept") {
-            for range in value.split(separator: ",") {
-                let type = range.prefix { $0 != ";" }.filter { $0 != " " && $0 != "\t" }.lowercased()
-                if type == "text/csv" { return true }
-                if type == "application/json" { return false }
-            }
-        }
-        return false
-    }
 }

@@ -67,6 +67,8 @@ public struct Query: Sendable {
         var page: Page?
         var chosen: ChosenColumns?
         var reading: ReadRequest?
+        /// The statement whose rows a count counts, once ``reading`` was applied.
+        var counted: (sql: String, arguments: SQLArguments)?
 
         init(_ sql: String, _ arguments: SQLArguments, shape: Shape) {
             self.sql = sql
@@ -81,6 +83,7 @@ public struct Query: Sendable {
             copy.page = page
             copy.chosen = chosen
             copy.reading = reading
+            copy.counted = counted
             return copy
         }
     }
@@ -112,6 +115,12 @@ public struct Query: Sendable {
         set { uniqueStorage().chosen = newValue }
     }
 
+    /// The statement a count of a read list's rows counts; `nil`: the list's own.
+    var counted: (sql: String, arguments: SQLArguments)? {
+        get { storage.counted }
+        set { uniqueStorage().counted = newValue }
+    }
+
     /// The read request this query answers (``reading(_:)``).
     var reading: ReadRequest? {
         get { storage.reading }
@@ -124,6 +133,7 @@ public struct Query: Sendable {
         if let reading {
             var query = reading.apply(to: self)
             query.page = page
+            query.counted = reading.countingStatement(for: self)
             return query
         }
         guard chosen != nil else { return self }

@@ -18,6 +18,8 @@ protocol RowSource: AnyObject {
     func writeRows(options: JSONRenderingOptions, afterRow: inout Bool, limit: Int, to writer: ByteWriter) throws -> Bool
     /// Stops: cancels what is still running, leaves the connection idle.
     func close()
+    /// The rows written so far.
+    var rowsWritten: Int { get }
 }
 
 extension RowSource {
@@ -37,6 +39,7 @@ extension RowSource {
 final class StreamingRows: RowSource {
     private let cursor: RowCursor
     private var pending: Row?
+    private(set) var rowsWritten = 0
     /// The rows' template, looked up once: every row has the same columns.
     private var template: ObjectTemplate?
 
@@ -54,6 +57,7 @@ final class StreamingRows: RowSource {
         if template == nil { template = row.layout.objectTemplate }
         var output = writer
         template!.write(row, options: options, to: &output) { _, _ in }
+        rowsWritten += 1
     }
 
     func close() {
@@ -90,6 +94,7 @@ final class StreamingRows: RowSource {
                     if afterRow { output.append(UInt8(ascii: ",")) }
                     template.write(row, options: options, to: &output) { _, _ in }
                 }
+                rowsWritten += 1
             }
             afterRow = true
             // The rest of the block read from the socket without a `Row` each.
@@ -99,6 +104,7 @@ final class StreamingRows: RowSource {
                     { values in
                         output.append(UInt8(ascii: ","))
                         template.write(values: values, options: options, to: &output)
+                        rowsWritten += 1
                     }), ended
             {
                 return false
@@ -116,6 +122,7 @@ final class StreamingRows: RowSource {
 /// run as batches.
 final class FirstRowWithEmbeds: RowSource {
     private var rows: ObjectByKey.Rows?
+    private(set) var rowsWritten = 0
 
     init(connection: Connection, query: Query, access: Access) throws {
         if access != .unrestricted, !connection.isInTransaction { try connection.begin(access) }
@@ -153,6 +160,7 @@ final class FirstRowWithEmbeds: RowSource {
         self.rows = nil
         var output = writer
         rows.write(options: options, to: &output)
+        rowsWritten = 1
     }
 
     func close() {
@@ -210,6 +218,7 @@ final class BlockRows: RowSource {
     private var position: Int32 = 0
     private var isExhausted = false
     private var isClosed = false
+    private(set) var rowsWritten = 0
 
     init(connection: Connection, sql: String, arguments: SQLArguments, embeds: [Query.Embed], access: Access, blockSize: Int?) throws {
         let shape = StatementShape.of(sql)
@@ -333,6 +342,7 @@ final class BlockRows: RowSource {
         guard let block, let template, position < block.rowCount else { return }
         let row = position
         position += 1
+        rowsWritten += 1
         var output = writer
         template.write(row: row, of: block, options: options, to: &output) { index, output in
             children[index].write(forParent: row, options: options, to: &output)

@@ -32,6 +32,9 @@ final class RowStream: StreamingBody {
     private let options: JSONRenderingOptions
     /// The connection's pool, to give it back to; `nil` for one the caller keeps.
     private let lease: (pool: ConnectionPool, connection: Connection)?
+    /// The header fields the stream adds when it ends within the server's
+    /// first block, from the number of rows it wrote.
+    var headersForRows: ((_ rows: Int) -> [(name: String, value: String)])?
     private var writer: ByteWriter?
     private var hasWrittenOpening = false
     private var hasWrittenRow = false
@@ -95,6 +98,13 @@ final class RowStream: StreamingBody {
             rows.close()
             return false
         }
+    }
+
+    /// The rows written so far.
+    var rowsWritten: Int { rows.rowsWritten }
+
+    func headersWhenWhole() -> [(name: String, value: String)] {
+        headersForRows?(rows.rowsWritten) ?? []
     }
 
     /// Ends the stream: cancels the query if rows are left, gives a pooled

@@ -237,7 +237,7 @@ struct ColumnChoiceTests {
         let served = try Served()
         let total = try served.count("SELECT count(*) FROM employees WHERE last_name = 'Facello'")
         let page = try served.get("/employees?lastName=eq.Facello&limit=5&offset=5", [("Prefer", "count=exact")])
-        #expect(page.status == 200)
+        #expect(page.status == 206)
         #expect(page.objects.count == 5)
         #expect(page.header("Content-Range") == "5-9/\(total)")
         #expect(page.header("Link")?.contains("lastName=eq.Facello&limit=5&offset=10") == true, "\(page.headers)")
@@ -294,7 +294,7 @@ struct ColumnChoiceTests {
         let page = try TestClient.request(
             "GET", "/employees?lastName=eq.Facello&order=employeeNumber.desc&limit=3", port: readerPort,
             headers: [("Prefer", "count=exact")])
-        #expect(page.status == 200, "\(page)")
+        #expect(page.status == 206, "\(page)")
         #expect(page.header("Content-Range") == "0-2/\(count)")
         let numbers = page.objects.compactMap { $0["employeeNumber"] as? Int }
         #expect(numbers == numbers.sorted(by: >) && numbers.count == 3)
