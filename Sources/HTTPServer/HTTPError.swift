@@ -24,8 +24,9 @@ public struct HTTPError: Error, Sendable, CustomStringConvertible {
     /// where the problem is one it names, a SQLSTATE for a database's
     /// refusal, else `HTTP` and the status (`HTTP404`).
     public var code: String
-    /// More about the problem, for a client to show (PostgREST's `details`).
-    public var details: String?
+    /// More about the problem, for a client to show (PostgREST's `details`):
+    /// a sentence, or a list of the choices a request has.
+    public var details: ProblemValue?
     /// What the client may do about it (PostgREST's `hint`).
     public var hint: String?
     /// Extra header fields for the response (`Allow`, `Retry-After`).
@@ -39,7 +40,7 @@ public struct HTTPError: Error, Sendable, CustomStringConvertible {
         detail: String,
         parameter: String? = nil,
         code: String? = nil,
-        details: String? = nil,
+        details: ProblemValue? = nil,
         hint: String? = nil,
         headers: HTTPHeaders = HTTPHeaders(),
         extensions: [(name: String, value: ProblemValue)] = []
@@ -76,7 +77,7 @@ public struct HTTPError: Error, Sendable, CustomStringConvertible {
         out.append(contentsOf: #","message":"#.utf8)
         JSONWriter.appendString(detail, to: &out)
         out.append(contentsOf: #","details":"#.utf8)
-        if let details { JSONWriter.appendString(details, to: &out) } else { JSONWriter.appendNull(to: &out) }
+        if let details { details.appendJSON(to: &out) } else { JSONWriter.appendNull(to: &out) }
         out.append(contentsOf: #","hint":"#.utf8)
         if let hint { JSONWriter.appendString(hint, to: &out) } else { JSONWriter.appendNull(to: &out) }
         for (name, value) in extensions {
@@ -98,13 +99,43 @@ public struct HTTPError: Error, Sendable, CustomStringConvertible {
 }
 
 /// The value of an extension member of a problem-details document.
-public enum ProblemValue: Sendable {
+///
+/// ```swift
+/// let details: ProblemValue = .array([.object([("cardinality", "many-to-one")])])
+/// ```
+public enum ProblemValue: Sendable, ExpressibleByStringLiteral, ExpressibleByStringInterpolation {
     case string(String)
     case strings([String])
     case integer(Int)
+    case array([ProblemValue])
+    /// Members in order.
+    case object([(name: String, value: ProblemValue)])
+    case null
+
+    public init(stringLiteral value: String) {
+        self = .string(value)
+    }
 
     func appendJSON(to out: inout [UInt8]) {
         switch self {
+        case .array(let values):
+            out.append(UInt8(ascii: "["))
+            for (index, value) in values.enumerated() {
+                if index > 0 { out.append(UInt8(ascii: ",")) }
+                value.appendJSON(to: &out)
+            }
+            out.append(UInt8(ascii: "]"))
+        case .object(let members):
+            out.append(UInt8(ascii: "{"))
+            for (index, member) in members.enumerated() {
+                if index > 0 { out.append(UInt8(ascii: ",")) }
+                JSONWriter.appendString(member.name, to: &out)
+                out.append(UInt8(ascii: ":"))
+                member.value.appendJSON(to: &out)
+            }
+            out.append(UInt8(ascii: "}"))
+        case .null:
+            JSONWriter.appendNull(to: &out)
         case .string(let value):
             JSONWriter.appendString(value, to: &out)
         case .strings(let values):

@@ -2,23 +2,26 @@ import HTTPServer
 import WebService
 
 /// A read request the server cannot run as written: a problem document
-/// naming the parameter at fault, with PostgREST's code for the kind of
-/// problem, so that its clients (`postgrest-py`'s `APIError`) read it.
+/// naming the parameter at fault, with PostgREST's code and message for
+/// the kind of problem, so that its clients (`postgrest-py`'s `APIError`)
+/// read it as PostgREST's.
 ///
 /// | code | status | problem |
 /// | --- | --- | --- |
 /// | `PGRST100` | 400 | a parameter that does not parse, or past a ``ReadLimits`` limit |
+/// | `PGRST103` | 416 | a range past the rows counted, a negative `limit`, a `Range` that ends before it begins |
+/// | `PGRST107` | 406 | an `Accept` the server cannot produce |
 /// | `PGRST108` | 400 | a filter, order or page on an embedded resource that `select` does not embed |
+/// | `PGRST116` | 406 | a singular object asked for, and not exactly one row |
 /// | `PGRST118` | 400 | an order by an embedded resource that is not to-one |
+/// | `PGRST120` | 400 | an embedded resource filtered otherwise than by `is.null` |
+/// | `PGRST123` | 400 | an aggregate function (not allowed) |
 /// | `PGRST200` | 400 | no relationship by that name |
 /// | `PGRST201` | 300 | several relationships by that name: a hint (`!fk` or `!column`) must choose |
 /// | `42703` | 400 | no column by that name |
-/// | `PGRST103` | 416 | a range past the rows there are |
-/// | `PGRST116` | 406 | a singular object asked for, and not exactly one row |
-/// | `PGRST107` | 406 | an `Accept` the server cannot produce |
 ///
 /// ```swift
-/// throw ReadError.malformed("select", "unexpected \")\" at character 5")
+/// throw ReadError.malformed("order", what: "order", value: "id.asc.nullslasttt", at: 17, "unexpected \"t\"")
 /// ```
 public struct ReadError: Error, Sendable, HTTPErrorConvertible {
     public let httpError: HTTPError?
@@ -27,12 +30,13 @@ public struct ReadError: Error, Sendable, HTTPErrorConvertible {
         self.httpError = error
     }
 
-    /// `parameter` does not parse: `reason` says where.
-    static func malformed(_ parameter: String, _ reason: String) -> ReadError {
+    /// `parameter`'s `value` does not parse as a `what` (`select`, `order`,
+    /// `filter`, `logic tree`): `reason` says why, at 1-based `column`.
+    static func malformed(_ parameter: String, what: String, value: String, at column: Int, _ reason: String) -> ReadError {
         ReadError(
             HTTPError(
-                .badRequest, detail: "The parameter \"\(parameter)\" cannot be read: \(reason).", parameter: parameter,
-                code: "PGRST100"))
+                .badRequest, detail: "\"failed to parse \(what) (\(value))\" (line 1, column \(column))", parameter: parameter,
+                code: "PGRST100", details: .string(reason)))
     }
 
     /// `parameter` takes the request past a limit.
@@ -48,20 +52,22 @@ public struct ReadError: Error, Sendable, HTTPErrorConvertible {
         let known = resource.columns.map(\.label) + resource.computedColumns.map(\.name)
         return ReadError(
             HTTPError(
-                .badRequest, detail: "The column \"\(name)\" does not exist in \(resource.name) (parameter \"\(parameter)\").",
-                parameter: parameter, code: "42703", hint: "Its columns: \(known.joined(separator: ", ")).",
-                extensions: [("allowedValues", .strings(known))]))
+                .badRequest, detail: "column \(resource.name).\(name) does not exist", parameter: parameter, code: "42703",
+                hint: "Its columns: \(known.joined(separator: ", ")).", extensions: [("allowedValues", .strings(known))]))
     }
 
     /// `parameter` embeds a name `resource` has no relationship for.
-    static func unknownRelationship(_ name: String, from resource: Resource, parameter: String) -> ReadError {
+    static func unknownRelationship(_ name: String, hints: [String], from resource: Resource, parameter: String) -> ReadError {
         let known = Array(Set(resource.relationships.map(\.name))).sorted()
+        let schema = resource.schema.map { " in the schema '\($0)'" } ?? ""
+        let hint = hints.first.map { " using the hint '\($0)'" } ?? ""
         return ReadError(
             HTTPError(
-                .badRequest,
-                detail: "Could not find a relationship between \"\(resource.name)\" and \"\(name)\" (parameter \"\(parameter)\").",
+                .badRequest, detail: "Could not find a relationship between '\(resource.name)' and '\(name)' in the schema cache",
                 parameter: parameter, code: "PGRST200",
-                hint: known.isEmpty ? "It has no relationships." : "Its relationships: \(known.joined(separator: ", ")).",
+                details: .string(
+                    "Searched for a foreign key relationship between '\(resource.name)' and '\(name)'\(hint)\(schema), but no matches were found."),
+                hint: known.isEmpty ? nil : "Its relationships: \(known.joined(separator: ", ")).",
                 extensions: [("allowedValues", .strings(known))]))
     }
 
@@ -69,38 +75,70 @@ public struct ReadError: Error, Sendable, HTTPErrorConvertible {
     static func ambiguousRelationship(_ name: String, from resource: Resource, candidates: [Relationship], parameter: String)
         -> ReadError
     {
-        let hints = candidates.map { $0.constraint ?? $0.columns.joined(separator: ",") }
+        let choices = candidates.map { "'\(name)!\($0.hintName)'" }.joined(separator: ", ")
+        let details: [ProblemValue] = candidates.map { relationship in
+            .object([
+                ("cardinality", .string(relationship.cardinalityName)),
+                ("embedding", .string("\(resource.name) with \(name)")),
+                ("relationship", .string(relationship.summary ?? relationship.hintName)),
+            ])
+        }
         return ReadError(
             HTTPError(
                 .multipleChoices,
-                detail: "More than one relationship was found for \"\(resource.name)\" and \"\(name)\" (parameter \"\(parameter)\").",
-                parameter: parameter, code: "PGRST201",
-                details: hints.map { "\(name)!\($0)" }.joined(separator: ", "),
-                hint: "Choose one by its foreign key or column: \(name)!\(hints[0])(*).",
-                extensions: [("allowedValues", .strings(hints))]))
+                detail: "Could not embed because more than one relationship was found for '\(resource.name)' and '\(name)'",
+                parameter: parameter, code: "PGRST201", details: .array(details),
+                hint: "Try changing '\(name)' to one of the following: \(choices). Find the desired relationship in the 'details' key.",
+                extensions: [("allowedValues", .strings(candidates.map { "\(name)!\($0.hintName)" }))]))
     }
 
     /// `parameter` filters, orders or pages along a path `select` does not embed.
     static func notEmbedded(_ path: [String], parameter: String) -> ReadError {
+        let name = path.last ?? ""
+        return ReadError(
+            HTTPError(
+                .badRequest, detail: "'\(name)' is not an embedded resource in this request", parameter: parameter, code: "PGRST108",
+                hint: "Verify that '\(name)' is included in the 'select' query parameter."))
+    }
+
+    /// `parameter` orders by a column of `embed`, which is not to-one from `resource`.
+    static func relatedOrder(_ embed: String, from resource: Resource, parameter: String) -> ReadError {
         ReadError(
             HTTPError(
-                .badRequest,
-                detail: "\"\(path.joined(separator: "."))\" is not an embedded resource of this request (parameter \"\(parameter)\"): "
-                    + "embed it in select first.", parameter: parameter, code: "PGRST108"))
+                .badRequest, detail: "A related order on '\(embed)' is not possible", parameter: parameter, code: "PGRST118",
+                details: .string("'\(resource.name)' and '\(embed)' do not form a many-to-one or one-to-one relationship")))
     }
 
     /// `parameter` is not valid for its column's type.
     static func invalidValue(_ value: String, for column: Resource.Column, parameter: String) -> ReadError {
-        ReadError(
+        let type = column.valueType.name
+        return ReadError(
             HTTPError(
                 .badRequest,
-                detail: "The parameter \"\(parameter)\" compares \(column.label) (\(column.valueType.name)) with \"\(value)\", "
-                    + "which is not \(column.valueType.name == "integer" ? "an" : "a") \(column.valueType.name).",
-                parameter: parameter, code: "22P02"))
+                detail: "The parameter \"\(parameter)\" compares \(column.label) (\(type)) with \"\(value)\", "
+                    + "which is not \(type == "integer" ? "an" : "a") \(type).", parameter: parameter, code: "22P02"))
     }
 
     /// Anything else wrong with `parameter`, in `reason`.
-    static func invalid(_ parameter: String, _ reason: String, code: String = "PGRST100") -> ReadError {
-        ReadError(HTTPError(.badRequest, detail: reason, parameter: parameter, code: code))
+    static func invalid(_ parameter: String, _ reason: String, code: String = "PGRST100", details: ProblemValue? = nil) -> ReadError {
+        ReadError(HTTPError(.badRequest, detail: reason, parameter: parameter, code: code, details: details))
+    }
+}
+
+extension Relationship {
+    /// What a hint names to choose this relationship: its foreign key, else
+    /// its junction table, else its column.
+    var hintName: String {
+        if case .junction(let table, _, _) = link, let name = table.split(separator: ".").last {
+            return String(name.dropFirst().dropLast())
+        }
+        return constraint ?? columns.first ?? name
+    }
+
+    /// `many-to-one`, `one-to-many`, `one-to-one` or `many-to-many`, as PostgREST names them.
+    var cardinalityName: String {
+        if let kind { return kind }
+        if case .junction = link { return "many-to-many" }
+        return cardinality == .one ? "many-to-one" : "one-to-many"
     }
 }

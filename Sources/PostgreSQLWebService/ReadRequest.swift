@@ -1,3 +1,4 @@
+import HTTPServer
 import PostgreSQL
 import WebService
 
@@ -78,6 +79,8 @@ public struct ReadRequest: Sendable {
         var node: Node
         let isInner: Bool
         let isSpread: Bool
+        /// `rel()`: it selects nothing, and is written nowhere; its filters still decide for its parent (`!inner`, `is.null`).
+        let isEmpty: Bool
     }
 
     /// A condition on a node's rows.
@@ -174,19 +177,16 @@ public struct ReadRequest: Sendable {
                 node.members.append(.expression(expression, key: key))
             case .embed(let syntax):
                 let relationship = try Self.relationship(syntax.name, hints: syntax.hints, from: resource, graph: graph, parameter: parameter)
-                if syntax.isSpread, relationship.cardinality == .many {
-                    throw ReadError.invalid(
-                        parameter,
-                        "\"\(syntax.name)\" has many rows per row of \(resource.name): only a to-one resource can be spread (...\(syntax.name)).",
-                        code: "PGRST119")
-                }
+
                 let key = syntax.alias ?? syntax.name
                 let child = try Self.node(
-                    graph.resources[relationship.target], path: path + [key], select: syntax.select, graph: graph,
-                    parameter: parameter)
+                    graph.resources[relationship.target], path: path + [key], select: syntax.select.isEmpty ? [] : syntax.select,
+                    graph: graph, parameter: parameter)
                 node.embeds.append(
-                    Embed(key: key, relationship: relationship, node: child, isInner: syntax.isInner, isSpread: syntax.isSpread))
-                node.members.append(.embed(node.embeds.count - 1))
+                    Embed(
+                        key: key, relationship: relationship, node: child, isInner: syntax.isInner, isSpread: syntax.isSpread,
+                        isEmpty: syntax.select.isEmpty))
+                if !syntax.select.isEmpty { node.members.append(.embed(node.embeds.count - 1)) }
             }
         }
         node.selectsAllColumns = sawStar && columnsInOrder
@@ -239,8 +239,12 @@ public struct ReadRequest: Sendable {
     private static func relationship(
         _ name: String, hints: [String], from resource: Resource, graph: ResourceGraph, parameter: String
     ) throws(ReadError) -> Relationship {
+        // By the target's name, or a to-one relationship by its foreign key's column (`client_id(*)`).
         var candidates = resource.relationships.filter { relationship in
             relationship.name == name || graph.resources[relationship.target].isNamed(name)
+        }
+        if candidates.isEmpty {
+            candidates = resource.relationships.filter { $0.cardinality == .one && $0.columns == [name] }
         }
         for hint in hints {
             candidates = candidates.filter { relationship in
@@ -250,7 +254,11 @@ public struct ReadRequest: Sendable {
             }
         }
         guard let first = candidates.first else {
-            throw ReadError.unknownRelationship(name, from: resource, parameter: parameter)
+            if ["count", "sum", "avg", "max", "min"].contains(name) {
+                throw ReadError(
+                    HTTPError(.badRequest, detail: "Use of aggregate functions is not allowed", parameter: parameter, code: "PGRST123"))
+            }
+            throw ReadError.unknownRelationship(name, hints: hints, from: resource, parameter: parameter)
         }
         guard candidates.count == 1 else {
             throw ReadError.ambiguousRelationship(name, from: resource, candidates: candidates, parameter: parameter)
@@ -323,9 +331,7 @@ public struct ReadRequest: Sendable {
             throw ReadError.notEmbedded(node.path + [embedName], parameter: parameter)
         }
         guard node.embeds[embed].relationship.cardinality == .one else {
-            throw ReadError.invalid(
-                parameter, "\"\(embedName)\" has many rows per row: only a to-one embedded resource can order (parameter \"\(parameter)\").",
-                code: "PGRST118")
+            throw ReadError.relatedOrder(embedName, from: node.resource, parameter: parameter)
         }
         let expression = try expression(term.column, cast: nil, in: node.embeds[embed].node.resource, parameter: parameter)
         return OrderKey(expression: expression, embed: embed, isDescending: term.isDescending, nullsFirst: term.nullsFirst)

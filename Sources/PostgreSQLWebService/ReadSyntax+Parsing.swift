@@ -1,3 +1,4 @@
+import HTTPServer
 import WebService
 
 // MARK: - Reading a request's arguments
@@ -15,10 +16,10 @@ extension ReadSyntax {
         for (name, values) in arguments {
             let parameter = name
             guard let segments = Scanner.segments(of: name) else {
-                throw ReadError.malformed(parameter, "its name is not closed: a double quote is missing")
+                throw ReadError.malformed(parameter, what: "filter", value: name, at: name.unicodeScalars.count, "a double quote is not closed")
             }
             guard let last = segments.last, !last.isEmpty else {
-                throw ReadError.malformed(parameter, "a name is empty")
+                throw ReadError.malformed(parameter, what: "filter", value: name, at: 1, "a name is empty")
             }
             var path = Array(segments.dropLast())
             let key = last
@@ -29,30 +30,44 @@ extension ReadSyntax {
                 path.removeLast()
             }
             if path.isEmpty, key == "select" {
-                guard values.count == 1 else { throw ReadError.malformed(parameter, "it is given more than once") }
-                var scanner = Scanner(values[0], parameter: parameter)
-                select = try scanner.selectList(budget: &budget, depth: 0)
+                var scanner = Scanner(values.last ?? "", parameter: parameter, what: "select")
+                let items = try scanner.selectList(budget: &budget, depth: 0)
                 try scanner.expectEnd()
+                // `select=` (nothing) is every column, as `*`.
+                select = items.isEmpty ? nil : items
                 continue
             }
             for value in values {
-                var scanner = Scanner(value, parameter: parameter)
                 switch key {
                 case "order":
+                    var scanner = Scanner(value, parameter: parameter, what: "order")
                     order[path, default: []] += try scanner.orderTerms(budget: &budget)
                 case "limit", "offset":
-                    guard let number = Int(value), number >= 0 else {
-                        throw ReadError.malformed(parameter, "it is not a number of 0 or more: \"\(value)\"")
+                    guard let number = Int(value) else {
+                        throw ReadError.malformed(parameter, what: key, value: value, at: 1, "expecting a number")
                     }
-                    if key == "limit" { limit[path] = number } else { offset[path] = number }
+                    if key == "limit" {
+                        guard number >= 0 else {
+                            throw ReadError(
+                                HTTPError(
+                                    .rangeNotSatisfiable, detail: "Requested range not satisfiable", parameter: parameter,
+                                    code: "PGRST103", details: "Limit should be greater than or equal to zero."))
+                        }
+                        limit[path] = number
+                    } else {
+                        // A negative offset is no offset, as PostgREST reads it.
+                        offset[path] = max(0, number)
+                    }
                 case "or", "and":
                     try budget.takeCondition(parameter)
+                    // Positions count from the name, as PostgREST's do: `or=(…)` is read as `or(…)`.
+                    var scanner = Scanner(value, parameter: parameter, what: "logic tree")
                     let operands = try scanner.logicList(budget: &budget, depth: 1)
-                    try scanner.expectEnd()
                     let condition: Condition = key == "or" ? .or(operands) : .and(operands)
                     conditions[path, default: []].append(negatedLogic ? .not(condition) : condition)
                 default:
                     try budget.takeCondition(parameter)
+                    var scanner = Scanner(value, parameter: parameter, what: "filter")
                     let column = try ReadSyntax.ColumnPath(parsing: key, parameter: parameter)
                     let filter = try scanner.filter(column: column, budget: &budget, terminators: [])
                     try scanner.expectEnd()
@@ -114,10 +129,20 @@ struct Scanner {
     private let scalars: [Unicode.Scalar]
     private var position = 0
     let parameter: String
+    /// What the text is, for messages: `select`, `order`, `filter`, `logic tree`.
+    let what: String
+    private let text: String
 
-    init(_ text: String, parameter: String) {
+    init(_ text: String, parameter: String, what: String = "filter") {
         scalars = Array(text.unicodeScalars)
         self.parameter = parameter
+        self.what = what
+        self.text = text
+    }
+
+    /// The text does not parse: `reason`, at the current position.
+    func failure(_ reason: String) -> ReadError {
+        ReadError.malformed(parameter, what: what, value: text, at: min(position, scalars.count) + 1, reason)
     }
 
     private var isAtEnd: Bool { position >= scalars.count }
@@ -147,8 +172,8 @@ struct Scanner {
     }
 
     private func unexpected() -> ReadError {
-        guard let scalar = current else { return ReadError.malformed(parameter, "it ends too soon") }
-        return ReadError.malformed(parameter, "unexpected \"\(scalar)\" at character \(position + 1)")
+        guard let scalar = current else { return failure("unexpected end of input") }
+        return failure("unexpected \"\(scalar)\"")
     }
 
     /// The segments of a parameter's name, split at dots outside double quotes; `nil` for an unclosed quote.
@@ -203,7 +228,7 @@ struct Scanner {
                     text.append(scalar)
                 }
             }
-            throw ReadError.malformed(parameter, "a double quote is not closed")
+            throw failure("a double quote is not closed")
         }
         var text = String.UnicodeScalarView()
         while let scalar = current {
@@ -267,7 +292,7 @@ struct Scanner {
             alias = first
             skipSpaces()
             if take("...") {
-                throw ReadError.malformed(parameter, "a spread embed takes no alias")
+                throw failure("a spread embed takes no alias")
             }
             first = try name()
         }
@@ -301,7 +326,7 @@ struct Scanner {
             }
         }
         guard take("(") else {
-            throw ReadError.malformed(parameter, "the embedded resource \"\(name)\" needs its columns in parentheses: \(name)(*)")
+            throw failure("the embedded resource \"\(name)\" needs its columns in parentheses: \(name)(*)")
         }
         embed.select = try selectList(budget: &budget, depth: depth + 1)
         skipSpaces()
@@ -327,8 +352,7 @@ struct Scanner {
         guard let op = ReadSyntax.Operator(rawValue: String(operatorName)) else {
             position = start
             let known = ReadSyntax.Operator.allCases.map(\.rawValue).joined(separator: ", ")
-            throw ReadError.malformed(
-                parameter, "\"\(String(operatorName))\" is not an operator (\(known), each optionally after not.)")
+            throw failure("unexpected \"\(String(operatorName))\" expecting \"not\" or operator (\(known))")
         }
         var quantifier: ReadSyntax.Quantifier?
         var language: String?
@@ -338,17 +362,17 @@ struct Scanner {
                 modifier.append(scalar)
                 position += 1
             }
-            guard take(")") else { throw ReadError.malformed(parameter, "the operator's parenthesis is not closed") }
+            guard take(")") else { throw failure("the operator's parenthesis is not closed") }
             if op.takesQuantifier, let parsed = ReadSyntax.Quantifier(rawValue: String(modifier)) {
                 quantifier = parsed
             } else if op.isFullText, !modifier.isEmpty {
                 language = String(modifier)
             } else {
-                throw ReadError.malformed(parameter, "\(op.rawValue) does not take (\(String(modifier)))")
+                throw failure("\(op.rawValue) does not take (\(String(modifier)))")
             }
         }
         guard take(".") else {
-            throw ReadError.malformed(parameter, "\(op.rawValue) needs a value after a dot: \(op.rawValue).VALUE")
+            throw failure("\(op.rawValue) needs a value after a dot: \(op.rawValue).VALUE")
         }
         let operand: ReadSyntax.Operand
         switch op {
@@ -357,7 +381,7 @@ struct Scanner {
         case .is:
             let text = rawOperand(terminators: terminators).lowercased()
             guard let truth = ReadSyntax.Truth(rawValue: text) else {
-                throw ReadError.malformed(parameter, "is takes null, not_null, true, false or unknown; received \"\(text)\"")
+                throw failure("is takes null, not_null, true, false or unknown; received \"\(text)\"")
             }
             operand = .truth(truth)
         default:
@@ -421,7 +445,7 @@ struct Scanner {
     /// holding a delimiter, `\` escaping the next character inside them.
     private mutating func list(open: Unicode.Scalar, close: Unicode.Scalar, budget: Budget) throws(ReadError) -> [String] {
         guard current == open else {
-            throw ReadError.malformed(parameter, "the list must be written \(open)A,B,\"C,D\"\(close)")
+            throw failure("the list must be written \(open)A,B,\"C,D\"\(close)")
         }
         position += 1
         var values: [String] = []
@@ -445,7 +469,8 @@ struct Scanner {
                 quoted = true
                 wasQuoted = true
             } else if scalar == "," || scalar == close {
-                if scalar == close, values.isEmpty, value.isEmpty, !wasQuoted {
+                // `()` and `(   )`: no values.
+                if scalar == close, values.isEmpty, !wasQuoted, String(value).withoutSurroundingSpaces().isEmpty {
                     return []
                 }
                 values.append(wasQuoted ? String(value) : String(value).withoutSurroundingSpaces())
@@ -459,7 +484,7 @@ struct Scanner {
                 value.append(scalar)
             }
         }
-        throw ReadError.malformed(parameter, "the list is not closed with \(close)")
+        throw failure("the list is not closed with \(close)")
     }
 
     // MARK: - Logic
@@ -467,8 +492,9 @@ struct Scanner {
     /// The operands of `(cond,cond,…)`, after `or=` or `and=`.
     mutating func logicList(budget: inout Budget, depth: Int) throws(ReadError) -> [ReadSyntax.Condition] {
         try budget.checkDepth(depth, parameter)
+        skipSpaces()
         guard take("(") else {
-            throw ReadError.malformed(parameter, "a logic operator takes its conditions in parentheses: (a.eq.1,b.gt.2)")
+            throw failure("a logic operator takes its conditions in parentheses: (a.eq.1,b.gt.2)")
         }
         var operands: [ReadSyntax.Condition] = []
         while true {
@@ -482,20 +508,41 @@ struct Scanner {
 
     private mutating func logicOperand(budget: inout Budget, depth: Int) throws(ReadError) -> ReadSyntax.Condition {
         try budget.takeCondition(parameter)
-        let negated = peek("not.and(") || peek("not.or(")
+        let negated = isLogic(at: position + 4) && peek("not.")
         if negated { position += 4 }
-        if take("and") {
+        if isLogic(at: position), take("and") {
             let inner = ReadSyntax.Condition.and(try logicList(budget: &budget, depth: depth + 1))
             return negated ? .not(inner) : inner
         }
-        if take("or") {
+        if isLogic(at: position), take("or") {
             let inner = ReadSyntax.Condition.or(try logicList(budget: &budget, depth: depth + 1))
             return negated ? .not(inner) : inner
         }
         // `column[->path].[not.]operator…`: the column ends at the dot before an operator.
         let column = try columnPath(ending: [])
-        guard take(".") else { throw ReadError.malformed(parameter, "a condition is written column.operator.value") }
+        guard take(".") else { throw failure("a condition is written column.operator.value") }
         return .test(try filter(column: column, budget: &budget, terminators: [",", ")"]))
+    }
+
+    /// Whether `and` or `or` at `index` opens a nested logic list (its
+    /// parenthesis after spaces), rather than begin a column's name (`android.eq.1`).
+    private func isLogic(at index: Int) -> Bool {
+        var cursor = index
+        for word in ["and", "or"] {
+            cursor = index
+            var matches = true
+            for scalar in word.unicodeScalars {
+                guard cursor < scalars.count, scalars[cursor] == scalar else {
+                    matches = false
+                    break
+                }
+                cursor += 1
+            }
+            guard matches else { continue }
+            while cursor < scalars.count, scalars[cursor] == " " { cursor += 1 }
+            if cursor < scalars.count, scalars[cursor] == "(" { return true }
+        }
+        return false
     }
 
     // MARK: - order
@@ -523,7 +570,7 @@ struct Scanner {
                 case "nullsfirst": term.nullsFirst = true
                 case "nullslast": term.nullsFirst = false
                 default:
-                    throw ReadError.malformed(parameter, "\"\(word)\" is not an order: asc, desc, nullsfirst or nullslast")
+                    throw failure("\"\(word)\" is not an order: asc, desc, nullsfirst or nullslast")
                 }
             }
             terms.append(term)

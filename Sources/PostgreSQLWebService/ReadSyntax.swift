@@ -39,14 +39,9 @@ struct ReadSyntax: Sendable {
         var json: [JSONStep] = []
 
         /// The key a selected path is written under without an alias:
-        /// its last key, else the column's name.
+        /// its last step's key, else (an array index, or no path) the column's name.
         var defaultKey: String {
-            if let last = json.last {
-                switch last.key {
-                case .name(let name): return name
-                case .index(let index): return String(index)
-                }
-            }
+            if let last = json.last, case .name(let key) = last.key { return key }
             return name
         }
     }

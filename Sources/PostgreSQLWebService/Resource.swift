@@ -78,6 +78,8 @@ public struct Resource: Sendable {
     /// The name requests embed it by (a table's name), and others they may use (its path's).
     public var name: String
     public var aliases: [String]
+    /// The schema of the table or view it reads, for messages; `nil` when it reads no one relation.
+    public var schema: String?
     /// The statement whose rows it is (named parameters), in its own order.
     public var sql: String
     /// Its columns, in the statement's order.
@@ -90,11 +92,12 @@ public struct Resource: Sendable {
     public var key: [String]
 
     public init(
-        name: String, aliases: [String] = [], sql: String, columns: [Column], relationships: [Relationship] = [],
+        name: String, aliases: [String] = [], schema: String? = nil, sql: String, columns: [Column], relationships: [Relationship] = [],
         computedColumns: [ComputedColumn] = [], key: [String] = []
     ) {
         self.name = name
         self.aliases = aliases
+        self.schema = schema
         self.sql = sql
         self.columns = columns
         self.relationships = relationships
@@ -163,14 +166,26 @@ public struct Relationship: Sendable {
     public var target: Int
     public var cardinality: Cardinality
     public var link: Link
+    /// PostgREST's name for its kind (`many-to-one`, `one-to-many`,
+    /// `one-to-one`, `many-to-many`), for the choices of an ambiguous
+    /// embed; `nil`: told from `cardinality` and `link`.
+    public var kind: String?
+    /// How PostgREST describes it among the choices of an ambiguous embed:
+    /// `fk_name using table(columns) and other(columns)`.
+    public var summary: String?
 
-    public init(name: String, constraint: String? = nil, columns: [String] = [], target: Int, cardinality: Cardinality, link: Link) {
+    public init(
+        name: String, constraint: String? = nil, columns: [String] = [], target: Int, cardinality: Cardinality, link: Link,
+        kind: String? = nil, summary: String? = nil
+    ) {
         self.name = name
         self.constraint = constraint
         self.columns = columns
         self.target = target
         self.cardinality = cardinality
         self.link = link
+        self.kind = kind
+        self.summary = summary
     }
 }
 
