@@ -16,14 +16,16 @@ struct ProcessTests {
 
     /// The built `sql-rest` started with `arguments`, on the test database
     /// as `employees_reader`, without the `DATABASE_URL` and `SQL_REST_*`
-    /// variables of the test's environment; standard output in `output`,
-    /// standard error in `errors`.
+    /// variables of the test's environment but the libmicrohttpd patches of
+    /// `TestPatches`; standard output in `output`, standard error in `errors`.
     static func start(_ arguments: [String]) throws -> ChildProcess {
         var environment: [String: String?] = [
             "PGHOST": try Environment.variable("PGHOST"), "PGPORT": try Environment.variable("PGPORT"),
             "PGDATABASE": try Environment.variable("EMPLOYEES_DATABASE"), "PGUSER": "employees_reader", "DATABASE_URL": nil,
         ]
         for name in ProcessInfo.processInfo.environment.keys where name.hasPrefix("SQL_REST_") { environment[name] = .some(nil) }
+        let patches = TestPatches.environment(prefix: "SQL_REST_")
+        environment[patches.name] = patches.value
         return try ChildProcess(try executable, arguments, environment: environment, separateErrors: true)
     }
 
