@@ -31,17 +31,23 @@ enum RequestFraming {
     /// two accepted forms; `nil` for a request framed one way, or without
     /// a body.
     static func problem(in headers: HTTPHeaders, isHTTP10: Bool) -> HTTPError? {
-        var lengths: [String] = []
+        // Every request passes here: a GET with neither field allocates nothing.
+        var length: String?
+        var lengths = 0
         var codings: [String] = []
         for (name, value) in headers {
             switch name.utf8.count {
-            case 14 where HTTPHeaders.namesMatch(name, "Content-Length"): lengths.append(value)
-            case 17 where HTTPHeaders.namesMatch(name, "Transfer-Encoding"): codings.append(value)
-            default: continue
+            case 14 where HTTPHeaders.namesMatch(name, "Content-Length"):
+                length = length ?? value
+                lengths += 1
+            case 17 where HTTPHeaders.namesMatch(name, "Transfer-Encoding"):
+                codings.append(value)
+            default:
+                continue
             }
         }
         if !codings.isEmpty {
-            if !lengths.isEmpty {
+            if lengths > 0 {
                 return refusal("The request has both Content-Length and Transfer-Encoding, so its body could be read two ways.")
             }
             if isHTTP10 {
@@ -49,10 +55,10 @@ enum RequestFraming {
             }
             return codingProblem(codings)
         }
-        if lengths.count > 1 {
-            return refusal("The request has \(lengths.count) Content-Length fields; it may have one.")
+        if lengths > 1 {
+            return refusal("The request has \(lengths) Content-Length fields; it may have one.")
         }
-        if let length = lengths.first, length.isEmpty || !length.utf8.allSatisfy({ $0 >= UInt8(ascii: "0") && $0 <= UInt8(ascii: "9") }) {
+        if let length, length.isEmpty || !length.utf8.allSatisfy({ $0 >= UInt8(ascii: "0") && $0 <= UInt8(ascii: "9") }) {
             return refusal("The request's Content-Length is not a number of bytes.")
         }
         return nil
