@@ -239,7 +239,7 @@ final class Daemon {
             if let uri, let mark = strchr(uri, Int32(UInt8(ascii: "?"))) {
                 UnsafeMutablePointer(mutating: mark + 1).pointee = 0
             }
-            let context = RequestContext(rawTarget: target, logger: processor.logger)
+            let context = RequestState(rawTarget: target, logger: processor.logger)
             processor.requestsInFlight.add(1, ordering: .acquiringAndReleasing)
             return Unmanaged.passRetained(context).toOpaque()
         }
@@ -331,7 +331,7 @@ final class Daemon {
             MHD_RequestTerminationCode
         ) -> Void = { cls, connection, contextPointer, termination in
             let processor = Unmanaged<RequestProcessor>.fromOpaque(cls!).takeUnretainedValue()
-            let context = contextPointer?.pointee.map { Unmanaged<RequestContext>.fromOpaque($0).takeRetainedValue() }
+            let context = contextPointer?.pointee.map { Unmanaged<RequestState>.fromOpaque($0).takeRetainedValue() }
             contextPointer?.pointee = nil
             if let connection, let open = openConnection(connection) {
                 if let watch = open.watch {
@@ -362,8 +362,8 @@ final class Daemon {
             guard let cls, let connection, let contextPointer, let opaque = contextPointer.pointee, let uploadDataSize
             else { return .NO }
             let processor = Unmanaged<RequestProcessor>.fromOpaque(cls).takeUnretainedValue()
-            let context = Unmanaged<RequestContext>.fromOpaque(opaque).takeUnretainedValue()
-            let connectionHandle = Connection(connection, releasesPoolPages: processor.libraryPatches.releasesPoolPages)
+            let context = Unmanaged<RequestState>.fromOpaque(opaque).takeUnretainedValue()
+            let connectionHandle = ClientConnection(connection, releasesPoolPages: processor.libraryPatches.releasesPoolPages)
 
             if !context.hasStarted {
                 if let watch = watch(connection) { processor.deadlines.headersReceived(watch) }
@@ -391,7 +391,7 @@ final class Daemon {
 }
 
 extension MHD_RequestTerminationCode {
-    var outcome: RequestContext.Outcome {
+    var outcome: RequestState.Outcome {
         switch self {
         case .REQUEST_TERMINATED_COMPLETED_OK: .completed
         case .REQUEST_TERMINATED_TIMEOUT_REACHED: .aborted("timed out")

@@ -5,7 +5,7 @@ extension RequestProcessor {
     /// 431. (libmicrohttpd's pool is larger, see `Daemon.memoryLimit`, so
     /// that these reach the server; larger ones get the same documents
     /// through `libraryRefusal(status:)`.)
-    func headerProblem(_ context: RequestContext) -> HTTPError? {
+    func headerProblem(_ context: RequestState) -> HTTPError? {
         if context.rawTarget.count > configuration.maximumHeaderSize {
             return targetTooLong()
         }
