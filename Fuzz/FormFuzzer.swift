@@ -46,7 +46,7 @@ public func formFuzzer(_ data: UnsafePointer<UInt8>, _ size: Int) -> CInt {
     default: "multipart/form-data; boundary=\"XyZzY\"; charset=utf-8"
     }
     let body = Array(UnsafeBufferPointer(start: data + 1, count: size - 1))
-    let head = "POST /form HTTP/1.1\r\nHost: fuzz\r\nConnection: close\r\nContent-Type: \(contentType)\r\nContent-Length: \(body.count)\r\n\r\n"
+    let head = "POST /form HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\nContent-Type: \(contentType)\r\nContent-Length: \(body.count)\r\n\r\n"
     let response = exchange(Array(head.utf8) + body)
     guard let status = statusCode(response) else { preconditionFailure("no answer: \(response.count) bytes") }
     precondition(status == 200 || status == 400 || status == 413, "status \(status)")

@@ -79,7 +79,7 @@ struct ClientConnection {
             }
         }
         guard let created else {
-            context.logger.error("cannot create the response for \(context.method) \(context.rawPathForLog)")
+            context.logger.error("cannot create the response for \(context.methodForLog) \(context.rawPathForLog)")
             return false
         }
         defer { MHD_destroy_response(created) }

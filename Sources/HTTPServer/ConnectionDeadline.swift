@@ -5,7 +5,8 @@ import Locking
 import Synchronization
 
 /// Closes connections that take too long over a request: to send its
-/// header fields, to send its body, or to read a streamed response.
+/// header fields, to send its body, or to read a streamed response; and
+/// answers requests whose admission takes too long.
 ///
 /// libmicrohttpd's connection timeout counts idle time only: a client that
 /// sends (or reads) one byte every second never reaches it and holds its
@@ -14,10 +15,13 @@ import Synchronization
 /// connection a deadline for each phase of a request: `header` seconds from
 /// when it opened, or from the end of its previous request, until its
 /// header fields are complete; `body` seconds from then until its body is
-/// in; `response` seconds for a streamed response, from its first block.
-/// Past a deadline it shuts the socket down, and libmicrohttpd then sees
-/// the end of the stream and closes the connection (a streamed response is
-/// cut off, which its client sees as a truncated chunked body).
+/// in; `response` seconds for a streamed response, from its first block;
+/// `admission` seconds for the decision of a pending admission (a password
+/// check), from when it was asked for. Past a deadline it shuts the socket
+/// down, and libmicrohttpd then sees the end of the stream and closes the
+/// connection (a streamed response is cut off, which its client sees as a
+/// truncated chunked body); past an admission's, it calls the function
+/// given instead (which answers the request 503).
 ///
 /// The sockets are only shut down (never closed) here, and only while the
 /// connection is registered: libmicrohttpd reports a connection closed
@@ -30,9 +34,11 @@ import Synchronization
 /// per request take no lock and no lookup.
 ///
 /// ```swift
-/// let deadline = ConnectionDeadline(header: 30, body: 30, response: 600)
+/// let deadline = ConnectionDeadline(header: 30, body: 30, response: 600, admission: 10)
 /// let watch = deadline.opened(socket: fd)   // MHD_CONNECTION_NOTIFY_STARTED
 /// deadline.headersReceived(watch)           // first access-handler call
+/// deadline.admissionPending(watch) { … }    // the decision is waited for: … past its deadline
+/// deadline.admissionDecided(watch)          // the decision came
 /// deadline.bodyExpected(watch)              // admitted, with a body to read
 /// deadline.bodyReceived(watch)              // the handler runs
 /// deadline.responseStreaming(watch)         // a streamed body begins
@@ -60,17 +66,23 @@ final class ConnectionDeadline: @unchecked Sendable {
     private let headerTimeout: UInt64
     private let bodyTimeout: UInt64
     private let responseTimeout: UInt64
+    private let admissionTimeout: UInt64
     private let lock = ConditionLock()
     private var watches: [ObjectIdentifier: Watch] = [:]
+    /// What a passed deadline does instead of a shutdown, for the watches
+    /// whose admission is pending.
+    private var expiries: [ObjectIdentifier: @Sendable () -> Void] = [:]
     private let isRunning = Atomic<Bool>(true)
     private let finished = Atomic<Bool>(false)
 
-    /// Deadlines in seconds for the header fields, the body and a streamed response.
-    init(header: Double, body: Double, response: Double) {
-        func nanoseconds(_ seconds: Double) -> UInt64 { UInt64(max(seconds, 0) * 1e9) }
+    /// Deadlines in seconds for the header fields, the body, a streamed
+    /// response and an admission's decision.
+    init(header: Double, body: Double, response: Double, admission: Double) {
+        func nanoseconds(_ seconds: Double) -> UInt64 { UInt64(min(max(seconds, 0), 1e9) * 1e9) }
         headerTimeout = nanoseconds(header)
         bodyTimeout = nanoseconds(body)
         responseTimeout = nanoseconds(response)
+        admissionTimeout = nanoseconds(admission)
         if !DetachedThread.start({ self.watch() }) {
             finished.store(true, ordering: .releasing)
         }
@@ -96,6 +108,20 @@ final class ConnectionDeadline: @unchecked Sendable {
         watch.deadline.store(0, ordering: .relaxed)
     }
 
+    /// The request's admission is decided on another thread: `expire`
+    /// runs (on the watchdog's thread, once) if it is not decided within
+    /// the admission deadline.
+    func admissionPending(_ watch: Watch, expire: @escaping @Sendable () -> Void) {
+        lock.withLock { expiries[ObjectIdentifier(watch)] = expire }
+        watch.deadline.store(Self.now() + admissionTimeout, ordering: .relaxed)
+    }
+
+    /// The admission's decision was taken (in time or not).
+    func admissionDecided(_ watch: Watch) {
+        watch.deadline.store(0, ordering: .relaxed)
+        _ = lock.withLock { expiries.removeValue(forKey: ObjectIdentifier(watch)) }
+    }
+
     /// The request was admitted and its body is to be read.
     func bodyExpected(_ watch: Watch) {
         watch.deadline.store(Self.now() + bodyTimeout, ordering: .relaxed)
@@ -117,7 +143,10 @@ final class ConnectionDeadline: @unchecked Sendable {
 
     /// Stops watching; once this returns, the socket is never touched here.
     func closed(_ watch: Watch) {
-        _ = lock.withLock { watches.removeValue(forKey: ObjectIdentifier(watch)) }
+        lock.withLock {
+            _ = watches.removeValue(forKey: ObjectIdentifier(watch))
+            _ = expiries.removeValue(forKey: ObjectIdentifier(watch))
+        }
     }
 
     // MARK: - Watching
@@ -126,15 +155,23 @@ final class ConnectionDeadline: @unchecked Sendable {
         while isRunning.load(ordering: .acquiring) {
             usleep(200_000)
             let now = Self.now()
-            lock.withLock {
-                for watch in watches.values {
+            let expired = lock.withLock {
+                var expired: [@Sendable () -> Void] = []
+                for (key, watch) in watches {
                     let deadline = watch.deadline.load(ordering: .relaxed)
                     guard deadline != 0, now > deadline,
                         watch.deadline.compareExchange(expected: deadline, desired: 0, ordering: .relaxed).exchanged
                     else { continue }
-                    shutdown(watch.socket, Int32(SHUT_RDWR))
+                    if let expire = expiries.removeValue(forKey: key) {
+                        expired.append(expire)
+                    } else {
+                        shutdown(watch.socket, Int32(SHUT_RDWR))
+                    }
                 }
+                return expired
             }
+            // Outside the lock: an expiry resumes its connection, which takes locks of its own.
+            for expire in expired { expire() }
         }
         finished.store(true, ordering: .releasing)
     }

@@ -65,25 +65,34 @@ public struct CrossOriginPolicy: Sendable {
 
     /// Whether a request that may change state comes from a web page of
     /// another site: any method but GET, HEAD and OPTIONS, whose `Origin`
-    /// is not the origin of `Host` (nor one `policy` lists by name: `*`
-    /// does not count), or, without
-    /// `Origin`, whose `Sec-Fetch-Site` is `cross-site`. `Origin: null`
-    /// (a sandboxed page, a redirect across sites) counts as another site.
-    /// A request from a program other than a browser sends neither and is
-    /// never refused here.
+    /// is not one of the server's own (one of `hosts`, on the port the
+    /// request came to: the port in `Host`, else the scheme's) nor one
+    /// `policy` lists by name (`*` does not count), or, without `Origin`,
+    /// whose `Sec-Fetch-Site` is `cross-site`. `Origin` is compared with
+    /// the names the server answers for, never with `Host` alone, which a
+    /// page that rebinds its name to the server's address would choose;
+    /// with any name allowed, its host must be the one `Host` names.
+    /// `Origin: null` (a sandboxed page, a redirect across sites) counts as
+    /// another site. A request from a program other than a browser sends
+    /// neither and is never refused here.
     ///
     /// ```swift
     /// CrossOriginPolicy.isCrossSiteWrite(method: .post, headers: ["Host": "api.example", "Origin": "https://evil.example"],
-    ///                                    policy: nil)   // true
+    ///                                    policy: nil, hosts: AllowedHosts(configured: ["api.example"], listeningOn: "::"))   // true
     /// ```
-    static func isCrossSiteWrite(method: HTTPMethod, headers: HTTPHeaders, policy: CrossOriginPolicy?) -> Bool {
+    static func isCrossSiteWrite(method: HTTPMethod, headers: HTTPHeaders, policy: CrossOriginPolicy?, hosts: AllowedHosts) -> Bool {
         if method == .get || method == .head || method == .options { return false }
         guard let origin = headers["Origin"] else {
             return headers["Sec-Fetch-Site"]?.lowercased() == "cross-site"
         }
         // Only an origin listed by name may write: `*` lets any page read, never write.
         if policy?.allowedOrigins.contains(origin) == true, origin != "null" { return false }
-        guard let host = headers["Host"], let separator = origin.firstRange(of: "://") else { return true }
-        return origin[separator.upperBound...].lowercased() != host.lowercased()
+        guard let separator = origin.firstRange(of: "://"),
+            let (originHost, originPort) = AllowedHosts.hostAndPort(origin[separator.upperBound...]),
+            let host = headers["Host"], let (requestHost, requestPort) = AllowedHosts.hostAndPort(Substring(host))
+        else { return true }
+        let defaultPort: Substring = origin[..<separator.lowerBound].lowercased() == "https" ? "443" : "80"
+        guard (originPort ?? defaultPort) == (requestPort ?? defaultPort) else { return true }
+        return !hosts.isServerName(originHost, requestHost: requestHost)
     }
 }

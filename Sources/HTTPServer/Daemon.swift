@@ -38,8 +38,8 @@ final class Daemon {
                 processor: processor,
                 tls: try configuration.tls.map { certificate in
                     do {
-                        try HTTPServer.checkTLSPriorities(configuration.tlsPriorities)
-                        return TLSCredentialStore(try TLSCredentials(certificate))
+                        let priorities = try TLSPriorities(configuration.tlsPriorities)
+                        return TLSCredentialStore(try TLSCredentials(certificate), priorities: priorities)
                     } catch {
                         throw HTTPServer.StartError(description: "cannot serve HTTPS: \(error)")
                     }
@@ -176,6 +176,14 @@ final class Daemon {
             throw HTTPServer.TLSError(description: "the server was started without TLS")
         }
         store.replace(with: try TLSCredentials(certificate))
+    }
+
+    /// New connections' handshakes agree on what `priorities` allow.
+    func replaceTLSPriorities(with priorities: String) throws(HTTPServer.TLSError) {
+        guard let store = connectionSetup.tls else {
+            throw HTTPServer.TLSError(description: "the server was started without TLS")
+        }
+        store.replace(with: try TLSPriorities(priorities))
     }
 
     /// Stops the loops, then their daemons (with no loop running them, on this thread).
@@ -323,17 +331,21 @@ final class Daemon {
             MHD_RequestTerminationCode
         ) -> Void = { cls, connection, contextPointer, termination in
             let processor = Unmanaged<RequestProcessor>.fromOpaque(cls!).takeUnretainedValue()
+            let context = contextPointer?.pointee.map { Unmanaged<RequestState>.fromOpaque($0).takeRetainedValue() }
+            contextPointer?.pointee = nil
             if let connection, let open = openConnection(connection) {
-                if let watch = open.watch { processor.deadlines.requestCompleted(watch) }
+                if let watch = open.watch {
+                    // A request that ends while its admission is pending (its client gone) leaves no expiry behind.
+                    if context?.admissionWait != nil { processor.deadlines.admissionDecided(watch) }
+                    processor.deadlines.requestCompleted(watch)
+                }
                 if termination == .REQUEST_TERMINATED_COMPLETED_OK {
                     releasePoolUnlessBusy(open)
                 } else {
                     zeroPoolAsUsual(open)
                 }
             }
-            guard let contextPointer, let opaque = contextPointer.pointee else { return }
-            contextPointer.pointee = nil
-            let context = Unmanaged<RequestState>.fromOpaque(opaque).takeRetainedValue()
+            guard let context else { return }
             processor.complete(context, outcome: termination.outcome)
             processor.requestsInFlight.subtract(1, ordering: .acquiringAndReleasing)
         }
@@ -346,7 +358,7 @@ final class Daemon {
             UnsafePointer<CChar>?, UnsafePointer<CChar>?, UnsafePointer<CChar>?,
             UnsafePointer<CChar>?, UnsafeMutablePointer<Int>?,
             UnsafeMutablePointer<UnsafeMutableRawPointer?>?
-        ) -> MHD_Result = { cls, connection, _, method, _, uploadData, uploadDataSize, contextPointer in
+        ) -> MHD_Result = { cls, connection, _, method, version, uploadData, uploadDataSize, contextPointer in
             guard let cls, let connection, let contextPointer, let opaque = contextPointer.pointee, let uploadDataSize
             else { return .NO }
             let processor = Unmanaged<RequestProcessor>.fromOpaque(cls).takeUnretainedValue()
@@ -355,8 +367,9 @@ final class Daemon {
 
             if !context.hasStarted {
                 if let watch = watch(connection) { processor.deadlines.headersReceived(watch) }
-                return processor.begin(context, on: connectionHandle, method: method.map { String(cString: $0) } ?? "")
-                    ? .YES : .NO
+                let isHTTP10 = version.map { strcmp($0, MHD_HTTP_VERSION_1_0) == 0 } ?? false
+                return processor.begin(
+                    context, on: connectionHandle, method: method.map { String(cString: $0) } ?? "", isHTTP10: isHTTP10) ? .YES : .NO
             }
             if uploadDataSize.pointee > 0 {
                 let chunk = UnsafeRawBufferPointer(start: uploadData, count: uploadDataSize.pointee)

@@ -53,8 +53,10 @@ public struct HTTPStatus: Hashable, Sendable, CustomStringConvertible {
     public static let rangeNotSatisfiable = HTTPStatus(416)
     public static let unprocessableContent = HTTPStatus(422)
     public static let tooManyRequests = HTTPStatus(429)
+    public static let misdirectedRequest = HTTPStatus(421)
     public static let requestHeaderFieldsTooLarge = HTTPStatus(431)
     public static let internalServerError = HTTPStatus(500)
+    public static let notImplemented = HTTPStatus(501)
     public static let serviceUnavailable = HTTPStatus(503)
     public static let gatewayTimeout = HTTPStatus(504)
     public static let httpVersionNotSupported = HTTPStatus(505)
@@ -82,6 +84,7 @@ public struct HTTPStatus: Hashable, Sendable, CustomStringConvertible {
         case 414: "URI Too Long"
         case 415: "Unsupported Media Type"
         case 416: "Range Not Satisfiable"
+        case 421: "Misdirected Request"
         case 422: "Unprocessable Content"
         case 429: "Too Many Requests"
         case 431: "Request Header Fields Too Large"

@@ -89,16 +89,37 @@ public final class HTTPServer: Sendable {
         public var maximumBodyBytesInFlight: Int = 64 << 20
         /// Whether a request that may change state (any method but GET,
         /// HEAD and OPTIONS) from a web page of another site is refused with
-        /// 403: its `Origin` names another host than `Host` and is not one
-        /// ``crossOrigin`` lists by name (`*` lets pages read, not write),
-        /// or, without `Origin`, its `Sec-Fetch-Site`
+        /// 403: its `Origin` is not one of ``allowedHosts`` on the port the
+        /// request came to, nor one ``crossOrigin`` lists by name (`*` lets
+        /// pages read, not write), or, without `Origin`, its `Sec-Fetch-Site`
         /// is `cross-site`. A browser sends such requests (a form posted
         /// from elsewhere) with the user's credentials.
         public var refusesCrossSiteWrites = true
+        /// The host names the server answers for, compared with the host
+        /// part of each request's `Host` (without its port, ignoring case);
+        /// a request for another name is answered 421 before anything else,
+        /// so that a page that rebinds its own name to the server's address
+        /// (DNS rebinding) reaches nothing. `*` among them: any name.
+        /// `nil`, the default: the names of ``host``, the address and
+        /// `localhost` for a loopback address, `localhost`, `127.0.0.1` and
+        /// `::1` for `localhost`, the machine's host name, `localhost` and
+        /// every interface's address for `0.0.0.0` and `::`, the address and
+        /// the machine's host name for another. A server behind a proxy or
+        /// a DNS name lists the names its clients use.
+        ///
+        /// ```swift
+        /// configuration.allowedHosts = ["api.example.com", "localhost"]
+        /// ```
+        public var allowedHosts: [String]?
+        /// Seconds a request may wait for its admission's decision
+        /// (``Admission/pending(_:)``, a password check); past it, it is
+        /// answered 503 with `Retry-After`, whatever the check then decides.
+        public var admissionTimeout: Double = 10
         /// With ``tls``: the GnuTLS priority string, which chooses the
         /// protocol versions and ciphers a handshake may agree on
         /// (`NORMAL:-VERS-TLS1.2` drops TLS 1.2, say). A string GnuTLS
         /// rejects makes `start()` throw. The default allows TLS 1.2 and 1.3 only.
+        /// ``HTTPServer/reloadTLSPriorities(_:)`` replaces it while the server runs.
         public var tlsPriorities: String
         /// When the server changes libmicrohttpd's behaviour from
         /// underneath, for speed, memory and problem documents: by default
@@ -233,7 +254,7 @@ public final class HTTPServer: Sendable {
             }
             let started = try Daemon(configuration: configuration, processor: processor)
             boundPort.store(started.port, ordering: .releasing)
-            logger.info("listening on \(configuration.host):\(started.port)")
+            logger.info("listening on \(configuration.host):\(started.port), answering for \(processor.allowedHosts)")
             daemon = started
         }
     }
@@ -279,6 +300,24 @@ public final class HTTPServer: Sendable {
         try daemon.withLock { (daemon) throws(TLSError) in
             guard let daemon else { throw TLSError(description: "the server is not running") }
             try daemon.replaceTLS(with: certificate)
+        }
+    }
+
+    /// Makes the handshakes of new connections agree on what the GnuTLS
+    /// priority string `priorities` allows from now on (protocol versions,
+    /// ciphers); connections already open keep what they agreed on. When
+    /// GnuTLS rejects the string, this throws, naming the part it stopped
+    /// at, and the server goes on with the priorities it had. A server
+    /// started without TLS, or not running, throws too. A start after a
+    /// stop uses the configuration's ``Configuration/tlsPriorities`` again.
+    ///
+    /// ```swift
+    /// try server.reloadTLSPriorities("NORMAL:-VERS-ALL:+VERS-TLS1.3")   // TLS 1.3 only from now on
+    /// ```
+    public func reloadTLSPriorities(_ priorities: String) throws(TLSError) {
+        try daemon.withLock { (daemon) throws(TLSError) in
+            guard let daemon else { throw TLSError(description: "the server is not running") }
+            try daemon.replaceTLSPriorities(with: priorities)
         }
     }
 

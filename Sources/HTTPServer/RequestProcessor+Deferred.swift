@@ -18,6 +18,9 @@ final class Deferral<Value>: @unchecked Sendable {
     // `@unchecked Sendable`: `ready` is touched only with `suspension.lock` held.
     let suspension: Suspension
     private var ready: Value?
+    /// A value was handed over: the first one is the value (an admission's
+    /// decision and its deadline's 503 may both come).
+    private var isFulfilled = false
 
     init(suspension: Suspension) {
         self.suspension = suspension
@@ -25,10 +28,12 @@ final class Deferral<Value>: @unchecked Sendable {
 
     /// Hands the value over and has the connection processed again; from
     /// any thread. Returns `false` when it is too late (the request is
-    /// over): the value was not taken, and the caller disposes of it.
+    /// over, or another value came first): the value was not taken, and
+    /// the caller disposes of it.
     func fulfil(_ value: Value) -> Bool {
         suspension.lock.withLock {
-            guard !suspension.isOver else { return false }
+            guard !suspension.isOver, !isFulfilled else { return false }
+            isFulfilled = true
             ready = value
             suspension.resumeLocked()
             return true

@@ -28,6 +28,8 @@ final class RequestProcessor: Sendable {
     let bodyBytesInFlight = Atomic<Int>(0)
     /// The threads for work that may block.
     let workers: WorkerPool
+    /// The names the server answers for.
+    let allowedHosts: AllowedHosts
     /// The connections suspended while other threads work for them.
     let suspensions = SuspensionRegistry()
 
@@ -38,22 +40,32 @@ final class RequestProcessor: Sendable {
         self.handler = handler
         self.deadlines = ConnectionDeadline(
             header: Double(configuration.connectionTimeout), body: configuration.bodyTimeout,
-            response: configuration.responseTimeout)
+            response: configuration.responseTimeout, admission: configuration.admissionTimeout)
         workers = WorkerPool(limit: configuration.maximumConnections)
+        allowedHosts = AllowedHosts(configured: configuration.allowedHosts, listeningOn: configuration.host)
     }
 
     // MARK: - Access-handler steps
 
     /// The header fields are in. Returns `false` to have the connection closed.
-    func begin(_ context: RequestState, on connection: ClientConnection, method: String) -> Bool {
+    ///
+    /// In this order, each before the next runs: the header's size, the
+    /// body's framing (``RequestFraming``), the host (``AllowedHosts``),
+    /// the body's announced size, a write from another site, a CORS
+    /// preflight (answered without credentials, which browsers never send
+    /// with one), the admission.
+    func begin(_ context: RequestState, on connection: ClientConnection, method: String, isHTTP10: Bool) -> Bool {
         context.hasStarted = true
         context.method = HTTPMethod(rawValue: method)
         context.headers = connection.headers
         context.remoteAddress = connection.remoteAddress
         context.eventLoop = Self.loopDaemon(of: connection)?.loop
         context.requestID = RequestID.accepting(context.headers["X-Request-Id"]) ?? RequestID.generate()
-        if let problem = headerProblem(context) {
+        if let problem = headerProblem(context) ?? RequestFraming.problem(in: context.headers, isHTTP10: isHTTP10) {
             return respond(with: problem.response, to: context, on: connection, closeConnection: true)
+        }
+        if let problem = allowedHosts.problem(headers: context.headers, rawTarget: context.rawTarget, isHTTP10: isHTTP10) {
+            return respond(with: problem.response, to: context, on: connection, closeConnection: Self.expectsBody(context))
         }
         do {
             context.target = try RequestTarget(parsing: context.rawTarget)
@@ -68,13 +80,18 @@ final class RequestProcessor: Sendable {
         }
         if configuration.refusesCrossSiteWrites,
             CrossOriginPolicy.isCrossSiteWrite(
-                method: context.method, headers: context.headers, policy: configuration.crossOrigin)
+                method: context.method, headers: context.headers, policy: configuration.crossOrigin, hosts: allowedHosts)
         {
             let problem = HTTPError(
                 .forbidden,
                 detail:
                     "A \(context.method) from a web page of another site is refused: its Origin is not this server's, nor one it allows.")
             return respond(with: problem.response, to: context, on: connection, closeConnection: Self.expectsBody(context))
+        }
+        if context.rejection == nil,
+            let preflight = configuration.crossOrigin?.preflightResponse(method: context.method, headers: context.headers)
+        {
+            return respond(with: preflight, to: context, on: connection, closeConnection: Self.expectsBody(context))
         }
         if context.rejection == nil, let admission = configuration.admission {
             return conclude(admission.admit(context.makeRequest()), context: context, on: connection)
@@ -93,11 +110,16 @@ final class RequestProcessor: Sendable {
         case .pending(let start):
             guard let daemon = Self.loopDaemon(of: connection) else { return false }
             // An event loop must not wait: the connection is set aside
-            // until the decision comes, and libmicrohttpd calls again then (`finish`).
+            // until the decision comes, and libmicrohttpd calls again then
+            // (`finish`), or until the admission deadline answers 503.
             let suspension = Suspension(connection: connection.handle, daemon: daemon, registry: suspensions)
             let wait = Deferral<Admission>(suspension: suspension)
             context.admissionWait = wait
             suspension.lock.withLock { suspension.suspendLocked() }
+            if let watch = Daemon.watch(connection.handle) {
+                let late = admissionTooLate()
+                deadlines.admissionPending(watch) { _ = wait.fulfil(.refused(late)) }
+            }
             start { _ = wait.fulfil($0) }
             return true
         }
@@ -139,7 +161,7 @@ final class RequestProcessor: Sendable {
             // A response can only be queued once the body is in: discard
             // the rest and answer 413 then, unless it goes on for too long.
             if context.receivedBytes > 2 * configuration.maximumBodySize + (1 << 20) {
-                logger.warning("closing the connection of \(context.method) \(context.rawPathForLog): body far over the limit")
+                logger.warning("closing the connection of \(context.methodForLog) \(context.rawPathForLog): body far over the limit")
                 return false
             }
             if !context.closesConnection {
@@ -182,6 +204,7 @@ final class RequestProcessor: Sendable {
             switch wait.take() {
             case .ready(let admission):
                 context.admissionWait = nil
+                if let watch = Daemon.watch(connection.handle) { deadlines.admissionDecided(watch) }
                 return conclude(admission, context: context, on: connection)
             case .waiting:
                 return true
@@ -206,12 +229,6 @@ final class RequestProcessor: Sendable {
         }
         if context.rejection == nil, let form = context.form, let problem = form.finish() {
             context.rejection = problem
-        }
-        if context.rejection == nil,
-            let preflight = configuration.crossOrigin?.preflightResponse(
-                method: context.method, headers: context.headers)
-        {
-            return respond(with: preflight, to: context, on: connection, closeConnection: closesConnection(context))
         }
         let response = context.rejection?.response ?? handler(context.makeRequest())
         context.observer = response.observer
@@ -245,10 +262,7 @@ final class RequestProcessor: Sendable {
         context.hasResponded = true
         if case .stream = response.body, let watch = Daemon.watch(connection.handle) { deadlines.responseStreaming(watch) }
         var response = response
-        if response.status.code >= 400 {
-            Self.addRequestID(context.requestID, toProblemIn: &response)
-            response = response.problemAsPlainText(for: context.headers)
-        }
+        if response.status.code >= 400 { Self.addRequestID(context.requestID, toProblemIn: &response) }
         if !isCompressed, let compression = configuration.compression {
             response = compression.apply(to: consume response, requestHeaders: context.headers)
         }
@@ -271,77 +285,6 @@ final class RequestProcessor: Sendable {
         JSONWriter.appendString(requestID, to: &body)
         body.append(UInt8(ascii: "}"))
         response.body = .bytes(body)
-    }
-
-    /// A request line or header section over `maximumHeaderSize`: 414 or
-    /// 431. (libmicrohttpd's pool is larger, see `Daemon.memoryLimit`, so
-    /// that these reach the server; larger ones get the same documents
-    /// through `libraryRefusal(status:)`.)
-    private func headerProblem(_ context: RequestState) -> HTTPError? {
-        if context.rawTarget.count > configuration.maximumHeaderSize {
-            return targetTooLong()
-        }
-        let size = context.headers.reduce(context.rawTarget.count) { $0 + $1.name.utf8.count + $1.value.utf8.count + 4 }
-        return size > configuration.maximumHeaderSize ? headerTooLarge() : nil
-    }
-
-    private func targetTooLong() -> HTTPError {
-        HTTPError(.uriTooLong, detail: "The request target is longer than the limit of \(configuration.maximumHeaderSize) bytes.")
-    }
-
-    private func headerTooLarge() -> HTTPError {
-        HTTPError(
-            .requestHeaderFieldsTooLarge,
-            detail: "The request line and header fields are larger than the limit of \(configuration.maximumHeaderSize) bytes."
-        )
-    }
-
-    private func tooLarge() -> HTTPError {
-        HTTPError(
-            .contentTooLarge,
-            detail: "The request body is larger than the limit of \(configuration.maximumBodySize) bytes."
-        )
-    }
-
-    /// The problem document for a request that libmicrohttpd refused on
-    /// its own, with `status`, before the server could answer it
-    /// (Daemon+LibraryErrors.swift). libmicrohttpd tells only the status;
-    /// the document says what each status of its means.
-    func libraryRefusal(status: Int) -> HTTPError {
-        switch status {
-        case 414:
-            // A request line larger than the connection's memory pool.
-            return targetTooLong()
-        case 431:
-            // A header section larger than the pool, or with more fields
-            // than the pool has room to record.
-            return headerTooLarge()
-        case 413:
-            // A Content-Length or a chunk size beyond 64 bits.
-            return tooLarge()
-        case 400:
-            return HTTPError(
-                .badRequest,
-                detail:
-                    "The request is not valid HTTP/1.1: its HTTP version, a header field line, its Content-Length or its chunked body is malformed."
-            )
-        case 505:
-            return HTTPError(.httpVersionNotSupported, detail: "The server speaks HTTP/1.1 and HTTP/1.0 only.")
-        default:
-            // 500: a body libmicrohttpd could not hand over.
-            return HTTPError(HTTPStatus(status), detail: "The server could not process the request.")
-        }
-    }
-
-    /// ``libraryRefusal(status:)`` with a new request id, in the document
-    /// and in `X-Request-Id` (the request was never read far enough for
-    /// its own).
-    func libraryRefusalWithRequestID(status: Int) -> HTTPError {
-        var problem = libraryRefusal(status: status)
-        let requestID = RequestID.generate()
-        problem.extensions.append(("requestId", .string(requestID)))
-        problem.headers.add("X-Request-Id", requestID)
-        return problem
     }
 
     // MARK: - Completion
@@ -369,7 +312,7 @@ final class RequestProcessor: Sendable {
         // times as much, once per request.
         var line: [UInt8] = []
         line.reserveCapacity(128)
-        line.append(contentsOf: context.method.rawValue.utf8)
+        line.append(contentsOf: context.methodForLog.utf8)
         line.append(UInt8(ascii: " "))
         line.append(contentsOf: context.rawPathForLog.utf8)
         line.append(UInt8(ascii: " "))
@@ -393,7 +336,7 @@ final class RequestProcessor: Sendable {
         let (seconds, attoseconds) = elapsed.components
         let tenthsOfMilliseconds = seconds * 10_000 + attoseconds / 100_000_000_000_000
         var metadata: Logger.Metadata = [
-            "method": .string(context.method.rawValue),
+            "method": .string(context.methodForLog),
             "path": .string(context.rawPathForLog),
             "status": .stringConvertible(context.status),
             "bytes": .stringConvertible(context.bytesSent),

@@ -75,8 +75,14 @@ final class RequestState {
         self.logger = logger
     }
 
+    /// The request's path as a log line may show it (``LogText``).
     var rawPathForLog: String {
-        target?.rawPath ?? String(decoding: rawTarget.prefix { $0 != UInt8(ascii: "?") }, as: UTF8.self)
+        LogText.escaping(target?.rawPath ?? String(decoding: rawTarget.prefix { $0 != UInt8(ascii: "?") }, as: UTF8.self))
+    }
+
+    /// The request's method as a log line may show it (``LogText``).
+    var methodForLog: String {
+        LogText.escaping(method.rawValue)
     }
 
     /// The request as handed to the handler.

@@ -125,7 +125,7 @@ final class StreamPump: @unchecked Sendable {
         if let failure {
             suspension.lock.unlock()
             context.logger.error(
-                "aborting the streamed response to \(context.method) \(context.rawPathForLog) after \(context.bytesSent) bytes: \(failure)"
+                "aborting the streamed response to \(context.methodForLog) \(context.rawPathForLog) after \(context.bytesSent) bytes: \(failure)"
             )
             context.streamFailed = true
             return StreamPump.endWithError

@@ -11,24 +11,6 @@ extension HTTPServer {
     public struct TLSError: Error, CustomStringConvertible {
         public var description: String
     }
-
-    /// Checks a GnuTLS priority string (``Configuration/tlsPriorities``)
-    /// and names the part GnuTLS stopped at.
-    static func checkTLSPriorities(_ priorities: String) throws(TLSError) {
-        var cache: gnutls_priority_t?
-        var rest = ""
-        let status = priorities.withCString { text -> Int32 in
-            var errorPosition: UnsafePointer<CChar>?
-            let status = gnutls_priority_init(&cache, text, &errorPosition)
-            if status != GNUTLS_E_SUCCESS, let errorPosition { rest = String(cString: errorPosition) }
-            return status
-        }
-        if let cache { gnutls_priority_deinit(cache) }
-        guard status == GNUTLS_E_SUCCESS else {
-            let position = rest.isEmpty ? "" : " (at '\(rest)')"
-            throw TLSError(description: "'\(priorities)' is not a usable GnuTLS priority string\(position): \(gnutlsMessage(status))")
-        }
-    }
 }
 
 /// GnuTLS's message for an error code.
@@ -77,34 +59,78 @@ final class TLSCredentials: @unchecked Sendable {
     }
 }
 
-/// The credentials that new TLS connections present, which a reload
-/// replaces while the server runs (``HTTPServer/reloadTLS(_:)``).
+/// A GnuTLS priority string (``HTTPServer/Configuration/tlsPriorities``)
+/// parsed into the cache that sessions read. Freed with the object.
 ///
-/// Each connection's session is given the current credentials when the
-/// connection opens, before its handshake. A session keeps a pointer to
-/// them until libmicrohttpd frees it, which happens after the connection's
-/// close notification, so no moment before the daemons stop is known to be
-/// safe for freeing replaced credentials: they stay allocated until the
-/// store goes, with the daemons.
-final class TLSCredentialStore: Sendable {
-    /// The current credentials last; the earlier ones before them.
-    private let loaded: Locked<[TLSCredentials]>
+/// ```swift
+/// let priorities = try TLSPriorities("NORMAL:-VERS-ALL:+VERS-TLS1.3")
+/// ```
+// `@unchecked Sendable`: the cache is never changed after `init`, and
+// GnuTLS lets any number of sessions read one cache at once.
+final class TLSPriorities: @unchecked Sendable {
+    let handle: gnutls_priority_t
 
-    init(_ credentials: TLSCredentials) {
-        loaded = Locked([credentials])
+    /// Parses `priorities`; a string GnuTLS rejects throws, naming the part it stopped at.
+    init(_ priorities: String) throws(HTTPServer.TLSError) {
+        var cache: gnutls_priority_t?
+        var rest = ""
+        let status = priorities.withCString { text -> Int32 in
+            var errorPosition: UnsafePointer<CChar>?
+            let status = gnutls_priority_init(&cache, text, &errorPosition)
+            if status != GNUTLS_E_SUCCESS, let errorPosition { rest = String(cString: errorPosition) }
+            return status
+        }
+        guard status == GNUTLS_E_SUCCESS, let cache else {
+            if let cache { gnutls_priority_deinit(cache) }
+            let position = rest.isEmpty ? "" : " (at '\(rest)')"
+            throw HTTPServer.TLSError(
+                description: "'\(priorities)' is not a usable GnuTLS priority string\(position): \(gnutlsMessage(status))")
+        }
+        handle = cache
+    }
+
+    deinit {
+        gnutls_priority_deinit(handle)
+    }
+}
+
+/// The credentials and the priorities that new TLS connections get, which
+/// a reload replaces while the server runs (``HTTPServer/reloadTLS(_:)``,
+/// ``HTTPServer/reloadTLSPriorities(_:)``).
+///
+/// Each connection's session is given the current ones when the
+/// connection opens, before its handshake (libmicrohttpd has set its own
+/// by then, which these replace). A session keeps a pointer to them until
+/// libmicrohttpd frees it, which happens after the connection's close
+/// notification, so no moment before the daemons stop is known to be safe
+/// for freeing replaced ones: they stay allocated until the store goes,
+/// with the daemons.
+final class TLSCredentialStore: Sendable {
+    /// The current ones last; the earlier ones before them.
+    private let loaded: Locked<(credentials: [TLSCredentials], priorities: [TLSPriorities])>
+
+    init(_ credentials: TLSCredentials, priorities: TLSPriorities) {
+        loaded = Locked(([credentials], [priorities]))
     }
 
     /// New connections present `credentials` from now on.
     func replace(with credentials: TLSCredentials) {
-        loaded.withLock { $0.append(credentials) }
+        loaded.withLock { $0.credentials.append(credentials) }
     }
 
-    /// Gives a new connection's TLS session the current credentials. (Should
-    /// GnuTLS fail to, out of memory, the session keeps the credentials
-    /// libmicrohttpd started with: the configuration's certificate.)
+    /// New connections' handshakes agree on what `priorities` allow from now on.
+    func replace(with priorities: TLSPriorities) {
+        loaded.withLock { $0.priorities.append(priorities) }
+    }
+
+    /// Gives a new connection's TLS session the current credentials and
+    /// priorities. (Should GnuTLS fail to, out of memory, the session keeps
+    /// what libmicrohttpd started with: the configuration's.)
     func apply(to session: UnsafeMutableRawPointer) {
         loaded.withLock { loaded in
-            _ = gnutls_credentials_set(OpaquePointer(session), GNUTLS_CRD_CERTIFICATE, UnsafeMutableRawPointer(loaded.last!.handle))
+            guard let credentials = loaded.credentials.last, let priorities = loaded.priorities.last else { return }
+            _ = gnutls_credentials_set(OpaquePointer(session), GNUTLS_CRD_CERTIFICATE, UnsafeMutableRawPointer(credentials.handle))
+            _ = gnutls_priority_set(OpaquePointer(session), priorities.handle)
         }
     }
 }

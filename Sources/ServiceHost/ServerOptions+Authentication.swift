@@ -96,6 +96,20 @@ extension ServerOptions {
             "The TLS private key \(tlsKeyFile) is open to its group or other users (mode \(String(mode, radix: 8))): run chmod 600 \(tlsKeyFile)"
     }
 
+    /// The GnuTLS priority string: the first line of `--tls-priorities-file`
+    /// that is not blank or a `#` comment, read now (at start, and again on
+    /// SIGHUP), else `--tls-priorities`.
+    func tlsPriorityString() throws -> String {
+        guard !tlsPrioritiesFile.isEmpty else { return tlsPriorities }
+        // A priority string has no spaces: each line's first word, blank lines left out.
+        let words = try CredentialFile.text(at: tlsPrioritiesFile).split(whereSeparator: \.isNewline)
+            .compactMap { $0.split(whereSeparator: \.isWhitespace).first }
+        guard let priorities = words.first(where: { !$0.hasPrefix("#") }) else {
+            throw UsageError(description: "\(tlsPrioritiesFile) holds no GnuTLS priority string")
+        }
+        return String(priorities)
+    }
+
     /// The HTTPS certificate and key of `--tls-cert` and `--tls-key`; `nil` without them.
     func tlsCertificate() throws -> HTTPServer.TLSCertificate? {
         guard !tlsCertificateFile.isEmpty else { return nil }

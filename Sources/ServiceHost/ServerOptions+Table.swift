@@ -162,6 +162,17 @@ extension ServerOptions {
             },
             defaultValue: { $0.corsOrigins.joined(separator: ",") }),
         Option(
+            "allowed-hosts", .prefixed("ALLOWED_HOSTS"),
+            "A host name the server answers for, compared with each request's `Host` without its port (another name gets 421: a page that rebinds its own name to the server's address reaches nothing), or `*` for any; repeatable, and the variable takes a comma-separated list",
+            emptyDefault:
+                "the names of `--host`: the address and `localhost` for a loopback address; the machine's host name, `localhost` and each interface's address for `0.0.0.0` or `::`",
+            apply: { options, value in
+                let names = value.split(separator: ",").map { String($0.filter { $0 != " " }) }.filter { !$0.isEmpty }
+                options.allowedHosts += names
+                return !names.isEmpty
+            },
+            defaultValue: { $0.allowedHosts.joined(separator: ",") }),
+        Option(
             "tls-cert", .prefixed("TLS_CERT"),
             "Certificate file (PEM, with its chain) to serve HTTPS with; needs `--tls-key`",
             emptyDefault: "plain HTTP",
@@ -183,6 +194,13 @@ extension ServerOptions {
                 return true
             },
             defaultValue: { $0.tlsPriorities }),
+        Option(
+            "tls-priorities-file", .prefixed("TLS_PRIORITIES_FILE"),
+            "File of the GnuTLS priority string (its first line that is not blank or a `#` comment), instead of `--tls-priorities`; read at start and again on SIGHUP, new connections then getting it (a string GnuTLS rejects is logged and the previous one stays)",
+            emptyDefault: "none",
+            apply: {
+                $0.tlsPrioritiesFile = $1; return true
+            }, defaultValue: { $0.tlsPrioritiesFile }),
         Option(
             "auth-basic-file", .prefixed("AUTH_BASIC_FILE"),
             "Password file for HTTP basic authentication: lines `user:$pbkdf2-sha256$…` (passlib's format; `hash-password` makes one)",
@@ -253,6 +271,10 @@ extension ServerOptions {
             "password-checks", .prefixed("PASSWORD_CHECKS"),
             "Basic credentials' password checks (slow on purpose) run at once, at a low priority; more wait in a short queue, and past it are answered 503",
             apply: { set(&$0.passwordChecks, Int($1).flatMap { $0 >= 1 ? $0 : nil }) }, defaultValue: { String($0.passwordChecks) }),
+        Option(
+            "admission-timeout", .prefixed("ADMISSION_TIMEOUT"),
+            "Seconds a request waits for its credentials' check (a password check queued or running, a database login that hangs) before it is answered 503 with `Retry-After`",
+            apply: { set(&$0.admissionTimeout, Double($1).flatMap { $0 > 0 ? $0 : nil }) }, defaultValue: { seconds($0.admissionTimeout) }),
         Option(
             "max-connections", .prefixed("MAX_CONNECTIONS"), "Most client connections at once; more are refused",
             apply: { set(&$0.maxConnections, Int($1)) }, defaultValue: { String($0.maxConnections) }),

@@ -54,6 +54,8 @@ public struct ServerOptions: Equatable, Sendable {
     public internal(set) var maxRows: Int?
     /// `--cors-origin`: the origins whose web pages may call the server; `*` for any, none by default.
     public internal(set) var corsOrigins: [String] = []
+    /// `--allowed-hosts`: the host names the server answers for; `*` for any, empty for the names of `host`.
+    public internal(set) var allowedHosts: [String] = []
     /// `--max-connections`: the most client connections at once.
     public internal(set) var maxConnections = 512
     /// `--connection-timeout`: seconds a client connection may stay idle.
@@ -86,6 +88,8 @@ public struct ServerOptions: Equatable, Sendable {
     public internal(set) var tlsKeyFile = ""
     /// `--tls-priorities`: the GnuTLS priority string of HTTPS (protocol versions and ciphers).
     public internal(set) var tlsPriorities = HTTPServer.Configuration.modernTLSPriorities
+    /// `--tls-priorities-file`: the file of the GnuTLS priority string, read at start and on SIGHUP; empty for none.
+    public internal(set) var tlsPrioritiesFile = ""
     /// `--auth-basic-file`: the password file of HTTP basic authentication; empty for none.
     public internal(set) var authBasicFile = ""
     /// `--auth-basic-postgres`: basic credentials checked by logging in to PostgreSQL.
@@ -108,6 +112,8 @@ public struct ServerOptions: Equatable, Sendable {
     public internal(set) var anonymousRole = ""
     /// `--password-checks`: basic password checks run at once.
     public internal(set) var passwordChecks = 1
+    /// `--admission-timeout`: seconds a request waits for its credentials' check.
+    public internal(set) var admissionTimeout = 10.0
     /// `--body-timeout`: seconds a request's body may take to arrive.
     public internal(set) var bodyTimeout = 30.0
     /// `--body-bytes-in-flight`: the most bytes of request bodies held at once.
@@ -211,6 +217,9 @@ public struct ServerOptions: Equatable, Sendable {
         try check(maxRows.map { $0 >= 1 } ?? true, "--max-rows must be at least 1.")
         try check(Self.logLevels.contains(logLevel), "--log-level \(logLevel) is not a log level.")
         try check(tlsCertificateFile.isEmpty == tlsKeyFile.isEmpty, "--tls-cert and --tls-key go together.")
+        try check(
+            tlsPrioritiesFile.isEmpty || tlsPriorities == HTTPServer.Configuration.modernTLSPriorities,
+            "--tls-priorities and --tls-priorities-file exclude each other.")
         try check(authBasicFile.isEmpty || !authBasicPostgres, "--auth-basic-file and --auth-basic-postgres exclude each other.")
         try check(
             [jwtSecretFile, jwtPublicKeyFile, jwtJWKSFile].filter { !$0.isEmpty }.count <= 1,
@@ -301,6 +310,8 @@ public struct ServerOptions: Equatable, Sendable {
         configuration.bodyTimeout = bodyTimeout
         configuration.maximumBodyBytesInFlight = bodyBytesInFlight
         configuration.responseTimeout = responseTimeout
+        configuration.allowedHosts = allowedHosts.isEmpty ? nil : allowedHosts
+        configuration.admissionTimeout = admissionTimeout
         return configuration
     }
 }

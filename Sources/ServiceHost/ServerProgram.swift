@@ -39,7 +39,8 @@ import WebService
 /// `--auth-basic-postgres`, `--jwt-secret-file`, `--jwt-public-key-file`,
 /// `--jwt-jwks-file`, `--anonymous-role`); each request's queries then run as its role.
 /// `--tls-cert` and `--tls-key` serve HTTPS (TLS 1.2 and 1.3 unless
-/// `--tls-priorities` says otherwise); SIGHUP reads both files again.
+/// `--tls-priorities` or `--tls-priorities-file` says otherwise); SIGHUP
+/// reads the files again. The server answers only for `--allowed-hosts`.
 /// `<program> hash-password alice < password` prints a password file entry.
 public struct ServerProgram {
     /// The program's name, in `--help`, in usage errors and on every log line.
@@ -290,6 +291,7 @@ public struct ServerProgram {
             }
         var configuration = options.serverConfiguration
         configuration.tls = try options.tlsCertificate()
+        configuration.tlsPriorities = try options.tlsPriorityString()
         if configuration.tls != nil, let warning = options.tlsKeyPermissionWarning() { logger.warning("\(warning)") }
         configuration.admission = authenticator
         let server = HTTPServer(configuration: configuration, logger: logger, handler: respond)
@@ -333,6 +335,17 @@ public struct ServerProgram {
                     logger.notice("Reloaded the TLS certificate from \(files)")
                 } catch {
                     logger.error("The TLS certificate was not reloaded from \(files), the previous one is still presented: \(error)")
+                }
+            }
+        }
+        if configuration.tls != nil, !options.tlsPrioritiesFile.isEmpty {
+            hangupSteps.append {
+                let file = options.tlsPrioritiesFile
+                do {
+                    try server.reloadTLSPriorities(try options.tlsPriorityString())
+                    logger.notice("Reloaded the TLS priorities from \(file)")
+                } catch {
+                    logger.error("The TLS priorities were not reloaded from \(file), the previous ones still apply: \(error)")
                 }
             }
         }

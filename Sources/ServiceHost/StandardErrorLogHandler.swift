@@ -1,6 +1,7 @@
 #if canImport(Glibc)
 import Glibc
 #endif
+import HTTPServer
 import JSONStreaming
 import Logging
 
@@ -18,6 +19,12 @@ import Logging
 /// ```
 /// {"time":"2026-11-22T01:24:09+0000","level":"info","label":"employees-server","source":"HTTPServer","message":"request","bytes":190,"durationMs":0.4,"method":"GET","path":"/employees/10001","requestId":"5f0c9a1e-1b","status":200}
 /// ```
+///
+/// A line never holds a character that is not printable: the message and
+/// the metadata are escaped (`LogText`: `\x1b` for an escape character),
+/// whoever wrote them, so that nothing a request carries, or a database
+/// error quotes from it, reaches the terminal the log is read in as a
+/// control sequence, or forges a line.
 ///
 /// The server logs a line per request (the access log), so the line is
 /// assembled as bytes and the time formatted by hand, without
@@ -61,12 +68,12 @@ struct StandardErrorLogHandler: LogHandler {
         line.append(UInt8(ascii: ":"))
         if let pretty = prettyMetadata(event) {
             line.append(UInt8(ascii: " "))
-            line.append(contentsOf: pretty.utf8)
+            line.append(contentsOf: LogText.escaping(pretty).utf8)
         }
         line.append(contentsOf: " [".utf8)
         line.append(contentsOf: event.source.utf8)
         line.append(contentsOf: "] ".utf8)
-        line.append(contentsOf: event.message.description.utf8)
+        line.append(contentsOf: LogText.escaping(event.message.description).utf8)
         line.append(UInt8(ascii: "\n"))
         StandardErrorOutput.shared.write(line, immediately: event.level >= .warning)
     }
@@ -86,11 +93,11 @@ struct StandardErrorLogHandler: LogHandler {
         line.append(contentsOf: #","source":"#.utf8)
         JSONWriter.appendString(event.source, to: &line)
         line.append(contentsOf: #","message":"#.utf8)
-        JSONWriter.appendString(event.message.description, to: &line)
+        JSONWriter.appendString(LogText.escaping(event.message.description), to: &line)
         for (key, value) in mergedMetadata(event).sorted(by: { $0.key < $1.key })
         where !["time", "level", "label", "source", "message"].contains(key) {
             line.append(UInt8(ascii: ","))
-            JSONWriter.appendString(key, to: &line)
+            JSONWriter.appendString(LogText.escaping(key), to: &line)
             line.append(UInt8(ascii: ":"))
             Self.appendJSON(value, to: &line)
         }
@@ -101,13 +108,13 @@ struct StandardErrorLogHandler: LogHandler {
     private static func appendJSON(_ value: Logger.MetadataValue, to line: inout [UInt8]) {
         switch value {
         case .string(let text):
-            JSONWriter.appendString(text, to: &line)
+            JSONWriter.appendString(LogText.escaping(text), to: &line)
         case .stringConvertible(let number as Int):
             JSONWriter.appendInteger(number, to: &line)
         case .stringConvertible(let number as Double) where number.isFinite:
             line.append(contentsOf: "\(number)".utf8)
         case .stringConvertible(let other):
-            JSONWriter.appendString(other.description, to: &line)
+            JSONWriter.appendString(LogText.escaping(other.description), to: &line)
         case .array(let values):
             line.append(UInt8(ascii: "["))
             for (index, element) in values.enumerated() {
@@ -119,7 +126,7 @@ struct StandardErrorLogHandler: LogHandler {
             line.append(UInt8(ascii: "{"))
             for (index, (key, element)) in members.sorted(by: { $0.key < $1.key }).enumerated() {
                 if index > 0 { line.append(UInt8(ascii: ",")) }
-                JSONWriter.appendString(key, to: &line)
+                JSONWriter.appendString(LogText.escaping(key), to: &line)
                 line.append(UInt8(ascii: ":"))
                 appendJSON(element, to: &line)
             }

@@ -245,8 +245,8 @@ extension HTTPError {
             "Request failed",
             metadata: [
                 "errorId": "\(errorID)",
-                "method": "\(method)",
-                "path": "\(path)",
+                "method": "\(LogText.escaping(method.rawValue))",
+                "path": "\(LogText.escaping(path))",
                 "error": "\(String(reflecting: error))",
             ])
         return HTTPError(

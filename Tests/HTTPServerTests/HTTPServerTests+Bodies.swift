@@ -89,7 +89,7 @@ extension HTTPServerTests {
         let client = try TestClient(port: server.port)
         let boundary = "cutShortBoundary"
         try client.send(
-            "POST /upload HTTP/1.1\r\nHost: x\r\n"
+            "POST /upload HTTP/1.1\r\nHost: 127.0.0.1\r\n"
                 + "Content-Type: multipart/form-data; boundary=\(boundary)\r\nContent-Length: 1000000\r\n\r\n"
                 + "--\(boundary)\r\nContent-Disposition: form-data; name=\"f\"; filename=\"a.txt\"\r\n\r\n"
         )
@@ -164,7 +164,7 @@ extension HTTPServerTests {
         defer { server.stop() }
 
         let declared = try TestClient(port: server.port)
-        try declared.send("POST /big HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: 5000\r\n\r\n")
+        try declared.send("POST /big HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\nContent-Length: 5000\r\n\r\n")
         let declaredResponse = try declared.readResponse()
         #expect(declaredResponse.status == 413)
         #expect(declaredResponse.header("Content-Type") == "application/problem+json")
@@ -173,7 +173,7 @@ extension HTTPServerTests {
         let chunked = try TestClient(port: server.port)
         let chunk = String(repeating: "x", count: 600)
         try chunked.send(
-            "POST /big HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n\r\n"
+            "POST /big HTTP/1.1\r\nHost: 127.0.0.1\r\nTransfer-Encoding: chunked\r\n\r\n"
                 + "258\r\n\(chunk)\r\n258\r\n\(chunk)\r\n0\r\n\r\n"
         )
         #expect(try chunked.readResponse().status == 413)

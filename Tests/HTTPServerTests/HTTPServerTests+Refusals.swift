@@ -23,19 +23,23 @@ struct Refusal: Sendable, CustomTestStringConvertible {
     /// With the default limits (16 KB of header, 32 KB of libmicrohttpd
     /// pool), all but the first are refused by libmicrohttpd itself.
     static let all: [Refusal] = [
-        Refusal("a request target just over the limit", 414, "GET /q?\(filler(20 << 10)) HTTP/1.1\r\nHost: a\r\n\r\n", isLibrarys: false),
-        Refusal("a 100 KB query string", 414, "GET /q?\(filler(100 << 10)) HTTP/1.1\r\nHost: a\r\n\r\n"),
-        Refusal("a 1 MB query string", 414, "GET /q?\(filler(1 << 20)) HTTP/1.1\r\nHost: a\r\n\r\n"),
-        Refusal("a 1 MB header field", 431, "GET / HTTP/1.1\r\nHost: a\r\nX-Long: \(filler(1 << 20))\r\n\r\n"),
-        Refusal("10,000 header fields", 431, "GET / HTTP/1.1\r\nHost: a\r\n" + (0..<10_000).map { "X-\($0): v\r\n" }.joined() + "\r\n"),
-        Refusal("HTTP/2.0", 505, "GET / HTTP/2.0\r\nHost: a\r\n\r\n"),
-        Refusal("HTTP/0.9", 505, "GET / HTTP/0.9\r\nHost: a\r\n\r\n"),
-        Refusal("a malformed HTTP version", 400, "GET / HTTX/1.1\r\nHost: a\r\n\r\n"),
-        Refusal("a header line without a colon", 400, "GET / HTTP/1.1\r\nHost: a\r\nNo colon here\r\n\r\n"),
-        Refusal("a NUL in a header field name", 400, "GET / HTTP/1.1\r\nHost: a\r\nX-A\0: b\r\n\r\n"),
-        Refusal("a malformed chunk size", 400, "POST / HTTP/1.1\r\nHost: a\r\nTransfer-Encoding: chunked\r\n\r\nzz\r\n"),
         Refusal(
-            "a chunk size beyond 64 bits", 413, "POST / HTTP/1.1\r\nHost: a\r\nTransfer-Encoding: chunked\r\n\r\n1FFFFFFFFFFFFFFFF\r\n"),
+            "a request target just over the limit", 414, "GET /q?\(filler(20 << 10)) HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n", isLibrarys: false
+        ),
+        Refusal("a 100 KB query string", 414, "GET /q?\(filler(100 << 10)) HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n"),
+        Refusal("a 1 MB query string", 414, "GET /q?\(filler(1 << 20)) HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n"),
+        Refusal("a 1 MB header field", 431, "GET / HTTP/1.1\r\nHost: 127.0.0.1\r\nX-Long: \(filler(1 << 20))\r\n\r\n"),
+        Refusal(
+            "10,000 header fields", 431, "GET / HTTP/1.1\r\nHost: 127.0.0.1\r\n" + (0..<10_000).map { "X-\($0): v\r\n" }.joined() + "\r\n"),
+        Refusal("HTTP/2.0", 505, "GET / HTTP/2.0\r\nHost: 127.0.0.1\r\n\r\n"),
+        Refusal("HTTP/0.9", 505, "GET / HTTP/0.9\r\nHost: 127.0.0.1\r\n\r\n"),
+        Refusal("a malformed HTTP version", 400, "GET / HTTX/1.1\r\nHost: 127.0.0.1\r\n\r\n"),
+        Refusal("a header line without a colon", 400, "GET / HTTP/1.1\r\nHost: 127.0.0.1\r\nNo colon here\r\n\r\n"),
+        Refusal("a NUL in a header field name", 400, "GET / HTTP/1.1\r\nHost: 127.0.0.1\r\nX-A\0: b\r\n\r\n"),
+        Refusal("a malformed chunk size", 400, "POST / HTTP/1.1\r\nHost: 127.0.0.1\r\nTransfer-Encoding: chunked\r\n\r\nzz\r\n"),
+        Refusal(
+            "a chunk size beyond 64 bits", 413,
+            "POST / HTTP/1.1\r\nHost: 127.0.0.1\r\nTransfer-Encoding: chunked\r\n\r\n1FFFFFFFFFFFFFFFF\r\n"),
     ]
 
     private static func filler(_ count: Int) -> String {
@@ -92,7 +96,7 @@ extension HTTPServerTests {
         var requestIDs: [String] = []
         let bodies = try [20 << 10, 1 << 20].map { size in
             let client = try TestClient(port: server.port)
-            try? client.send("GET /q?\(String(repeating: "a", count: size)) HTTP/1.1\r\nHost: a\r\n\r\n")
+            try? client.send("GET /q?\(String(repeating: "a", count: size)) HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n")
             let reply = try client.readResponse()
             let id = try #require(reply.header("X-Request-Id"))
             requestIDs.append(id)

@@ -81,7 +81,7 @@ extension HTTPServerTests {
         #expect(eventually { !Self.acceptedSockets(port: server.port).contains { $0 != held } }, "the server closed its descriptor")
         #expect(!Self.epollRegistrations().contains(socket), "the closed socket is still registered")
         // Events on the socket (the client's end closing) reach no one; new connections are served.
-        try client.send("GET /more HTTP/1.1\r\nHost: x\r\n\r\n")
+        try client.send("GET /more HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n")
         usleep(20_000)
         #expect(try TestClient(port: server.port).request("GET", "/next").text == "done /next")
     }

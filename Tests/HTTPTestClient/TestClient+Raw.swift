@@ -18,7 +18,7 @@ extension TestClient {
     /// Sends the UTF-8 bytes of `text` exactly.
     ///
     /// ```swift
-    /// try client.send("POST /big HTTP/1.1\r\nHost: x\r\nContent-Length: 5000\r\n\r\n")
+    /// try client.send("POST /big HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Length: 5000\r\n\r\n")
     /// ```
     public func send(_ text: String) throws {
         try socket.send(Array(text.utf8))
@@ -97,7 +97,7 @@ extension TestClient {
     /// answer at all (`HTTPServer` on event loops does, at times).
     ///
     /// ```swift
-    /// let reply = try TestClient.exchange(Array("GET / HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n".utf8), port: port)
+    /// let reply = try TestClient.exchange(Array("GET / HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n".utf8), port: port)
     /// ```
     public static func exchange(
         _ bytes: [UInt8], port: Int, isHead: Bool = false, closeSending: Bool = false, timeoutSeconds: Int = 60

@@ -56,7 +56,7 @@ public final class TestClient {
     // MARK: - Requests on this connection
 
     /// Sends a request with `Host` and, for a body or a `POST` or `PUT`,
-    /// `Content-Length` (unless `headers` has one).
+    /// `Content-Length` (each unless `headers` has one).
     ///
     /// ```swift
     /// try client.sendRequest("GET", "/employees", headers: [("Connection", "close")])
@@ -155,11 +155,13 @@ public final class TestClient {
         )
     }
 
-    /// The request line, `Host`, `headers`, `Content-Length` and `body`.
+    /// The request line, `Host` (`127.0.0.1` unless `headers` has one),
+    /// `headers`, `Content-Length` and `body`.
     private static func requestBytes(
         _ method: String, target: [UInt8], headers: [(String, String)], body: [UInt8]
     ) -> [UInt8] {
-        var head = Array("\(method) ".utf8) + target + Array(" HTTP/1.1\r\nHost: 127.0.0.1\r\n".utf8)
+        var head = Array("\(method) ".utf8) + target + Array(" HTTP/1.1\r\n".utf8)
+        if !headers.contains(where: { $0.0.lowercased() == "host" }) { head += Array("Host: 127.0.0.1\r\n".utf8) }
         for (name, value) in headers { head += Array("\(name): \(value)\r\n".utf8) }
         let declaresLength = headers.contains { $0.0.lowercased() == "content-length" }
         if !declaresLength && (!body.isEmpty || method == "POST" || method == "PUT") {

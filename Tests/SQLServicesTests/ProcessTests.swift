@@ -16,15 +16,18 @@ struct ProcessTests {
 
     /// The built `sql-rest` started with `arguments`, on the test database
     /// as `employees_reader`, without the `DATABASE_URL` and `SQL_REST_*`
-    /// variables of the test's environment; standard output in `output`,
-    /// standard error in `errors`. `launcher`, when given, is a command that
-    /// runs it (`ip netns exec NAME`), whose process becomes the server's.
+    /// variables of the test's environment but the libmicrohttpd patches of
+    /// `TestPatches`; standard output in `output`, standard error in
+    /// `errors`. `launcher`, when given, is a command that runs it (`ip
+    /// netns exec NAME`), whose process becomes the server's.
     static func start(_ arguments: [String], launcher: [String] = []) throws -> ChildProcess {
         var environment: [String: String?] = [
             "PGHOST": try Environment.variable("PGHOST"), "PGPORT": try Environment.variable("PGPORT"),
             "PGDATABASE": try Environment.variable("EMPLOYEES_DATABASE"), "PGUSER": "employees_reader", "DATABASE_URL": nil,
         ]
         for name in ProcessInfo.processInfo.environment.keys where name.hasPrefix("SQL_REST_") { environment[name] = .some(nil) }
+        let patches = TestPatches.environment(prefix: "SQL_REST_")
+        environment[patches.name] = patches.value
         let command = launcher + [try executable] + arguments
         return try ChildProcess(command[0], Array(command.dropFirst()), environment: environment, separateErrors: true)
     }

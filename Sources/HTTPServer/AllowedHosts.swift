@@ -1,0 +1,213 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// The names a server answers for (``HTTPServer/Configuration/allowedHosts``).
+///
+/// The host part of a request's `Host` (or of its absolute-form target),
+/// without the port, must be one of them; any other is answered 421
+/// Misdirected Request before anything else runs (the admission, the body,
+/// the handler). A web page that rebinds its own name to the server's
+/// address (DNS rebinding) has its browser send that name in `Host`, and
+/// its reads and writes, same-origin to the browser, never reach a
+/// handler. A request without `Host` on HTTP/1.1, with two, or with one
+/// that is not a host and port, is answered 400 (RFC 9112, section 3.2).
+///
+/// Names compare without regard to case and to a final dot; an IPv6
+/// address is written without brackets, as `inet_ntop` writes it (`::1`).
+///
+/// ```swift
+/// let hosts = AllowedHosts(configured: nil, listeningOn: "127.0.0.1")   // 127.0.0.1, localhost
+/// hosts.allows("LOCALHOST")   // true
+/// hosts.allows("evil.example")   // false
+/// ```
+struct AllowedHosts: Sendable, CustomStringConvertible {
+    /// Lower-cased, without brackets or a final dot; `nil`: any name.
+    let names: [String]?
+
+    /// `configured` (`*` among them: any name), or the default names of
+    /// the address `host` when `nil`.
+    init(configured: [String]?, listeningOn host: String) {
+        let names = configured ?? Self.defaultNames(listeningOn: host)
+        self.names = names.contains("*") ? nil : Array(Set(names.map(Self.normalized))).sorted()
+    }
+
+    var description: String {
+        names?.joined(separator: ", ") ?? "any name"
+    }
+
+    /// The names of the address the server listens on: a loopback address
+    /// and `localhost`; for `localhost`, `127.0.0.1` and `::1` too; for
+    /// every address (`0.0.0.0`, `::`), the machine's host name,
+    /// `localhost` and the address of each network interface; for another
+    /// address, that address and the machine's host name.
+    static func defaultNames(listeningOn host: String) -> [String] {
+        let address = normalized(host)
+        switch address {
+        case "localhost":
+            return ["localhost", "127.0.0.1", "::1"]
+        case "0.0.0.0", "::":
+            return ["localhost"] + hostName() + interfaceAddresses()
+        case _ where address == "::1" || address.hasPrefix("127."):
+            return [address, "localhost"]
+        default:
+            return [address] + hostName()
+        }
+    }
+
+    /// Whether `name`, a host part without its port, is one of the names.
+    func allows(_ name: Substring) -> Bool {
+        guard let names else { return true }
+        return names.contains { Self.matches(name, $0) }
+    }
+
+    /// Whether `name`, the host of an `Origin`, is one of the server's names:
+    /// one of ``names``, or with any name allowed, the host `Host` names.
+    func isServerName(_ name: Substring, requestHost: Substring) -> Bool {
+        guard names != nil else { return Self.matches(name, requestHost) }
+        return allows(name)
+    }
+
+    /// Whether two host names are the same, ignoring ASCII case and a final dot.
+    private static func matches(_ first: some StringProtocol, _ second: some StringProtocol) -> Bool {
+        func trimmed(_ name: some StringProtocol) -> Substring.UTF8View {
+            let bytes = Substring(name).utf8
+            return bytes.last == UInt8(ascii: ".") ? bytes.dropLast() : bytes[...]
+        }
+        let (first, second) = (trimmed(first), trimmed(second))
+        return first.count == second.count && zip(first, second).allSatisfy { ($0 | 0x20) == ($1 | 0x20) && ($0 == $1 || isLetter($0)) }
+    }
+
+    private static func isLetter(_ byte: UInt8) -> Bool {
+        (UInt8(ascii: "a")...UInt8(ascii: "z")).contains(byte | 0x20)
+    }
+
+    // MARK: - The check
+
+    /// The refusal of a request whose `Host` is missing (on HTTP/1.1),
+    /// repeated, malformed (400) or not one of the names (421); `nil` when
+    /// it may go on. An absolute-form target (`http://host/path`) names the
+    /// host instead of `Host` (RFC 9112, section 3.2.2).
+    func problem(headers: HTTPHeaders, rawTarget: [UInt8], isHTTP10: Bool) -> HTTPError? {
+        var host: String?
+        for (name, value) in headers where name.utf8.count == 4 && HTTPHeaders.namesMatch(name, "Host") {
+            guard host == nil else { return HTTPError(.badRequest, detail: "The request has more than one Host field.") }
+            host = value
+        }
+        let authority: Substring
+        if let fromTarget = Self.absoluteFormAuthority(rawTarget) {
+            authority = fromTarget
+        } else if let host {
+            authority = Substring(host)
+        } else {
+            return isHTTP10 ? nil : HTTPError(.badRequest, detail: "An HTTP/1.1 request must have a Host field.")
+        }
+        guard let (name, _) = Self.hostAndPort(authority) else {
+            return HTTPError(.badRequest, detail: "The request's Host is not a host name or address, with a port or not.")
+        }
+        guard allows(name) else {
+            return HTTPError(
+                .misdirectedRequest, detail: "This server does not answer for the host \"\(LogText.escaping(String(name.prefix(255))))\".")
+        }
+        return nil
+    }
+
+    /// The host and the port (`nil` when absent or empty) of `authority`,
+    /// `host[:port]` or `[IPv6]:port`, the brackets removed; `nil` when it
+    /// is not one.
+    static func hostAndPort(_ authority: Substring) -> (host: Substring, port: Substring?)? {
+        let host: Substring
+        var rest: Substring
+        if authority.first == "[" {
+            guard let close = authority.firstIndex(of: "]") else { return nil }
+            host = authority[authority.index(after: authority.startIndex)..<close]
+            rest = authority[authority.index(after: close)...]
+            guard !host.isEmpty, host.utf8.allSatisfy({ isHexDigit($0) || $0 == UInt8(ascii: ":") || $0 == UInt8(ascii: ".") })
+            else { return nil }
+        } else {
+            let colon = authority.firstIndex(of: ":") ?? authority.endIndex
+            host = authority[..<colon]
+            rest = authority[colon...]
+            guard !host.isEmpty, host.utf8.allSatisfy(isNameByte) else { return nil }
+        }
+        guard !rest.isEmpty else { return (host, nil) }
+        guard rest.first == ":" else { return nil }
+        rest = rest.dropFirst()
+        guard rest.count <= 5, rest.utf8.allSatisfy({ $0 >= UInt8(ascii: "0") && $0 <= UInt8(ascii: "9") }) else { return nil }
+        return (host, rest.isEmpty ? nil : rest)
+    }
+
+    /// The authority of an absolute-form target (`http://host:8080/path`), `nil` for any other form.
+    private static func absoluteFormAuthority(_ target: [UInt8]) -> Substring? {
+        guard target.first != UInt8(ascii: "/"), let colon = target.firstIndex(of: UInt8(ascii: ":")),
+            target[colon...].starts(with: "://".utf8)
+        else { return nil }
+        let authority = target[(colon + 3)...].prefix { $0 != UInt8(ascii: "/") && $0 != UInt8(ascii: "?") }
+        return Substring(String(decoding: authority, as: UTF8.self))
+    }
+
+    /// A byte of a registered name (RFC 3986: unreserved, sub-delims, `%`).
+    private static func isNameByte(_ byte: UInt8) -> Bool {
+        switch byte {
+        case UInt8(ascii: "a")...UInt8(ascii: "z"), UInt8(ascii: "A")...UInt8(ascii: "Z"), UInt8(ascii: "0")...UInt8(ascii: "9"):
+            true
+        default:
+            "-._~!$&'()*+,;=%".utf8.contains(byte)
+        }
+    }
+
+    private static func isHexDigit(_ byte: UInt8) -> Bool {
+        switch byte {
+        case UInt8(ascii: "0")...UInt8(ascii: "9"), UInt8(ascii: "a")...UInt8(ascii: "f"), UInt8(ascii: "A")...UInt8(ascii: "F"): true
+        default: false
+        }
+    }
+
+    // MARK: - The machine's names
+
+    /// A configured name as compared: lower-cased, without a port,
+    /// brackets or a final dot (`[::1]:8080` is `::1`).
+    private static func normalized(_ name: String) -> String {
+        var name = Substring(name.lowercased())
+        if let (host, _) = hostAndPort(name) { name = host }
+        if name.last == ".", name.count > 1 { name = name.dropLast() }
+        return String(name)
+    }
+
+    /// The machine's host name (`gethostname`), if it has one.
+    private static func hostName() -> [String] {
+        var buffer = [CChar](repeating: 0, count: 256)
+        guard gethostname(&buffer, buffer.count - 1) == 0 else { return [] }
+        let name = String(nulTerminated: buffer)
+        return name.isEmpty ? [] : [name]
+    }
+
+    /// The IPv4 and IPv6 addresses of the machine's network interfaces.
+    private static func interfaceAddresses() -> [String] {
+        var first: UnsafeMutablePointer<ifaddrs>?
+        guard getifaddrs(&first) == 0 else { return [] }
+        defer { freeifaddrs(first) }
+        var addresses: [String] = []
+        var current = first
+        while let interface = current {
+            current = interface.pointee.ifa_next
+            guard let address = interface.pointee.ifa_addr else { continue }
+            var text = [CChar](repeating: 0, count: Int(INET6_ADDRSTRLEN))
+            let family = Int32(address.pointee.sa_family)
+            let written: UnsafePointer<CChar>? =
+                switch family {
+                case AF_INET:
+                    address.withMemoryRebound(to: sockaddr_in.self, capacity: 1) { inet in
+                        withUnsafePointer(to: inet.pointee.sin_addr) { inet_ntop(AF_INET, $0, &text, socklen_t(text.count)) }
+                    }
+                case AF_INET6:
+                    address.withMemoryRebound(to: sockaddr_in6.self, capacity: 1) { inet in
+                        withUnsafePointer(to: inet.pointee.sin6_addr) { inet_ntop(AF_INET6, $0, &text, socklen_t(text.count)) }
+                    }
+                default: nil
+                }
+            if written != nil { addresses.append(String(nulTerminated: text)) }
+        }
+        return addresses
+    }
+}
