@@ -217,7 +217,7 @@ public struct Query: Sendable {
 
     /// Statements that write, run in order in one transaction: committed
     /// when all succeeded, rolled back at the first error (which answers
-    /// through the SQLSTATE mapping: a constraint violated is a 409 or 422
+    /// through the SQLSTATE mapping: a constraint violated is a 409 or 400
     /// naming the constraint). Each statement binds the arguments its
     /// `:name` parameters name. The rows of the last one (`RETURNING ...`)
     /// answer:

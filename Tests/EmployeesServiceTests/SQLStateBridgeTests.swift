@@ -46,6 +46,9 @@ struct FailingService: WebService {
         Route(.get, "/divide", Parameter<Int>("by")) { (by: Int) throws -> Int in
             try pool.withConnection { try $0.fetchOne(Int.self, "SELECT 1 / CAST(:by AS integer) AS value", ["by": by]) ?? 0 }
         }
+        Route(.get, "/internal") { () throws -> Void in
+            try pool.withConnection { try $0.executeScript("DO $$ BEGIN RAISE EXCEPTION 'inside' USING ERRCODE = 'XX001'; END $$") }
+        }
         Route(.get, "/stream", Parameter<String>("value")) { value in
             Query.list("SELECT CAST(:value AS date) AS day", ["value": value])
         }
@@ -78,7 +81,7 @@ struct SQLStateBridgeTests {
         }
     }
 
-    @Test("22P02 and 22007 → 400, 23505 → 409, 42501 → 403, 57014 → 504, 22012 → 500 with an error id")
+    @Test("22P02, 22007 and 22012 → 400, 23505 → 409, 42501 → 403, 57014 → 504, XX001 → 500 with an error id")
     func mapping() throws {
         try withServer { _, port in
             let secret = FailingService.secret
@@ -90,7 +93,8 @@ struct SQLStateBridgeTests {
             expectProblem(try TestClient.request("GET", "/fail/write?value=\(secret)", port: port), status: 403, sqlState: "42501")
             expectProblem(try TestClient.request("GET", "/fail/timeout", port: port), status: 504, sqlState: "57014")
 
-            let unmapped = try TestClient.request("GET", "/fail/divide?by=0", port: port)
+            expectProblem(try TestClient.request("GET", "/fail/divide?by=0", port: port), status: 400, sqlState: "22012")
+            let unmapped = try TestClient.request("GET", "/fail/internal", port: port)
             expectProblem(unmapped, status: 500, sqlState: nil)
             #expect(unmapped.object["sqlState"] == nil)
             #expect((unmapped.object["errorId"] as? String)?.count == 36, "\(unmapped)")

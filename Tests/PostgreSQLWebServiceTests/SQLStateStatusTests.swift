@@ -11,7 +11,8 @@ struct SQLStateStatusTests {
         "each mapped SQLSTATE gets its status and a fixed detail",
         arguments: [
             ("22P02", 400), ("22003", 400), ("22007", 400), ("22008", 400), ("22001", 400),
-            ("42501", 403), ("23505", 409), ("23503", 409), ("23P01", 409), ("23502", 422), ("23514", 422), ("57014", 504),
+            ("42501", 403), ("23505", 409), ("23503", 409), ("23P01", 409), ("23502", 400), ("23514", 400), ("57014", 504),
+            ("22012", 400), ("25006", 405), ("42601", 400), ("53300", 503), ("28000", 403),
             ("08000", 503), ("08001", 503), ("08003", 503), ("08006", 503), ("08P01", 503),
             ("57P01", 503), ("57P02", 503), ("57P03", 503),
         ])
@@ -30,7 +31,7 @@ struct SQLStateStatusTests {
     @Test(
         "other SQLSTATEs are left to the router's 500 with an error id",
         arguments: [
-            "22012", "42601", "42P01", "XX000", "40001",
+            "XX000", "40001", "42P17", "P0002", "53400",
         ])
     func unmapped(code: String) {
         #expect(DatabaseError(code: SQLState(rawValue: code), message: "anything").httpError == nil)
@@ -45,12 +46,26 @@ struct SQLStateStatusTests {
         let body = String(decoding: problem.problemJSON, as: UTF8.self)
         #expect(body.contains(#""constraint":"items_name_key""#) && !body.contains("hunter2"))
         let missing = try #require(DatabaseError(code: .notNullViolation, message: "null", column: "name").httpError)
-        #expect(missing.status == .unprocessableContent && missing.detail == #"A required value is missing (column "name")."#)
+        #expect(missing.status == .badRequest && missing.detail == #"A required value is missing (column "name")."#)
         let check = try #require(DatabaseError(code: .checkViolation, message: "check", constraint: "price_check").httpError)
         #expect(check.detail == #"A value in the request breaks a rule of the database (constraint "price_check")."#)
         #expect(
             try #require(DatabaseError(code: .foreignKeyViolation, message: "fk").httpError).detail
                 == "The request refers to a record that does not exist or is still referenced.")
+    }
+
+    @Test("PostgREST's mapping of what names the schema's objects or comes from a function's RAISE: its message is the caller's")
+    func callerMessages() throws {
+        let column = try #require(DatabaseError(code: .undefinedColumn, message: "column people.agee does not exist").httpError)
+        #expect(column.status == .badRequest && column.detail == "column people.agee does not exist" && column.code == "42703")
+        let function = try #require(DatabaseError(code: SQLState(rawValue: "42883"), message: "function f(int) does not exist").httpError)
+        #expect(function.status == .notFound)
+        let raised = try #require(
+            DatabaseError(code: SQLState(rawValue: "P0001"), message: "out of stock", detail: "item 4", hint: "order less").httpError)
+        #expect(raised.status == .badRequest && raised.detail == "out of stock" && raised.hint == "order less")
+        let status = try #require(DatabaseError(code: SQLState(rawValue: "PT402"), message: "pay first").httpError)
+        #expect(status.status.code == 402 && status.detail == "pay first")
+        #expect(DatabaseError(code: SQLState(rawValue: "PT40A"), message: "x").httpError == nil)
     }
 
     @Test("a pool timeout is 503 with Retry-After")

@@ -7,7 +7,7 @@ import Testing
 
 /// POST, PUT, PATCH and DELETE files on tables of a scratch schema:
 /// statements in one transaction, the last one's rows as the answer,
-/// constraint violations as 409 and 422 problems.
+/// constraint violations as 409 and 400 problems.
 @Suite("Writes from service files", .serialized)
 struct WriteTests {
     static let schema = """
@@ -130,7 +130,7 @@ struct WriteTests {
         #expect(reply.object["note"] as? String == "bright")
 
         let failed = try send("POST", "/items/noted", json: #"{"name": "chair"}"#)
-        #expect(failed.status == 422, "the note is missing: NOT NULL")
+        #expect(failed.status == 400, "the note is missing: NOT NULL")
         #expect(failed.object["column"] as? String == "body")
         #expect(try count("SELECT count(*) FROM items WHERE name = 'chair'") == 0, "the first statement was rolled back")
     }
@@ -150,7 +150,7 @@ struct WriteTests {
         #expect(try send("GET", "/items/\(id)").status == 404)
     }
 
-    @Test("constraint violations: 409 for unique and foreign keys, 422 for checks and NOT NULL, naming the constraint, never the value")
+    @Test("constraint violations: 409 for unique and foreign keys, 400 for checks and NOT NULL, naming the constraint, never the value")
     func violations() throws {
         defer { finish() }
         #expect(try send("POST", "/items", json: #"{"name": "secret-name"}"#).status == 201)
@@ -161,10 +161,10 @@ struct WriteTests {
         #expect(!duplicate.text.contains("secret-name"))
 
         let negative = try send("POST", "/items", json: #"{"name": "neg", "price": -1}"#)
-        #expect(negative.status == 422 && negative.object["constraint"] as? String == "items_price_check")
+        #expect(negative.status == 400 && negative.object["constraint"] as? String == "items_price_check")
 
         let unnamed = try send("POST", "/items", json: #"{"price": 1}"#)
-        #expect(unnamed.status == 422 && unnamed.object["column"] as? String == "name")
+        #expect(unnamed.status == 400 && unnamed.object["column"] as? String == "name")
         #expect(unnamed.object["detail"] as? String == "A required value is missing (column \"name\").")
 
         let orphan = try send("POST", "/notes", json: #"{"item": 987654, "body": "x"}"#)
