@@ -301,6 +301,11 @@ final class ChildBlock {
             template.writeMembers(row: row, of: result, options: options, to: &output) { index, output in
                 if let row { children[index].write(forParent: row, options: options, to: &output) } else { JSONWriter.appendNull(to: &output) }
             }
+        case .spreadMany:
+            let rows = rows.map { order.isEmpty ? $0 : order[Int($0)] }
+            template.writeArrays(rows: rows, of: result, options: options, to: &output) { index, row, output in
+                children[index].write(forParent: row, options: options, to: &output)
+            }
         }
     }
 

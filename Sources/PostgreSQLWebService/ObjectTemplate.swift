@@ -143,6 +143,40 @@ struct ObjectTemplate {
             entries, { result.bytes(row: row, column: Int32($0)) }, options: options, to: &output, braces: false, embed: embed)
     }
 
+    /// Writes, for each member, the array of its values in `rows` of
+    /// `result`, without the object's braces (`"a":[1,2],"b":["x","y"]`):
+    /// a to-many relationship spread among its parent's members.
+    /// `embed(index, row)` writes an embed's value for one row.
+    func writeArrays<Output: JSONOutput>(
+        rows: [Int32], of result: QueryResult?, options: JSONRenderingOptions, to output: inout Output,
+        embed: (Int, Int32, inout Output) -> Void
+    ) {
+        for position in entries.indices {
+            let key = entries[position].key
+            JSONWriter.appendRaw(position == 0 ? UnsafeRawBufferPointer(rebasing: key.dropFirst()) : key, to: &output)
+            output.append(UInt8(ascii: "["))
+            for (number, row) in rows.enumerated() {
+                if number > 0 { output.append(UInt8(ascii: ",")) }
+                guard let result else { continue }
+                switch entries[position].kind {
+                case .column:
+                    if let bytes = result.bytes(row: row, column: Int32(entries[position].index)), let format = entries[position].format {
+                        PostgresJSON.append(bytes, format: format, to: &output, options: options)
+                    } else {
+                        JSONWriter.appendNull(to: &output)
+                    }
+                case .object:
+                    Self.write(entries[position].entries, { result.bytes(row: row, column: Int32($0)) }, options: options, to: &output) {
+                        index, output in embed(index, row, &output)
+                    }
+                case .embed:
+                    embed(entries[position].index, row, &output)
+                }
+            }
+            output.append(UInt8(ascii: "]"))
+        }
+    }
+
     /// Writes the object for a row whose values `value(column)` gives (its
     /// text bytes, `nil` for NULL), without embeds.
     func write<Output: JSONOutput>(

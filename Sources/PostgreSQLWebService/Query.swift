@@ -45,6 +45,9 @@ public struct Query: Sendable {
             case one
             /// The first row's members written among the parent's own (`...album(title)`), `null` each without a row.
             case spread
+            /// Each member written among the parent's own as the array of its
+            /// values in the rows (`...tracks(name)` → `"name":["a","b"]`), `[]` without rows.
+            case spreadMany
         }
 
         let key: String

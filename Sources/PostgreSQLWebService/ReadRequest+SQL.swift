@@ -13,10 +13,13 @@ extension ReadRequest {
     /// identifier is a label or name the resources declared, quoted.
     func apply(to query: Query) -> Query {
         var builder = Builder(counter: Counter(), taken: Set(StatementShape.of(query.sql).parameters.names))
+        // The query's own embeds (a `details` argument) bind from the root's columns too.
+        let labels = Set(root.resource.columns.map(\.label))
+        builder.attachedLabels = query.embeds.flatMap { StatementShape.of($0.query.sql).parameters.names.filter(labels.contains) }
         var arguments = query.arguments
         let sql = builder.statement(for: root, base: query.sql, depth: 0, link: nil, arguments: &arguments)
         let embeds = builder.embeds(of: root, depth: 0)
-        return query.with(sql: sql, arguments: arguments, embeds: embeds)
+        return query.with(sql: sql, arguments: arguments, embeds: embeds + query.embeds)
     }
 
     /// The root's statement without its members, order and pages, for counting its rows.
@@ -40,6 +43,8 @@ extension ReadRequest {
         let counter: Counter
         /// Parameter names the statements use already.
         let taken: Set<String>
+        /// Root columns the query's own embeds bind from, kept among its hidden columns.
+        var attachedLabels: [String] = []
 
         /// `value` bound under a new name in `arguments`: the placeholder to write.
         mutating func bind(_ value: SQLValue, into arguments: inout SQLArguments) -> String {
@@ -106,21 +111,36 @@ extension ReadRequest {
                 case .expression(let expression, let key):
                     members.append(self.expression(expression, alias: alias, arguments: &arguments) + " AS " + quoted(key))
                 case .embed(let index):
+                    guard let written = Self.writtenIndex(of: index, in: node) else { continue }
                     let marker = node.embeds[index].isSpread ? ObjectTemplate.spreadMarker : ObjectTemplate.embedMarker
-                    members.append("NULL AS " + quoted(marker + String(index)))
+                    members.append("NULL AS " + quoted(marker + String(written)))
                 }
             }
             return members.isEmpty ? "NULL AS " + quoted(ObjectTemplate.hiddenColumnsMarker) : members.joined(separator: ", ")
         }
 
+        /// The index of a node's embed among the embeds its rows are
+        /// written with (those that select something), `nil` for an empty one.
+        static func writtenIndex(of index: Int, in node: Node) -> Int? {
+            guard !node.embeds[index].isEmpty else { return nil }
+            return node.embeds[..<index].count { !$0.isEmpty }
+        }
+
         /// After the marker, the columns embedded resources bind from that
         /// the members do not hold as they are.
         private func hiddenColumns(of node: Node, alias: String) -> String {
-            guard needsHiddenColumns(node) || !node.embeds.isEmpty else { return "" }
+            guard needsHiddenColumns(node) || !node.embeds.isEmpty || !attachedLabels.isEmpty else { return "" }
             var hidden: [String] = []
-            for (index, embed) in node.embeds.enumerated() {
-                for (label, name) in linkColumns(of: embed, index: index, in: node) where !isWritten(label, as: name, in: node) {
+            var named: Set<String> = []
+            for (index, embed) in node.embeds.enumerated() where !embed.isEmpty {
+                for (label, name) in linkColumns(of: embed, index: index, in: node)
+                where !isWritten(label, as: name, in: node) && named.insert(name).inserted {
                     hidden.append(quoted(alias) + "." + quoted(label) + " AS " + quoted(name))
+                }
+            }
+            if node.path.isEmpty {
+                for label in attachedLabels where !isWritten(label, as: label, in: node) && named.insert(label).inserted {
+                    hidden.append(quoted(alias) + "." + quoted(label) + " AS " + quoted(label))
                 }
             }
             guard !hidden.isEmpty else { return "" }
@@ -128,8 +148,9 @@ extension ReadRequest {
         }
 
         private func needsHiddenColumns(_ node: Node) -> Bool {
-            node.embeds.enumerated().contains { index, embed in
-                linkColumns(of: embed, index: index, in: node).contains { !isWritten($0.label, as: $0.name, in: node) }
+            if node.path.isEmpty, attachedLabels.contains(where: { !isWritten($0, as: $0, in: node) }) { return true }
+            return node.embeds.enumerated().contains { index, embed in
+                !embed.isEmpty && linkColumns(of: embed, index: index, in: node).contains { !isWritten($0.label, as: $0.name, in: node) }
             }
         }
 
@@ -179,14 +200,19 @@ extension ReadRequest {
         /// The queries of `node`'s embedded resources, each bound to the
         /// parent row by parameters, with theirs.
         mutating func embeds(of node: Node, depth: Int) -> [Query.Embed] {
-            node.embeds.enumerated().map { index, embed in
+            node.embeds.enumerated().filter { !$0.element.isEmpty }.map { index, embed in
                 var arguments = SQLArguments()
                 let link = linkCondition(embed, index: index, alias: "t\(depth + 1)", parentAlias: nil)
                 let sql = statement(
                     for: embed.node, base: embed.node.resource.sql, depth: depth + 1,
                     link: link.isEmpty ? nil : link, arguments: &arguments)
                 let kind: Query.Embed.Kind =
-                    embed.isSpread ? .spread : embed.relationship.cardinality == .one ? .one : .many
+                    switch (embed.isSpread, embed.relationship.cardinality) {
+                    case (true, .one): .spread
+                    case (true, .many): .spreadMany
+                    case (false, .one): .one
+                    case (false, .many): .many
+                    }
                 let child = Query.list(sql, arguments).with(
                     sql: sql, arguments: arguments, embeds: embeds(of: embed.node, depth: depth + 1))
                 return Query.Embed(key: embed.key, query: child, kind: kind)

@@ -67,6 +67,17 @@ import Testing
         #expect(query.embeds[0].query.sql.contains(" LIMIT "))
     }
 
+    @Test func spreadsAndEmptyEmbeds() throws {
+        let spread = try Self.read(1, [("select", ["name,...album(title)"])])
+        #expect(spread.embeds[0].kind == .spread)
+        #expect(spread.sql.contains(#"NULL AS "\#u{3}0""#))
+        let many = try Self.read(0, [("select", ["title,...track(name)"])])
+        #expect(many.embeds[0].kind == .spreadMany)
+        let empty = try Self.read(0, [("select", ["title,track!inner()"]), ("track.name", ["eq.x"])])
+        #expect(empty.embeds.isEmpty, "an empty embed is written nowhere")
+        #expect(empty.sql.contains("EXISTS ("))
+    }
+
     @Test func problemsNameTheirParameter() throws {
         #expect(throws: ReadError.self) { try Self.read(0, [("select", ["nope"])]) }
         #expect(throws: ReadError.self) { try Self.read(0, [("select", ["title,genre(*)"])]) }
