@@ -55,6 +55,7 @@ final class Daemon {
                 flags |= MHD_USE_TLS.rawValue
                 // libmicrohttpd needs a certificate to start; each connection
                 // is then given the store's (`connectionChanged`).
+                // strdup fails only when the process is out of memory, before it serves.
                 let certificate = strdup(tls.certificatePEM)!
                 let key = strdup(tls.privateKeyPEM)!
                 let priorities = strdup(configuration.tlsPriorities)!
@@ -219,6 +220,7 @@ final class Daemon {
         @convention(c) (
             UnsafeMutableRawPointer?, UnsafePointer<CChar>?, OpaquePointer?
         ) -> UnsafeMutableRawPointer? = { cls, uri, _ in
+            // `cls` is the context this server registered with libmicrohttpd: never nil.
             let processor = Unmanaged<RequestProcessor>.fromOpaque(cls!).takeUnretainedValue()
             let target = uri.map { Array(UnsafeRawBufferPointer(start: $0, count: strlen($0))) } ?? []
             // Next, libmicrohttpd would split the query into arguments, each a
@@ -238,6 +240,7 @@ final class Daemon {
 
     /// The accept policy: refuses a connection over the limit, every loop's connections counted.
     private static let acceptPolicy: MHD_AcceptPolicyCallback = { cls, _, _ in
+        // `cls` is the context this server registered with libmicrohttpd: never nil.
         let processor = Unmanaged<RequestProcessor>.fromOpaque(cls!).takeUnretainedValue()
         return processor.openConnections.load(ordering: .relaxed) < processor.configuration.maximumConnections ? .YES : .NO
     }
@@ -272,7 +275,7 @@ final class Daemon {
                 // record until the connection closes.
                 let watch = processor.deadlines.opened(socket: shim_MHD_get_connection_fd(connection))
                 // libmicrohttpd accepts connections only in `MHD_run`, which
-                // only the daemon's loop calls.
+                // only the daemon's loop calls: no client reaches this.
                 guard let loopDaemon = EventLoopDaemon.current else {
                     preconditionFailure("libmicrohttpd opened a connection off its event loop")
                 }
@@ -322,6 +325,7 @@ final class Daemon {
             UnsafeMutableRawPointer?, OpaquePointer?, UnsafeMutablePointer<UnsafeMutableRawPointer?>?,
             MHD_RequestTerminationCode
         ) -> Void = { cls, connection, contextPointer, termination in
+            // `cls` is the context this server registered with libmicrohttpd: never nil.
             let processor = Unmanaged<RequestProcessor>.fromOpaque(cls!).takeUnretainedValue()
             if let connection, let open = openConnection(connection) {
                 if let watch = open.watch { processor.deadlines.requestCompleted(watch) }
@@ -368,6 +372,7 @@ final class Daemon {
 
     /// MHD_OPTION_EXTERNAL_LOGGER: libmicrohttpd's own messages.
     private static let logMessage: MHD_LogCallback = { cls, format, arguments in
+        // `cls` is the context this server registered with libmicrohttpd: never nil.
         let processor = Unmanaged<RequestProcessor>.fromOpaque(cls!).takeUnretainedValue()
         guard let format, let arguments else { return }
         var buffer = [CChar](repeating: 0, count: 1024)

@@ -104,6 +104,7 @@ final class TLSCredentialStore: Sendable {
     /// libmicrohttpd started with: the configuration's certificate.)
     func apply(to session: UnsafeMutableRawPointer) {
         loaded.withLock { loaded in
+            // Made with one set of credentials, and only ever added to.
             _ = gnutls_credentials_set(OpaquePointer(session), GNUTLS_CRD_CERTIFICATE, UnsafeMutableRawPointer(loaded.last!.handle))
         }
     }

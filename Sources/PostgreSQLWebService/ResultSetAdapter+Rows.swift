@@ -51,9 +51,10 @@ final class StreamingRows: RowSource {
 
     func writeNext(options: JSONRenderingOptions, to writer: ByteWriter) throws {
         guard let row = pending.take() else { return }
-        if template == nil { template = row.layout.objectTemplate }
         var output = writer
-        template!.write(row, options: options, to: &output) { _, _ in }
+        let template = self.template ?? row.layout.objectTemplate
+        self.template = template
+        template.write(row, options: options, to: &output) { _, _ in }
     }
 
     func close() {
@@ -268,6 +269,7 @@ final class BlockRows: RowSource {
             }
         } else {
             guard let fetched = try fetchParents() else { return false }
+            // `fetchParents` sets `layout` with the first block it returns.
             parents = fetched
             children = try ChildBlock.blocks(
                 attachments, parents: parents, parentLayout: layout!, firstColumn: 0, arguments: arguments,
@@ -315,6 +317,7 @@ final class BlockRows: RowSource {
     /// result is larger than the socket's buffer.
     private func sendAhead() throws {
         guard let parents = try fetchParents() else { return }
+        // `fetchParents` sets `layout` with the first block it returns.
         let statements = try ChildBlock.statements(
             for: attachments, parents: parents, parentLayout: layout!, firstColumn: 0, arguments: arguments,
             connection: connection)

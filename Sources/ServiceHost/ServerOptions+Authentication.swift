@@ -24,9 +24,9 @@ extension ServerOptions {
         var configuration = Authenticator.Configuration(realm: realm, passwordChecks: passwordChecks)
         if !authBasicFile.isEmpty {
             var hashes: [String: PasswordHash] = [:]
-            for (user, text) in try CredentialFile(path: authBasicFile).entries {
+            for (user, text) in try reading("auth-basic-file", { try CredentialFile(path: authBasicFile).entries }) {
                 guard let hash = PasswordHash(text) else {
-                    throw UsageError(description: "\(authBasicFile): the entry of \(user) is not a $pbkdf2-sha256$ hash")
+                    throw UsageError(description: "--auth-basic-file \(authBasicFile): the entry of \(user) is not a $pbkdf2-sha256$ hash")
                 }
                 hashes[user] = hash
             }
@@ -39,14 +39,18 @@ extension ServerOptions {
         }
         let audience = jwtAudience.isEmpty ? nil : jwtAudience
         if !jwtSecretFile.isEmpty {
-            var secret = Array(try CredentialFile.text(at: jwtSecretFile).utf8)
-            while let last = secret.last, last == UInt8(ascii: "\n") || last == UInt8(ascii: "\r") { secret.removeLast() }
-            configuration.tokens = try JSONWebTokenVerifier(key: .secret(secret), audience: audience, roleClaim: jwtRoleClaim)
+            configuration.tokens = try reading("jwt-secret-file") {
+                var secret = Array(try CredentialFile.text(at: jwtSecretFile).utf8)
+                while let last = secret.last, last == UInt8(ascii: "\n") || last == UInt8(ascii: "\r") { secret.removeLast() }
+                return try JSONWebTokenVerifier(key: .secret(secret), audience: audience, roleClaim: jwtRoleClaim)
+            }
         } else if !jwtPublicKeyFile.isEmpty {
-            let pem = try CredentialFile.text(at: jwtPublicKeyFile)
-            configuration.tokens = try JSONWebTokenVerifier(key: .rsaPublicKey(pem), audience: audience, roleClaim: jwtRoleClaim)
+            configuration.tokens = try reading("jwt-public-key-file") {
+                try JSONWebTokenVerifier(
+                    key: .rsaPublicKey(try CredentialFile.text(at: jwtPublicKeyFile)), audience: audience, roleClaim: jwtRoleClaim)
+            }
         }
-        if !roleMapFile.isEmpty { configuration.roles = try CredentialFile(path: roleMapFile).entries }
+        if !roleMapFile.isEmpty { configuration.roles = try reading("role-map") { try CredentialFile(path: roleMapFile).entries } }
         if !anonymousRole.isEmpty { configuration.anonymousRole = anonymousRole }
         return configuration
     }
@@ -81,7 +85,17 @@ extension ServerOptions {
     func tlsCertificate() throws -> HTTPServer.TLSCertificate? {
         guard !tlsCertificateFile.isEmpty else { return nil }
         return HTTPServer.TLSCertificate(
-            certificatePEM: try CredentialFile.text(at: tlsCertificateFile), privateKeyPEM: try CredentialFile.text(at: tlsKeyFile))
+            certificatePEM: try reading("tls-cert") { try CredentialFile.text(at: tlsCertificateFile) },
+            privateKeyPEM: try reading("tls-key") { try CredentialFile.text(at: tlsKeyFile) })
+    }
+
+    /// What `body` reads for `--option`, its error naming the option.
+    private func reading<Value>(_ option: String, _ body: () throws -> Value) throws -> Value {
+        do {
+            return try body()
+        } catch {
+            throw UsageError(description: "--\(option): \(error)")
+        }
     }
 }
 
@@ -95,7 +109,9 @@ func hashPasswordCommand(_ arguments: ArraySlice<String>) -> Int32 {
     var iterations = PasswordHash.defaultIterations
     var arguments = arguments
     while let argument = arguments.popFirst() {
-        if argument == "--iterations", let value = arguments.popFirst().flatMap(Int.init), value >= 1 {
+        if argument == "--iterations", let value = arguments.popFirst().flatMap(Int.init),
+            (1...PasswordHash.maximumIterations).contains(value)
+        {
             iterations = value
         } else if !argument.hasPrefix("-"), user == nil, !argument.contains(":") {
             user = argument
