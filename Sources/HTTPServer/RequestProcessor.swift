@@ -60,10 +60,19 @@ final class RequestProcessor: Sendable {
             context.rejection = error
         }
 
+        context.maximumBodySize = configuration.maximumBodySize
+        if Self.expectsBody(context), !configuration.maximumBodySizeByPath.isEmpty, let target = context.target {
+            // The path as the router reads it: decoded segments, one slash between them.
+            let path = "/" + target.pathSegments.joined(separator: "/")
+            if let limit = configuration.maximumBodySizeByPath[path], limit < context.maximumBodySize {
+                context.maximumBodySize = limit
+                context.bodyLimitPath = path
+            }
+        }
         if let length = context.headers["Content-Length"].flatMap({ Int($0.trimmingCharacters(in: " \t")) }),
-            length > configuration.maximumBodySize
+            length > context.maximumBodySize
         {
-            return respond(with: tooLarge().response, to: context, on: connection, closeConnection: true)
+            return respond(with: tooLarge(context).response, to: context, on: connection, closeConnection: true)
         }
         if configuration.refusesCrossSiteWrites,
             CrossOriginPolicy.isCrossSiteWrite(
@@ -134,16 +143,16 @@ final class RequestProcessor: Sendable {
     func receive(_ chunk: UnsafeRawBufferPointer, for context: RequestContext, on connection: Connection) -> Bool {
         guard !context.hasResponded else { return true }
         context.receivedBytes += chunk.count
-        if context.receivedBytes > configuration.maximumBodySize {
+        if context.receivedBytes > context.maximumBodySize {
             // A response can only be queued once the body is in: discard
             // the rest and answer 413 then, unless it goes on for too long.
-            if context.receivedBytes > 2 * configuration.maximumBodySize + (1 << 20) {
+            if context.receivedBytes > 2 * context.maximumBodySize + (1 << 20) {
                 logger.warning("closing the connection of \(context.method) \(context.rawPathForLog): body far over the limit")
                 return false
             }
             if !context.closesConnection {
                 context.closesConnection = true
-                context.rejection = tooLarge()
+                context.rejection = tooLarge(context)
                 releaseBody(of: context)
             }
             return true
@@ -292,11 +301,15 @@ final class RequestProcessor: Sendable {
         )
     }
 
-    private func tooLarge() -> HTTPError {
+    /// 413 for a body over `limit`, naming the path when the limit is its own.
+    private func tooLarge(_ limit: Int, path: String? = nil) -> HTTPError {
         HTTPError(
-            .contentTooLarge,
-            detail: "The request body is larger than the limit of \(configuration.maximumBodySize) bytes."
-        )
+            .contentTooLarge, detail: "The request body is larger than the limit of \(limit) bytes\(path.map { " for \($0)" } ?? "").")
+    }
+
+    /// 413 for the body of `context`, over its limit (its path's, named, or the server's).
+    private func tooLarge(_ context: RequestContext) -> HTTPError {
+        tooLarge(context.maximumBodySize, path: context.bodyLimitPath)
     }
 
     /// The problem document for a request that libmicrohttpd refused on
@@ -314,7 +327,7 @@ final class RequestProcessor: Sendable {
             return headerTooLarge()
         case 413:
             // A Content-Length or a chunk size beyond 64 bits.
-            return tooLarge()
+            return tooLarge(configuration.maximumBodySize)
         case 400:
             return HTTPError(
                 .badRequest,

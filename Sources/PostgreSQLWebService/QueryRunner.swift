@@ -7,7 +7,7 @@ import WebService
 /// their rows as JSON in the given rendering. The router is given one:
 ///
 /// ```swift
-/// let router = WebServiceRouter(services: [ProductsService()], runners: [QueryRunner(pool: pool)])
+/// let router = try WebServiceRouter(services: [ProductsService()], runners: [QueryRunner(pool: pool)])
 /// ```
 ///
 /// How a query runs is chosen here, from its shape:
@@ -55,6 +55,7 @@ public final class QueryRunner: Sendable {
         pool: ConnectionPool, replicas: ReplicaSet? = nil, options: JSONRenderingOptions = JSONRenderingOptions(),
         maxRows: Int? = nil
     ) {
+        // `--max-rows` below 1 is a usage error before any runner is made: only code passes a negative one.
         precondition(maxRows.map { $0 >= 0 } ?? true, "maxRows must be 0 or more")
         self.pool = pool
         self.replicas = replicas.flatMap { $0.pools.isEmpty ? nil : $0 }
@@ -94,7 +95,13 @@ public final class QueryRunner: Sendable {
 
 extension Query: RunnableResult {
     public func response(runner: QueryRunner, request: RunRequest) -> HTTPResponse {
-        guard chosen == nil else { return resolvingChoices().response(runner: runner, request: request) }
+        if chosen != nil {
+            do {
+                return try resolvingChoices(limits: request.limits).response(runner: runner, request: request)
+            } catch {
+                return request.response(for: error)
+            }
+        }
         let pool = runner.pool(for: self, request: request)
         // A closure, not the key path `\.attachments.isEmpty`, which is
         // instantiated at run time on every call (a compound path through

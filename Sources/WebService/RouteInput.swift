@@ -52,12 +52,14 @@ public struct RouteContext: Sendable {
     /// The route's `Cache-Control`.
     let cacheControl: String?
     let logger: Logger
+    /// What one request may ask for (the router's).
+    let limits: RequestLimits
 
     /// What a ``RunnableResult`` reports its errors with.
     @usableFromInline var runRequest: RunRequest {
         RunRequest(
             method: request.method, path: request.rawPath, query: request.rawQuery, headers: request.headers,
-            detailParameters: detailParameters, cacheControl: cacheControl, logger: logger, role: request.role)
+            detailParameters: detailParameters, cacheControl: cacheControl, logger: logger, role: request.role, limits: limits)
     }
 }
 
@@ -169,10 +171,17 @@ public struct PathVariable<Value: ParameterValue>: RouteInput {
 
     public func value(in context: RouteContext) throws -> Value {
         guard let pathValue = context.pattern.value(at: index, in: context.path) else {
-            preconditionFailure("PathVariable(\(index)) beyond the route's path variables")
+            // The route's code declares more variables than its path has:
+            // a 500 (logged), never a trap, for whatever path was asked.
+            throw RouteDeclarationError(description: "PathVariable(\(index)) is beyond the variables of the route's path")
         }
         return try convert([.text(pathValue)], parameter: "\(index)")
     }
+}
+
+/// A route whose inputs do not fit its path: answered 500 and logged.
+struct RouteDeclarationError: Error, CustomStringConvertible {
+    let description: String
 }
 
 // MARK: - Body

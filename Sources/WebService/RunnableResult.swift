@@ -14,7 +14,7 @@ import Logging
 ///     Query.object("SELECT ... WHERE id = :id", ["id": id], notFound: "No product \(id).")
 /// }
 ///
-/// let router = WebServiceRouter(services: [ProductsService()], runners: [QueryRunner(pool: pool)])
+/// let router = try WebServiceRouter(services: [ProductsService()], runners: [QueryRunner(pool: pool)])
 /// ```
 public protocol RunnableResult: Sendable {
     /// What runs values of this type; one instance is given to the router.
@@ -50,6 +50,9 @@ public final class RunRequest: Sendable {
     public let logger: Logger
     /// The role the request acts as (see `HTTPRequest.role`); `nil`: the server's own.
     public let role: String?
+    /// What the request may ask for (the router's ``RequestLimits``): a
+    /// runner refuses a request past them before it runs anything.
+    public let limits: RequestLimits
 
     /// Whether the request only reads: a `GET` or a `HEAD`. Runners may
     /// send it to a replica, or run it in a read-only transaction.
@@ -63,9 +66,10 @@ public final class RunRequest: Sendable {
     /// ```
     public init(
         method: HTTPMethod, path: String, query: String?, headers: HTTPHeaders, detailParameters: [String] = [],
-        cacheControl: String? = nil, logger: Logger, role: String? = nil
+        cacheControl: String? = nil, logger: Logger, role: String? = nil, limits: RequestLimits = RequestLimits()
     ) {
         self.role = role
+        self.limits = limits
         self.cacheControl = cacheControl
         self.method = method
         self.path = path
