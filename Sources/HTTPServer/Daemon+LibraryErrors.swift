@@ -25,6 +25,6 @@ extension Daemon {
     static let libraryErrorReplacement: MHDErrorResponseReplacement = { connection, status in
         guard let connection, let open = openConnection(connection), open.processor.libraryPatches.replacesErrorPages
         else { return nil }
-        return Connection.makeResponse(open.processor.libraryRefusalWithRequestID(status: Int(status)))
+        return ClientConnection.makeResponse(open.processor.libraryRefusalWithRequestID(status: Int(status)))
     }
 }

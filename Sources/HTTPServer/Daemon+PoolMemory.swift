@@ -40,7 +40,7 @@ extension Daemon {
     /// it holds and zeroes the space it gives back to the pool (about 16 KB
     /// for a small request): free pool space, which libmicrohttpd writes
     /// before it reads (PoolRelease.c), so that zeroing is skipped.
-    static func leaveReadBufferUnzeroed(_ connection: Connection) {
+    static func leaveReadBufferUnzeroed(_ connection: ClientConnection) {
         guard connection.releasesPoolPages else { return }
         mhd_pool_reset_next(MHD_POOL_RESET_KEEP)
     }

@@ -233,7 +233,7 @@ final class Daemon {
             if let uri, let mark = strchr(uri, Int32(UInt8(ascii: "?"))) {
                 UnsafeMutablePointer(mutating: mark + 1).pointee = 0
             }
-            let context = RequestContext(rawTarget: target, logger: processor.logger)
+            let context = RequestState(rawTarget: target, logger: processor.logger)
             processor.requestsInFlight.add(1, ordering: .acquiringAndReleasing)
             return Unmanaged.passRetained(context).toOpaque()
         }
@@ -337,7 +337,7 @@ final class Daemon {
             }
             guard let contextPointer, let opaque = contextPointer.pointee else { return }
             contextPointer.pointee = nil
-            let context = Unmanaged<RequestContext>.fromOpaque(opaque).takeRetainedValue()
+            let context = Unmanaged<RequestState>.fromOpaque(opaque).takeRetainedValue()
             processor.complete(context, outcome: termination.outcome)
             processor.requestsInFlight.subtract(1, ordering: .acquiringAndReleasing)
         }
@@ -354,8 +354,8 @@ final class Daemon {
             guard let cls, let connection, let contextPointer, let opaque = contextPointer.pointee, let uploadDataSize
             else { return .NO }
             let processor = Unmanaged<RequestProcessor>.fromOpaque(cls).takeUnretainedValue()
-            let context = Unmanaged<RequestContext>.fromOpaque(opaque).takeUnretainedValue()
-            let connectionHandle = Connection(connection, releasesPoolPages: processor.libraryPatches.releasesPoolPages)
+            let context = Unmanaged<RequestState>.fromOpaque(opaque).takeUnretainedValue()
+            let connectionHandle = ClientConnection(connection, releasesPoolPages: processor.libraryPatches.releasesPoolPages)
 
             if !context.hasStarted {
                 if let watch = watch(connection) { processor.deadlines.headersReceived(watch) }
@@ -383,7 +383,7 @@ final class Daemon {
 }
 
 extension MHD_RequestTerminationCode {
-    var outcome: RequestContext.Outcome {
+    var outcome: RequestState.Outcome {
         switch self {
         case .REQUEST_TERMINATED_COMPLETED_OK: .completed
         case .REQUEST_TERMINATED_TIMEOUT_REACHED: .aborted("timed out")

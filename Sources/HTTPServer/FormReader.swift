@@ -11,7 +11,7 @@ import Glibc
 /// or `/tmp`) whose path is registered with the request context at once,
 /// so it is removed when the request completes, whatever happened.
 ///
-/// Owned by its `RequestContext`; used on the connection's event loop only.
+/// Owned by its `RequestState`; used on the connection's event loop only.
 final class FormReader {
     private struct Part {
         var name: String
@@ -30,12 +30,12 @@ final class FormReader {
     private var handle: OpaquePointer?
     private var current: Part?
     private var problem: HTTPError?
-    private unowned let context: RequestContext
+    private unowned let context: RequestState
     /// An urlencoded body, whose raw bytes cannot hold a NUL (`%00` is
     /// how one would be written, and is refused too).
     private let isURLEncoded: Bool
 
-    init(connection: Connection, context: RequestContext) throws(HTTPError) {
+    init(connection: ClientConnection, context: RequestState) throws(HTTPError) {
         self.context = context
         isURLEncoded = context.contentType == "application/x-www-form-urlencoded"
         handle = MHD_create_post_processor(

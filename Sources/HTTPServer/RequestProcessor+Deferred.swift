@@ -101,7 +101,7 @@ extension RequestProcessor {
     }
 
     /// Suspends the connection and has `response` produced off the event loop.
-    func deferResponse(_ response: HTTPResponse, to context: RequestContext, on connection: Connection, daemon: EventLoopDaemon) {
+    func deferResponse(_ response: HTTPResponse, to context: RequestState, on connection: ClientConnection, daemon: EventLoopDaemon) {
         let workers = self.workers
         let suspension = Suspension(connection: connection.handle, daemon: daemon, registry: suspensions)
         let deferral = Deferral<PreparedResponse>(suspension: suspension)
@@ -132,7 +132,7 @@ extension RequestProcessor {
     /// promises are waited for, and a streaming body's first block is
     /// pulled: a body that ends within it goes out with `Content-Length`.
     private func prepare(
-        _ response: HTTPResponse, context: RequestContext, deferral: Deferral<PreparedResponse>
+        _ response: HTTPResponse, context: RequestState, deferral: Deferral<PreparedResponse>
     ) -> PreparedResponse {
         var response = Self.resolve(response)
         // Compressed here, on the worker, before the first block is pulled.

@@ -3,7 +3,7 @@ import Logging
 import Synchronization
 
 /// The server's side of each request: reads what libmicrohttpd delivers
-/// into a `RequestContext`, calls the handler once the body is complete,
+/// into a `RequestState`, calls the handler once the body is complete,
 /// queues its response and writes the access-log line at the end.
 ///
 /// One processor serves one running server; its methods run on the event
@@ -45,7 +45,7 @@ final class RequestProcessor: Sendable {
     // MARK: - Access-handler steps
 
     /// The header fields are in. Returns `false` to have the connection closed.
-    func begin(_ context: RequestContext, on connection: Connection, method: String) -> Bool {
+    func begin(_ context: RequestState, on connection: ClientConnection, method: String) -> Bool {
         context.hasStarted = true
         context.method = HTTPMethod(rawValue: method)
         context.headers = connection.headers
@@ -91,7 +91,7 @@ final class RequestProcessor: Sendable {
     }
 
     /// Acts on the admission's decision: the body is read, the request answered at once, or the decision waited for.
-    private func conclude(_ admission: Admission, context: RequestContext, on connection: Connection) -> Bool {
+    private func conclude(_ admission: Admission, context: RequestState, on connection: ClientConnection) -> Bool {
         switch admission {
         case .admitted(let role):
             context.role = role
@@ -114,12 +114,12 @@ final class RequestProcessor: Sendable {
     /// The daemon whose loop serves `connection`. Every connection has its
     /// record from its opening on (`Daemon.connectionChanged`); without
     /// one, the caller closes the connection.
-    private static func loopDaemon(of connection: Connection) -> EventLoopDaemon? {
+    private static func loopDaemon(of connection: ClientConnection) -> EventLoopDaemon? {
         Daemon.openConnection(connection.handle)?.loopDaemon
     }
 
     /// The request goes on: its body is read (within the body deadline), then the handler called.
-    private func proceed(_ context: RequestContext, on connection: Connection) -> Bool {
+    private func proceed(_ context: RequestState, on connection: ClientConnection) -> Bool {
         if Self.expectsBody(context), let watch = Daemon.watch(connection.handle) { deadlines.bodyExpected(watch) }
         if context.rejection == nil, let contentType = context.contentType, FormReader.handles(contentType) {
             do {
@@ -133,14 +133,14 @@ final class RequestProcessor: Sendable {
 
     /// Whether the request announced a body (its connection is closed when
     /// it is answered before the body is read).
-    private static func expectsBody(_ context: RequestContext) -> Bool {
+    private static func expectsBody(_ context: RequestState) -> Bool {
         if context.headers["Transfer-Encoding"] != nil { return true }
         guard let length = context.headers["Content-Length"] else { return false }
         return Int(length.trimmingCharacters(in: " \t")) != 0
     }
 
     /// A piece of the body arrived.
-    func receive(_ chunk: UnsafeRawBufferPointer, for context: RequestContext, on connection: Connection) -> Bool {
+    func receive(_ chunk: UnsafeRawBufferPointer, for context: RequestState, on connection: ClientConnection) -> Bool {
         guard !context.hasResponded else { return true }
         context.receivedBytes += chunk.count
         if context.receivedBytes > context.maximumBodySize {
@@ -184,7 +184,7 @@ final class RequestProcessor: Sendable {
     /// (``HTTPResponse/blocking(_:)``, ``HTTPResponse/later(_:)``, a
     /// streaming body) suspends the connection; libmicrohttpd calls again
     /// once it is resumed, and the response is queued then.
-    func finish(_ context: RequestContext, on connection: Connection) -> Bool {
+    func finish(_ context: RequestState, on connection: ClientConnection) -> Bool {
         guard !context.hasResponded else { return true }
         if let wait = context.admissionWait {
             switch wait.take() {
@@ -231,12 +231,12 @@ final class RequestProcessor: Sendable {
         return respond(with: response, to: context, on: connection, closeConnection: closesConnection(context))
     }
 
-    private func closesConnection(_ context: RequestContext) -> Bool {
+    private func closesConnection(_ context: RequestState) -> Bool {
         context.closesConnection || isDraining.load(ordering: .acquiring)
     }
 
     /// Drops what the request holds of its body, and its count in ``bodyBytesInFlight``.
-    private func releaseBody(of context: RequestContext) {
+    private func releaseBody(of context: RequestState) {
         context.form?.abandon()
         context.form = nil
         context.body = []
@@ -247,7 +247,7 @@ final class RequestProcessor: Sendable {
     }
 
     private func respond(
-        with response: HTTPResponse, to context: RequestContext, on connection: Connection, closeConnection: Bool,
+        with response: HTTPResponse, to context: RequestState, on connection: ClientConnection, closeConnection: Bool,
         pump: StreamPump? = nil, isCompressed: Bool = false
     ) -> Bool {
         context.hasResponded = true
@@ -282,7 +282,7 @@ final class RequestProcessor: Sendable {
     /// 431. (libmicrohttpd's pool is larger, see `Daemon.memoryLimit`, so
     /// that these reach the server; larger ones get the same documents
     /// through `libraryRefusal(status:)`.)
-    private func headerProblem(_ context: RequestContext) -> HTTPError? {
+    private func headerProblem(_ context: RequestState) -> HTTPError? {
         if context.rawTarget.count > configuration.maximumHeaderSize {
             return targetTooLong()
         }
@@ -308,7 +308,7 @@ final class RequestProcessor: Sendable {
     }
 
     /// 413 for the body of `context`, over its limit (its path's, named, or the server's).
-    private func tooLarge(_ context: RequestContext) -> HTTPError {
+    private func tooLarge(_ context: RequestState) -> HTTPError {
         tooLarge(context.maximumBodySize, path: context.bodyLimitPath)
     }
 
@@ -357,7 +357,7 @@ final class RequestProcessor: Sendable {
 
     /// The request is over: clean up, tell the response's observer, and
     /// write the access-log line.
-    func complete(_ context: RequestContext, outcome: RequestContext.Outcome) {
+    func complete(_ context: RequestState, outcome: RequestState.Outcome) {
         // A response made ready after the client left is closed here: it
         // holds its body, and so perhaps a database connection.
         context.deferral?.end()?.discard(closingOn: workers)
@@ -386,7 +386,7 @@ final class RequestProcessor: Sendable {
         line.append(UInt8(ascii: " "))
         line.append(contentsOf: String(context.bytesSent).utf8)
         line.append(contentsOf: " bytes ".utf8)
-        RequestContext.appendMilliseconds(elapsed, to: &line)
+        RequestState.appendMilliseconds(elapsed, to: &line)
         line.append(contentsOf: " ms requestId=".utf8)
         line.append(contentsOf: context.requestID.utf8)
         if let problem = Self.problem(of: context, outcome: outcome) {
@@ -398,7 +398,7 @@ final class RequestProcessor: Sendable {
     /// The access-log entry as metadata fields, for a log handler that
     /// writes them as such (JSON lines): `method`, `path`, `status`,
     /// `bytes`, `durationMs`, `requestId`, and `problem` for a request cut short.
-    private func logAccessFields(_ context: RequestContext, outcome: RequestContext.Outcome, elapsed: Duration) {
+    private func logAccessFields(_ context: RequestState, outcome: RequestState.Outcome, elapsed: Duration) {
         let (seconds, attoseconds) = elapsed.components
         let tenthsOfMilliseconds = seconds * 10_000 + attoseconds / 100_000_000_000_000
         var metadata: Logger.Metadata = [
@@ -413,14 +413,14 @@ final class RequestProcessor: Sendable {
         logger.info("request", metadata: metadata)
     }
 
-    private static func problem(of context: RequestContext, outcome: RequestContext.Outcome) -> String? {
+    private static func problem(of context: RequestState, outcome: RequestState.Outcome) -> String? {
         if context.streamFailed { return "stream aborted" }
         if case .aborted(let reason) = outcome { return reason }
         return nil
     }
 }
 
-extension RequestContext {
+extension RequestState {
     /// `HTTPRequest.contentType`, before the request is built.
     var contentType: String? {
         guard headers["Content-Type"] != nil else { return nil }

@@ -28,7 +28,7 @@ final class StreamPump: @unchecked Sendable {
     // `suspension.lock` held; `body` only by the one pull under way or by
     // its closing; `context` only on the event loop (in the reader).
     private let body: any StreamingBody
-    private let context: RequestContext
+    private let context: RequestState
     private let suspension: Suspension
     private let workers: WorkerPool
     /// The block the reader hands out, from `pendingStart` on.
@@ -47,7 +47,7 @@ final class StreamPump: @unchecked Sendable {
 
     /// A pump whose first block (`first`, and possibly `failure`) was already pulled.
     init(
-        body: any StreamingBody, first: [UInt8], failure: (any Error)?, context: RequestContext,
+        body: any StreamingBody, first: [UInt8], failure: (any Error)?, context: RequestState,
         suspension: Suspension, workers: WorkerPool
     ) {
         self.body = body

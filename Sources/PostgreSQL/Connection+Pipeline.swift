@@ -13,7 +13,7 @@ package struct PipelinedStatement {
     /// Whether only the first row is wanted: ``Connection/sendPipeline(_:)``
     /// reads the statement in single-row mode (when it is the first of the
     /// pipeline) and drops the rows after the first as they arrive. A
-    /// ``Pipeline`` reads every result whole.
+    /// ``StatementBatcher`` reads every result whole.
     var firstRowOnly = false
 
     package init(sql: String, values: [String?] = []) {

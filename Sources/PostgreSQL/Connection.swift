@@ -19,7 +19,7 @@ public final class Connection {
     /// The libpq handle; `nil` once closed.
     private(set) var handle: OpaquePointer?
 
-    /// The statements prepared here, by SQL text. On a ``Pipeline``'s
+    /// The statements prepared here, by SQL text. On a ``StatementBatcher``'s
     /// connection, which runs nothing else, also those whose preparation is
     /// still to be sent (see ``PreparedStatement/isPrepared``).
     var statements = PreparedStatementCache()

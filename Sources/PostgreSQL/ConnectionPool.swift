@@ -97,12 +97,12 @@ public final class ConnectionPool: Sendable {
     /// How long ``acquire()`` took, in nanoseconds, for `/metrics`.
     private let acquireDurations = Histogram(bounds: Histogram.durationBounds)
     /// How many jobs each pass of the pipeline sent together.
-    private let pipelineBatchSizes = Histogram(bounds: Histogram.sizeBounds)
+    private let batchSizes = Histogram(bounds: Histogram.sizeBounds)
     /// The pipeline of callers that are not on an event loop, on a loop of
     /// its own, started on first use and stopped by ``close()``.
-    private let pipelineLoop = PipelineThread()
+    private let batcherLoop = BatcherThread()
     /// The pipelines on the event loops that have called ``pipeline()``.
-    private let loopPipelines = LoopPipelines()
+    private let loopBatchers = LoopBatchers()
 
     /// Creates a pool; no connection is opened until one is needed.
     ///
@@ -129,18 +129,18 @@ public final class ConnectionPool: Sendable {
     /// loop sleeps more: see `ServerOptions.eventLoops` for how many loops.
     ///
     /// - Throws: ``DatabaseError`` when the pool's loop cannot be started.
-    package func pipeline() throws -> Pipeline {
+    package func pipeline() throws -> StatementBatcher {
         if let loop = EventLoop.current {
-            return loopPipelines.pipeline(on: loop, make: makePipeline)
+            return loopBatchers.pipeline(on: loop, make: makeBatcher)
         }
-        return try pipelineLoop.pipeline(makePipeline)
+        return try batcherLoop.pipeline(makeBatcher)
     }
 
-    private func makePipeline(on loop: EventLoop) -> Pipeline {
+    private func makeBatcher(on loop: EventLoop) -> StatementBatcher {
         let configuration = configuration
-        return Pipeline(
+        return StatementBatcher(
             loop: loop, connections: configuration.pipelineConnections, waitTimeout: configuration.acquireTimeout,
-            batchSizes: pipelineBatchSizes
+            batchSizes: batchSizes
         ) {
             try ConnectionPool.openConnection(configuration)
         }
@@ -148,7 +148,7 @@ public final class ConnectionPool: Sendable {
 
     deinit {
         close()
-        loopPipelines.forget()
+        loopBatchers.forget()
     }
 
     // MARK: - Acquiring and releasing
@@ -277,8 +277,8 @@ public final class ConnectionPool: Sendable {
     /// pool.close()
     /// ```
     public func close() {
-        pipelineLoop.stop()
-        loopPipelines.shutDown()
+        batcherLoop.stop()
+        loopBatchers.shutDown()
         for connection in state.takeAllIdle() {
             connection.close()
         }
@@ -303,7 +303,7 @@ public final class ConnectionPool: Sendable {
             inUse: counts.inUse, idle: counts.idle, waiting: counts.waiting, size: configuration.size,
             sinceLastRelease: counts.lastRelease.map { $0.duration(to: .now) },
             acquireDurations: acquireDurations.snapshot(),
-            pipelineBatchSizes: pipelineBatchSizes.snapshot()
+            batchSizes: batchSizes.snapshot()
         )
     }
 
@@ -323,7 +323,7 @@ public final class ConnectionPool: Sendable {
         public let acquireDurations: Histogram.Snapshot
         /// How many non-blocking callers' statements went to the database in
         /// one pass of the pipeline loop.
-        public let pipelineBatchSizes: Histogram.Snapshot
+        public let batchSizes: Histogram.Snapshot
     }
 
     // MARK: - Opening

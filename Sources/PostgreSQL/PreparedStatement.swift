@@ -50,7 +50,7 @@ extension PreparedStatement: Sendable {}
 /// The statements of one connection by SQL text, each parsed and named once.
 ///
 /// A blocking ``Connection`` prepares a statement before caching it; the
-/// connections of a ``Pipeline`` cache it first and send its
+/// connections of a ``StatementBatcher`` cache it first and send its
 /// preparation in the pipeline of its first execution. A full cache is
 /// emptied, and its statements deallocated on the server, before another
 /// is added (on a loop's connection, once no job is in flight there), so

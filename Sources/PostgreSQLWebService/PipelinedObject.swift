@@ -2,7 +2,7 @@ import JSONStreaming
 import PostgreSQL
 
 /// The first row of a query and its attachments, run on a pool's
-/// ``Pipeline`` and written as one JSON object there:
+/// ``StatementBatcher`` and written as one JSON object there:
 /// ``ObjectWithAttachments`` without a thread that waits for it, each round
 /// one job. A job's statements come from the connection that takes it,
 /// which need not be the one of the round before. The row's result is read
@@ -16,20 +16,20 @@ import PostgreSQL
 enum PipelinedObject {
     /// Runs the query, as `role` when there is one; without one, a query
     /// that `isReadOnly` shares a read-only transaction with other reads
-    /// (``Pipeline/Job/isReadOnly``). `completion` gets the object's JSON,
+    /// (``StatementBatcher/Job/isReadOnly``). `completion` gets the object's JSON,
     /// `nil` when there is no row, or the failure.
     /// Everything after `run` returns happens on the pipeline's loop.
     static func run(
-        on pipeline: Pipeline, sql: String, arguments: SQLArguments, attachments: [Attachment],
+        on pipeline: StatementBatcher, sql: String, arguments: SQLArguments, attachments: [Attachment],
         options: JSONRenderingOptions, role: String? = nil, isReadOnly: Bool = false,
         completion: @escaping (Result<[UInt8]?, any Error>) -> Void
     ) {
         // Touched by the jobs on the loop thread only.
         var object = ObjectWithAttachments(sql: sql, arguments: arguments, attachments: attachments)
         let first = role == nil ? 0 : 1
-        func round() -> Pipeline.Job {
+        func round() -> StatementBatcher.Job {
             // Reads as a role do not share a transaction: the role holds to its end.
-            Pipeline.Job(
+            StatementBatcher.Job(
                 isReadOnly: isReadOnly && role == nil,
                 statements: { statement in
                     guard let role else { return try object.nextRound(statement) }

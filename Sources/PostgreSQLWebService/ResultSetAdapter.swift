@@ -234,7 +234,7 @@ public final class ResultSetAdapter: StreamingBody {
                         code: .internalError,
                         message: "start(completion:) takes an unstarted object adapter on a pool, without nested attachments")))
         }
-        let pipeline: Pipeline
+        let pipeline: StatementBatcher
         do {
             pipeline = try pool.pipeline()
         } catch {

@@ -8,14 +8,14 @@ import Locking
 
 // MARK: - Receiving
 
-extension Pipeline {
+extension StatementBatcher {
     func readable(slot: Int) {
         guard case .open(let connection) = slots[slot] else { return }
         receive(on: connection, slot: slot)
         if !waiting.isEmpty { scheduleSend() }
     }
 
-    func receive(on connection: PipelineConnection, slot: Int) {
+    func receive(on connection: BatcherConnection, slot: Int) {
         guard let handle = connection.connection.handle else { return }
         if connection.needsFlush {
             flush(connection, slot: slot)
@@ -71,7 +71,7 @@ extension Pipeline {
     /// The jobs up to the synchronization point just passed are done: each
     /// gets its results, except the reads skipped after another's failure,
     /// which wait to be sent again (first, keeping their place in line).
-    func completeGroup(on connection: PipelineConnection) {
+    func completeGroup(on connection: BatcherConnection) {
         var skipped: [(job: Job, time: ContinuousClock.Instant)] = []
         while !connection.inFlight.isEmpty {
             let done = connection.removeFirst()
@@ -98,7 +98,7 @@ extension Pipeline {
 
     /// The connection is lost: its jobs (and `job`) fail, it closes, and a
     /// new one takes its place on the next job.
-    func fail(_ connection: PipelineConnection, slot: Int, with error: DatabaseError, andAlso job: Job? = nil) {
+    func fail(_ connection: BatcherConnection, slot: Int, with error: DatabaseError, andAlso job: Job? = nil) {
         slots[slot] = .closed
         loop.unregister(connection.registration)
         let lost = connection.removeAll()

@@ -14,7 +14,7 @@ import Logging
 /// access to them otherwise goes through the runtime's exclusivity check
 /// (`swift_beginAccess`), some ten times per request. One thread uses a context, and none of its accesses overlap
 /// (no access calls back into code touching the same property).
-final class RequestContext {
+final class RequestState {
     enum Outcome {
         case completed
         case aborted(String)

@@ -6,7 +6,7 @@ import Glibc
 /// A borrowed `MHD_Connection`, valid during one access-handler call.
 /// libmicrohttpd owns the connection; this only reads from it and queues
 /// the response.
-struct Connection {
+struct ClientConnection {
     let handle: OpaquePointer
     /// Whether its server's patches leave the read buffer unzeroed (``LibraryPatches``).
     let releasesPoolPages: Bool
@@ -30,7 +30,7 @@ struct Connection {
                 { cls, _, key, value in
                     guard let cls, let key else { return .YES }
                     let headers = cls.assumingMemoryBound(to: HTTPHeaders.self)
-                    headers.pointee.add(Connection.string(key), value.map(Connection.string) ?? "")
+                    headers.pointee.add(ClientConnection.string(key), value.map(ClientConnection.string) ?? "")
                     return .YES
                 }, pointer)
         }
@@ -57,7 +57,7 @@ struct Connection {
     /// that ended within it comes as bytes instead. A HEAD gets the headers
     /// its GET would, since its first block is pulled as for a GET;
     /// libmicrohttpd sends no body for it.
-    func queue(_ response: HTTPResponse, for context: RequestContext, closeConnection: Bool, pump: StreamPump? = nil) -> Bool {
+    func queue(_ response: HTTPResponse, for context: RequestState, closeConnection: Bool, pump: StreamPump? = nil) -> Bool {
         let isHead = context.method == .head
         let created: OpaquePointer?
         var isChunked = false
@@ -65,7 +65,7 @@ struct Connection {
         case .empty:
             created = MHD_create_response_from_buffer(0, nil, .RESPMEM_PERSISTENT)
         case .bytes(let bytes):
-            created = Connection.makeResponse(sending: bytes, for: context)
+            created = ClientConnection.makeResponse(sending: bytes, for: context)
             if !isHead { context.bytesSent = bytes.count }
         case .stream(let body):
             if let pump {
@@ -84,7 +84,7 @@ struct Connection {
         }
         defer { MHD_destroy_response(created) }
 
-        Connection.add(response.headers, to: created)
+        ClientConnection.add(response.headers, to: created)
         // Straight to libmicrohttpd: appended to `response.headers`, it
         // would copy the response's whole header array on every request.
         _ = context.requestID.withCString { MHD_add_response_header(created, "X-Request-Id", $0) }
@@ -106,7 +106,7 @@ struct Connection {
     /// from there instead of from a copy of its own (`RESPMEM_MUST_COPY`
     /// cost a `malloc` and a `memcpy` per request). It reads them only while
     /// sending, and reports the request completed only after that.
-    static func makeResponse(sending bytes: [UInt8], for context: RequestContext) -> OpaquePointer? {
+    static func makeResponse(sending bytes: [UInt8], for context: RequestState) -> OpaquePointer? {
         context.responseBytes = bytes
         return context.responseBytes.withUnsafeBytes { buffer in
             MHD_create_response_from_buffer(

@@ -10,16 +10,16 @@ import Synchronization
 /// use, stopped (failing the jobs in flight) by the pool's `close()`, and
 /// started again by the next use. `@unchecked Sendable`: the stored
 /// properties are touched only with `lock` held; the pipeline only on its loop.
-final class PipelineThread: @unchecked Sendable {
+final class BatcherThread: @unchecked Sendable {
     private let lock = ConditionLock()
     private var loop: EventLoop?
-    private var pipeline: LoopConfined<Pipeline>?
+    private var pipeline: LoopConfined<StatementBatcher>?
 
     deinit {
         loop?.stop()
     }
 
-    func pipeline(_ make: (_ on: EventLoop) -> Pipeline) throws -> Pipeline {
+    func pipeline(_ make: (_ on: EventLoop) -> StatementBatcher) throws -> StatementBatcher {
         try lock.withLock {
             if let pipeline { return pipeline.value }
             let loop: EventLoop
@@ -53,16 +53,16 @@ final class PipelineThread: @unchecked Sendable {
 /// of the pool's own, and listed here so that the pool can shut them down.
 /// `@unchecked Sendable`: `pipelines` is touched only with `lock` held, and
 /// each pipeline only on its loop.
-final class LoopPipelines: @unchecked Sendable {
+final class LoopBatchers: @unchecked Sendable {
     private static let nextKey = Atomic<Int>(0)
     /// The pool's key among a loop's locals (an `EventLoopDaemon` uses `Int.min`).
-    private let key = LoopPipelines.nextKey.add(1, ordering: .relaxed).newValue
+    private let key = LoopBatchers.nextKey.add(1, ordering: .relaxed).newValue
     private let lock = ConditionLock()
-    private var pipelines: [(loop: EventLoop, pipeline: LoopConfined<Pipeline>)] = []
+    private var pipelines: [(loop: EventLoop, pipeline: LoopConfined<StatementBatcher>)] = []
 
     /// The pipeline on `loop`, the calling thread's; made by `make` the first time.
-    func pipeline(on loop: EventLoop, make: (_ on: EventLoop) -> Pipeline) -> Pipeline {
-        if let existing = loop.locals[key] { return unsafeDowncast(existing, to: Pipeline.self) }
+    func pipeline(on loop: EventLoop, make: (_ on: EventLoop) -> StatementBatcher) -> StatementBatcher {
+        if let existing = loop.locals[key] { return unsafeDowncast(existing, to: StatementBatcher.self) }
         let made = make(loop)
         loop.locals[key] = made
         lock.withLock { pipelines.append((loop, LoopConfined(made))) }

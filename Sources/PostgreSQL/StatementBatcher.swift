@@ -41,7 +41,7 @@ import Locking
 /// For statements that answer quickly with few rows (a row by key and the
 /// rows attached to it): a job's results are read whole, and a slow
 /// statement holds up the jobs sent after it on the same connection.
-package final class Pipeline {
+package final class StatementBatcher {
     /// What a job runs and what becomes of the results.
     package struct Job {
         /// Builds the statements, on the loop, when a connection takes the
@@ -55,7 +55,7 @@ package final class Pipeline {
         var completion: (Result<[QueryResult?], any Error>) -> Void
         /// Whether the job only reads: it may then share its
         /// synchronization point, and so its transaction, made read-only,
-        /// with the reads sent beside it (see ``Pipeline``). Its
+        /// with the reads sent beside it (see ``StatementBatcher``). Its
         /// statements must be the same when they are asked for again.
         var isReadOnly: Bool
 
@@ -106,7 +106,7 @@ package final class Pipeline {
     enum Slot {
         case closed
         case opening
-        case open(PipelineConnection)
+        case open(BatcherConnection)
     }
 
     /// - Parameters:
@@ -257,7 +257,7 @@ package final class Pipeline {
         }
     }
 
-    func send(_ job: Job, submitted: ContinuousClock.Instant, on connection: PipelineConnection, slot: Int) {
+    func send(_ job: Job, submitted: ContinuousClock.Instant, on connection: BatcherConnection, slot: Int) {
         guard let handle = connection.connection.handle else {
             return fail(connection, slot: slot, with: connection.connection.connectionError(), andAlso: job)
         }
@@ -319,8 +319,8 @@ package final class Pipeline {
     /// Sends the execution of `statement`, prepared first if it is new to
     /// the connection; `false` when libpq refuses (the connection is lost).
     func send(
-        _ statement: PreparedStatement, _ values: [String?], as expected: PipelineConnection.Expected,
-        on connection: PipelineConnection, handle: OpaquePointer
+        _ statement: PreparedStatement, _ values: [String?], as expected: BatcherConnection.Expected,
+        on connection: BatcherConnection, handle: OpaquePointer
     ) -> Bool {
         if !statement.isPrepared, !connection.connection.preparesNothing {
             let accepted = statement.name.withCString { name in
@@ -338,7 +338,7 @@ package final class Pipeline {
     /// Ends what was sent on `connection` since its last synchronization
     /// point (a job, or a group of reads) with one; `false` when libpq
     /// refuses (the connection is lost).
-    func endGroup(on connection: PipelineConnection) -> Bool {
+    func endGroup(on connection: BatcherConnection) -> Bool {
         connection.groupSize = 0
         guard let handle = connection.connection.handle, PQpipelineSync(handle) == 1 else { return false }
         connection.expected.append(.sync)
@@ -353,7 +353,7 @@ package final class Pipeline {
         }
     }
 
-    func flush(_ connection: PipelineConnection, slot: Int) {
+    func flush(_ connection: BatcherConnection, slot: Int) {
         guard let handle = connection.connection.handle else { return }
         switch PQflush(handle) {
         case 0:
@@ -375,8 +375,8 @@ package final class Pipeline {
     /// batch while it keeps up, which makes the batches, and so the jobs
     /// each wake-up of its backend serves, as large as they can be. After a failure to
     /// open one while others serve, none is opened for a second.
-    func availableConnection(at now: ContinuousClock.Instant) -> (slot: Int, connection: PipelineConnection)? {
-        var best: (slot: Int, connection: PipelineConnection)?
+    func availableConnection(at now: ContinuousClock.Instant) -> (slot: Int, connection: BatcherConnection)? {
+        var best: (slot: Int, connection: BatcherConnection)?
         var free: Int?
         var isOpening = false
         for slot in slots.indices {
@@ -438,7 +438,7 @@ package final class Pipeline {
             let registration = loop.register(PQsocket(handle), for: .readable) { [weak self] _ in
                 self?.readable(slot: slot)
             }
-            slots[slot] = .open(PipelineConnection(connection, registration: registration))
+            slots[slot] = .open(BatcherConnection(connection, registration: registration))
             failedOpening = nil
             if !waiting.isEmpty { scheduleSend() }
         } catch {
@@ -466,4 +466,4 @@ private struct Weak<Object: AnyObject> {
 
 /// A pipeline belongs to its loop's thread.
 @available(*, unavailable)
-extension Pipeline: Sendable {}
+extension StatementBatcher: Sendable {}

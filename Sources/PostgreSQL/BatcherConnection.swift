@@ -10,7 +10,7 @@ import Locking
 
 /// A job sent, waiting for its results.
 struct InFlight {
-    let job: Pipeline.Job
+    let job: StatementBatcher.Job
     /// How many statement results make it complete.
     let count: Int
     let submitted: ContinuousClock.Instant
@@ -23,7 +23,7 @@ struct InFlight {
     /// A preparation's failure, which fails the whole job.
     var failure: (any Error)?
 
-    init(job: Pipeline.Job, count: Int, submitted: ContinuousClock.Instant, sent: ContinuousClock.Instant) {
+    init(job: StatementBatcher.Job, count: Int, submitted: ContinuousClock.Instant, sent: ContinuousClock.Instant) {
         self.job = job
         self.count = count
         self.submitted = submitted
@@ -33,8 +33,8 @@ struct InFlight {
 
 /// One connection of a pipeline, in pipeline mode, and what it waits for.
 /// Touched by the loop's thread alone: its `var`s are not checked for
-/// exclusivity at run time (see `Pipeline`).
-final class PipelineConnection {
+/// exclusivity at run time (see `StatementBatcher`).
+final class BatcherConnection {
     enum Expected {
         /// A statement sent before a job's own, whose failure is the job's:
         /// the preparation of the statement; without one, `DEALLOCATE ALL`
