@@ -28,6 +28,9 @@ public struct ColumnFilter: Sendable, Equatable {
     public let isNegated: Bool
     /// The value bound (a list for ``Comparison/oneOf``; `.null` for the `is` comparisons).
     public let value: SQLValue
+    /// How many values the condition compares with: the items of an
+    /// `in.()` list read from a request, one otherwise (``RequestLimits/listItems``).
+    var itemCount = 1
 
     /// A condition made in code rather than read from a request.
     ///
@@ -79,6 +82,7 @@ public struct ColumnFilter: Sendable, Equatable {
             var values: [SQLValue] = []
             for item in items { values.append(try read(item)) }
             (comparison, value) = (.oneOf, values.sqlValue)
+            itemCount = values.count
         case "is":
             switch operand {
             case "null": comparison = .isNull

@@ -24,6 +24,7 @@ extension Query {
     /// Query.list(sql).choosing(ChosenColumns(values)).paged(limit: limit, offset: offset)
     /// ```
     public func choosing(_ chosen: ChosenColumns) -> Query {
+        // A service's code misusing the API; service files choose on their GETs, lists and objects only.
         precondition(isList || isObject, "choosing(_:) narrows a Query.list or a Query.object")
         guard !chosen.isEmpty else { return self }
         var query = self
@@ -43,12 +44,23 @@ extension Query {
 
     /// The statement with ``chosen`` applied, and its arguments with the
     /// filters' values; the statement as it is when nothing was chosen.
-    func chosenStatement() -> (sql: String, arguments: SQLArguments) {
+    /// Its length, and the work of binding it, grow in step with the
+    /// filters. More filters than `limits` allows, a longer `in.()` list,
+    /// or more parameters than PostgreSQL binds, is a 400 naming the limit.
+    func chosenStatement(limits: RequestLimits) throws(HTTPError) -> (sql: String, arguments: SQLArguments) {
         guard let chosen else { return (sql, arguments) }
+        try Self.check(chosen, limits: limits)
         var arguments = self.arguments
         let shape = StatementShape.of(sql)
         let aliases = shape.labelSpelling
         let taken = shape.parameters.names
+        guard taken.count + chosen.filters.count <= RequestLimits.postgreSQLParameters else {
+            throw RequestLimits.exceeded(
+                "postgreSQLParameters", limit: RequestLimits.postgreSQLParameters,
+                detail:
+                    "The request's filters and the statement's parameters come to more than the \(RequestLimits.postgreSQLParameters) parameters PostgreSQL binds to one statement."
+            )
+        }
         var counter = 0
         func bind(_ value: SQLValue) -> String {
             var name: String
@@ -98,6 +110,22 @@ extension Query {
                 }.joined(separator: ", ")
         }
         return (wrapped, arguments)
+    }
+
+    /// Refuses choices past `limits`: more filters than it allows, or an
+    /// `in.()` list longer than it allows.
+    private static func check(_ chosen: ChosenColumns, limits: RequestLimits) throws(HTTPError) {
+        guard chosen.filters.count <= limits.filters else {
+            throw RequestLimits.exceeded(
+                "filters", limit: limits.filters, detail: "The request has more than \(limits.filters) filters.")
+        }
+        if let long = chosen.filters.first(where: { $0.itemCount > limits.listItems }) {
+            var problem = RequestLimits.exceeded(
+                "listItems", limit: limits.listItems,
+                detail: "The in.() list of \(long.column) has more than \(limits.listItems) items.")
+            problem.parameter = long.column
+            throw problem
+        }
     }
 
     var isObject: Bool {

@@ -1,5 +1,6 @@
 import HTTPServer
 import PostgreSQL
+import WebService
 
 /// What a route runs against the database, as a value: the SQL with its
 /// `:name` parameters, their arguments, the shape of the JSON answer and
@@ -131,8 +132,9 @@ public struct Query: Sendable {
     }
 
     /// This query with its ``chosen`` columns or its ``reading`` request
-    /// applied to its statement, as it runs.
-    func resolvingChoices() -> Query {
+    /// applied to its statement, as it runs; a 400 when the chosen filters
+    /// are past `limits`.
+    func resolvingChoices(limits: RequestLimits) throws(HTTPError) -> Query {
         if let reading {
             var query = reading.apply(to: self)
             query.page = page
@@ -140,7 +142,7 @@ public struct Query: Sendable {
             return query
         }
         guard chosen != nil else { return self }
-        let (sql, arguments) = chosenStatement()
+        let (sql, arguments) = try chosenStatement(limits: limits)
         var query = with(sql: sql, arguments: arguments)
         query.page = page
         return query
@@ -238,8 +240,10 @@ public struct Query: Sendable {
     /// ], ["name": name, "price": price]).created(at: "/products/{id}")
     /// ```
     public static func transaction(_ statements: [String], _ arguments: SQLArguments = [:], returning: Returning = .object) -> Query {
+        // A service's code misusing the API: a service file without a statement is a problem at load.
         precondition(!statements.isEmpty, "transaction(_:_:returning:) runs at least one statement")
-        return Query(statements.last!, arguments, shape: .write(earlier: statements.dropLast(), returning: returning, location: nil))
+        return Query(
+            statements[statements.count - 1], arguments, shape: .write(earlier: statements.dropLast(), returning: returning, location: nil))
     }
 
     /// How the rows of a ``transaction(_:_:returning:)`` answer.
@@ -261,6 +265,7 @@ public struct Query: Sendable {
     /// ```
     public func created(at template: String) -> Query {
         guard case .write(let earlier, let returning, _) = shape else {
+            // A service's code misusing the API; service files locate writes only.
             preconditionFailure("created(at:) locates the row of a Query.transaction")
         }
         var query = Query(sql, arguments, shape: .write(earlier: earlier, returning: returning, location: template))
@@ -283,6 +288,7 @@ public struct Query: Sendable {
     /// }
     /// ```
     public func paged(limit: Int?, offset: Int = 0) -> Query {
+        // A service's code misusing the API; `@paged` on anything but a GET list is a problem at load.
         precondition(isList, "paged(limit:offset:) pages a Query.list")
         var query = self
         query.page = Page(limit: limit, offset: offset)
@@ -337,6 +343,7 @@ public struct Query: Sendable {
     ///     .streaming("employees", Query.list(employeesSQL, ["number": number]))
     /// ```
     public func streaming(_ key: String, _ list: Query) -> Query {
+        // A service's code misusing the API; `@stream` on anything but a GET object is a problem at load.
         precondition(list.isList, "streaming(_:_:) takes a Query.list")
         guard case .object = shape else { preconditionFailure("streaming(_:_:) adds a member to a Query.object") }
         var query = self

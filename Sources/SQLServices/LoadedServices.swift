@@ -9,7 +9,7 @@ import WebService
 /// ```swift
 /// let loaded = try ServiceFolder("services").load(on: connection)
 /// print(loaded.summary)   // 4 operations in 2 services: ...
-/// WebServiceRouter(services: loaded.services, runners: [QueryRunner(pool: pool)])
+/// try WebServiceRouter(services: loaded.services, runners: [QueryRunner(pool: pool)])
 /// ```
 public struct LoadedServices: Sendable {
     /// Every operation, by service, path and method.
@@ -24,8 +24,8 @@ public struct LoadedServices: Sendable {
         for name in Set(drafts.map(\.file.serviceName)).sorted() {
             // By path (a list before its objects), then method.
             let group = drafts.filter { $0.file.serviceName == name }.sorted { first, second in
-                (first.file.path, methods.firstIndex(of: first.file.method)!) < (
-                    second.file.path, methods.firstIndex(of: second.file.method)!
+                (first.file.path, methods.firstIndex(of: first.file.method) ?? methods.count) < (
+                    second.file.path, methods.firstIndex(of: second.file.method) ?? methods.count
                 )
             }
             let (results, structures) = Self.results(of: group, catalog: catalog)
@@ -112,10 +112,11 @@ public struct LoadedServices: Sendable {
             sections.filter { section, _ in
                 name == nil ? section.path.count == 1 : section.path.dropLast().joined(separator: ".") == name && section.path.count > 1
             }.map { section, description in
-                let childName = structureName + Inflection.typeName(Inflection.singular(section.path.last!))
+                let last = section.path.last ?? section.name
+                let childName = structureName + Inflection.typeName(Inflection.singular(last))
                 let given = structures.structure(
                     named: childName, columns: description.columns, members: members(of: section.name, structureName: childName))
-                return (section.path.last!, .array(.structure(given)))
+                return (last, .array(.structure(given)))
             }
         }
         let name = draft.file.returns?.typeName ?? singular

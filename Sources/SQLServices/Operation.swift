@@ -165,12 +165,13 @@ public struct Operation: Sendable {
         return chosen
     }
 
-    /// The details of these names. A loop, not `names.map { details[$0]! }`,
-    /// whose closure would copy the whole operation on every request.
+    /// The details of these names (the `details` parameter takes no other
+    /// name). A loop, not `names.compactMap { details[$0] }`, whose closure
+    /// would copy the whole operation on every request.
     private func details(named names: [String]) -> [Detail] {
         var asked: [Detail] = []
         asked.reserveCapacity(names.count)
-        for name in names { asked.append(details[name]!) }
+        for name in names { if let detail = details[name] { asked.append(detail) } }
         return asked
     }
 

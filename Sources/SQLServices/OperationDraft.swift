@@ -77,10 +77,8 @@ struct OperationDraft {
                 problem(section.line, "@stream adds a streamed member to an object; in a list, use @detail")
             }
         }
-        if file.serviceName == "health" {
-            problem(file.headerLine, "/health is where the server answers its health checks; name the service otherwise")
-        } else if file.serviceName == "openapi.json" {
-            problem(file.headerLine, "/openapi.json is the server's OpenAPI document; name the service otherwise")
+        if let reserved = ReservedPath.claimed(by: file.path) {
+            problem(file.headerLine, "\(reserved.path) is reserved for \(reserved.purpose); name the service otherwise")
         }
 
         // The parameters: the path's variables, then `@param`s, then the
@@ -110,13 +108,12 @@ struct OperationDraft {
             guard let type = typeByName[name] else { continue }
             let directive = file.parameters.first { $0.name == name }
             let argumentType = ArgumentType.of(type, catalog: catalog)
-            if let defaultText = directive?.defaultText, !file.variables.contains(name) {
+            if let directive, let defaultText = directive.defaultText, !file.variables.contains(name) {
                 do {
                     let value = try argumentType.convert([.text(defaultText)])
-                    parameters.append(
-                        Self.parameter(name, argumentType, directive?.description ?? "", absent: value, defaultText: defaultText))
+                    parameters.append(Self.parameter(name, argumentType, directive.description, absent: value, defaultText: defaultText))
                 } catch {
-                    problem(directive!.line, "the default of @param \(name), \(error.received), is not a valid \(error.expected.name)")
+                    problem(directive.line, "the default of @param \(name), \(error.received), is not a valid \(error.expected.name)")
                 }
             } else {
                 let absent: SQLValue? = file.variables.contains(name) ? nil : .null
@@ -248,9 +245,13 @@ struct OperationDraft {
 
         guard problems.count == count else { return nil }
         let indexByName = Dictionary(parameters.enumerated().map { ($1.name, $0) }, uniquingKeysWith: { first, _ in first })
-        var bound: [String] = []
-        for name in statementNames.map(\.name) where !bound.contains(name) { bound.append(name) }
-        bindings = bound.map { (indexByName[$0]!, $0) }
+        // Every name a statement uses has its parameter (it has a type, from
+        // the description); a name without one would bind nothing, never trap.
+        var seen: Set<String> = []
+        bindings = statementNames.map(\.name).compactMap { name in
+            guard seen.insert(name).inserted, let index = indexByName[name] else { return nil }
+            return (index, name)
+        }
         self.parameters = parameters
         self.detailNames = detailNames
         details = Self.details(file: file, described: described, indexByName: indexByName, mainColumns: mainColumns)
@@ -355,10 +356,14 @@ struct OperationDraft {
             var requestNames = description.parameters.map(\.name).filter { !parentColumns.contains($0) }
             for (child, childDescription) in children(of: section.name) {
                 let (childQuery, childNames) = build(child, childDescription, parentColumns: description.columns.map(\.label))
-                query = query.attaching(child.path.last!, childQuery)
+                query = query.attaching(child.path.last ?? child.name, childQuery)
                 requestNames += childNames.filter { !requestNames.contains($0) }
             }
             return (query, requestNames)
+        }
+        // A detail's names from the request are the operation's parameters (checked before).
+        func bindings(_ names: [String]) -> [(Int, String)] {
+            names.compactMap { name in indexByName[name].map { ($0, name) } }
         }
         var details: [String: Operation.Detail] = [:]
         for (section, description) in sections where section.path.count == 1 {
@@ -366,11 +371,11 @@ struct OperationDraft {
                 let names = description.parameters.map(\.name)
                 details[section.name] = Operation.Detail(
                     isStreamed: true, query: Query.list(section.statement.text), sql: section.statement.text,
-                    requestBindings: names.map { (indexByName[$0]!, $0) })
+                    requestBindings: bindings(names))
             } else {
                 let (query, names) = build(section, description, parentColumns: mainColumns)
                 details[section.name] = Operation.Detail(
-                    isStreamed: false, query: query, sql: section.statement.text, requestBindings: names.map { (indexByName[$0]!, $0) })
+                    isStreamed: false, query: query, sql: section.statement.text, requestBindings: bindings(names))
             }
         }
         return details

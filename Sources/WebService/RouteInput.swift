@@ -98,12 +98,17 @@ public final class RoutedRequest: Sendable {
     public let logger: Logger
     /// The names of the arguments the route's inputs declare.
     let declaredNames: Set<String>
+    /// What the request may ask for (the router's ``RequestLimits``): a
+    /// runner refuses a request past them before it runs anything.
+    public let limits: RequestLimits
 
     init(
         request: consuming HTTPRequest, pattern: RoutePattern, path: ArraySlice<String>, arguments: [String: [ArgumentInput]],
-        runner: (any Sendable)?, detailParameters: [String], cacheControl: String?, logger: Logger, declaredNames: Set<String> = []
+        runner: (any Sendable)?, detailParameters: [String], cacheControl: String?, logger: Logger, declaredNames: Set<String> = [],
+        limits: RequestLimits = RequestLimits()
     ) {
         self.declaredNames = declaredNames
+        self.limits = limits
         self.request = request
         self.pattern = pattern
         self.path = path
@@ -298,10 +303,17 @@ public struct PathVariable<Value: ParameterValue>: RouteInput {
 
     public func value(in context: RoutedRequest) throws -> Value {
         guard let pathValue = context.pattern.value(at: index, in: context.path) else {
-            preconditionFailure("PathVariable(\(index)) beyond the route's path variables")
+            // The route's code declares more variables than its path has:
+            // a 500 (logged), never a trap, for whatever path was asked.
+            throw RouteDeclarationError(description: "PathVariable(\(index)) is beyond the variables of the route's path")
         }
         return try convert([.text(pathValue)], parameter: "\(index)")
     }
+}
+
+/// A route whose inputs do not fit its path: answered 500 and logged.
+struct RouteDeclarationError: Error, CustomStringConvertible {
+    let description: String
 }
 
 // MARK: - Body

@@ -76,7 +76,7 @@ private struct PoolNameService: WebService {
         try await Self.waitUntilHealthy(replicas)
         #expect(replicas.healthy == [true, true])
 
-        let server = TestServer.serve([PoolNameService()], runner: runner)
+        let server = try TestServer.serve([PoolNameService()], runner: runner)
         try server.start()
         defer { server.stop() }
 
@@ -121,7 +121,7 @@ private struct PoolNameService: WebService {
             configuration: .init(firstRetry: .milliseconds(50)))
         defer { replicas.close() }
         let runner = QueryRunner(pool: primary, replicas: replicas)
-        let server = TestServer.serve([PoolNameService()], runner: runner)
+        let server = try TestServer.serve([PoolNameService()], runner: runner)
         try server.start()
         defer { server.stop() }
 
@@ -156,7 +156,7 @@ private struct PoolNameService: WebService {
         defer { replicas.close() }
         try await Self.waitUntilHealthy(replicas)
         #expect(replicas.healthy == [true, true])
-        let server = TestServer.serve([PoolNameService()], runner: QueryRunner(pool: primary, replicas: replicas))
+        let server = try TestServer.serve([PoolNameService()], runner: QueryRunner(pool: primary, replicas: replicas))
         try server.start()
         defer { server.stop() }
 

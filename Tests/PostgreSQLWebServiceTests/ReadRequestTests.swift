@@ -1,5 +1,6 @@
 import PostgreSQL
 @testable import PostgreSQLWebService
+import WebService
 import Testing
 
 /// PostgREST's read language, read and turned into SQL without a database.
@@ -29,7 +30,7 @@ import Testing
 
     static func read(_ resource: Int, _ arguments: [(String, [String])]) throws -> Query {
         let request = try ReadRequest(graph: graph, resource: resource, arguments: arguments.map { (name: $0.0, values: $0.1) })
-        return Query.list(graph.resources[resource].sql).reading(request).resolvingChoices()
+        return try Query.list(graph.resources[resource].sql).reading(request).resolvingChoices(limits: RequestLimits())
     }
 
     @Test func noArgumentsRunTheStatementAsItIs() throws {

@@ -71,7 +71,7 @@ struct BrokenFileTests {
                 "default.sql:2: the default of @param n, \"ten\", is not a valid integer",
                 "detail.sql:4: the detail \"titles\" uses :employee, which neither its parent's columns (employeeNumber) nor the request provide; label a column \"employee\", or declare @param employee",
                 "detail.sql:4: the detail \"titles\" uses :title, which neither its parent's columns (employeeNumber) nor the request provide; label a column \"title\", or declare @param title",
-                "health.sql:1: /health is where the server answers its health checks; name the service otherwise",
+                "health.sql:1: /health is reserved for the server's health checks; name the service otherwise",
                 "nested.sql:3: the detail \"a.b\" is nested in \"a\", which the file does not declare before it",
                 "nested.sql:7: the detail \"s.t\" is nested in \"s\", a streamed member, which takes no detail",
                 "notfound.sql:2: @notfound names {nope}, which is not a parameter of the operation",

@@ -313,7 +313,7 @@ struct ColumnChoiceTests {
         var chosen = ChosenColumns()
         chosen.filters = [ColumnFilter(column: "employeeNumber", comparison: .equal, isNegated: false, value: .text("10004"))]
         chosen.order = [ColumnOrder(column: "lastName", isDescending: true, nulls: nil)]
-        let (wrapped, arguments) = Query.list(statement, ["name": nil]).choosing(chosen).chosenStatement()
+        let (wrapped, arguments) = try Query.list(statement, ["name": nil]).choosing(chosen).chosenStatement(limits: RequestLimits())
         #expect(wrapped.contains("chosen.\"employeeNumber\" = :chosenValue1"))
         let plan = try served.pool.withConnection { connection in
             var lines: [String] = []
