@@ -10,6 +10,7 @@ import WebService
 /// | SQLSTATE | status |
 /// | --- | --- |
 /// | `22P02`, `22003`, `22007`, `22008`, `22001` (invalid input) | 400 |
+/// | `42883`, `42725`, `42704`, `42804`, `42846`, `2201B`, `22025`, `42601` of a text search query (a filter, cast or pattern that does not apply to the column: the read language's) | 400 |
 /// | `42501` (insufficient privilege), and a role the request cannot take on (``RoleError``) | 403 |
 /// | `23505`, `23503`, `23P01` (unique, foreign key, exclusion) | 409, naming the `constraint` |
 /// | `23502`, `23514` (not null, check) | 422, naming the `column` or the `constraint` |
@@ -44,6 +45,14 @@ extension DatabaseError: HTTPErrorConvertible {
         case .stringDataRightTruncation:
             status = .badRequest
             detail = "A value in the request is too long for the database."
+        case .undefinedFunction, .ambiguousFunction, .undefinedObject, .datatypeMismatch, .cannotCoerce, .invalidRegularExpression,
+            .invalidEscapeSequence:
+            // What a read request asks of a statement: a filter, cast or pattern that does not apply to the column.
+            status = .badRequest
+            detail = Self.notApplicable
+        case .syntaxError where message.hasPrefix("syntax error in tsquery"):
+            status = .badRequest
+            detail = Self.notApplicable
         case .insufficientPrivilege:
             status = .forbidden
             detail = "The service is not allowed to perform this operation."
@@ -77,6 +86,10 @@ extension DatabaseError: HTTPErrorConvertible {
 }
 
 extension DatabaseError {
+    /// The detail of a filter, cast or pattern that does not apply to the column it names.
+    static let notApplicable =
+        "The request compares, casts or matches a value in a way the database cannot (an operator, type or pattern that does not apply)."
+
     /// The database errors turned into HTTP answers, by SQLSTATE class
     /// (`23` for integrity violations), for `/metrics`; counted where they
     /// become answers, so each failed request once.

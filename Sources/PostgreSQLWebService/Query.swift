@@ -65,7 +65,6 @@ public struct Query: Sendable {
         var embeds: [Embed] = []
         var members: [(key: String, query: Query)] = []
         var page: Page?
-        var chosen: ChosenColumns?
         var reading: ReadRequest?
 
         init(_ sql: String, _ arguments: SQLArguments, shape: Shape) {
@@ -79,7 +78,6 @@ public struct Query: Sendable {
             copy.embeds = embeds
             copy.members = members
             copy.page = page
-            copy.chosen = chosen
             copy.reading = reading
             return copy
         }
@@ -106,30 +104,18 @@ public struct Query: Sendable {
         set { uniqueStorage().page = newValue }
     }
 
-    /// The filters, order and members the request chose (``choosing(_:)``).
-    var chosen: ChosenColumns? {
-        get { storage.chosen }
-        set { uniqueStorage().chosen = newValue }
-    }
-
     /// The read request this query answers (``reading(_:)``).
     var reading: ReadRequest? {
         get { storage.reading }
         set { uniqueStorage().reading = newValue }
     }
 
-    /// This query with its ``chosen`` columns or its ``reading`` request
-    /// applied to its statement, as it runs.
+    /// This query with its ``reading`` request applied to its statement,
+    /// as it runs: the page its own, else the one the request names.
     func resolvingChoices() -> Query {
-        if let reading {
-            var query = reading.apply(to: self)
-            query.page = page
-            return query
-        }
-        guard chosen != nil else { return self }
-        let (sql, arguments) = chosenStatement()
-        var query = with(sql: sql, arguments: arguments)
-        query.page = page
+        guard let reading else { return self }
+        var query = reading.apply(to: self)
+        query.page = page ?? (isList ? reading.page : nil)
         return query
     }
 

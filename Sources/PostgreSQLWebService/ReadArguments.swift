@@ -16,15 +16,19 @@ public struct ReadArguments: RouteInput {
     public let graph: ResourceGraph
     public let resource: Int
     public let limits: ReadLimits
+    /// What `?api` documents: `select`, `order`, `or`, `and` and the
+    /// filters of the resource's columns (``Resource/documentedArguments(taken:value:)``).
+    public let declarations: [InputDeclaration]
 
-    public init(graph: ResourceGraph, resource: Int, limits: ReadLimits = .default) {
+    /// The arguments of `graph.resources[resource]`; `taken` are the
+    /// names of the route's own arguments, which the documents leave to them.
+    public init(graph: ResourceGraph, resource: Int, taken: Set<String> = [], limits: ReadLimits = .default) {
         self.graph = graph
         self.resource = resource
         self.limits = limits
-    }
-
-    public var declarations: [InputDeclaration] {
-        [.otherArguments(description: "Filters, `or`, `and`, `order`, `select` and embedding, in PostgREST's syntax.")]
+        declarations =
+            graph.resources[resource].documentedArguments(taken: taken, value: ()).map(\.declaration)
+            + [.otherArguments(description: "Filters, `or`, `and`, `order`, `select` and embedding, in PostgREST's syntax.")]
     }
 
     public func value(in context: RoutedRequest) throws -> ReadRequest {

@@ -7,7 +7,7 @@ import WebService
 ///
 /// | code | status | problem |
 /// | --- | --- | --- |
-/// | `PGRST100` | 400 | a parameter that does not parse, or past a ``ReadLimits`` limit |
+/// | `PGRST100` | 400 | a parameter that does not parse, past a ``ReadLimits`` limit, or a filter or order on a column that takes none |
 /// | `PGRST108` | 400 | a filter, order or page on an embedded resource that `select` does not embed |
 /// | `PGRST118` | 400 | an order by an embedded resource that is not to-one |
 /// | `PGRST200` | 400 | no relationship by that name |
@@ -51,6 +51,19 @@ public struct ReadError: Error, Sendable, HTTPErrorConvertible {
                 .badRequest, detail: "The column \"\(name)\" does not exist in \(resource.name) (parameter \"\(parameter)\").",
                 parameter: parameter, code: "42703", hint: "Its columns: \(known.joined(separator: ", ")).",
                 extensions: [("allowedValues", .strings(known))]))
+    }
+
+    /// `parameter` filters on (`filtering`) or orders by a column of `resource` that may not be.
+    static func notChosen(_ column: Resource.Column, in resource: Resource, filtering: Bool, parameter: String) -> ReadError {
+        let allowed = resource.columns.filter { filtering ? $0.isFilterable : $0.isOrderable }.map(\.label)
+        let what = filtering ? "filtered on" : "ordered by"
+        return ReadError(
+            HTTPError(
+                .badRequest,
+                detail: "The column \"\(column.label)\" of \(resource.name) cannot be \(what) (parameter \"\(parameter)\").",
+                parameter: parameter, code: "PGRST100",
+                hint: allowed.isEmpty ? "None of its columns can be." : "Its columns that can: \(allowed.joined(separator: ", ")).",
+                extensions: [("allowedValues", .strings(allowed))]))
     }
 
     /// `parameter` embeds a name `resource` has no relationship for.

@@ -484,11 +484,14 @@ struct Scanner {
         try budget.takeCondition(parameter)
         let negated = peek("not.and(") || peek("not.or(")
         if negated { position += 4 }
-        if take("and") {
+        // `and(` and `or(`, not a column whose name begins so (`order_id.eq.1`).
+        if peek("and(") {
+            position += 3
             let inner = ReadSyntax.Condition.and(try logicList(budget: &budget, depth: depth + 1))
             return negated ? .not(inner) : inner
         }
-        if take("or") {
+        if peek("or(") {
+            position += 2
             let inner = ReadSyntax.Condition.or(try logicList(budget: &budget, depth: depth + 1))
             return negated ? .not(inner) : inner
         }

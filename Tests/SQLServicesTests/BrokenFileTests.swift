@@ -124,9 +124,11 @@ struct BrokenFileTests {
                 "a.sql:3: @example names \"number\", which is not a parameter of the operation; its parameters are employeeNumber, details, select",
                 "a.sql:4: the value of @example details, \"bonus\", is not a valid EmployeeDetail",
                 "b.sql:5: the value of @example limit, \"-1\", is not a valid integer of 0 or more",
-                "b.sql:7: the value of @example firstName, \"Georgi\", is not a valid filter",
-                "b.sql:8: the value of @example order, \"hireDate\", is not a valid order each optionally followed by .asc or .desc, "
-                    + "then .nullsfirst or .nullslast",
+                "b.sql:7: the value of @example firstName, \"Georgi\", is refused: The parameter \"firstName\" cannot be read: "
+                    + "\"Georgi\" is not an operator (eq, neq, gt, gte, lt, lte, like, ilike, match, imatch, in, is, isdistinct, "
+                    + "fts, plfts, phfts, wfts, cs, cd, ov, sl, sr, nxr, nxl, adj, each optionally after not.).",
+                "b.sql:8: the value of @example order, \"hireDate\", is refused: The column \"hireDate\" does not exist in employees "
+                    + "(parameter \"order\").",
             ])
     }
 
