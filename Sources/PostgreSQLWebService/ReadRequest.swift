@@ -388,6 +388,15 @@ public struct ReadRequest: Sendable {
     /// exactly and cheaply (integers, booleans, UUIDs); other values are
     /// read by PostgreSQL as the column's type.
     private static func check(_ filter: ReadSyntax.Filter, on expression: Expression, parameter: String) throws(ReadError) {
+        // `is.true` of a column of a built-in type other than boolean: refused here, naming the parameter.
+        if case .truth(let truth) = filter.operand, truth != .null, truth != .notNull, let column = expression.plainColumn,
+            column.type != .bool, column.type.oid < 16_384, column.type != .unknown
+        {
+            throw ReadError.invalid(
+                parameter,
+                "The parameter \"\(parameter)\" tests \(column.label) (\(column.valueType.name)) with is.\(truth.rawValue), "
+                    + "which applies to a boolean: is.null or is.not_null.")
+        }
         guard let column = expression.plainColumn, let check = column.check else { return }
         switch filter.operator {
         case .eq, .neq, .gt, .gte, .lt, .lte, .in, .isdistinct: break

@@ -65,7 +65,7 @@ extension Resource {
                 description: "The members to return, comma-separated, among " + labels.joined(separator: ", ")
                     + " (`*`: all; `alias:column`, `column::type`, `column->key`)"
                     + (embeds.isEmpty ? "" : ", and the resources to embed: " + embeds.map { "`\($0)(*)`" }.joined(separator: ", ")) + ".",
-                pattern: labels.isEmpty ? "^\\*$" : "^\\*$|^(\(alternatives))(,(\(alternatives)))*$", value: value)
+                pattern: labels.isEmpty ? "^\\*?$" : "^\\*?$|^(\(alternatives))(,(\(alternatives)))*$", value: value)
             parameter.choosesMembers = true
             parameters.append(parameter)
         }
@@ -120,9 +120,10 @@ extension Resource {
     }
 
     /// An item of `in.(…)` for a text column, as the list is read: unquoted
-    /// up to the next comma, or double-quoted (commas inside, `\` escaping
-    /// the next character) and then unquoted.
-    private static let quotedListItem = #"(?:[^,"\x00][^,\x00]*|"(?:[^"\\\x00]|\\[^\x00])*"[^,\x00]*|)"#
+    /// up to the next comma or the closing parenthesis, or double-quoted
+    /// (commas and parentheses inside, `\` escaping the next character) and
+    /// then unquoted.
+    private static let quotedListItem = #"(?:[^,")\x00][^,)\x00]*|"(?:[^"\\\x00]|\\[^\x00])*"[^,)\x00]*|)"#
 
     /// Any text without a NUL, which no query argument may hold.
     private static let anyText = #"[^\x00]*"#

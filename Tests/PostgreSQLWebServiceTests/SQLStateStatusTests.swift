@@ -11,6 +11,7 @@ struct SQLStateStatusTests {
         "each mapped SQLSTATE gets its status and a fixed detail",
         arguments: [
             ("22P02", 400), ("22003", 400), ("22007", 400), ("22008", 400), ("22001", 400),
+            ("42883", 400), ("42725", 400), ("42704", 400), ("42804", 400), ("42846", 400), ("2201B", 400), ("22025", 400),
             ("42501", 403), ("23505", 409), ("23503", 409), ("23P01", 409), ("23502", 422), ("23514", 422), ("57014", 504),
             ("08000", 503), ("08001", 503), ("08003", 503), ("08006", 503), ("08P01", 503),
             ("57P01", 503), ("57P02", 503), ("57P03", 503),
@@ -34,6 +35,14 @@ struct SQLStateStatusTests {
         ])
     func unmapped(code: String) {
         #expect(DatabaseError(code: SQLState(rawValue: code), message: "anything").httpError == nil)
+    }
+
+    @Test("a text search query that does not parse is the request's 400; another syntax error stays a 500")
+    func textSearchSyntax() throws {
+        let query = try #require(DatabaseError(code: .syntaxError, message: #"syntax error in tsquery: "a b""#).httpError)
+        #expect(query.status == .badRequest)
+        #expect(!String(decoding: query.problemJSON, as: UTF8.self).contains("a b"))
+        #expect(DatabaseError(code: .syntaxError, message: "syntax error at or near \"FROM\"").httpError == nil)
     }
 
     @Test("a violated constraint is named, or the column of a missing value; the values never are")
