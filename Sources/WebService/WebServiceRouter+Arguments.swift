@@ -6,6 +6,9 @@ extension WebServiceRouter {
     struct Arguments {
         var values: [String: [ArgumentInput]] = [:]
         var names: [String] = []
+        /// The names a form field or a JSON body member supplies: never
+        /// another input's (``RoutedRequest/otherArguments`` are the query string's).
+        var bodyNames: Set<String> = []
 
         mutating func append(_ name: String, _ input: ArgumentInput) {
             // One hash lookup for a repeated name, not two.
@@ -28,6 +31,7 @@ extension WebServiceRouter {
             arguments.append(item.name, .text(item.value))
         }
         for field in request.formFields {
+            arguments.bodyNames.insert(field.name)
             switch field.value {
             case .text(let text): arguments.append(field.name, .text(text))
             case .file(let file): arguments.append(field.name, .file(file))
@@ -48,6 +52,7 @@ extension WebServiceRouter {
             throw HTTPError(.badRequest, detail: "A JSON request body must be an object whose members are the arguments.")
         }
         for name in members.keys.sorted() {
+            arguments.bodyNames.insert(name)
             arguments.append(name, .json(members[name]!))
         }
         return arguments
@@ -65,6 +70,8 @@ extension WebServiceRouter {
         for index in candidates.indices {
             let accepted = candidates[index].acceptedNames
             if candidates[index].acceptsOtherArguments {
+                // Other arguments come from the query string: a body's must be declared.
+                guard arguments.bodyNames.allSatisfy(accepted.contains) else { continue }
                 let unused = accepted.count - arguments.names.filter(accepted.contains).count
                 if best == nil || unused < best!.unused { best = (index, unused) }
                 continue
@@ -92,6 +99,8 @@ extension WebServiceRouter {
     }
 
     private static func uncovered(by candidate: BoundRoute, in arguments: Arguments) -> [String] {
-        arguments.names.filter { !candidate.argumentNames.contains($0) }
+        arguments.names.filter { name in
+            !candidate.argumentNames.contains(name) && (!candidate.acceptsOtherArguments || arguments.bodyNames.contains(name))
+        }
     }
 }

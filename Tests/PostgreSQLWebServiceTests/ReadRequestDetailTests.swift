@@ -14,7 +14,8 @@ import WebService
     /// foreign key of the same name, and an array column.
     static let graph = ResourceGraph([
         Resource(
-            name: "employees", sql: #"SELECT emp_no AS "employeeNumber", last_name AS "lastName", tags, order_id FROM employees ORDER BY emp_no"#,
+            name: "employees",
+            sql: #"SELECT emp_no AS "employeeNumber", last_name AS "lastName", tags, order_id FROM employees ORDER BY emp_no"#,
             columns: [
                 .init("employeeNumber", type: .int4, aliases: ["emp_no"]), .init("lastName", type: .varchar, isOrderable: false),
                 .init("tags", type: .textArray, isFilterable: false, isOrderable: true), .init("order_id", type: .int4),

@@ -38,7 +38,9 @@ extension ReadServicesTests {
         let object = try #require(paths["/employees/{employeeNumber}"]?["get"] as? [String: Any])
         let objectNames = (object["parameters"] as? [[String: Any]] ?? []).compactMap { $0["name"] as? String }
         #expect(objectNames == ["employeeNumber", "details", "select"])
-        let patterns = ["lastName", "order", "or", "and", "select"].compactMap { (byName[$0]?["schema"] as? [String: Any])?["pattern"] as? String }
+        let patterns = ["lastName", "order", "or", "and", "select"].compactMap {
+            (byName[$0]?["schema"] as? [String: Any])?["pattern"] as? String
+        }
         #expect(patterns.count == 5)
         for pattern in patterns { #expect((try? Regex(pattern)) != nil, "\(pattern)") }
         let filter = try Regex(try #require(lastName["pattern"] as? String))
@@ -170,7 +172,8 @@ extension ReadServicesTests {
         ])
         defer { try? FileManager.default.removeItem(atPath: folder) }
         let served = try Served(folder)
-        let answer = try served.get("/people?select=lastName,titles(jobTitle)&employeeNumber=lt.10003&order=lastName&titles.jobTitle=like.S*")
+        let answer = try served.get(
+            "/people?select=lastName,titles(jobTitle)&employeeNumber=lt.10003&order=lastName&titles.jobTitle=like.S*")
         #expect(answer.status == 200, "\(answer)")
         #expect(answer.text.hasPrefix(#"[{"lastName":"#) && answer.text.contains(#""titles":[{"jobTitle":"S"#), "\(answer.text)")
         #expect(try served.get("/people?details=titles&limit=1").text.contains(#""titles":[{"jobTitle":"#))
@@ -181,7 +184,8 @@ extension ReadServicesTests {
     struct Summaries: WebService {
         let path = "/summaries"
         let description = "Employee summaries."
-        static let sql = #"SELECT emp_no AS "employeeNumber", last_name AS "lastName", hire_date AS "hireDate" FROM employees ORDER BY emp_no"#
+        static let sql =
+            #"SELECT emp_no AS "employeeNumber", last_name AS "lastName", hire_date AS "hireDate" FROM employees ORDER BY emp_no"#
         static let graph = ResourceGraph([
             Resource(
                 name: "summaries", sql: sql,
@@ -192,7 +196,8 @@ extension ReadServicesTests {
         ])
 
         var routes: [Route] {
-            Route(.get, "/", description: "Employees, filtered as the caller asks.", ReadArguments(graph: Self.graph, resource: 0)) { read in
+            Route(.get, "/", description: "Employees, filtered as the caller asks.", ReadArguments(graph: Self.graph, resource: 0)) {
+                read in
                 Query.list(Self.sql).paged(limit: 3).reading(read)
             }
         }

@@ -71,7 +71,10 @@ struct ReadServicesTests {
         #expect(try served.numbers("/employees?employeeNumber=lt.10004") == [10001, 10002, 10003])
         #expect(try served.numbers("/employees?employeeNumber=in.(10003,10001,99)") == [10001, 10003])
         #expect(try served.numbers("/employees?employeeNumber=not.gt.10002&employeeNumber=neq.10001") == [10002])
-        #expect(try served.numbers("/employees?or=(employeeNumber.eq.10009,and(employeeNumber.lt.10003,lastName.neq.x))") == [10001, 10002, 10009])
+        #expect(
+            try served.numbers("/employees?or=(employeeNumber.eq.10009,and(employeeNumber.lt.10003,lastName.neq.x))") == [
+                10001, 10002, 10009,
+            ])
 
         let departments = { (query: String) throws -> [String] in
             let response = try served.get("/departments?" + query)
@@ -194,7 +197,8 @@ struct ReadServicesTests {
     func order() throws {
         let served = try Served()
         let expected = try served.pool.withConnection { connection in
-            try connection.fetchAll(Int.self, "SELECT emp_no FROM employees WHERE emp_no < 10100 ORDER BY last_name DESC, emp_no ASC LIMIT 7")
+            try connection.fetchAll(
+                Int.self, "SELECT emp_no FROM employees WHERE emp_no < 10100 ORDER BY last_name DESC, emp_no ASC LIMIT 7")
         }
         #expect(try served.numbers("/employees?employeeNumber=lt.10100&order=lastName.desc,employeeNumber.asc&limit=7") == expected)
         #expect(try served.numbers("/employees?employeeNumber=lt.10004&order=employeeNumber.desc.nullslast") == [10003, 10002, 10001])
