@@ -146,6 +146,12 @@ public struct ReadRequest: Sendable {
         return try ReadRequest(graph: graph, resource: resource, syntax: syntax, embedding: names, limits: limits)
     }
 
+    /// Whether the request asks for the statement's rows as they are:
+    /// every column, in order, without condition, order, page or embed.
+    var readsAsIs: Bool {
+        root.isPlain && root.embeds.isEmpty
+    }
+
     /// The root's page, when the request names one (`limit`, `offset`).
     var page: Query.Page? {
         guard root.limit != nil || root.offset != nil else { return nil }
