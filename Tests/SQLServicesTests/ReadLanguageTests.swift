@@ -77,16 +77,17 @@ struct ReadLanguageTests {
     final class Fixture: Sendable {
         let pool: ConnectionPool
         let server: HTTPServer
-        let folder: String
 
         init() throws {
             let postgres = try Connection(try Environment.conninfo(user: "postgres"))
             defer { postgres.close() }
             try postgres.executeScript(ReadLanguageTests.schema)
-            folder = FileManager.default.temporaryDirectory.appending(path: "read-language-\(UUID().uuidString)").path
+            let folder = FileManager.default.temporaryDirectory.appending(path: "read-language-\(UUID().uuidString)").path
             let run = try ProcessTests.start(["init", "--out", folder, "--schema", "read_test"])
             guard run.wait(timeout: 30) == 0 else { throw Environment.SetupError(description: "sql-rest init failed: \(run.errors)") }
             pool = ConnectionPool(.init(conninfo: try Environment.conninfo(), size: 4))
+            // Loaded, the folder is no longer read.
+            defer { try? FileManager.default.removeItem(atPath: folder) }
             server = try Environment.serve(try Environment.load(folder, pool: pool).services, pool: pool)
         }
     }
