@@ -13,7 +13,7 @@ extension Query: RunnableResult {
     public func response(runner: QueryRunner, request: RoutedRequest) -> HTTPResponse {
         let query: Query
         do {
-            query = try resolvingChoices(limits: request.limits)
+            query = try resolvingChoices()
         } catch {
             return request.response(for: error)
         }

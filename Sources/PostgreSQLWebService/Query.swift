@@ -69,7 +69,6 @@ public struct Query: Sendable {
         var embeds: [Embed] = []
         var members: [(key: String, query: Query)] = []
         var page: Page?
-        var chosen: ChosenColumns?
         var reading: ReadRequest?
         /// The statement whose rows a count counts, once ``reading`` was applied.
         var counted: (sql: String, arguments: SQLArguments)?
@@ -85,7 +84,6 @@ public struct Query: Sendable {
             copy.embeds = embeds
             copy.members = members
             copy.page = page
-            copy.chosen = chosen
             copy.reading = reading
             copy.counted = counted
             return copy
@@ -113,12 +111,6 @@ public struct Query: Sendable {
         set { uniqueStorage().page = newValue }
     }
 
-    /// The filters, order and members the request chose (``choosing(_:)``).
-    var chosen: ChosenColumns? {
-        get { storage.chosen }
-        set { uniqueStorage().chosen = newValue }
-    }
-
     /// The statement a count of a read list's rows counts; `nil`: the list's own.
     var counted: (sql: String, arguments: SQLArguments)? {
         get { storage.counted }
@@ -131,20 +123,21 @@ public struct Query: Sendable {
         set { uniqueStorage().reading = newValue }
     }
 
-    /// This query with its ``chosen`` columns or its ``reading`` request
-    /// applied to its statement, as it runs; a 400 when the chosen filters
-    /// are past `limits`.
-    func resolvingChoices(limits: RequestLimits) throws(HTTPError) -> Query {
-        if let reading {
-            var query = reading.apply(to: self)
-            query.page = page
-            query.counted = reading.countingStatement(for: self)
-            return query
+    /// This query with its ``reading`` request applied to its statement,
+    /// as it runs: the page its own, else the one the request names. A
+    /// statement that would bind more parameters than PostgreSQL takes is
+    /// a 400 naming the limit, before it is sent.
+    func resolvingChoices() throws(HTTPError) -> Query {
+        guard let reading else { return self }
+        var query = reading.apply(to: self)
+        guard query.arguments.count <= RequestLimits.postgreSQLParameters else {
+            throw RequestLimits.exceeded(
+                "postgreSQLParameters", limit: RequestLimits.postgreSQLParameters,
+                detail: "The request's filters and the statement's parameters come to more than the "
+                    + "\(RequestLimits.postgreSQLParameters) parameters PostgreSQL binds to one statement.")
         }
-        guard chosen != nil else { return self }
-        let (sql, arguments) = try chosenStatement(limits: limits)
-        var query = with(sql: sql, arguments: arguments)
-        query.page = page
+        query.page = page ?? (isList ? reading.page : nil)
+        query.counted = reading.countingStatement(for: self)
         return query
     }
 

@@ -66,7 +66,11 @@ public struct ServiceFolder: Sendable {
         problems += Self.duplicates(in: drafts)
         guard problems.isEmpty else { throw ServiceProblems(folder: path, problems: problems) }
 
-        return LoadedServices(drafts: drafts, catalog: catalog)
+        let graph = try FolderGraph(drafts: drafts, types: catalog, on: connection)
+        let parameters = LoadedServices.parameters(of: drafts, graph: graph)
+        problems += graph.exampleProblems(drafts)
+        guard problems.isEmpty else { throw ServiceProblems(folder: path, problems: problems) }
+        return LoadedServices(drafts: drafts, catalog: catalog, graph: graph, parameters: parameters)
     }
 
     /// The `.sql` files below the folder, their paths beginning with the

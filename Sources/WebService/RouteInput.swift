@@ -3,8 +3,7 @@ import HTTPServer
 import Logging
 
 /// Something a route's handler receives: a ``Parameter``, a ``PathVariable``,
-/// a ``Body``, the ``Request`` itself, or a ``ParameterGroup`` of arguments
-/// known at run time. Each input both produces its handler argument and
+/// a ``Body``, or the ``Request`` itself. Each input both produces its handler argument and
 /// describes itself for `?api`.
 public protocol RouteInput<Value>: Sendable {
     associatedtype Value
@@ -366,38 +365,6 @@ public struct Body<Value: Decodable>: RouteInput {
         } catch let error as DecodingError {
             throw HTTPError(.badRequest, detail: "The body is not a valid \(String(describing: Value.self)): \(error.summary)")
         }
-    }
-}
-
-// MARK: - Parameter group
-
-/// Several ``RuntimeParameter``s that a handler receives as one value: each
-/// is converted (or refused with its 400) as in a route declared at run
-/// time, and `combine` makes the handler's argument of their values, in
-/// order. How a typed route takes arguments whose names are known only
-/// when the program runs (a filter per column, say).
-///
-/// ```swift
-/// let sizes = ParameterGroup([RuntimeParameter("width", as: Int.self) { $0 }, RuntimeParameter("height", as: Int.self) { $0 }]) { $0 }
-/// Route(.get, "/area", sizes) { values in values.reduce(1, *) }
-/// ```
-public struct ParameterGroup<Part: Sendable, Value>: RouteInput {
-    public let parameters: [RuntimeParameter<Part>]
-    private let combine: @Sendable ([Part]) -> Value
-
-    /// The group of `parameters`, whose values `combine` joins.
-    public init(_ parameters: [RuntimeParameter<Part>], combine: @escaping @Sendable ([Part]) -> Value) {
-        self.parameters = parameters
-        self.combine = combine
-    }
-
-    public var declarations: [InputDeclaration] { parameters.map(\.declaration) }
-
-    public func value(in context: RoutedRequest) throws -> Value {
-        var values: [Part] = []
-        values.reserveCapacity(parameters.count)
-        for index in parameters.indices { values.append(try parameters[index].value(in: context)) }
-        return combine(values)
     }
 }
 

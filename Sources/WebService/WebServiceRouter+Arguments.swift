@@ -6,6 +6,9 @@ extension WebServiceRouter {
     struct Arguments {
         var values: [String: [ArgumentInput]] = [:]
         var names: [String] = []
+        /// The names a form field or a JSON body member supplies: never
+        /// another input's (``RoutedRequest/otherArguments`` are the query string's).
+        var bodyNames: Set<String> = []
 
         mutating func append(_ name: String, _ input: ArgumentInput) {
             // One hash lookup for a repeated name, not two.
@@ -31,6 +34,7 @@ extension WebServiceRouter {
             arguments.append(item.name, .text(item.value))
         }
         for field in request.formFields {
+            arguments.bodyNames.insert(field.name)
             switch field.value {
             case .text(let text): arguments.append(field.name, .text(text))
             case .file(let file): arguments.append(field.name, .file(file))
@@ -53,6 +57,7 @@ extension WebServiceRouter {
         for (name, value) in members.members.sorted(by: { $0.key < $1.key }) {
             if case .array(let elements) = value { count += max(1, elements.count) } else { count += 1 }
             guard count <= limit else { throw tooManyArguments(limit) }
+            arguments.bodyNames.insert(name)
             arguments.append(name, .json(value))
         }
         return arguments
@@ -76,6 +81,10 @@ extension WebServiceRouter {
         for index in candidates.indices {
             let accepted = candidates[index].acceptedNames
             if candidates[index].acceptsOtherArguments {
+                // Other arguments come from the query string: a body's must
+                // be one the route's inputs read themselves (a documented
+                // filter is read from the query string only).
+                guard arguments.bodyNames.allSatisfy(candidates[index].ownNames.contains) else { continue }
                 let unused = accepted.count - arguments.names.filter(accepted.contains).count
                 if best == nil || unused < best!.unused { best = (index, unused) }
                 continue
@@ -99,6 +108,15 @@ extension WebServiceRouter {
         let values = arguments.values[name] ?? []
         var received = values.prefix(3).map(\.received).joined(separator: ", ")
         if values.count > 3 { received += " and \(values.count - 3) more" }
+        if closest.acceptsOtherArguments {
+            let own = closest.argumentNames.filter(closest.ownNames.contains)
+            let takes = own.isEmpty ? "it takes none there" : "it takes " + own.joined(separator: ", ") + " there"
+            throw HTTPError(
+                .badRequest,
+                detail: "The argument \"\(name)\" (received \(received)) in the request body is not a parameter of "
+                    + "\(closest.route.method) \(request.rawPath) (\(takes)): filters, select and order go in the query string.",
+                parameter: name)
+        }
         let expected = closest.argumentNames.isEmpty ? "it takes no arguments" : "expected " + closest.argumentNames.joined(separator: ", ")
         throw HTTPError(
             .badRequest,
@@ -109,6 +127,10 @@ extension WebServiceRouter {
     }
 
     private static func uncovered(by candidate: BoundRoute, in arguments: Arguments) -> [String] {
-        arguments.names.filter { !candidate.argumentNames.contains($0) }
+        arguments.names.filter { name in
+            candidate.acceptsOtherArguments
+                ? arguments.bodyNames.contains(name) && !candidate.ownNames.contains(name)
+                : !candidate.argumentNames.contains(name)
+        }
     }
 }

@@ -25,7 +25,10 @@ struct DocumentationAPITests {
         #expect(operations.count == 2)
         #expect(operations.allSatisfy { $0["method"] as? String == "GET" && ($0["description"] as? String)?.isEmpty == false })
         let parameters = operations.map { ($0["parameters"] as? [[String: Any]] ?? []).compactMap { $0["name"] as? String } }
-        #expect(parameters == [["name", "details", "limit", "offset", "order", "select"], ["employeeNumber", "details"]])
+        #expect(
+            parameters == [
+                ["name", "details", "limit", "offset", "order", "or", "and", "select"], ["employeeNumber", "details", "select"],
+            ])
         // The filters apart, each with its column's type; the operators said once.
         #expect(
             (operations[0]["filters"] as? [[String: Any]])?.map { "\($0["name"] ?? "")=\($0["type"] ?? "")" } == [

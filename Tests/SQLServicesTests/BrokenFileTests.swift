@@ -124,9 +124,8 @@ struct BrokenFileTests {
                 "a.sql:3: @example names \"number\", which is not a parameter of the operation; its parameters are employeeNumber, details, select",
                 "a.sql:4: the value of @example details, \"bonus\", is not a valid EmployeeDetail",
                 "b.sql:5: the value of @example limit, \"-1\", is not a valid integer of 0 or more",
-                "b.sql:7: the value of @example firstName, \"Georgi\", is not a valid filter",
-                "b.sql:8: the value of @example order, \"hireDate\", is not a valid order each optionally followed by .asc or .desc, "
-                    + "then .nullsfirst or .nullslast",
+                "b.sql:7: the value of @example firstName, \"Georgi\", is refused: \"failed to parse filter (Georgi)\" (line 1, column 1)",
+                "b.sql:8: the value of @example order, \"hireDate\", is refused: column employees.hireDate does not exist",
             ])
     }
 
