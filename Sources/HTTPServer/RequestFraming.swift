@@ -20,7 +20,12 @@
 ///   not (`xchunked`, `chunked, identity`): 501, the server decodes none
 ///   (§6.1, §7);
 /// - `chunked` more than once, or not exactly `chunked` as libmicrohttpd
-///   reads it (two fields, a trailing space): 400.
+///   reads it (two fields, a trailing space): 400;
+/// - a field name followed by whitespace before its colon
+///   (`Transfer-Encoding : chunked`, §5.1): 400, whatever the field;
+/// - a name that begins with a framing field's and goes on
+///   (`Transfer-Encodingchunked`, how libmicrohttpd 0.9.75 reads a value
+///   folded onto a second line, §5.2): 400.
 ///
 /// ```swift
 /// RequestFraming.problem(in: ["Content-Length": "0", "Transfer-Encoding": "chunked"], isHTTP10: false)   // 400
@@ -36,6 +41,16 @@ enum RequestFraming {
         var lengths = 0
         var codings: [String] = []
         for (name, value) in headers {
+            // No whitespace between a field's name and its colon (§5.1): a
+            // reader that trims it would see another field than this one.
+            if let last = name.utf8.last, last == UInt8(ascii: " ") || last == UInt8(ascii: "\t") {
+                return refusal("A header field's name ends with whitespace before its colon (RFC 9112, section 5.1).")
+            }
+            // libmicrohttpd 0.9.75 joins a line folded onto `Transfer-Encoding: x`
+            // (obs-fold, §5.2) to the field's name: `Transfer-Encodingchunked`.
+            if name.utf8.count > 14, let field = framingPrefix(of: name) {
+                return refusal("The request's \(field) field is folded over two lines or misspelled.")
+            }
             switch name.utf8.count {
             case 14 where HTTPHeaders.namesMatch(name, "Content-Length"):
                 length = length ?? value
@@ -60,6 +75,16 @@ enum RequestFraming {
         }
         if let length, length.isEmpty || !length.utf8.allSatisfy({ $0 >= UInt8(ascii: "0") && $0 <= UInt8(ascii: "9") }) {
             return refusal("The request's Content-Length is not a number of bytes.")
+        }
+        return nil
+    }
+
+    /// The framing field `name` begins with and goes past, if any.
+    private static func framingPrefix(of name: String) -> String? {
+        for field in ["Content-Length", "Transfer-Encoding"] where name.utf8.count > field.utf8.count {
+            // ASCII letters compared without case; other bytes as they are.
+            let begins = zip(name.utf8, field.utf8).allSatisfy { $0 | 0x20 == $1 | 0x20 }
+            if begins { return field }
         }
         return nil
     }

@@ -79,6 +79,13 @@ struct HTTPAttackProcessTests {
                 Framing("Transfer-Encoding: chunked, identity", 501, fields: "Transfer-Encoding: chunked, identity\r\n", body: chunkedCall),
                 Framing(
                     "Transfer-Encoding on HTTP/1.0", 400, version: "1.0", fields: "Transfer-Encoding: chunked\r\n", body: chunkedCall),
+                Framing(
+                    "Content-Length and Transfer-Encoding with a space before its colon", 400,
+                    fields: "Content-Length: \(chunkedCall.count + smuggled.count)\r\nTransfer-Encoding : chunked\r\n", body: chunkedCall),
+                Framing(
+                    "Content-Length and Transfer-Encoding folded onto a second line", 400,
+                    fields: "Content-Length: \(chunkedCall.count + smuggled.count)\r\nTransfer-Encoding: x\r\n chunked\r\n",
+                    body: chunkedCall),
             ]
     }
 
