@@ -63,7 +63,7 @@ struct JSONRPCMethods: Sendable {
                         segments: segments,
                         pathVariableNames: overloads.map(\.pathVariableNames),
                         takesBody: overloads.contains { $0.parameters.contains { $0.location == .body } },
-                        positionalNames: overloads.map { $0.parameters.map(\.name) })
+                        positionalNames: overloads.map { $0.parameters.filter { !$0.isQueryStringOnly }.map(\.name) })
                 }
             }
         }
@@ -105,7 +105,8 @@ struct OpenRPCDocument {
                     var params: [JSONValue] = []
                     var seen: Set<String> = []
                     for overload in overloads {
-                        for parameter in overload.parameters where seen.insert(parameter.name).inserted {
+                        // Filters, select and order are read from a URL's query string, which a call has not.
+                        for parameter in overload.parameters where !parameter.isQueryStringOnly && seen.insert(parameter.name).inserted {
                             let required = overloads.allSatisfy { other in
                                 other.parameters.contains { $0.name == parameter.name && $0.required }
                             }
@@ -118,7 +119,7 @@ struct OpenRPCDocument {
                     }
                     var method: JSONValue = ["name": .string(operation.operationId)]
                     var description = overloads.map(\.description).filter { !$0.isEmpty }.joined(separator: " Or: ")
-                    let orders = overloads.map { $0.parameters.map(\.name) }
+                    let orders = overloads.map { $0.parameters.filter { !$0.isQueryStringOnly }.map(\.name) }
                     if Set(orders).count > 1 {
                         let lists = orders.map { "[" + $0.joined(separator: ", ") + "]" }
                         description += (description.isEmpty ? "" : " ") + "By position: " + lists.joined(separator: " or ") + "."

@@ -122,6 +122,9 @@ public struct ParameterDocumentation: Sendable, Encodable {
     public var filteredType: ValueType? = nil
     /// Whether it chooses the result's members (``RuntimeParameter/choosesMembers``).
     var choosesMembers = false
+    /// Whether a query language reads it from the query string only (a
+    /// filter, `select`, `order`): a JSON-RPC call's `params` cannot carry it.
+    var isQueryStringOnly = false
 
     private enum CodingKeys: String, CodingKey {
         case name, location, type, required, defaultValue, example, description, minimum, maximum, minItems, allowedValues, pattern
@@ -305,7 +308,8 @@ extension OperationDocumentation {
                     required: argument.required, defaultValue: argument.defaultText, example: argument.exampleText,
                     description: input.description, defaultTexts: argument.defaultText.map { [$0] }, exampleTexts: exampleTexts,
                     commaSeparated: isNameList, pattern: argument.pattern, constraints: input.constraints,
-                    filteredType: argument.filteredType, choosesMembers: argument.choosesMembers
+                    filteredType: argument.filteredType, choosesMembers: argument.choosesMembers,
+                    isQueryStringOnly: input.isReadAsOtherArgument
                 )
             }
         }

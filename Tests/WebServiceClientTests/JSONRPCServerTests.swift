@@ -202,6 +202,11 @@ struct JSONRPCServerTests {
         #expect(params.compactMap { $0["name"] as? String } == ["a", "b", "values"])
         #expect(sum["paramStructure"] as? String == "either")
         #expect(methods.allSatisfy { $0["paramStructure"] as? String == "either" })
+        // A list's filters, select and order are read from the query string, which a call has not: not params.
+        let list = try #require(methods.first { $0["name"] as? String == "employees.get" })
+        let listParams = Set((list["params"] as? [[String: Any]] ?? []).compactMap { $0["name"] as? String })
+        #expect(listParams.isDisjoint(with: ["lastName", "employeeNumber", "select", "order", "or", "and"]), "\(listParams)")
+        #expect(listParams.isSuperset(of: ["name", "limit"]), "\(listParams)")
         let employee = try #require(methods.first { $0["name"] as? String == "employees.getByEmployeeNumber" })
         let number = try #require((employee["params"] as? [[String: Any]])?.first { $0["name"] as? String == "employeeNumber" })
         #expect(number["required"] as? Bool == true)
