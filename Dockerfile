@@ -9,11 +9,9 @@ WORKDIR /src
 COPY Package.swift ./
 COPY Sources ./Sources
 COPY Tests ./Tests
-COPY scripts/startup-order.txt ./scripts/
 # The flags of `make build` (Makefile, release_flags: why each).
 ARG RELEASE_FLAGS="--static-swift-stdlib -Xswiftc -Xclang-linker -Xswiftc -no-pie -Xlinker --no-export-dynamic \
- -Xswiftc -Xfrontend -Xswiftc -function-sections -Xswiftc -use-ld=lld \
- -Xlinker --symbol-ordering-file=/src/scripts/startup-order.txt -Xlinker --no-warn-symbol-ordering"
+ -Xswiftc -use-ld=lld"
 RUN swift build -c release $RELEASE_FLAGS --product employees-server \
  && cp "$(swift build -c release $RELEASE_FLAGS --show-bin-path)/employees-server" /usr/local/bin/
 

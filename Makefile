@@ -34,22 +34,15 @@ setup: ## install the Debian packages that are missing (scripts/setup)
 	@scripts/setup
 
 # The release server links the Swift runtime and FoundationEssentials
-# statically, as a position-dependent executable that exports no symbols,
-# its functions laid out so that those it runs at start come together.
+# statically, as a position-dependent executable that exports no symbols.
 # Each cuts the pages touched at load, and so the idle RSS (BENCHMARKS.md,
 # scenario 6, has the figures): the static runtime, which is not relocated
 # at load; no PIE, whose data the loader must relocate; no exported symbols
 # (nothing loads the executable as a library). No PIE means no address
 # randomisation of the executable itself; shared libraries, heap and stacks
-# are still randomised. The kernel maps code 64 KB around each page a
-# process first runs, so the few hundred KB of functions run at start,
-# scattered over 10 MB, brought in most of it: each function gets a section
-# of its own, and lld places those scripts/startup-order.txt names first
-# (scripts/startup-order writes the list; names it lacks are only placed
-# later). The Dockerfile builds with the same flags.
+# are still randomised. The Dockerfile builds with the same flags.
 release_flags := --static-swift-stdlib -Xswiftc -Xclang-linker -Xswiftc -no-pie -Xlinker --no-export-dynamic \
-	-Xswiftc -Xfrontend -Xswiftc -function-sections -Xswiftc -use-ld=lld \
-	-Xlinker --symbol-ordering-file=$(CURDIR)/scripts/startup-order.txt -Xlinker --no-warn-symbol-ordering
+	-Xswiftc -use-ld=lld
 
 build: setup ## build employees-server and sql-rest in release mode
 	swift build -c release $(release_flags) --product employees-server

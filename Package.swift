@@ -123,6 +123,7 @@ let package = Package(
                 "PostgreSQLWebService",
                 "Locking",
                 "SQLRestVersion",
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
             ]
         ),
@@ -138,7 +139,9 @@ let package = Package(
             name: "SQLServices",
             dependencies: ["CalendarDates", "HTTPServer", "WebService", "PostgreSQL", "PostgreSQLWebService"]
         ),
-        .executableTarget(name: "sql-rest", dependencies: ["SQLServices", "ServiceHost", "PostgreSQL"]),
+        .executableTarget(
+            name: "sql-rest",
+            dependencies: ["SQLRest", "SQLServices", .product(name: "ArgumentParser", package: "swift-argument-parser")]),
         .executableTarget(name: "employees-server", dependencies: ["EmployeesService", "ServiceHost"]),
 
         // MARK: - Tests

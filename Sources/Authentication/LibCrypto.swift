@@ -4,16 +4,6 @@ internal import CLibCrypto
 /// over byte arrays. With `PublicKey` (LibCrypto+PublicKey.swift), the
 /// only code that touches the C library.
 enum LibCrypto {
-    /// SHA-256 of `data`.
-    static func sha256(_ data: some Collection<UInt8>) -> [UInt8] {
-        var digest = [UInt8](repeating: 0, count: 32)
-        var length: UInt32 = 0
-        Array(data).withUnsafeBytes { bytes in
-            _ = EVP_Digest(bytes.baseAddress, bytes.count, &digest, &length, EVP_sha256(), nil)
-        }
-        return digest
-    }
-
     /// HMAC-SHA-256 of `data` under `key`.
     static func hmacSHA256(key: [UInt8], _ data: some Collection<UInt8>) -> [UInt8] {
         var mac = [UInt8](repeating: 0, count: 32)

@@ -130,29 +130,3 @@ extension ServerOptions {
         }
     }
 }
-
-// MARK: - hash-password
-
-/// `hash-password [user] [--iterations N]`: reads a password from standard
-/// input (its first line) and prints a password file entry, `user:hash`,
-/// or the hash alone without a user.
-func hashPasswordCommand(_ arguments: ArraySlice<String>) -> Int32 {
-    var user: String?
-    var iterations = PasswordHash.defaultIterations
-    var arguments = arguments
-    while let argument = arguments.popFirst() {
-        if argument == "--iterations", let value = arguments.popFirst().flatMap(Int.init),
-            (1...PasswordHash.maximumIterations).contains(value)
-        {
-            iterations = value
-        } else if !argument.hasPrefix("-"), user == nil, !argument.contains(":") {
-            user = argument
-        } else {
-            return 64
-        }
-    }
-    guard let password = readLine(strippingNewline: true), !password.isEmpty else { return 64 }
-    let hash = PasswordHash.make(password: password, iterations: iterations)
-    print(user.map { "\($0):\(hash)" } ?? "\(hash)")
-    return 0
-}

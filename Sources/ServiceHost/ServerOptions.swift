@@ -11,9 +11,8 @@ import WebService
 /// and their documentation are one table (`ServerOptions/table`), which
 /// `--help` prints.
 ///
-/// A small parser over that table rather than swift-argument-parser, whose
-/// reflection-based parsing and linked code cost every start time and the
-/// idle server's resident memory (`make bench`, scenario 6).
+/// swift-argument-parser reads the command line (``ServerArguments``,
+/// whose options are made from the table).
 ///
 /// ``ServerProgram`` reads them and hands them to the closure that makes
 /// the services:
@@ -145,65 +144,10 @@ public struct ServerOptions: Equatable, Sendable {
         let description: String
     }
 
-    /// The result of reading the command line: settings, a request for
-    /// help (with the defaults the environment gives), or for the version.
-    enum Command: Equatable {
-        case serve(ServerOptions)
-        case help(ServerOptions)
-        case version
-    }
+    // MARK: - Checks
 
-    // MARK: - Parsing
-
-    /// Reads `arguments` (without the program name) over the environment
-    /// variables and the defaults. `--name value` and `--name=value` both
-    /// work; the variables are named with `environmentPrefix`
-    /// (`EMPLOYEES_PORT`), except `DATABASE_URL` and `LOG_LEVEL`.
-    static func parse(
-        _ arguments: [String], environmentPrefix: String, programOptions: [Option] = [], environment: (String) -> String?
-    ) throws(UsageError) -> Command {
-        let table = programOptions + Self.table
-        var options = ServerOptions()
-        for option in table {
-            let variable = option.variable(prefix: environmentPrefix)
-            guard let value = environment(variable), !value.isEmpty else { continue }
-            guard option.apply(&options, value) else {
-                throw UsageError(description: "The value '\(value)' of \(variable) is invalid for --\(option.name) \(option.valueName).")
-            }
-        }
-        let defaults = options
-        var remaining = arguments[...]
-        while let argument = remaining.popFirst() {
-            if argument == "-h" || argument == "--help" { return .help(defaults) }
-            if argument == "--version" { return .version }
-            guard argument.hasPrefix("--") else { throw UsageError(description: "Unexpected argument '\(argument)'.") }
-            let nameAndValue = argument.dropFirst(2).split(separator: "=", maxSplits: 1, omittingEmptySubsequences: false)
-            guard let option = table.first(where: { $0.name == nameAndValue[0] }) else {
-                throw UsageError(description: "Unknown option '\(argument)'.")
-            }
-            let value: String
-            if nameAndValue.count == 2 {
-                value = String(nameAndValue[1])
-            } else if option.isFlag {
-                value = "true"
-            } else if let next = remaining.popFirst() {
-                value = next
-            } else {
-                throw UsageError(description: "Missing value for '--\(option.name) \(option.valueName)'.")
-            }
-            guard option.apply(&options, value) else {
-                throw UsageError(description: "The value '\(value)' is invalid for '--\(option.name) \(option.valueName)'.")
-            }
-        }
-        try options.validate()
-        for option in programOptions where option.isRequired && options.programOptions[option.name] == nil {
-            throw UsageError(
-                description: "Missing '--\(option.name) \(option.valueName)' (or \(option.variable(prefix: environmentPrefix))).")
-        }
-        return .serve(options)
-    }
-
-    private func validate() throws(UsageError) {
+    /// Throws the first bound an option's value is out of, or the first pair of options that exclude each other.
+    func validate() throws(UsageError) {
         func check(_ condition: Bool, _ message: String) throws(UsageError) {
             if !condition { throw UsageError(description: message) }
         }

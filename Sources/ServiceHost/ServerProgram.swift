@@ -1,6 +1,7 @@
 #if canImport(Glibc)
 import Glibc
 #endif
+import ArgumentParser
 import Authentication
 import HTTPServer
 import Logging
@@ -50,18 +51,11 @@ public struct ServerProgram {
     /// The beginning of the option variables' names: `EMPLOYEES_` reads
     /// `EMPLOYEES_PORT`. `DATABASE_URL` and `LOG_LEVEL` have none.
     public let environmentPrefix: String
-    private let makeServices: (ServerOptions, ConnectionPool) throws -> [any WebService]
-    private var programOptions: [ServerOptions.Option] = []
-    private var commands: [Command] = []
+    let makeServices: (ServerOptions, ConnectionPool) throws -> [any WebService]
+    private(set) var programOptions: [ServerOptions.Option] = []
+    private(set) var commands: [any ParsableCommand.Type] = []
     private var reloadsOnHangup = false
     private var watchedFolder: @Sendable (ServerOptions) -> String? = { _ in nil }
-
-    /// A command of a program that has several (`sql-rest check`), besides `serve`.
-    private struct Command {
-        let name: String
-        let summary: String
-        let run: (ServerOptions) -> Int32
-    }
 
     /// A server for `services`.
     ///
@@ -107,64 +101,18 @@ public struct ServerProgram {
     /// server.run(arguments: ["--port", "0"], environment: [:])  // no variables at all
     /// ```
     public func run(arguments: [String] = Array(CommandLine.arguments.dropFirst()), environment: [String: String]? = nil) -> Never {
-        var arguments = arguments[...]
-        if arguments.first == "hash-password" {
-            let status = hashPasswordCommand(arguments.dropFirst())
-            if status == 64 {
-                printError("Usage: \(name) hash-password [<user>] [--iterations <n>] < password (prints a password file entry)")
-            }
-            exit(status)
+        var variable: @Sendable (String) -> String? = processEnvironment
+        if let environment {
+            variable = { name in environment[name].flatMap { $0.isEmpty ? nil : $0 } }
         }
-        var commandName = "serve"
-        let usage = commands.isEmpty ? "\(name) [--<option> <value>] ..." : "\(name) <command> [--<option> <value>] ..."
-        if !commands.isEmpty, let first = arguments.first, !first.hasPrefix("-") {
-            guard first == "serve" || commands.contains(where: { $0.name == first }) else {
-                printError("Error: Unknown command '\(first)'.\nUsage: \(usage) (--help lists the commands and options)")
-                exit(64)
-            }
-            commandName = first
-            arguments = arguments.dropFirst()
-        } else if !commands.isEmpty, !arguments.contains(where: { $0 == "-h" || $0 == "--help" || $0 == "--version" }) {
-            printError(
-                "Error: Missing command (\((["serve"] + commands.map(\.name)).joined(separator: ", "))).\nUsage: \(usage) (--help lists the commands and options)"
-            )
-            exit(64)
+        let context = ServerArguments.Context(
+            programOptions: programOptions, environmentPrefix: environmentPrefix, environment: variable)
+        let program = ProgramCommand.Program(name: name, overview: overview, commands: commands)
+        let status: Int32 = ServerArguments.$context.withValue(context) { () -> Int32 in
+            ProgramCommand.$program.withValue(program) { () -> Int32 in runCommand(arguments, context: context) }
         }
-        let command: ServerOptions.Command
-        do {
-            command = try ServerOptions.parse(Array(arguments), environmentPrefix: environmentPrefix, programOptions: programOptions) {
-                variable in
-                guard let environment else { return processEnvironment(variable) }
-                return environment[variable]
-            }
-        } catch {
-            printError("Error: \(error)\nUsage: \(usage) (--help lists the options)")
-            exit(64)  // EX_USAGE
-        }
-        switch command {
-        case .help(let defaults):
-            let commandList =
-                commands.isEmpty ? [] : [("serve", "Serves the services until SIGINT or SIGTERM.")] + commands.map { ($0.name, $0.summary) }
-            print(
-                ServerOptions.help(
-                    defaults: defaults, program: name, overview: overview, environmentPrefix: environmentPrefix,
-                    programOptions: programOptions, commands: commandList), terminator: "")
-        case .version:
-            print(SwiftSQLRest.version)
-        case .serve(let options):
-            if let command = commands.first(where: { $0.name == commandName }) {
-                let status = command.run(options)
-                StandardErrorOutput.shared.flush()
-                exit(status)
-            }
-            do {
-                try serve(options)
-            } catch {
-                printError("Error: \(error)")
-                exit(1)
-            }
-        }
-        exit(0)
+        StandardErrorOutput.shared.flush()
+        exit(status)
     }
 
     // MARK: - A program's own options and commands
@@ -191,19 +139,23 @@ public struct ServerProgram {
 
     /// The server with a command besides `serve`: the program's first
     /// argument then names the command (`sql-rest check --services DIR`),
-    /// and `run` calls `body` with the options instead of serving, then
-    /// exits with the status it returns.
+    /// which swift-argument-parser reads and runs instead of serving; the
+    /// program then exits 0, or with the `ExitCode` it throws. A command
+    /// that reads the server's options takes `@OptionGroup var server:
+    /// ServerArguments` and conforms to ``ServerOptionsCommand``.
     ///
     /// ```swift
-    /// server.command("check", summary: "Checks the service files and exits.") { options in
-    ///     check(options) ? 0 : 1
+    /// struct Check: ServerOptionsCommand {
+    ///     static let configuration = CommandConfiguration(commandName: "check", abstract: "Checks the service files.")
+    ///     @OptionGroup var server: ServerArguments
+    ///     func run() throws { if !check(server.options) { throw ExitCode(1) } }
     /// }
+    ///
+    /// server.command(Check.self).run()
     /// ```
-    public func command(_ name: String, summary: String, _ body: @escaping (ServerOptions) -> Int32) -> ServerProgram {
-        // A program's commands are its code's, fixed before any argument is read.
-        precondition(name != "serve" && !name.hasPrefix("-"), "serve is the server's own command; a command is a word")
+    public func command(_ command: any ParsableCommand.Type) -> ServerProgram {
         var server = self
-        server.commands.append(Command(name: name, summary: summary, run: body))
+        server.commands.append(command)
         return server
     }
 
@@ -233,7 +185,7 @@ public struct ServerProgram {
     // MARK: - Serving
 
     /// Serves with `options` until SIGINT or SIGTERM, then stops gracefully.
-    private func serve(_ options: ServerOptions) throws {
+    func serve(_ options: ServerOptions) throws {
         let logFormat = options.logFormat
         LoggingSystem.bootstrap { StandardErrorLogHandler(label: $0, format: logFormat) }
         var logger = Logger(label: name)
@@ -367,13 +319,13 @@ public struct ServerProgram {
 /// The value of one environment variable, `nil` when unset or empty.
 /// `getenv` rather than `ProcessInfo.processInfo.environment`, which copies
 /// the whole environment into a dictionary on every call.
-private func processEnvironment(_ name: String) -> String? {
+@Sendable func processEnvironment(_ name: String) -> String? {
     guard let value = getenv(name), value.pointee != 0 else { return nil }
     return String(cString: value)
 }
 
 /// Writes one line to standard error, after the log lines waiting to be written.
-private func printError(_ line: String) {
+func printError(_ line: String) {
     StandardErrorOutput.shared.flush()
     var text = line + "\n"
     text.withUTF8 { _ = write(STDERR_FILENO, $0.baseAddress, $0.count) }

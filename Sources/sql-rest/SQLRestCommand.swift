@@ -1,8 +1,8 @@
 #if canImport(Glibc)
 import Glibc
 #endif
-import PostgreSQL
-import ServiceHost
+import ArgumentParser
+import SQLRest
 import SQLServices
 
 /// Serves a folder of annotated `.sql` files as a REST API; `--help` lists
@@ -19,9 +19,6 @@ import SQLServices
 @main
 enum SQLRestCommand {
     static func main() {
-        if CommandLine.arguments.dropFirst().first == "init" {
-            exit(initCommand(Array(CommandLine.arguments.dropFirst(2))))
-        }
         ServerProgram(
             name: "sql-rest",
             overview: "Serves a folder of annotated .sql files (one operation each) as a REST API.",
@@ -43,35 +40,10 @@ enum SQLRestCommand {
             "watch", variable: "WATCH", meaning: "`serve` reloads the services when a file in the folder changes, as SIGHUP does",
             flag: true
         )
-        .command(
-            "check",
-            summary: "Prepares and describes every statement, prints every problem as FILE:LINE: message (exit 1) or a summary (exit 0)."
-        ) { options in
-            do {
-                let connection = try Connection(options.databaseURL)
-                defer { connection.close() }
-                return check(folder(options), on: connection)
-            } catch {
-                printError("\(error)")
-                return 1
-            }
-        }
+        .command(Check.self)
+        .command(Init.self)
         .reloadingOnHangup { options in options[option: "watch"] == "true" ? options[option: "services"] : nil }
         .run()
-    }
-
-    /// `check`: the folder's summary on standard output, 0; or every problem on standard error, 1.
-    static func check(_ folder: ServiceFolder, on connection: Connection) -> Int32 {
-        do {
-            print(try folder.load(on: connection).summary)
-            return 0
-        } catch let error as ServiceFolder.ReadError {
-            printError("--services \(error)")
-            return 1
-        } catch {
-            printError("\(error)")
-            return 1
-        }
     }
 
     /// The folder of `--services` (required: the options do not parse without it).
@@ -79,51 +51,92 @@ enum SQLRestCommand {
         ServiceFolder(options[option: "services"] ?? "")
     }
 
-    /// `sql-rest init --database-url URL --out DIR [--schema NAME ...] [--writes]`:
-    /// writes a service folder for every table and view of the schemas
-    /// (`public` by default), never over a file that exists, prints what it
-    /// wrote and left, then checks the folder as `check` does.
-    static func initCommand(_ arguments: [String]) -> Int32 {
-        let usage = "Usage: sql-rest init --database-url <url> --out <folder> [--schema <name> ...] [--writes]"
-        var databaseURL = getenv("DATABASE_URL").map { String(cString: $0) } ?? ""
-        var out: String?
-        var schemas: [String] = []
-        var writes = false
-        var remaining = arguments[...]
-        while let argument = remaining.popFirst() {
-            switch argument {
-            case "--database-url": databaseURL = remaining.popFirst() ?? ""
-            case "--out": out = remaining.popFirst()
-            case "--schema":
-                guard let schema = remaining.popFirst() else { printError(usage); return 64 }
-                schemas.append(schema)
-            case "--writes": writes = true
-            case "-h", "--help":
-                print(
-                    usage
-                        + "\nWrites list.sql (and one.sql for a table with a primary key; create, update and delete with --writes) for every table and view of the schemas (public by default), then checks them."
-                )
-                return 0
-            default:
-                printError("Error: Unexpected argument '\(argument)'.\n" + usage)
-                return 64
-            }
+    /// The folder's summary on standard output; or every problem on
+    /// standard error, and exit 1.
+    static func check(_ folder: ServiceFolder, on connection: Connection) throws {
+        do {
+            print(try folder.load(on: connection).summary)
+        } catch let error as ServiceFolder.ReadError {
+            printError("--services \(error)")
+            throw ExitCode.failure
+        } catch {
+            printError("\(error)")
+            throw ExitCode.failure
         }
-        guard let out, !out.isEmpty else {
-            printError("Error: Missing '--out <folder>'.\n" + usage)
-            return 64
+    }
+
+    /// A folder that cannot be read, named with its option.
+    struct FolderError: Error, CustomStringConvertible {
+        let description: String
+    }
+
+    static func printError(_ line: String) {
+        var text = line + "\n"
+        text.withUTF8 { _ = write(STDERR_FILENO, $0.baseAddress, $0.count) }
+    }
+}
+
+/// `sql-rest check`: prepares and describes every statement of the folder.
+struct Check: ServerOptionsCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "check",
+        abstract: "Prepares and describes every statement, prints every problem as FILE:LINE: message (exit 1) or a summary (exit 0).")
+
+    @OptionGroup var server: ServerArguments
+
+    func run() throws {
+        let connection: Connection
+        do {
+            connection = try Connection(server.options.databaseURL)
+        } catch {
+            SQLRestCommand.printError("\(error)")
+            throw ExitCode.failure
         }
+        defer { connection.close() }
+        try SQLRestCommand.check(SQLRestCommand.folder(server.options), on: connection)
+    }
+}
+
+/// `sql-rest init`: writes a service folder for every table and view of
+/// the schemas, never over a file that exists, prints what it wrote and
+/// left, then checks the folder as `check` does.
+struct Init: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "init",
+        abstract:
+            "Writes list.sql (and one.sql for a table with a primary key; create, update and delete with --writes) for every table and view of the schemas (public by default), then checks them."
+    )
+
+    @Option(help: "libpq connection string or postgresql:// URL (env DATABASE_URL).")
+    var databaseURL = getenv("DATABASE_URL").map { String(cString: $0) } ?? ""
+
+    @Option(help: "The folder to write the files into.")
+    var out: String
+
+    @Option(help: "A schema to read (repeatable); public by default.")
+    var schema: [String] = []
+
+    @Flag(help: "Also write create, update and delete operations.")
+    var writes = false
+
+    func validate() throws {
+        guard !out.isEmpty else { throw ValidationError("--out names no folder.") }
+    }
+
+    func run() throws {
+        let schemas = schema.isEmpty ? ["public"] : schema
         do {
             let connection = try Connection(databaseURL)
             defer { connection.close() }
-            let catalog = try DatabaseCatalog.read(schemas: schemas.isEmpty ? ["public"] : schemas, on: connection)
+            let catalog = try DatabaseCatalog.read(schemas: schemas, on: connection)
             guard !catalog.relations.isEmpty else {
-                printError("Error: no table or view in \((schemas.isEmpty ? ["public"] : schemas).joined(separator: ", ")).")
-                return 1
+                SQLRestCommand.printError("Error: no table or view in \(schemas.joined(separator: ", ")).")
+                throw ExitCode.failure
             }
             let scaffold = ServiceScaffold(catalog: catalog, writes: writes)
             for relation in scaffold.skipped {
-                printError("skipped \(relation.schema.debugDescription).\(relation.name.debugDescription): a name with a control character")
+                SQLRestCommand.printError(
+                    "skipped \(relation.schema.debugDescription).\(relation.name.debugDescription): a name with a control character")
             }
             let outcomes = try scaffold.write(into: out)
             for outcome in outcomes {
@@ -133,20 +146,12 @@ enum SQLRestCommand {
             print(
                 "\(written) file\(written == 1 ? "" : "s") written, \(outcomes.count - written) left, for \(catalog.relations.count) tables and views; checking them:"
             )
-            return check(ServiceFolder(out), on: connection)
+            try SQLRestCommand.check(ServiceFolder(out), on: connection)
+        } catch let exit as ExitCode {
+            throw exit
         } catch {
-            printError("Error: \(error)")
-            return 1
+            SQLRestCommand.printError("Error: \(error)")
+            throw ExitCode.failure
         }
-    }
-
-    /// A folder that cannot be read, named with its option.
-    struct FolderError: Error, CustomStringConvertible {
-        let description: String
-    }
-
-    private static func printError(_ line: String) {
-        var text = line + "\n"
-        text.withUTF8 { _ = write(STDERR_FILENO, $0.baseAddress, $0.count) }
     }
 }

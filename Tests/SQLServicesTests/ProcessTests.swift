@@ -92,7 +92,7 @@ struct ProcessTests {
     func usage() throws {
         let none = try Self.start([])
         #expect(none.wait(timeout: 30) == 64)
-        #expect(none.errors.contains("Missing command (serve, check)"))
+        #expect(none.errors.contains("Missing command (serve, check, init)."))
         let unknown = try Self.start(["run"])
         #expect(unknown.wait(timeout: 30) == 64)
         let missing = try Self.start(["serve", "--port", "0"])

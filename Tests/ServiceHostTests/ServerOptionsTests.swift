@@ -65,9 +65,9 @@ private func help(_ defaults: ServerOptions = ServerOptions(), prefix: String = 
 }
 
 @Test(arguments: [
-    (["--bogus"], "Unknown option '--bogus'."),
-    (["stray"], "Unexpected argument 'stray'."),
-    (["--port"], "Missing value for '--port <port>'."),
+    (["--bogus"], "Unknown option '--bogus'"),
+    (["stray"], "Unexpected argument 'stray'"),
+    (["--port"], "Missing value for '--port <port>'"),
     (["--port", "abc"], "The value 'abc' is invalid for '--port <port>'."),
     (["--max-rows", "0"], "--max-rows must be at least 1."),
     (["--date-format", "rfc"], "The value 'rfc' is invalid for '--date-format <date-format>'."),
@@ -213,7 +213,7 @@ private let servicesOption = ServerOptions.Option(
     guard case .serve(let fromEnvironment) = try parse([], ["SQL_REST_SERVICES": "dir"]) else { Issue.record("not serve"); return }
     #expect(fromEnvironment[option: "services"] == "dir")
     #expect(throws: ServerOptions.UsageError(description: "Missing '--services <services>' (or SQL_REST_SERVICES).")) { try parse([]) }
-    #expect(throws: ServerOptions.UsageError(description: "Unknown option '--services'.")) {
+    #expect(throws: ServerOptions.UsageError(description: "Unknown option '--services'")) {
         try ServerOptions.parse(["--services", "x"], environmentPrefix: "EMPLOYEES_") { _ in nil }
     }
 }
@@ -328,4 +328,17 @@ private let servicesOption = ServerOptions.Option(
     #expect(two.patches == [.epollSuspension, .errorPages])
     #expect(two.keepsSuspendedSockets && two.replacesErrorPages && !two.releasesPoolPages && !two.tunesAllocator)
     #expect(two.description.hasSuffix("patched (tested): error-pages, epoll-suspension; left out: pool-release, allocator"))
+}
+
+/// swift-argument-parser reads the command line, its options made from
+/// the table: an option added to the table is parsed with nothing else to
+/// declare, and each takes its default back.
+@Test func everyOptionOfTheTableReachesTheParser() throws {
+    let names = ServerArguments.$context.withValue(.init()) { Mirror(reflecting: ServerArguments()).children.compactMap(\.label) }
+    #expect(names == ServerOptions.table.map(\.name) + ["version"])
+    for option in ServerOptions.table {
+        let value = option.defaultValue(ServerOptions())
+        guard !value.isEmpty else { continue }
+        #expect(try parse(["--\(option.name)", value]) == .serve(ServerOptions()), "--\(option.name) \(value)")
+    }
 }
