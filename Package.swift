@@ -138,7 +138,9 @@ let package = Package(
             name: "SQLServices",
             dependencies: ["CalendarDates", "HTTPServer", "WebService", "PostgreSQL", "PostgreSQLWebService"]
         ),
-        .executableTarget(name: "sql-rest", dependencies: ["SQLServices", "ServiceHost", "PostgreSQL"]),
+        .executableTarget(
+            name: "sql-rest",
+            dependencies: ["SQLServices", "ServiceHost", "PostgreSQL", .product(name: "Logging", package: "swift-log")]),
         .executableTarget(name: "employees-server", dependencies: ["EmployeesService", "ServiceHost"]),
 
         // MARK: - Tests
