@@ -6,7 +6,7 @@ import FoundationEssentials
 /// (`GET /<table>/{key}`), with a detail for each table that refers to it;
 /// with `writes`, `create.sql`, `update.sql` and `delete.sql` too.
 ///
-/// Paths are the table's name with `_` written `-`; JSON keys and path
+/// Paths are the table's name (`invoice_line`); JSON keys and path
 /// variables are the column names in lowerCamelCase (docs/SQL-SERVICES.md
 /// states the rules for odd and colliding names). The texts of
 /// `COMMENT ON` become the descriptions and `@param` texts. The files are
@@ -14,7 +14,7 @@ import FoundationEssentials
 ///
 /// ```swift
 /// let files = ServiceScaffold(catalog: catalog, writes: true).files
-/// // ["invoice-line/list.sql": "-- GET /invoice-line\n…", …]
+/// // ["invoice_line/list.sql": "-- GET /invoice_line\n…", …]
 /// ```
 public struct ServiceScaffold: Sendable {
     public let catalog: DatabaseCatalog
@@ -109,13 +109,14 @@ public struct ServiceScaffold: Sendable {
         return Self.labels(of: relation)[index]
     }
 
-    /// A relation's path segment: its name with each run of characters
-    /// other than ASCII letters and digits written `-` (`invoice_line` →
-    /// `invoice-line`, `"My Table"` → `My-Table`, `relation` for none), so
-    /// that a name can neither leave the output folder (`..`, `/`) nor
-    /// break the file's header. When an earlier relation of the catalog
-    /// (by schema, then name) has that segment, the schema's segment and a
-    /// `-` come first; when that is taken too, `-2`, `-3`… follow it.
+    /// A relation's path segment: its name, as PostgREST's clients name
+    /// it (`invoice_line`), with each run of characters other than ASCII
+    /// letters, digits, `_` and `-` written `-` (`"Order Lines"` →
+    /// `Order-Lines`, `relation` for none), so that a name can neither
+    /// leave the output folder (`..`, `/`) nor break the file's header.
+    /// When an earlier relation of the catalog (by schema, then name) has
+    /// that segment, ignoring case, the schema's segment and a `-` come
+    /// first; when that is taken too, `-2`, `-3`… follow it.
     func pathSegment(_ relation: DatabaseCatalog.Relation) -> String {
         segments[SegmentKey(schema: relation.schema, name: relation.name)] ?? Self.segment(relation.name)
     }
@@ -144,7 +145,7 @@ public struct ServiceScaffold: Sendable {
     }
 
     static func segment(_ name: String) -> String {
-        let parts = name.split { !($0.isASCII && ($0.isLetter || $0.isNumber)) }
+        let parts = name.split { !($0.isASCII && ($0.isLetter || $0.isNumber || $0 == "_" || $0 == "-")) }
         return parts.isEmpty ? "relation" : parts.joined(separator: "-")
     }
 

@@ -25,6 +25,9 @@ extension InitTests {
         CREATE TABLE init_odd."Quoted ""Name""" ("Column With Spaces" int PRIMARY KEY, "dollar$sign" text, "$$" int, "$" int, a_b int, "aB" int);
         CREATE TABLE init_odd."dollar$table" (id int);
         CREATE TABLE init_odd.dollar_table (id int);
+        CREATE TABLE init_odd."a b" (id int);
+        CREATE TABLE init_odd."a-b" (id int);
+        CREATE TABLE init_odd."a.b" (id int);
         CREATE TABLE init_odd."MixedCase" (id int PRIMARY KEY, "ParentId" int REFERENCES init_odd."MixedCase" (id));
         CREATE TABLE init_odd.articles ("articleId" int PRIMARY KEY, "authorId" int REFERENCES init_odd.users (userid), title text);
         CREATE TABLE init_odd.words ("limit" int, "offset" int, "order" text, "select" text, "or" int, "and" int, "not" int, details int);
@@ -55,8 +58,8 @@ extension InitTests {
         #expect(run.wait(timeout: 60) == 0, "\(run.output)\n\(run.errors)")
         #expect(!run.errors.contains("skipped"), "\(run.errors)")
         let lists = [
-            "nothing", "documents", "shapeless", "users", "Quoted-Name", "dollar-table", "init-odd-dollar-table", "MixedCase",
-            "articles", "words", "author-totals", "odd-view",
+            "nothing", "documents", "shapeless", "users", "Quoted-Name", "dollar-table", "dollar_table", "MixedCase",
+            "articles", "words", "author_totals", "odd-view", "a-b", "init_odd-a-b", "init_odd-a-b-2",
         ]
         for list in lists {
             #expect(FileManager.default.fileExists(atPath: "\(out)/\(list)/list.sql"), "\(list)")
