@@ -1,4 +1,5 @@
 import FoundationEssentials
+import WebService
 
 /// The service files `sql-rest init` writes for a database: for each table
 /// and view, `list.sql` (`GET /<table>`, paged, filtered and ordered by the
@@ -115,8 +116,9 @@ public struct ServiceScaffold: Sendable {
     /// `Order-Lines`, `relation` for none), so that a name can neither
     /// leave the output folder (`..`, `/`) nor break the file's header.
     /// When an earlier relation of the catalog (by schema, then name) has
-    /// that segment, ignoring case, the schema's segment and a `-` come
-    /// first; when that is taken too, `-2`, `-3`… follow it.
+    /// that segment, ignoring case, or the server reserves it (`health`,
+    /// `metrics`, `jsonrpc`: ``ReservedPath``), the schema's segment and a
+    /// `-` come first; when that is taken too, `-2`, `-3`… follow it.
     func pathSegment(_ relation: DatabaseCatalog.Relation) -> String {
         segments[SegmentKey(schema: relation.schema, name: relation.name)] ?? Self.segment(relation.name)
     }
@@ -129,13 +131,16 @@ public struct ServiceScaffold: Sendable {
     static func segments(of catalog: DatabaseCatalog) -> [SegmentKey: String] {
         var segments: [SegmentKey: String] = [:]
         var taken: Set<String> = []
+        func isTaken(_ segment: String) -> Bool {
+            taken.contains(segment.lowercased()) || ReservedPath.claimed(by: "/" + segment) != nil
+        }
         for relation in catalog.relations where isWritable(relation) {
             var segment = Self.segment(relation.name)
-            if taken.contains(segment.lowercased()) { segment = Self.segment(relation.schema) + "-" + segment }
-            if taken.contains(segment.lowercased()) {
+            if isTaken(segment) { segment = Self.segment(relation.schema) + "-" + segment }
+            if isTaken(segment) {
                 let stem = segment
                 var number = 2
-                while taken.contains((stem + "-" + String(number)).lowercased()) { number += 1 }
+                while isTaken(stem + "-" + String(number)) { number += 1 }
                 segment = stem + "-" + String(number)
             }
             taken.insert(segment.lowercased())

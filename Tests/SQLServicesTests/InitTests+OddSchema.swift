@@ -28,6 +28,8 @@ extension InitTests {
         CREATE TABLE init_odd."a b" (id int);
         CREATE TABLE init_odd."a-b" (id int);
         CREATE TABLE init_odd."a.b" (id int);
+        CREATE TABLE init_odd.health (id int);
+        CREATE TABLE init_odd.jsonrpc (id int);
         CREATE TABLE init_odd."MixedCase" (id int PRIMARY KEY, "ParentId" int REFERENCES init_odd."MixedCase" (id));
         CREATE TABLE init_odd.articles ("articleId" int PRIMARY KEY, "authorId" int REFERENCES init_odd.users (userid), title text);
         CREATE TABLE init_odd.words ("limit" int, "offset" int, "order" text, "select" text, "or" int, "and" int, "not" int, details int);
@@ -60,6 +62,7 @@ extension InitTests {
         let lists = [
             "nothing", "documents", "shapeless", "users", "Quoted-Name", "dollar-table", "dollar_table", "MixedCase",
             "articles", "words", "author_totals", "odd-view", "a-b", "init_odd-a-b", "init_odd-a-b-2",
+            "init_odd-health", "init_odd-jsonrpc",
         ]
         for list in lists {
             #expect(FileManager.default.fileExists(atPath: "\(out)/\(list)/list.sql"), "\(list)")
