@@ -272,7 +272,14 @@ public struct ServiceScaffold: Sendable {
             relation,
             otherwise: order.isEmpty
                 ? "The rows of \(relation.name)." : "The rows of \(relation.name), by \(order.joined(separator: ", ")).")
-        lines += ["-- @paged", "-- @filter *", "-- @order *"]
+        lines += ["-- @paged", "-- @filter *"]
+        // A column whose type has no ordering is left out of `@order`, so that ordering by it is a 400 naming it.
+        let orderable = zip(relation.columns, Self.labels(of: relation)).filter { $0.0.isOrderable }.map(\.1)
+        if orderable.count == relation.columns.count {
+            lines.append("-- @order *")
+        } else if !orderable.isEmpty {
+            lines.append("-- @order " + orderable.joined(separator: ", "))
+        }
         lines.append("\(selectClause(relation)) FROM \(qualified(relation))\(orderBy(relation));")
         return (lines + details(of: relation)).joined(separator: "\n") + "\n"
     }

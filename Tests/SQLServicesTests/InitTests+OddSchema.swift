@@ -80,7 +80,8 @@ extension InitTests {
         let shapeless = try String(contentsOfFile: "\(out)/shapeless/list.sql", encoding: .utf8)
         #expect(shapeless.contains("FROM init_odd.shapeless;"), "no column has an ordering:\n\(shapeless)")
         let documents = try String(contentsOfFile: "\(out)/documents/list.sql", encoding: .utf8)
-        #expect(documents.contains("ORDER BY id;"), "the first column with an ordering:\n\(documents)")
+        #expect(documents.contains("-- @order id\n") && documents.contains("ORDER BY id;"), "the first column with an ordering:\n\(documents)")
+        #expect(!shapeless.contains("@order"), "\(shapeless)")
 
         let server = try ProcessTests.start(["serve", "--services", out, "--port", "0"])
         let port = try server.servingPort()
@@ -89,6 +90,8 @@ extension InitTests {
             #expect(reply.status == 200, "/\(list): \(reply.status) \(reply.text)")
         }
         #expect(try TestClient.request("GET", "/nothing", port: port).text == "[{}]")
+        let unordered = try TestClient.request("GET", "/documents?order=data", port: port)
+        #expect(unordered.status == 400 && unordered.text.contains("order"), "json has no ordering: \(unordered.text)")
         #expect(try TestClient.request("GET", "/Quoted-Name/1", port: port).object["column2"] as? Int == 3)
         let child = try TestClient.request("GET", "/MixedCase/1?details=mixedCase", port: port).object
         #expect((child["mixedCase"] as? [[String: Any]])?.first?["parentId"] as? Int == 1, "\(child)")
