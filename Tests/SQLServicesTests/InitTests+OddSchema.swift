@@ -80,7 +80,8 @@ extension InitTests {
         let shapeless = try String(contentsOfFile: "\(out)/shapeless/list.sql", encoding: .utf8)
         #expect(shapeless.contains("FROM init_odd.shapeless;"), "no column has an ordering:\n\(shapeless)")
         let documents = try String(contentsOfFile: "\(out)/documents/list.sql", encoding: .utf8)
-        #expect(documents.contains("-- @order id\n") && documents.contains("ORDER BY id;"), "the first column with an ordering:\n\(documents)")
+        #expect(
+            documents.contains("-- @order id\n") && documents.contains("ORDER BY id;"), "the first column with an ordering:\n\(documents)")
         #expect(!shapeless.contains("@order"), "\(shapeless)")
 
         let server = try ProcessTests.start(["serve", "--services", out, "--port", "0"])
