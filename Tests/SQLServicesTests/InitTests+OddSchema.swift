@@ -21,7 +21,7 @@ extension InitTests {
         CREATE TABLE init_odd.users (
             userid int PRIMARY KEY, "userId" int, user_id int, "USERID" text, "articleId" int,
             "createdAt" timestamp, "updatedAt" timestamptz, born date, price numeric, ratio float8, flag bool,
-            code uuid, note text, tags text[], during tsrange, at_time time);
+            code uuid, note text, tags text[], during tsrange, at_time time, blob bytea, span interval, cash money, host inet);
         CREATE TABLE init_odd."Quoted ""Name""" ("Column With Spaces" int PRIMARY KEY, "dollar$sign" text, "$$" int, "$" int, a_b int, "aB" int);
         CREATE TABLE init_odd."dollar$table" (id int);
         CREATE TABLE init_odd.dollar_table (id int);
@@ -38,9 +38,9 @@ extension InitTests {
         INSERT INTO init_odd.users VALUES
             (1, 2, 3, 'X', 4, '2015-12-08T04:22:57.472738', '2015-12-08T04:22:57.472738+02', '2015-12-08', 10.50, 0.1, true,
              'a0eebc99-9c0b-4ef8-bb6d-6bb9bd380a11', 'it''s "quoted", (parenthesized), a+b & c', '{a,b}',
-             '[2015-01-01,2015-02-01)', '04:05:06.789'),
+             '[2015-01-01,2015-02-01)', '04:05:06.789', '\x00ff10', '1 day 02:03:04', 12.5, '10.0.0.1/8'),
             (2, 5, 6, 'Y', 7, '2016-01-01T00:00:00', '2016-01-01T00:00:00Z', '2016-01-01', 1e-7, 1e300, false,
-             'b0eebc99-9c0b-4ef8-bb6d-6bb9bd380a12', 'plain', '{}', 'empty', '23:59:59');
+             'b0eebc99-9c0b-4ef8-bb6d-6bb9bd380a12', 'plain', '{}', 'empty', '23:59:59', '\x', '-1 mons', -3, '::1');
         INSERT INTO init_odd."Quoted ""Name""" VALUES (1, 'x$y', 2, 3, 4, 5);
         INSERT INTO init_odd."MixedCase" VALUES (1, NULL), (2, 1);
         INSERT INTO init_odd.articles VALUES (7, 1, 'First');
