@@ -141,7 +141,10 @@ let package = Package(
         ),
         .executableTarget(
             name: "sql-rest",
-            dependencies: ["SQLRest", "SQLServices", .product(name: "ArgumentParser", package: "swift-argument-parser")]),
+            dependencies: [
+                "SQLRest", "SQLServices", .product(name: "ArgumentParser", package: "swift-argument-parser"),
+                .product(name: "Logging", package: "swift-log"),
+            ]),
         .executableTarget(name: "employees-server", dependencies: ["EmployeesService", "ServiceHost"]),
 
         // MARK: - Tests

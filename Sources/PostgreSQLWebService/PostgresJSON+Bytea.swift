@@ -104,3 +104,47 @@ struct Base64Encoder {
         }
     }
 }
+
+extension Base64Encoder {
+    /// A filter's value for a `bytea` column as PostgreSQL reads it: the
+    /// bytes of base64 text (as the server writes them, RFC 4648, padded)
+    /// in the hex format, `"AP8="` → `\x00ff`; `nil` for text that is not
+    /// base64 (`\x00ff` itself), which PostgreSQL reads as it is.
+    static func byteaHex(fromBase64 text: String) -> String? {
+        let characters = Array(text.utf8)
+        guard characters.count % 4 == 0 else { return nil }
+        let hex = Array("0123456789abcdef".utf8)
+        var output: [UInt8] = Array("\\x".utf8)
+        output.reserveCapacity(2 + characters.count / 2)
+        var index = 0
+        while index < characters.count {
+            var group: UInt32 = 0
+            var padding = 0
+            for offset in 0..<4 {
+                let character = characters[index + offset]
+                let value: UInt32
+                switch character {
+                case UInt8(ascii: "A")...UInt8(ascii: "Z"): value = UInt32(character - UInt8(ascii: "A"))
+                case UInt8(ascii: "a")...UInt8(ascii: "z"): value = UInt32(character - UInt8(ascii: "a")) + 26
+                case UInt8(ascii: "0")...UInt8(ascii: "9"): value = UInt32(character - UInt8(ascii: "0")) + 52
+                case UInt8(ascii: "+"): value = 62
+                case UInt8(ascii: "/"): value = 63
+                case UInt8(ascii: "=") where offset >= 2 && index + 4 == characters.count:
+                    value = 0
+                    padding += 1
+                default: return nil
+                }
+                // Padding only at the end of the last group.
+                if padding > 0 && character != UInt8(ascii: "=") { return nil }
+                group = group << 6 | value
+            }
+            for position in 0..<(3 - padding) {
+                let byte = UInt8((group >> UInt32(16 - 8 * position)) & 0xFF)
+                output.append(hex[Int(byte >> 4)])
+                output.append(hex[Int(byte & 0x0F)])
+            }
+            index += 4
+        }
+        return String(decoding: output, as: UTF8.self)
+    }
+}

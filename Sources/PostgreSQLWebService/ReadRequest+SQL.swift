@@ -373,8 +373,10 @@ extension ReadRequest {
             let column = expression(test.expression, alias: alias, arguments: &arguments)
             let type = test.expression.type
             let isArray = type.elementType != nil
-            func value(_ text: String) -> String { bind(.text(isArray ? Self.arrayValue(text) : text), into: &arguments) }
-            func list(_ values: [String]) -> String { bind(.text(ArrayLiteral.text(values)), into: &arguments) }
+            // A bytea value is base64, as the server writes it (or hex, `\x00ff`, as PostgreSQL does).
+            func scalar(_ text: String) -> String { type == .bytea ? Base64Encoder.byteaHex(fromBase64: text) ?? text : text }
+            func value(_ text: String) -> String { bind(.text(isArray ? Self.arrayValue(text) : scalar(text)), into: &arguments) }
+            func list(_ values: [String]) -> String { bind(.text(ArrayLiteral.text(values.map(scalar))), into: &arguments) }
             func comparison(_ sqlOperator: String, pattern: Bool = false) -> String {
                 let operand = pattern && type != .text && type != .varchar && type != .bpchar ? "CAST(\(column) AS text)" : column
                 switch filter.operand {

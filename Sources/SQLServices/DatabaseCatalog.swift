@@ -20,6 +20,8 @@ public struct DatabaseCatalog: Sendable {
         /// An identity or generated column: PostgreSQL gives its value.
         public var isGenerated: Bool
         public var comment: String?
+        /// Whether its type has an ordering (`json`, `xml` and `point` have none), so that `ORDER BY` may name it.
+        public var isOrderable: Bool = true
     }
 
     /// A foreign key of `relation`: its columns refer to `referenced`'s.
@@ -66,6 +68,7 @@ public struct DatabaseCatalog: Sendable {
         let defaultExpression: String?
         let generated: Bool
         let comment: String?
+        let type: String
     }
 
     private struct ConstraintRow: Decodable {
@@ -98,7 +101,7 @@ public struct DatabaseCatalog: Sendable {
             SELECT a.attrelid::int AS relation, a.attname AS name, a.attnotnull AS "notNull",
                    pg_get_expr(d.adbin, d.adrelid) AS "defaultExpression",
                    (a.attidentity <> '' OR a.attgenerated <> '') AS generated,
-                   col_description(a.attrelid, a.attnum) AS comment
+                   col_description(a.attrelid, a.attnum) AS comment, format_type(a.atttypid, NULL) AS type
             FROM pg_attribute a
             JOIN pg_class c ON c.oid = a.attrelid JOIN pg_namespace n ON n.oid = c.relnamespace
             LEFT JOIN pg_attrdef d ON d.adrelid = a.attrelid AND d.adnum = a.attnum
@@ -121,6 +124,7 @@ public struct DatabaseCatalog: Sendable {
             ORDER BY k.conrelid, k.conname
             """, ["schemas": names])
 
+        let unorderable = Set(Set(columns.map(\.type)).filter { !isOrderable($0, on: connection) })
         let columnsByRelation = Dictionary(grouping: columns) { $0.relation }
         let constraintsByRelation = Dictionary(grouping: constraints) { $0.relation }
         var catalog = DatabaseCatalog(
@@ -131,7 +135,7 @@ public struct DatabaseCatalog: Sendable {
                     columns: (columnsByRelation[row.oid] ?? []).map {
                         Column(
                             name: $0.name, isNotNull: $0.notNull, defaultExpression: $0.defaultExpression,
-                            isGenerated: $0.generated, comment: $0.comment)
+                            isGenerated: $0.generated, comment: $0.comment, isOrderable: !unorderable.contains($0.type))
                     },
                     primaryKey: keys.first { $0.kind == "p" }.map { $0.columns.split(separator: "\u{1F}").map(String.init) } ?? [],
                     foreignKeys: keys.filter { $0.kind == "f" }.map {
@@ -145,6 +149,13 @@ public struct DatabaseCatalog: Sendable {
             catalog.relations[index].sampleKey = sampleKey(of: catalog.relations[index], on: connection)
         }
         return catalog
+    }
+
+    /// Whether PostgreSQL can sort values of `type` (a type's name as
+    /// `format_type` writes it): asked of PostgreSQL itself, which finds
+    /// the ordering of domains, arrays, ranges and enumerations as `ORDER BY` does.
+    private static func isOrderable(_ type: String, on connection: Connection) -> Bool {
+        (try? connection.fetchOne(Int.self, "SELECT 1 AS one FROM (SELECT NULL::\(type) AS value) probe ORDER BY value")) != nil
     }
 
     /// The key of the relation's first row (``Relation/sampleKey``), read

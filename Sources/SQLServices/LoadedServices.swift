@@ -16,6 +16,9 @@ public struct LoadedServices: Sendable {
     public let operations: [Operation]
     /// One service per first path segment, by name.
     public let services: [any WebService]
+    /// The problems of the files left out, by file and line: empty unless
+    /// the folder was loaded ``ServiceFolder/load(on:leavingOut:)`` leaving them out.
+    public internal(set) var leftOut: [ServiceProblem] = []
 
     /// The services of `drafts`, whose GET operations read `graph` with `parameters` (``parameters(of:graph:)``).
     init(

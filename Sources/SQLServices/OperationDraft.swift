@@ -264,7 +264,10 @@ struct OperationDraft {
     /// The result columns a request may filter on (`@filter`) and order by
     /// (`@order`), of a list. The file's own parameters win: a column of a
     /// parameter's name is no filter (`*` leaves it out; named, it is a
-    /// problem), and a file with its own `:order` takes no `@order`.
+    /// problem), and a file with its own `:order` takes no `@order`. A
+    /// column named as a parameter of the read language or the page
+    /// (`limit`, `order`, `or`…) is a filter under `*` inside `and=(…)`
+    /// and `or=(…)`, where PostgREST takes it too; its short form stays the parameter.
     private static func chosenColumns(
         file: ServiceFile, labels: [String], routeNames: [String], reserved: [String], problem: (Int, String) -> Void
     ) -> (filterable: Set<String>, orderable: Set<String>) {
@@ -277,7 +280,7 @@ struct OperationDraft {
         func chosen(_ directive: ServiceFile.ColumnsDirective?, _ name: String, isFilter: Bool) -> Set<String> {
             guard let directive, file.shape == .list else { return [] }
             guard let named = directive.labels else {
-                return Set(labels.filter { !isFilter || !taken.contains($0) })
+                return Set(labels.filter { !isFilter || !routeNames.contains($0) })
             }
             for label in named where !labels.contains(label) {
                 problem(

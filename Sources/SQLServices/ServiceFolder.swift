@@ -34,10 +34,20 @@ public struct ServiceFolder: Sendable {
 
     /// The services of the folder's files, checked on `connection`.
     ///
-    /// - Throws: ``ServiceProblems`` for problems in the files,
+    /// With `leavingOut`, a file with a problem is left out and the
+    /// others are loaded (``LoadedServices/leftOut`` holds its problems),
+    /// as long as one is left: `sql-rest serve` serves the rest of a folder.
+    ///
+    /// ```swift
+    /// let loaded = try ServiceFolder("services").load(on: connection, leavingOut: true)
+    /// for problem in loaded.leftOut { print("left out", problem) }
+    /// ```
+    ///
+    /// - Throws: ``ServiceProblems`` for problems in the files (without
+    ///   `leavingOut`), or when no file is free of them,
     ///   ``ReadError`` when the folder cannot be read or holds no `.sql`
     ///   file, `DatabaseError` when the connection fails.
-    public func load(on connection: Connection) throws -> LoadedServices {
+    public func load(on connection: Connection, leavingOut: Bool = false) throws -> LoadedServices {
         let files = try sqlFiles()
         var problems: [ServiceProblem] = []
         var parsed: [ServiceFile] = []
@@ -64,13 +74,30 @@ public struct ServiceFolder: Sendable {
             if let draft = OperationDraft(file, catalog: catalog, problems: &problems) { drafts.append(draft) }
         }
         problems += Self.duplicates(in: drafts)
-        guard problems.isEmpty else { throw ServiceProblems(folder: path, problems: problems) }
-
-        let graph = try FolderGraph(drafts: drafts, types: catalog, on: connection)
-        let parameters = LoadedServices.parameters(of: drafts, graph: graph)
-        problems += graph.exampleProblems(drafts)
-        guard problems.isEmpty else { throw ServiceProblems(folder: path, problems: problems) }
-        return LoadedServices(drafts: drafts, catalog: catalog, graph: graph, parameters: parameters)
+        // Left out until what is left has no problem: an example's problem is known once the graph is built.
+        while true {
+            if !problems.isEmpty {
+                guard leavingOut else { throw ServiceProblems(folder: path, problems: problems) }
+                let files = Set(problems.map(\.file))
+                drafts.removeAll { files.contains($0.file.file) }
+                guard !drafts.isEmpty else { throw ServiceProblems(folder: path, problems: problems) }
+            }
+            let graph = try FolderGraph(drafts: drafts, types: catalog, on: connection)
+            let exampleProblems = graph.exampleProblems(drafts)
+            guard exampleProblems.isEmpty else {
+                problems += exampleProblems
+                let files = Set(exampleProblems.map(\.file))
+                // Each round leaves a file out, or ends.
+                guard leavingOut, drafts.contains(where: { files.contains($0.file.file) }) else {
+                    throw ServiceProblems(folder: path, problems: problems)
+                }
+                continue
+            }
+            var loaded = LoadedServices(
+                drafts: drafts, catalog: catalog, graph: graph, parameters: LoadedServices.parameters(of: drafts, graph: graph))
+            loaded.leftOut = ServiceProblems(folder: path, problems: problems).problems
+            return loaded
+        }
     }
 
     /// The `.sql` files below the folder, their paths beginning with the

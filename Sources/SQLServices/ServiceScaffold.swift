@@ -1,4 +1,5 @@
 import FoundationEssentials
+import WebService
 
 /// The service files `sql-rest init` writes for a database: for each table
 /// and view, `list.sql` (`GET /<table>`, paged, filtered and ordered by the
@@ -6,22 +7,26 @@ import FoundationEssentials
 /// (`GET /<table>/{key}`), with a detail for each table that refers to it;
 /// with `writes`, `create.sql`, `update.sql` and `delete.sql` too.
 ///
-/// Paths are the table's name with `_` written `-`; JSON keys and path
-/// variables are the column names in lowerCamelCase. The texts of
+/// Paths are the table's name (`invoice_line`); JSON keys and path
+/// variables are the column names in lowerCamelCase (docs/SQL-SERVICES.md
+/// states the rules for odd and colliding names). The texts of
 /// `COMMENT ON` become the descriptions and `@param` texts. The files are
 /// plain SQL a user reads, renames and edits: nothing is generated at run time.
 ///
 /// ```swift
 /// let files = ServiceScaffold(catalog: catalog, writes: true).files
-/// // ["invoice-line/list.sql": "-- GET /invoice-line\n…", …]
+/// // ["invoice_line/list.sql": "-- GET /invoice_line\n…", …]
 /// ```
 public struct ServiceScaffold: Sendable {
     public let catalog: DatabaseCatalog
     public let writes: Bool
+    /// Each writable relation's path segment (``pathSegment(_:)``).
+    private let segments: [SegmentKey: String]
 
     public init(catalog: DatabaseCatalog, writes: Bool = false) {
         self.catalog = catalog
         self.writes = writes
+        segments = Self.segments(of: catalog)
     }
 
     /// The relations no file is written for: a name of theirs (the schema's,
@@ -61,27 +66,91 @@ public struct ServiceScaffold: Sendable {
     /// than ASCII letters and digits, joined in lowerCamelCase, so that a
     /// label, a parameter and a path variable are always a plain name
     /// (`_` before one that would begin with a digit; `column` for none).
+    /// A part keeps its inner capitals unless it is all capitals:
+    /// `articleId` stays `articleId`, `ORDER_ID` is `orderId`.
     static func lowerCamelCase(_ name: String) -> String {
-        let parts = name.split { !($0.isASCII && ($0.isLetter || $0.isNumber)) }
+        let parts = name.split { !($0.isASCII && ($0.isLetter || $0.isNumber)) }.map { part in
+            part.contains(where: \.isLowercase) ? String(part) : part.lowercased()
+        }
         guard let first = parts.first else { return "column" }
-        let joined = first.lowercased() + parts.dropFirst().map { $0.prefix(1).uppercased() + $0.dropFirst().lowercased() }.joined()
+        let joined =
+            first.prefix(1).lowercased() + first.dropFirst() + parts.dropFirst().map { $0.prefix(1).uppercased() + $0.dropFirst() }.joined()
         return joined.first?.isNumber == true ? "_" + joined : joined
     }
 
-    /// A relation's path segment: its name with `_` written `-`; when an
-    /// earlier schema of the catalog has a relation of the same name, the
-    /// schema's name and a `-` before it.
-    /// Only ASCII letters, digits and `-` are kept (each run of anything
-    /// else is one `-`), so that a name can neither leave the output
-    /// folder (`..`, `/`) nor break the file's header.
+    /// The label of each of `relation`'s columns, in column order: its
+    /// name in lowerCamelCase; when an earlier column has that label, its
+    /// name as it is if that is a plain name (`user_id`) not taken, else
+    /// the label followed by the first number from 2 not taken (`userId2`).
+    static func labels(of relation: DatabaseCatalog.Relation) -> [String] {
+        var taken: Set<String> = []
+        return relation.columns.map { column in
+            var label = lowerCamelCase(column.name)
+            if taken.contains(label) {
+                let isPlain =
+                    column.name.first.map { $0 == "_" || ($0.isASCII && $0.isLetter) } == true
+                    && column.name.allSatisfy { $0 == "_" || ($0.isASCII && ($0.isLetter || $0.isNumber)) }
+                if isPlain && !taken.contains(column.name) {
+                    label = column.name
+                } else {
+                    let stem = label
+                    var number = 2
+                    while taken.contains(stem + String(number)) { number += 1 }
+                    label = stem + String(number)
+                }
+            }
+            taken.insert(label)
+            return label
+        }
+    }
+
+    /// The label of `relation`'s column `name` (``labels(of:)``).
+    func label(_ name: String, in relation: DatabaseCatalog.Relation) -> String {
+        guard let index = relation.columns.firstIndex(where: { $0.name == name }) else { return Self.lowerCamelCase(name) }
+        return Self.labels(of: relation)[index]
+    }
+
+    /// A relation's path segment: its name, as PostgREST's clients name
+    /// it (`invoice_line`), with each run of characters other than ASCII
+    /// letters, digits, `_` and `-` written `-` (`"Order Lines"` →
+    /// `Order-Lines`, `relation` for none), so that a name can neither
+    /// leave the output folder (`..`, `/`) nor break the file's header.
+    /// When an earlier relation of the catalog (by schema, then name) has
+    /// that segment, ignoring case, or the server reserves it (`health`,
+    /// `metrics`, `jsonrpc`: ``ReservedPath``), the schema's segment and a
+    /// `-` come first; when that is taken too, `-2`, `-3`… follow it.
     func pathSegment(_ relation: DatabaseCatalog.Relation) -> String {
-        let segment = Self.segment(relation.name)
-        let first = catalog.relations.first { $0.name == relation.name }
-        return first?.schema == relation.schema ? segment : Self.segment(relation.schema) + "-" + segment
+        segments[SegmentKey(schema: relation.schema, name: relation.name)] ?? Self.segment(relation.name)
+    }
+
+    struct SegmentKey: Hashable {
+        var schema: String
+        var name: String
+    }
+
+    static func segments(of catalog: DatabaseCatalog) -> [SegmentKey: String] {
+        var segments: [SegmentKey: String] = [:]
+        var taken: Set<String> = []
+        func isTaken(_ segment: String) -> Bool {
+            taken.contains(segment.lowercased()) || ReservedPath.claimed(by: "/" + segment) != nil
+        }
+        for relation in catalog.relations where isWritable(relation) {
+            var segment = Self.segment(relation.name)
+            if isTaken(segment) { segment = Self.segment(relation.schema) + "-" + segment }
+            if isTaken(segment) {
+                let stem = segment
+                var number = 2
+                while isTaken(stem + "-" + String(number)) { number += 1 }
+                segment = stem + "-" + String(number)
+            }
+            taken.insert(segment.lowercased())
+            segments[SegmentKey(schema: relation.schema, name: relation.name)] = segment
+        }
+        return segments
     }
 
     static func segment(_ name: String) -> String {
-        let parts = name.split { !($0.isASCII && ($0.isLetter || $0.isNumber)) }
+        let parts = name.split { !($0.isASCII && ($0.isLetter || $0.isNumber || $0 == "_" || $0 == "-")) }
         return parts.isEmpty ? "relation" : parts.joined(separator: "-")
     }
 
@@ -117,24 +186,29 @@ public struct ServiceScaffold: Sendable {
             ? Self.identifier(relation.name) : Self.identifier(relation.schema) + "." + Self.identifier(relation.name)
     }
 
-    /// `invoice_id AS "invoiceId"`, or `title` alone when the label is the name.
-    private func selected(_ column: DatabaseCatalog.Column, prefix: String = "") -> String {
-        let label = Self.lowerCamelCase(column.name)
-        let name = prefix + Self.identifier(column.name)
-        return label == column.name && prefix.isEmpty ? name : "\(name) AS \"\(label)\""
+    /// `invoice_id AS "invoiceId", title`: each column, labelled unless its label is its name.
+    private func columnList(_ relation: DatabaseCatalog.Relation) -> String {
+        zip(relation.columns, Self.labels(of: relation)).map { column, label in
+            let name = Self.identifier(column.name)
+            return label == column.name ? name : "\(name) AS \"\(label)\""
+        }.joined(separator: ", ")
     }
 
-    private func selectList(_ relation: DatabaseCatalog.Relation) -> String {
-        relation.columns.map { selected($0) }.joined(separator: ", ")
+    /// `SELECT` and the column list; `SELECT` alone for a relation without columns.
+    private func selectClause(_ relation: DatabaseCatalog.Relation) -> String {
+        relation.columns.isEmpty ? "SELECT" : "SELECT " + columnList(relation)
     }
 
-    /// The key columns, or the first column for a relation without one.
+    /// The key columns, or for a relation without one its first column
+    /// whose type has an ordering (none when no column's has).
     private func orderColumns(_ relation: DatabaseCatalog.Relation) -> [String] {
-        relation.primaryKey.isEmpty ? Array(relation.columns.prefix(1).map(\.name)) : relation.primaryKey
+        relation.primaryKey.isEmpty ? Array(relation.columns.filter(\.isOrderable).prefix(1).map(\.name)) : relation.primaryKey
     }
 
+    /// ` ORDER BY key`, or nothing when there is no column to order by.
     private func orderBy(_ relation: DatabaseCatalog.Relation) -> String {
-        orderColumns(relation).map(Self.identifier).joined(separator: ", ")
+        let columns = orderColumns(relation)
+        return columns.isEmpty ? "" : " ORDER BY " + columns.map(Self.identifier).joined(separator: ", ")
     }
 
     /// A comment's text as header lines (`-- text`): a line of it each,
@@ -166,7 +240,7 @@ public struct ServiceScaffold: Sendable {
 
     private func parameterLine(_ column: DatabaseCatalog.Column, in relation: DatabaseCatalog.Relation) -> String {
         let text = Self.oneLine(column.comment) ?? Self.printable("The \(column.name) of \(relation.name).")
-        return "-- @param \(Self.lowerCamelCase(column.name)) \(text)"
+        return "-- @param \(label(column.name, in: relation)) \(text)"
     }
 
     /// `-- @example invoiceId 1` for each key column, with the key of the
@@ -177,25 +251,36 @@ public struct ServiceScaffold: Sendable {
             // A value that a header line cannot carry (a line break) gets no example.
             guard value.unicodeScalars.allSatisfy({ $0.value >= 0x20 && $0.value != 0x7F }) else { return nil }
             let plain = !value.isEmpty && !value.hasPrefix("\"") && value.first != " " && value.last != " "
-            return "-- @example \(Self.lowerCamelCase(column)) " + (plain ? value : "\"" + value.replacing("\"", with: "\"\"") + "\"")
+            return "-- @example \(label(column, in: relation)) " + (plain ? value : "\"" + value.replacing("\"", with: "\"\"") + "\"")
         }
     }
 
     private func keyPath(_ relation: DatabaseCatalog.Relation) -> String {
-        "/" + pathSegment(relation) + relation.primaryKey.map { "/{\(Self.lowerCamelCase($0))}" }.joined()
+        "/" + pathSegment(relation) + relation.primaryKey.map { "/{\(label($0, in: relation))}" }.joined()
     }
 
     private func keyCondition(_ relation: DatabaseCatalog.Relation) -> String {
-        relation.primaryKey.map { "\(Self.identifier($0)) = :\(Self.lowerCamelCase($0))" }.joined(separator: " AND ")
+        relation.primaryKey.map { "\(Self.identifier($0)) = :\(label($0, in: relation))" }.joined(separator: " AND ")
     }
 
     // MARK: - Files
 
     private func list(_ relation: DatabaseCatalog.Relation) -> String {
         var lines = ["-- GET /" + pathSegment(relation)]
-        lines += description(relation, otherwise: "The rows of \(relation.name), by \(orderColumns(relation).joined(separator: ", ")).")
-        lines += ["-- @paged", "-- @filter *", "-- @order *"]
-        lines.append("SELECT \(selectList(relation)) FROM \(qualified(relation)) ORDER BY \(orderBy(relation));")
+        let order = orderColumns(relation)
+        lines += description(
+            relation,
+            otherwise: order.isEmpty
+                ? "The rows of \(relation.name)." : "The rows of \(relation.name), by \(order.joined(separator: ", ")).")
+        lines += ["-- @paged", "-- @filter *"]
+        // A column whose type has no ordering is left out of `@order`, so that ordering by it is a 400 naming it.
+        let orderable = zip(relation.columns, Self.labels(of: relation)).filter { $0.0.isOrderable }.map(\.1)
+        if orderable.count == relation.columns.count {
+            lines.append("-- @order *")
+        } else if !orderable.isEmpty {
+            lines.append("-- @order " + orderable.joined(separator: ", "))
+        }
+        lines.append("\(selectClause(relation)) FROM \(qualified(relation))\(orderBy(relation));")
         return (lines + details(of: relation)).joined(separator: "\n") + "\n"
     }
 
@@ -204,16 +289,21 @@ public struct ServiceScaffold: Sendable {
         lines += description(relation, otherwise: "One row of \(relation.name), by its key.")
         lines += relation.primaryKey.compactMap { relation.column($0).map { parameterLine($0, in: relation) } }
         lines += exampleLines(relation)
-        let key = relation.primaryKey.map { "\($0) {\(Self.lowerCamelCase($0))}" }.joined(separator: " and ")
+        let key = relation.primaryKey.map { "\($0) {\(label($0, in: relation))}" }.joined(separator: " and ")
         lines.append(Self.printable("-- @notfound \(relation.name) has no row with \(key)."))
-        lines.append("SELECT \(selectList(relation)) FROM \(qualified(relation)) WHERE \(keyCondition(relation));")
+        lines.append("\(selectClause(relation)) FROM \(qualified(relation)) WHERE \(keyCondition(relation));")
         return (lines + details(of: relation)).joined(separator: "\n") + "\n"
     }
 
     /// A detail section for each foreign key that refers to `relation`:
-    /// the referring rows, bound by the referred columns' labels.
+    /// the referring rows, bound by the referred columns' labels. A
+    /// detail's name is the referring table's in lowerCamelCase (`By` and
+    /// its key's columns after it when it has two keys to `relation`),
+    /// followed by the first number from 2 that no column label or earlier
+    /// detail holds when one does.
     private func details(of relation: DatabaseCatalog.Relation) -> [String] {
         var sections: [String] = []
+        var taken = Set(Self.labels(of: relation))
         for child in catalog.relations where Self.isWritable(child) {
             let keys = child.foreignKeys.filter { $0.referencedSchema == relation.schema && $0.referencedName == relation.name }
             for key in keys {
@@ -222,15 +312,22 @@ public struct ServiceScaffold: Sendable {
                     let column = Self.lowerCamelCase(key.columns.joined(separator: "_"))
                     name += "By" + column.prefix(1).uppercased() + column.dropFirst()
                 }
+                if taken.contains(name) {
+                    let stem = name
+                    var number = 2
+                    while taken.contains(stem + String(number)) { number += 1 }
+                    name = stem + String(number)
+                }
+                taken.insert(name)
                 let condition = zip(key.columns, key.referencedColumns).map {
-                    "\(Self.identifier($0.0)) = :\(Self.lowerCamelCase($0.1))"
+                    "\(Self.identifier($0.0)) = :\(label($0.1, in: relation))"
                 }.joined(separator: " AND ")
                 let text =
                     Self.oneLine(child.comment)
                     ?? Self.printable("The \(child.name) rows that refer to it (\(key.columns.joined(separator: ", "))).")
                 sections.append("")
                 sections.append("-- @detail \(name) \(text)")
-                sections.append("SELECT \(selectList(child)) FROM \(qualified(child)) WHERE \(condition) ORDER BY \(orderBy(child));")
+                sections.append("\(selectClause(child)) FROM \(qualified(child)) WHERE \(condition)\(orderBy(child));")
             }
         }
         return sections
@@ -243,12 +340,12 @@ public struct ServiceScaffold: Sendable {
         lines.append("-- @returns object")
         lines += given.map { parameterLine($0, in: relation) }
         let values = given.map { column in
-            let parameter = ":" + Self.lowerCamelCase(column.name)
+            let parameter = ":" + label(column.name, in: relation)
             return column.defaultExpression.map { "COALESCE(\(parameter), \($0))" } ?? parameter
         }
         lines.append("INSERT INTO \(qualified(relation)) (\(given.map { Self.identifier($0.name) }.joined(separator: ", ")))")
         lines.append("VALUES (\(values.joined(separator: ", ")))")
-        lines.append("RETURNING \(selectList(relation));")
+        lines.append("RETURNING \(columnList(relation));")
         return lines.joined(separator: "\n") + "\n"
     }
 
@@ -259,11 +356,11 @@ public struct ServiceScaffold: Sendable {
         lines.append("-- @returns object")
         lines += (relation.primaryKey.compactMap { relation.column($0) } + changed).map { parameterLine($0, in: relation) }
         let assignments = changed.map {
-            "\(Self.identifier($0.name)) = COALESCE(:\(Self.lowerCamelCase($0.name)), \(Self.identifier($0.name)))"
+            "\(Self.identifier($0.name)) = COALESCE(:\(label($0.name, in: relation)), \(Self.identifier($0.name)))"
         }
         lines.append("UPDATE \(qualified(relation)) SET \(assignments.joined(separator: ", "))")
         lines.append("WHERE \(keyCondition(relation))")
-        lines.append("RETURNING \(selectList(relation));")
+        lines.append("RETURNING \(columnList(relation));")
         return lines.joined(separator: "\n") + "\n"
     }
 
@@ -273,7 +370,7 @@ public struct ServiceScaffold: Sendable {
         lines.append("-- @returns object")
         lines += relation.primaryKey.compactMap { relation.column($0).map { parameterLine($0, in: relation) } }
         lines.append("DELETE FROM \(qualified(relation)) WHERE \(keyCondition(relation))")
-        lines.append("RETURNING \(selectList(relation));")
+        lines.append("RETURNING \(columnList(relation));")
         return lines.joined(separator: "\n") + "\n"
     }
 }

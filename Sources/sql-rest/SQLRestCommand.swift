@@ -2,6 +2,7 @@
 import Glibc
 #endif
 import ArgumentParser
+import Logging
 import SQLRest
 import SQLServices
 
@@ -13,7 +14,8 @@ import SQLServices
 /// sql-rest init --database-url URL --out api [--schema NAME ...] [--writes]   # a file per operation, from the catalog
 /// sql-rest check --services services      # prepares and describes every statement; 0 when all is well
 /// sql-rest check --services services/employees/list.sql   # one file: its problems only
-/// sql-rest serve --services services      # serves them; SIGHUP reads the folder again
+/// sql-rest serve --services services      # serves them (a file with a problem left out, and logged); SIGHUP reads the folder again
+/// sql-rest serve --services services --strict  # refuses to start while a file has a problem
 /// sql-rest serve --services services --watch   # and so does any change of a file in it
 /// ```
 @main
@@ -25,7 +27,10 @@ enum SQLRestCommand {
             environmentPrefix: "SQL_REST_"
         ) { options, pool in
             do {
-                return try pool.withConnection { try folder(options).load(on: $0).services }
+                let strict = options[option: "strict"] == "true"
+                let loaded = try pool.withConnection { try folder(options).load(on: $0, leavingOut: !strict) }
+                logLeftOut(loaded.leftOut)
+                return loaded.services
             } catch let error as ServiceFolder.ReadError {
                 throw FolderError(description: "--services \(error)")
             }
@@ -40,10 +45,26 @@ enum SQLRestCommand {
             "watch", variable: "WATCH", meaning: "`serve` reloads the services when a file in the folder changes, as SIGHUP does",
             flag: true
         )
+        .option(
+            "strict", variable: "STRICT",
+            meaning:
+                "`serve` refuses to start (and a reload keeps the running services) while a file has a problem, instead of serving the others and logging what it left out",
+            flag: true
+        )
         .command(Check.self)
         .command(Init.self)
         .reloadingOnHangup { options in options[option: "watch"] == "true" ? options[option: "services"] : nil }
         .run()
+    }
+
+    /// A warning naming the files left out, then one per problem (`FILE:LINE: message`).
+    static func logLeftOut(_ problems: [ServiceProblem]) {
+        guard !problems.isEmpty else { return }
+        let logger = Logger(label: "sql-rest")
+        let files = Set(problems.map(\.file)).count
+        logger.warning(
+            "Left out \(files) file\(files == 1 ? "" : "s") with problems, serving the others (--strict refuses to start instead):")
+        for problem in problems { logger.warning("left out \(problem)") }
     }
 
     /// The folder of `--services` (required: the options do not parse without it).

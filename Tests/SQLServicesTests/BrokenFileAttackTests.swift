@@ -222,7 +222,7 @@ struct BrokenFileAttackTests {
 
     // MARK: - Reserved paths
 
-    @Test("a file at /jsonrpc, /openapi.json, /health/…, /metrics: check and serve report it at its line and exit 1, no signal")
+    @Test("a file at /jsonrpc, /openapi.json, /health/…, /metrics: check and serve --strict report it at its line and exit 1, no signal")
     func reservedPathsAtStart() throws {
         for broken in Self.broken where broken.problem.contains("is reserved for") {
             let folder = try Environment.folder(Self.good.merging([broken.file: broken.text]) { $1 })
@@ -231,19 +231,19 @@ struct BrokenFileAttackTests {
             let check = try ProcessTests.start(["check", "--services", folder])
             #expect(Self.exited(check, with: 1), "\(broken.file): \(check.errors)")
             #expect(check.errors.contains(expected), "\(check.errors)")
-            let serve = try ProcessTests.start(["serve", "--services", folder, "--port", "0"])
+            let serve = try ProcessTests.start(["serve", "--services", folder, "--port", "0", "--strict"])
             #expect(Self.exited(serve, with: 1), "\(broken.file): \(serve.errors)")
             #expect(serve.errors.contains("Error: The services in \(folder) have 1 problem:\n\(expected)"), "\(serve.errors)")
         }
     }
 
-    @Test("saving a file at /jsonrpc under a running server, by SIGHUP or --watch: logged, the server keeps its services")
+    @Test("saving a file at /jsonrpc under a running server --strict, by SIGHUP or --watch: logged, the server keeps its services")
     func reservedPathOnReload() throws {
         for watch in [false, true] {
             let folder = try Environment.folder(Self.good)
             defer { try? FileManager.default.removeItem(atPath: folder) }
             let run = try ProcessTests.start(
-                ["serve", "--services", folder, "--port", "0", "--drain-seconds", "0"] + (watch ? ["--watch"] : []))
+                ["serve", "--services", folder, "--port", "0", "--drain-seconds", "0", "--strict"] + (watch ? ["--watch"] : []))
             let port = try run.servingPort()
             try "-- GET /jsonrpc\nSELECT 1 AS one".write(toFile: folder + "/jsonrpc.sql", atomically: true, encoding: .utf8)
             if !watch { run.send(SIGHUP) }
@@ -261,26 +261,26 @@ struct BrokenFileAttackTests {
 
     // MARK: - Every problem
 
-    @Test("every kind of problem at once: check and serve print each at its file and line, and exit 1, no signal")
+    @Test("every kind of problem at once: check and serve --strict print each at its file and line, and exit 1, no signal")
     func everyProblemAtStart() throws {
         let folder = try Self.brokenFolder()
         defer { try? FileManager.default.removeItem(atPath: folder) }
         let check = try ProcessTests.start(["check", "--services", folder])
         #expect(Self.exited(check, with: 1), "\(check.errors)")
         Self.expectEveryProblem(in: check.errors, folder: folder)
-        let serve = try ProcessTests.start(["serve", "--services", folder, "--port", "0"])
+        let serve = try ProcessTests.start(["serve", "--services", folder, "--port", "0", "--strict"])
         #expect(Self.exited(serve, with: 1), "\(serve.errors)")
         #expect(serve.errors.hasPrefix("Error: The services in \(folder) have "), "\(serve.errors.prefix(300))")
         Self.expectEveryProblem(in: serve.errors, folder: folder)
     }
 
-    @Test("every kind of problem saved under a running server, by SIGHUP and by --watch: each logged, the old services answer")
+    @Test("every kind of problem saved under a running server --strict, by SIGHUP and by --watch: each logged, the old services answer")
     func everyProblemOnReload() throws {
         for watch in [false, true] {
             let folder = try Environment.folder(Self.good)
             defer { try? FileManager.default.removeItem(atPath: folder) }
             let run = try ProcessTests.start(
-                ["serve", "--services", folder, "--port", "0", "--drain-seconds", "0"] + (watch ? ["--watch"] : []))
+                ["serve", "--services", folder, "--port", "0", "--drain-seconds", "0", "--strict"] + (watch ? ["--watch"] : []))
             let port = try run.servingPort()
             let broken = try Self.brokenFolder()
             defer { try? FileManager.default.removeItem(atPath: broken) }

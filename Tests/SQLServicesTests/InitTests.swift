@@ -62,11 +62,11 @@ struct InitTests {
         )
         for file in [
             "customer/list.sql", "customer/one.sql", "customer/create.sql", "customer/update.sql", "customer/delete.sql",
-            "invoice/one.sql", "invoice-line/one.sql", "audit-log/list.sql", "unpaid/list.sql",
+            "invoice/one.sql", "invoice_line/one.sql", "audit_log/list.sql", "unpaid/list.sql",
         ] {
             #expect(FileManager.default.fileExists(atPath: "\(out)/\(file)"), "\(file)")
         }
-        #expect(!FileManager.default.fileExists(atPath: "\(out)/audit-log/one.sql"), "no key, no one.sql")
+        #expect(!FileManager.default.fileExists(atPath: "\(out)/audit_log/one.sql"), "no key, no one.sql")
         #expect(!FileManager.default.fileExists(atPath: "\(out)/unpaid/one.sql"), "a view: a list only")
         let one = try String(contentsOfFile: "\(out)/customer/one.sql", encoding: .utf8)
         #expect(one.hasPrefix("-- GET /customer/{id}\n-- People who buy.\n"))
@@ -75,7 +75,7 @@ struct InitTests {
         #expect(one.contains("-- @detail customer "), "the self-reference:\n\(one)")
         // The key of the first row, for ?api's example request.
         #expect(one.contains("-- @example id 1\n"), "\(one)")
-        let lineFile = try String(contentsOfFile: "\(out)/invoice-line/one.sql", encoding: .utf8)
+        let lineFile = try String(contentsOfFile: "\(out)/invoice_line/one.sql", encoding: .utf8)
         #expect(lineFile.contains("-- @example invoiceId 1\n-- @example lineNo 1\n"), "\(lineFile)")
         #expect(
             try String(contentsOfFile: "\(out)/customer/create.sql", encoding: .utf8).contains(
@@ -91,11 +91,11 @@ struct InitTests {
         let brian = try TestClient.request("GET", "/customer/2?details=customer,invoiceByCustomerId", port: port)
         #expect(brian.object["fullName"] as? String == "Brian", "\(brian)")
         #expect((brian.object["invoiceByCustomerId"] as? [[String: Any]])?.count == 1)
-        let line = try TestClient.request("GET", "/invoice-line/1/2", port: port)
+        let line = try TestClient.request("GET", "/invoice_line/1/2", port: port)
         #expect(line.object["amount"] as? Double == 6, "\(line)")
-        #expect(try TestClient.request("GET", "/invoice-line/1/9", port: port).status == 404)
+        #expect(try TestClient.request("GET", "/invoice_line/1/9", port: port).status == 404)
         #expect(try TestClient.request("GET", "/unpaid", port: port).objects.count == 2)
-        #expect(try TestClient.request("GET", "/audit-log", port: port).objects.first?["message"] as? String == "made")
+        #expect(try TestClient.request("GET", "/audit_log", port: port).objects.first?["message"] as? String == "made")
         let created = try TestClient.request(
             "POST", "/invoice", port: port, headers: [("Content-Type", "application/json")],
             body: Array(#"{"customerId": 1, "total": 5}"#.utf8))
@@ -108,9 +108,9 @@ struct InitTests {
         #expect(try TestClient.request("DELETE", "/invoice/\(id)", port: port).object["id"] as? Int == id)
         #expect(try TestClient.request("GET", "/invoice/\(id)", port: port).status == 404)
         let document = try TestClient.request("GET", "/openapi.json", port: port).object
-        #expect((document["paths"] as? [String: Any])?.keys.contains("/invoice-line/{invoiceId}/{lineNo}") == true)
+        #expect((document["paths"] as? [String: Any])?.keys.contains("/invoice_line/{invoiceId}/{lineNo}") == true)
         // Every example of the generated pages answers on the first try.
-        for service in ["customer", "invoice", "invoice-line", "audit-log", "unpaid"] {
+        for service in ["customer", "invoice", "invoice_line", "audit_log", "unpaid"] {
             let page = try TestClient.request("GET", "/\(service)?api", port: port, headers: [("Accept", "application/json")])
             for endpoint in page.object["endpoints"] as? [[String: Any]] ?? [] {
                 for operation in endpoint["operations"] as? [[String: Any]] ?? [] where operation["method"] as? String == "GET" {
@@ -172,8 +172,8 @@ struct InitTests {
         let page = try TestClient.request("GET", "/employees?limit=2", port: port)
         #expect(page.objects.map { $0["empNo"] as? Int } == [10001, 10002])
         // The example of a composite key is the first row's, which is there.
-        let api = try TestClient.request("GET", "/dept-emp?api", port: port, headers: [("Accept", "application/json")]).text
-        let target = try #require(api.firstMatch(of: /curl 'http:\/\/127\.0\.0\.1(\/dept-emp\/10001\/d\d{3})'/)?.1, "\(api)")
+        let api = try TestClient.request("GET", "/dept_emp?api", port: port, headers: [("Accept", "application/json")]).text
+        let target = try #require(api.firstMatch(of: /curl 'http:\/\/127\.0\.0\.1(\/dept_emp\/10001\/d\d{3})'/)?.1, "\(api)")
         #expect(try TestClient.request("GET", String(target), port: port).object["empNo"] as? Int == 10001)
     }
 }

@@ -75,12 +75,12 @@ struct ProcessTests {
                 """)
     }
 
-    @Test("serve refuses to start on broken files: the problems on standard error, exit 1")
+    @Test("serve --strict refuses to start on broken files: the problems on standard error, exit 1")
     func serveRefuses() throws {
         let folder = try Environment.folder(
             Self.brokenFiles.merging(["things/bad.sql": "-- GET /things/{id}\nSELECT nope FROM departments WHERE dept_no = :id"]) { $1 })
         defer { try? FileManager.default.removeItem(atPath: folder) }
-        let run = try Self.start(["serve", "--services", folder, "--port", "0"])
+        let run = try Self.start(["serve", "--services", folder, "--port", "0", "--strict"])
         #expect(run.wait(timeout: 30) == 1)
         #expect(
             run.errors.contains(
@@ -114,13 +114,13 @@ struct ProcessTests {
         }
     }
 
-    @Test("serve, then SIGHUP: a good folder replaces the services, a broken one is logged and the running ones stay")
+    @Test("serve --strict, then SIGHUP: a good folder replaces the services, a broken one is logged and the running ones stay")
     func reload() throws {
         let folder = try Environment.folder([
             "things/list.sql": "-- GET /things\nSELECT dept_no AS number FROM departments ORDER BY dept_no LIMIT 2"
         ])
         defer { try? FileManager.default.removeItem(atPath: folder) }
-        let run = try Self.start(["serve", "--services", folder, "--port", "0", "--shutdown-timeout", "1"])
+        let run = try Self.start(["serve", "--services", folder, "--port", "0", "--shutdown-timeout", "1", "--strict"])
         let port = try run.servingPort()
         #expect(try TestClient.request("GET", "/things", port: port).text == #"[{"number":"d001"},{"number":"d002"}]"#)
         #expect(try TestClient.request("GET", "/things/d001", port: port).status == 404)

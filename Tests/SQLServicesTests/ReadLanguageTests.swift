@@ -167,7 +167,7 @@ struct ReadLanguageTests {
                 "json_build_object('lastName', a.last_name, 'artist_profile', (SELECT json_build_object('bio', p.bio) FROM read_test.artist_profile p WHERE p.artist_id = a.artist_id))",
                 "FROM read_test.artist a", order: "a.artist_id"))
         try Self.expect(
-            "/artist-profile", ["select": "bio,artist(lastName)"],
+            "/artist_profile", ["select": "bio,artist(lastName)"],
             equals: Self.aggregate(
                 "json_build_object('bio', p.bio, 'artist', (SELECT json_build_object('lastName', a.last_name) FROM read_test.artist a WHERE a.artist_id = p.artist_id))",
                 "FROM read_test.artist_profile p", order: "p.artist_id"))
@@ -196,7 +196,7 @@ struct ReadLanguageTests {
                  FROM read_test.album al WHERE al.artist_id = ar.artist_id))
                 """, "FROM read_test.artist ar", order: "ar.artist_id"))
         try Self.expect(
-            "/review-vote", ["select": "voteId,review(reviewer,stars)"],
+            "/review_vote", ["select": "voteId,review(reviewer,stars)"],
             equals: Self.aggregate(
                 "json_build_object('voteId', v.vote_id, 'review', (SELECT json_build_object('reviewer', r.reviewer, 'stars', r.stars) FROM read_test.review r WHERE r.album_id = v.album_id AND r.reviewer = v.reviewer))",
                 "FROM read_test.review_vote v", order: "v.vote_id"))
@@ -229,7 +229,7 @@ struct ReadLanguageTests {
                 "json_build_object('title', a.title, 'long_track', (SELECT coalesce(json_agg(json_build_object('name', t.name) ORDER BY t.name), '[]') FROM read_test.long_track t WHERE t.album_id = a.album_id))",
                 "FROM read_test.album a", order: "a.album_id"))
         try Self.expect(
-            "/long-track", ["select": "name,album(title),playlist(name)"],
+            "/long_track", ["select": "name,album(title),playlist(name)"],
             equals: Self.aggregate(
                 """
                 json_build_object('name', t.name, 'album', (SELECT json_build_object('title', a.title) FROM read_test.album a WHERE a.album_id = t.album_id),
@@ -237,7 +237,7 @@ struct ReadLanguageTests {
                                JOIN read_test.playlist_track pt ON pt.playlist_id = p.playlist_id WHERE pt.track_id = t.track_id))
                 """, "FROM read_test.long_track t", order: "t.track_id"))
         try Self.expect(
-            "/long-track-title", ["select": "shout,album(title)"],
+            "/long_track_title", ["select": "shout,album(title)"],
             equals: Self.aggregate(
                 "json_build_object('shout', l.shout, 'album', (SELECT json_build_object('title', a.title) FROM read_test.album a WHERE a.album_id = l.album_id))",
                 "FROM read_test.long_track_title l", order: "l.id"))

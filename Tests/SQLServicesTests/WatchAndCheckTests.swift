@@ -27,11 +27,11 @@ struct WatchAndCheckTests {
         #expect(whole.errors.contains("worse.sql") && whole.errors.contains("bad.sql"))
     }
 
-    @Test("serve --watch serves a file added, changed or removed without a signal; a broken file keeps the running services")
+    @Test("serve --watch --strict serves a file added, changed or removed without a signal; a broken file keeps the running services")
     func watch() throws {
         let folder = try Environment.folder(["things/good.sql": Self.files["things/good.sql"]!])
         defer { try? FileManager.default.removeItem(atPath: folder) }
-        let run = try ProcessTests.start(["serve", "--services", folder, "--port", "0", "--watch"])
+        let run = try ProcessTests.start(["serve", "--services", folder, "--port", "0", "--watch", "--strict"])
         let port = try run.servingPort()
         #expect(try TestClient.request("GET", "/things", port: port).status == 200)
         #expect(try TestClient.request("GET", "/titles", port: port).status == 404)
