@@ -63,6 +63,9 @@ public final class ConnectionPool: Sendable {
         /// libpq's single-row mode, which builds a result per row. An
         /// encrypted connection always streams through libpq.
         public var readsRowsFromSocket: Bool
+        /// The pool's name, as the spans of its statements give it
+        /// (`db.sqlrest.pool`): `primary`, or `replica-1`, `replica-2`, …
+        public var name = "primary"
 
         /// Creates a configuration; each parameter sets the property of
         /// its name, and has a default. `conninfo` defaults to empty:
@@ -235,6 +238,7 @@ public final class ConnectionPool: Sendable {
     /// pool.release(connection)
     /// ```
     public func release(_ connection: Connection) {
+        connection.trace = nil
         connection.finishActiveCursor()
         connection.rollBackQuietly()
         if connection.isBroken || connection.isInTransaction {
@@ -243,6 +247,26 @@ public final class ConnectionPool: Sendable {
         } else {
             state.putBack(connection)
         }
+    }
+
+    /// ``acquire()`` for work with `access`: the connection's statements
+    /// are traced under the access's trace until it goes back.
+    ///
+    /// ```swift
+    /// let connection = try pool.acquire(for: access)
+    /// defer { pool.release(connection) }
+    /// ```
+    package func acquire(for access: Access) throws -> Connection {
+        let connection = try acquire()
+        connection.trace = access.trace
+        return connection
+    }
+
+    /// ``withConnection(_:)`` for work with `access` (see ``acquire(for:)``).
+    package func withConnection<Result>(for access: Access, _ body: (Connection) throws -> Result) throws -> Result {
+        let connection = try acquire(for: access)
+        defer { release(connection) }
+        return try body(connection)
     }
 
     /// Runs `body` with a connection from the pool and gives it back afterwards.
@@ -333,6 +357,7 @@ public final class ConnectionPool: Sendable {
 
     private static func openConnection(_ configuration: Configuration) throws -> Connection {
         let connection = try Connection(configuration.conninfo)
+        connection.poolName = configuration.name
         connection.preparesNothing = configuration.poolerCompatible
         connection.streamsThroughLibpq = !configuration.readsRowsFromSocket
         guard !configuration.poolerCompatible else { return connection }

@@ -12,7 +12,7 @@ extension Query: RunnableResult {
     /// on the pool ``QueryRunner`` chooses (see there for which way).
     public func response(runner: QueryRunner, request: RoutedRequest) -> HTTPResponse {
         let query = resolvingChoices()
-        let access = Access(role: request.role, isReadOnly: request.isRead)
+        let access = Access(role: request.role, isReadOnly: request.isRead, trace: request.request.trace)
         let pool = runner.pool(for: query, request: request)
         if case .object(let notFound) = query.shape, query.members.isEmpty, query.embeds.allSatisfy({ $0.query.embeds.isEmpty }) {
             return HTTPResponse.later { promise in
@@ -22,7 +22,7 @@ extension Query: RunnableResult {
         return HTTPResponse.blocking {
             do {
                 return try query.run(runner: runner, request: request, access: access, pool: pool)
-            } catch where runner.readsAgain(after: error, on: pool) {
+            } catch  where runner.readsAgain(after: error, on: pool) {
                 do {
                     return try query.run(runner: runner, request: request, access: access, pool: runner.pool)
                 } catch {
@@ -112,12 +112,12 @@ extension Query: RunnableResult {
     private func run(runner: QueryRunner, request: RoutedRequest, access: Access, pool: ConnectionPool) throws -> HTTPResponse {
         switch shape {
         case .execute:
-            try pool.withConnection { connection in
+            try pool.withConnection(for: access) { connection in
                 try connection.transaction(access: access) { _ = try $0.execute(sql, arguments) }
             }
             return HTTPResponse(status: .noContent)
         case .write(let earlier, let returning, let location):
-            return try pool.withConnection { connection in
+            return try pool.withConnection(for: access) { connection in
                 try write(
                     earlier: earlier, returning: returning, location: location, on: connection, access: access, runner: runner,
                     request: request)
@@ -164,10 +164,12 @@ extension Query: RunnableResult {
                     + "ask for application/json, or leave out the details.",
                 parameter: request.detailParameters.first, code: "PGRST107")
         }
-        let connection = try pool.acquire()
+        let connection = try pool.acquire(for: access)
         do {
             var page = try listPage(runner: runner, request: request, preferences: preferences, access: access, connection: connection)
-            if preferences.representation == .singular { return try singular(page: &page, runner: runner, request: request, access: access, connection: connection, pool: pool) }
+            if preferences.representation == .singular {
+                return try singular(page: &page, runner: runner, request: request, access: access, connection: connection, pool: pool)
+            }
             var headers: HTTPHeaders = [
                 "Content-Type": preferences.representation == .csv ? "text/csv; charset=utf-8; header=present" : "application/json"
             ]
@@ -209,9 +211,12 @@ extension Query: RunnableResult {
         while try rows.write(into: &body) {}
         let count = rows.rowsWritten
         guard count == 1 else {
-            let total = count == 0 ? 0 : try listPage(
-                runner: runner, request: request, preferences: ReadPreferences(exactCount: ()), access: access, connection: connection
-            ).total ?? count
+            let total =
+                count == 0
+                ? 0
+                : try listPage(
+                    runner: runner, request: request, preferences: ReadPreferences(exactCount: ()), access: access, connection: connection
+                ).total ?? count
             throw HTTPError(
                 .notAcceptable, detail: "JSON object requested, multiple (or no) rows returned.", code: "PGRST116",
                 details: "The result contains \(total) rows.")
@@ -230,7 +235,7 @@ extension Query: RunnableResult {
     func rows(
         on pool: ConnectionPool, format: RowStream.Format, options: JSONRenderingOptions, access: Access, blockSize: Int? = nil
     ) throws -> RowStream {
-        let connection = try pool.acquire()
+        let connection = try pool.acquire(for: access)
         do {
             return try rows(on: connection, from: pool, format: format, options: options, access: access, blockSize: blockSize)
         } catch {

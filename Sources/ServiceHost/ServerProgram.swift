@@ -2,10 +2,14 @@
 import Glibc
 #endif
 import Authentication
+import CoreMetrics
 import HTTPServer
 import Logging
+import OTLPTracing
 import PostgreSQL
 import PostgreSQLWebService
+import PrometheusMetrics
+import RequestTracing
 import SQLRestVersion
 import WebService
 
@@ -238,12 +242,27 @@ public struct ServerProgram {
         var logger = Logger(label: name)
         logger.logLevel = Logger.Level(rawValue: options.logLevel) ?? .info
 
-        let pool = ConnectionPool(options.poolConfiguration)
+        // Before the services are made, so that the metrics they make count here.
+        let metricsRegistry = options.metrics ? MetricsRegistry() : nil
+        if let metricsRegistry { MetricsSystem.bootstrap(metricsRegistry) }
+        let tracer =
+            options.otlpEndpoint.isEmpty
+            ? nil
+            : try OTLPTracer(
+                OTLPTracer.Configuration(endpoint: options.otlpEndpoint, serviceName: name, samplingRatio: options.traceSampling),
+                logger: logger)
+        if let tracer {
+            InstrumentationSystem.bootstrap(tracer)
+            logger.info("Tracing: spans to \(tracer.endpoint), \(options.traceSampling * 100)% of the traces begun here recorded")
+        }
+
+        let pool = ConnectionPool(Self.checkingForPooler(options.poolConfiguration, logger: logger))
         let replicas =
             options.readDatabaseURLs.isEmpty
             ? nil
             : ReplicaSet(
-                options.replicaPoolConfigurations.map(ConnectionPool.init), configuration: options.replicaSetConfiguration
+                options.replicaPoolConfigurations.map { ConnectionPool(Self.checkingForPooler($0, logger: logger)) },
+                configuration: options.replicaSetConfiguration
             ) { [logger] index, change in
                 if case .healthy = change {
                     logger.notice("Read replica \(index + 1): \(change)")
@@ -251,7 +270,7 @@ public struct ServerProgram {
                     logger.warning("Read replica \(index + 1): \(change)")
                 }
             }
-        if options.poolerCompatible, options.statementTimeout > 0 {
+        if pool.configuration.poolerCompatible, options.statementTimeout > 0 {
             logger.notice(
                 "--pooler-compatible sets no statement_timeout on the connections: set it on the role (ALTER ROLE ... SET statement_timeout)"
             )
@@ -269,7 +288,7 @@ public struct ServerProgram {
             var services = try makeServices(options, pool) + [HealthService(pool: pool, drain: drain)]
             if let routeMetrics {
                 let replicaPools = (replicas?.pools ?? []).enumerated().map { (name: "replica-\($0.offset + 1)", pool: $0.element) }
-                services.append(MetricsService(routes: routeMetrics, pools: [("primary", pool)] + replicaPools))
+                services.append(MetricsService(routes: routeMetrics, pools: [("primary", pool)] + replicaPools, registry: metricsRegistry))
             }
             var paths: Set<String> = []
             for service in services {
@@ -294,6 +313,7 @@ public struct ServerProgram {
         configuration.tlsPriorities = try options.tlsPriorityString()
         if configuration.tls != nil, let warning = options.tlsKeyPermissionWarning() { logger.warning("\(warning)") }
         configuration.admission = authenticator
+        configuration.tracer = tracer
         let server = HTTPServer(configuration: configuration, logger: logger, handler: respond)
 
         try server.start()
@@ -361,8 +381,42 @@ public struct ServerProgram {
             onHangup: hangupSteps.isEmpty ? nil : { for step in hangupSteps { step() } })
         replicas?.close()
         pool.close()
+        tracer?.shutdown()
         logger.info("Stopped")
         StandardErrorOutput.shared.flush()
+    }
+}
+
+extension ServerProgram {
+    /// `configuration`, switched to the unprepared path when its database
+    /// is reached through a pooler whose prepared statements do not
+    /// survive a transaction (``PoolerProbe``), which is logged. As it is
+    /// when it prepares nothing already, or when the probe cannot connect
+    /// (the server starts all the same, and its requests fail as the
+    /// database does).
+    static func checkingForPooler(_ configuration: ConnectionPool.Configuration, logger: Logger) -> ConnectionPool.Configuration {
+        guard !configuration.poolerCompatible else { return configuration }
+        let finding: PoolerProbe.Finding
+        do {
+            finding = try PoolerProbe.check(configuration)
+        } catch {
+            logger.warning("The \(configuration.name) database could not be checked for a pooler in transaction mode: \(error)")
+            return configuration
+        }
+        switch finding {
+        case .direct:
+            return configuration
+        case .keepsPreparedStatements:
+            logger.info("The \(configuration.name) database is reached through a pooler that keeps prepared statements")
+            return configuration
+        case .losesPreparedStatements:
+            logger.notice(
+                "The \(configuration.name) database is reached through a pooler in transaction mode (a prepared statement does not survive a transaction): no statement is prepared, as with --pooler-compatible"
+            )
+            var compatible = configuration
+            compatible.poolerCompatible = true
+            return compatible
+        }
     }
 }
 
