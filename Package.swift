@@ -112,7 +112,7 @@ let package = Package(
         ),
         .target(
             name: "EmployeesService",
-            dependencies: ["WebService", "PostgreSQL", "PostgreSQLWebService"]
+            dependencies: ["WebService", "PostgreSQL", "PostgreSQLWebService", .product(name: "CoreMetrics", package: "swift-metrics")]
         ),
         // HTTP basic and bearer-token authentication, and the role each request acts as.
         .target(

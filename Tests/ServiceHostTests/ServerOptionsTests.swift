@@ -55,7 +55,7 @@ private func help(_ defaults: ServerOptions = ServerOptions(), prefix: String = 
     #expect(text.contains("--port <port>"))
     #expect(text.contains("(default: 9001)"))
     #expect(text.contains("-h, --help"))
-    #expect(ServerOptions.table.count == 45)
+    #expect(ServerOptions.table.count == 48)
 }
 
 @Test func versionIsAskedForAnywhereAnOptionMayBe() throws {
@@ -310,4 +310,21 @@ private let servicesOption = ServerOptions.Option(
     #expect(two.patches == [.epollSuspension, .errorPages])
     #expect(two.keepsSuspendedSockets && two.replacesErrorPages && !two.releasesPoolPages && !two.tunesAllocator)
     #expect(two.description.hasSuffix("patched (tested): error-pages, epoll-suspension; left out: pool-release, allocator"))
+}
+
+@Test func tracingAndServerTimingOptions() throws {
+    guard
+        case .serve(let options) = try parse(
+            ["--trace-sampling", "0.01", "--server-timing"], ["OTEL_EXPORTER_OTLP_ENDPOINT": "http://collector:4318"])
+    else {
+        Issue.record("no options")
+        return
+    }
+    #expect(options.otlpEndpoint == "http://collector:4318")
+    #expect(options.traceSampling == 0.01)
+    #expect(options.serverTiming)
+    #expect(options.serverConfiguration.serverTiming)
+    #expect(throws: ServerOptions.UsageError.self) { try parse(["--otlp-endpoint", "https://collector:4318"]) }
+    #expect(throws: ServerOptions.UsageError.self) { try parse(["--trace-sampling", "1.5"]) }
+    #expect(throws: ServerOptions.UsageError.self) { try parse(["--trace-sampling", "-0.1"]) }
 }
