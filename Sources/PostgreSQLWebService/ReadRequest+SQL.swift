@@ -172,9 +172,7 @@ extension ReadRequest {
                 let labels = Set(node.resource.columns.map(\.label))
                 return StatementShape.of(embed.node.resource.sql).parameters.names.filter(labels.contains).map { ($0, $0) }
             case .columns(let pairs):
-                return pairs.enumerated().map { position, pair in
-                    (pair.source, Self.linkName(pair.source, embed: index, position: position))
-                }
+                return pairs.enumerated().map { position, pair in (pair.source, Self.linkName(pair.source, embed: index, position: position)) }
             case .junction(_, let source, _):
                 return source.enumerated().map { position, pair in
                     (pair.source, Self.linkName(pair.source, embed: index, position: position))
@@ -240,9 +238,7 @@ extension ReadRequest {
                 }.joined(separator: " AND ")
             case .junction(let table, let source, let target):
                 let junction = "j" + alias
-                var conditions = target.map {
-                    quoted(junction) + "." + quoted($0.junction) + " = " + quoted(alias) + "." + quoted($0.target)
-                }
+                var conditions = target.map { quoted(junction) + "." + quoted($0.junction) + " = " + quoted(alias) + "." + quoted($0.target) }
                 conditions += source.enumerated().map { position, pair in
                     quoted(junction) + "." + quoted(pair.junction) + " = " + parent(pair.source, position: position)
                 }
@@ -261,10 +257,7 @@ extension ReadRequest {
             node.order = nil
             node.limit = nil
             node.offset = nil
-            return "EXISTS ("
-                + statement(
-                    for: node, base: base, depth: depth + 1, link: link.isEmpty ? "true" : link, arguments: &arguments, counting: true)
-                + ")"
+            return "EXISTS (" + statement(for: node, base: base, depth: depth + 1, link: link.isEmpty ? "true" : link, arguments: &arguments, counting: true) + ")"
         }
 
         /// An embedded resource's statement with the parameters it binds
@@ -328,8 +321,7 @@ extension ReadRequest {
                 let base = correlatedBase(node.embeds[embed], parentAlias: alias)
                 let link = linkCondition(node.embeds[embed], index: embed, alias: inner, parentAlias: alias)
                 let value = expression(key.expression, alias: inner, arguments: &arguments)
-                sql =
-                    "(SELECT " + value + " FROM (" + Self.withoutTrailingSemicolons(base) + "\n) AS " + quoted(inner)
+                sql = "(SELECT " + value + " FROM (" + Self.withoutTrailingSemicolons(base) + "\n) AS " + quoted(inner)
                     + (link.isEmpty ? "" : " WHERE " + link) + " LIMIT 1)"
             } else {
                 sql = expression(key.expression, alias: alias, arguments: &arguments)
@@ -347,13 +339,11 @@ extension ReadRequest {
             switch condition {
             case .and(let operands):
                 guard !operands.isEmpty else { return "true" }
-                return "("
-                    + operands.map { self.condition($0, in: node, alias: alias, depth: depth, arguments: &arguments) }
+                return "(" + operands.map { self.condition($0, in: node, alias: alias, depth: depth, arguments: &arguments) }
                     .joined(separator: " AND ") + ")"
             case .or(let operands):
                 guard !operands.isEmpty else { return "false" }
-                return "("
-                    + operands.map { self.condition($0, in: node, alias: alias, depth: depth, arguments: &arguments) }
+                return "(" + operands.map { self.condition($0, in: node, alias: alias, depth: depth, arguments: &arguments) }
                     .joined(separator: " OR ") + ")"
             case .not(let operand):
                 return "NOT " + self.condition(operand, in: node, alias: alias, depth: depth, arguments: &arguments)

@@ -176,8 +176,7 @@ public struct ReadRequest: Sendable {
                 let key = field.alias ?? (field.column.json.isEmpty ? Self.label(of: expression) : field.column.defaultKey)
                 node.members.append(.expression(expression, key: key))
             case .embed(let syntax):
-                let relationship = try Self.relationship(
-                    syntax.name, hints: syntax.hints, from: resource, graph: graph, parameter: parameter)
+                let relationship = try Self.relationship(syntax.name, hints: syntax.hints, from: resource, graph: graph, parameter: parameter)
 
                 let key = syntax.alias ?? syntax.name
                 let child = try Self.node(

@@ -100,9 +100,7 @@ struct ReadSyntax: Sendable {
     }
 
     enum Truth: String, Sendable, Equatable {
-        case null
-        case notNull = "not_null"
-        case `true`, `false`, unknown
+        case null, notNull = "not_null", `true`, `false`, unknown
     }
 
     enum Quantifier: String, Sendable, Equatable {
