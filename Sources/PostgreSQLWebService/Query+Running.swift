@@ -22,7 +22,7 @@ extension Query: RunnableResult {
         return HTTPResponse.blocking {
             do {
                 return try query.run(runner: runner, request: request, access: access, pool: pool)
-            } catch  where runner.readsAgain(after: error, on: pool) {
+            } catch where runner.readsAgain(after: error, on: pool) {
                 do {
                     return try query.run(runner: runner, request: request, access: access, pool: runner.pool)
                 } catch {
@@ -167,9 +167,7 @@ extension Query: RunnableResult {
         let connection = try pool.acquire(for: access)
         do {
             var page = try listPage(runner: runner, request: request, preferences: preferences, access: access, connection: connection)
-            if preferences.representation == .singular {
-                return try singular(page: &page, runner: runner, request: request, access: access, connection: connection, pool: pool)
-            }
+            if preferences.representation == .singular { return try singular(page: &page, runner: runner, request: request, access: access, connection: connection, pool: pool) }
             var headers: HTTPHeaders = [
                 "Content-Type": preferences.representation == .csv ? "text/csv; charset=utf-8; header=present" : "application/json"
             ]
@@ -211,12 +209,9 @@ extension Query: RunnableResult {
         while try rows.write(into: &body) {}
         let count = rows.rowsWritten
         guard count == 1 else {
-            let total =
-                count == 0
-                ? 0
-                : try listPage(
-                    runner: runner, request: request, preferences: ReadPreferences(exactCount: ()), access: access, connection: connection
-                ).total ?? count
+            let total = count == 0 ? 0 : try listPage(
+                runner: runner, request: request, preferences: ReadPreferences(exactCount: ()), access: access, connection: connection
+            ).total ?? count
             throw HTTPError(
                 .notAcceptable, detail: "JSON object requested, multiple (or no) rows returned.", code: "PGRST116",
                 details: "The result contains \(total) rows.")
