@@ -77,7 +77,7 @@ solo_tests := MemoryStaysFlat|KeepsMemoryFlat|PeakMemoryStaysBounded|oneConnecti
 # which untested libmicrohttpd versions take, is tested too.
 http_suites := $(shell scripts/mhd-versions --suites)
 
-test: setup ## every test against the real database (the HTTP suites with libmicrohttpd's patches on, then off), compose-check, schemathesis, PostgREST's client, the README's examples, every fuzz target for 5 s, the format, the documentation
+test: setup ## every test against the real database (the HTTP suites with libmicrohttpd's patches on, then off), compose-check, schemathesis, PostgREST's client, traces to an OTLP receiver, the README's examples, every fuzz target for 5 s, the format, the documentation
 	@if $(cluster) status >/dev/null 2>&1; then started=0; else started=1; fi; \
 	if [ $$started = 1 ]; then trap '$(cluster) stop' EXIT; fi; \
 	$(cluster) start; \
@@ -90,6 +90,7 @@ test: setup ## every test against the real database (the HTTP suites with libmic
 	EMPLOYEES_DATABASE=employees MHD_PATCHES=off swift test --skip-build --filter '$(http_suites)' --skip '$(solo_tests)'; \
 	scripts/openapi-check; \
 	scripts/postgrest-client-check; \
+	scripts/otlp-check; \
 	scripts/readme-examples --check; \
 	scripts/fuzz all 5; \
 	$(MAKE) --no-print-directory format-check; \

@@ -2,8 +2,9 @@ internal import CLibPQ
 #if canImport(Glibc)
 import Glibc
 #endif
+import Locking
 
-/// Finds out, when a server starts, whether its connections reach
+/// Finds out, on a pool's first connection, whether its connections reach
 /// PostgreSQL through a pooler that lends a server connection per
 /// transaction (PgBouncer in transaction mode, before 1.21 or without
 /// `max_prepared_statements`): there, a statement prepared by name does
@@ -22,6 +23,10 @@ import Glibc
 ///    clients.
 /// 3. While the second holds its transaction, the first runs its
 ///    statement: on another server connection it is missing (`26000`).
+///
+/// A ``ConnectionPool`` probes so on its first connection, unless its
+/// configuration is ``ConnectionPool/Configuration/poolerCompatible``
+/// already, and tells what it found (``ConnectionPool/init(_:onPoolerFound:)``).
 ///
 /// ```swift
 /// switch try PoolerProbe.check(configuration) {
@@ -47,6 +52,12 @@ public enum PoolerProbe {
     public static func check(_ configuration: ConnectionPool.Configuration) throws -> Finding {
         let first = try Connection(configuration.conninfo)
         defer { first.close() }
+        return try check(first, conninfo: configuration.conninfo)
+    }
+
+    /// Probes with `first`, a new connection to `conninfo` (opening a
+    /// second one to it when needed), which is left as it was found.
+    static func check(_ first: Connection, conninfo: String) throws -> Finding {
         let pid = try first.runSimple("SELECT pg_backend_pid()")
         if let reported = pid.string(row: 0, column: 0).flatMap(Int.init), reported == first.backendPID { return .direct }
 
@@ -55,7 +66,7 @@ public enum PoolerProbe {
             throw first.connectionError()
         }
         try first.check(QueryResult(taking: prepared))
-        let second = try Connection(configuration.conninfo)
+        let second = try Connection(conninfo)
         defer { second.close() }
         try second.runSimple("BEGIN")
         guard let secondHandle = second.handle, let clash = PQprepare(secondHandle, name, "SELECT 2", 0, nil) else {
@@ -73,7 +84,36 @@ public enum PoolerProbe {
             let result = QueryResult(taking: raw)
             if result.error?.code == .invalidSQLStatementName { missing = true }
         }
-        return missing ? .losesPreparedStatements : .keepsPreparedStatements
+        if missing { return .losesPreparedStatements }
+        _ = try? first.runSimple("DEALLOCATE \(name)")
+        return .keepsPreparedStatements
+    }
+}
+
+/// A pool's answer to whether its database loses prepared statements
+/// (``PoolerProbe``), found on the first connection the pool opens and
+/// kept: the connections opened meanwhile wait for it, so that none
+/// prepares a statement before it is known.
+final class PoolerCheck: Sendable {
+    private let finding = Locked<PoolerProbe.Finding?>(nil)
+    private let report: (@Sendable (PoolerProbe.Finding) -> Void)?
+
+    init(report: (@Sendable (PoolerProbe.Finding) -> Void)?) {
+        self.report = report
+    }
+
+    /// Whether the statements of `connection` (just opened to `conninfo`)
+    /// must not be prepared by name; probes on the first call that gets
+    /// an answer.
+    func losesPreparedStatements(_ connection: Connection, conninfo: String) throws -> Bool {
+        let (found, isNew) = try finding.withLock { finding -> (PoolerProbe.Finding, Bool) in
+            if let finding { return (finding, false) }
+            let found = try PoolerProbe.check(connection, conninfo: conninfo)
+            finding = found
+            return (found, true)
+        }
+        if isNew { report?(found) }
+        return found == .losesPreparedStatements
     }
 }
 

@@ -106,7 +106,7 @@ extension ServerOptions {
             apply: { set(&$0.maxReplicaLag, Double($1)) }, defaultValue: { seconds($0.maxReplicaLag) }),
         Option(
             "pooler-compatible", .prefixed("POOLER_COMPATIBLE"),
-            "No named prepared statements and no session settings, for a pooler in transaction mode (PgBouncer before 1.21), which the server also detects at start by itself; `--statement-timeout` is then set on the role instead",
+            "No named prepared statements and no session settings, for a pooler in transaction mode (PgBouncer before 1.21), which the server also detects by itself on its first connection; `--statement-timeout` is then set on the role instead",
             isFlag: true,
             apply: { set(&$0.poolerCompatible, flag($1)) }, defaultValue: { String($0.poolerCompatible) }),
         Option(

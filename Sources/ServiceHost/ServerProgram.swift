@@ -256,12 +256,14 @@ public struct ServerProgram {
             logger.info("Tracing: spans to \(tracer.endpoint), \(options.traceSampling * 100)% of the traces begun here recorded")
         }
 
-        let pool = ConnectionPool(Self.checkingForPooler(options.poolConfiguration, logger: logger))
+        let pool = ConnectionPool(options.poolConfiguration, onPoolerFound: Self.poolerReport(pool: "primary", logger: logger))
         let replicas =
             options.readDatabaseURLs.isEmpty
             ? nil
             : ReplicaSet(
-                options.replicaPoolConfigurations.map { ConnectionPool(Self.checkingForPooler($0, logger: logger)) },
+                options.replicaPoolConfigurations.map {
+                    ConnectionPool($0, onPoolerFound: Self.poolerReport(pool: $0.name, logger: logger))
+                },
                 configuration: options.replicaSetConfiguration
             ) { [logger] index, change in
                 if case .healthy = change {
@@ -270,7 +272,7 @@ public struct ServerProgram {
                     logger.warning("Read replica \(index + 1): \(change)")
                 }
             }
-        if pool.configuration.poolerCompatible, options.statementTimeout > 0 {
+        if options.poolerCompatible, options.statementTimeout > 0 {
             logger.notice(
                 "--pooler-compatible sets no statement_timeout on the connections: set it on the role (ALTER ROLE ... SET statement_timeout)"
             )
@@ -388,34 +390,20 @@ public struct ServerProgram {
 }
 
 extension ServerProgram {
-    /// `configuration`, switched to the unprepared path when its database
-    /// is reached through a pooler whose prepared statements do not
-    /// survive a transaction (``PoolerProbe``), which is logged. As it is
-    /// when it prepares nothing already, or when the probe cannot connect
-    /// (the server starts all the same, and its requests fail as the
-    /// database does).
-    static func checkingForPooler(_ configuration: ConnectionPool.Configuration, logger: Logger) -> ConnectionPool.Configuration {
-        guard !configuration.poolerCompatible else { return configuration }
-        let finding: PoolerProbe.Finding
-        do {
-            finding = try PoolerProbe.check(configuration)
-        } catch {
-            logger.warning("The \(configuration.name) database could not be checked for a pooler in transaction mode: \(error)")
-            return configuration
-        }
-        switch finding {
-        case .direct:
-            return configuration
-        case .keepsPreparedStatements:
-            logger.info("The \(configuration.name) database is reached through a pooler that keeps prepared statements")
-            return configuration
-        case .losesPreparedStatements:
-            logger.notice(
-                "The \(configuration.name) database is reached through a pooler in transaction mode (a prepared statement does not survive a transaction): no statement is prepared, as with --pooler-compatible"
-            )
-            var compatible = configuration
-            compatible.poolerCompatible = true
-            return compatible
+    /// Logs what a pool found of a pooler on its first connection
+    /// (``PoolerProbe``): nothing when it reached PostgreSQL itself.
+    static func poolerReport(pool: String, logger: Logger) -> @Sendable (PoolerProbe.Finding) -> Void {
+        { finding in
+            switch finding {
+            case .direct:
+                break
+            case .keepsPreparedStatements:
+                logger.info("The \(pool) database is reached through a pooler that keeps prepared statements")
+            case .losesPreparedStatements:
+                logger.notice(
+                    "The \(pool) database is reached through a pooler in transaction mode (a prepared statement does not survive a transaction): no statement is prepared, as with --pooler-compatible; set statement_timeout on the role"
+                )
+            }
         }
     }
 }
