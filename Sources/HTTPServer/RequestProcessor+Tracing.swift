@@ -19,6 +19,16 @@ final class RequestSpans {
     }
 }
 
+/// The tracer of a server's requests, held by reference: a request tests
+/// for it by a pointer, without copying the existential.
+final class ServerTracer: Sendable {
+    let tracer: any Tracer
+
+    init(_ tracer: any Tracer) {
+        self.tracer = tracer
+    }
+}
+
 /// Reads `traceparent` and `tracestate` for a tracer: a request with
 /// several `traceparent` fields names no parent (W3C Trace Context);
 /// several `tracestate` fields are one list.

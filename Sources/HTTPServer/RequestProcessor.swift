@@ -32,6 +32,8 @@ final class RequestProcessor: Sendable {
     let allowedHosts: AllowedHosts
     /// The connections suspended while other threads work for them.
     let suspensions = SuspensionRegistry()
+    /// The tracer of the requests' spans, if any (``HTTPServer/Configuration/tracer``).
+    let tracer: ServerTracer?
 
     init(configuration: HTTPServer.Configuration, logger: Logger, handler: @escaping HTTPServer.Handler) {
         self.configuration = configuration
@@ -43,6 +45,7 @@ final class RequestProcessor: Sendable {
             response: configuration.responseTimeout, admission: configuration.admissionTimeout)
         workers = WorkerPool(limit: configuration.maximumConnections)
         allowedHosts = AllowedHosts(configured: configuration.allowedHosts, listeningOn: configuration.host)
+        tracer = configuration.tracer.map(ServerTracer.init)
     }
 
     // MARK: - Access-handler steps
@@ -61,7 +64,7 @@ final class RequestProcessor: Sendable {
         context.remoteAddress = connection.remoteAddress
         context.eventLoop = Self.loopDaemon(of: connection)?.loop
         context.requestID = RequestID.accepting(context.headers["X-Request-Id"]) ?? RequestID.generate()
-        if let tracer = configuration.tracer { startSpans(of: context, tracer: tracer) }
+        if let tracer { startSpans(of: context, tracer: tracer.tracer) }
         if let problem = headerProblem(context) ?? RequestFraming.problem(in: context.headers, isHTTP10: isHTTP10) {
             return respond(with: problem.response, to: context, on: connection, closeConnection: true)
         }

@@ -23,7 +23,7 @@ struct InFlight {
     /// A preparation's failure, which fails the whole job.
     var failure: (any Error)?
     /// The spans of the statements sent, in order, when the job is traced.
-    var spans: [StatementSpan] = []
+    var spans: [StatementSpan]?
 
     init(job: StatementBatcher.Job, count: Int, submitted: ContinuousClock.Instant, sent: ContinuousClock.Instant) {
         self.job = job
@@ -34,7 +34,7 @@ struct InFlight {
 
     /// Ends the spans of the statements whose results did not come, with `failure`.
     func endSpansLeft(failure: DatabaseError?) {
-        guard results.count < spans.count else { return }
+        guard let spans, results.count < spans.count else { return }
         for span in spans[results.count...] { span.end(rows: nil, failure: failure) }
     }
 }

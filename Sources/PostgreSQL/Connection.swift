@@ -315,10 +315,13 @@ public final class Connection {
         of statement: PreparedStatement, _ values: [String?], handle: OpaquePointer, commentedSQL: String? = nil
     ) -> Int32 {
         let count = Int32(values.count)
-        return withCStringArray(values) { pointers in
-            if let text = commentedSQL ?? (preparesNothing ? statement.parameters.sql : nil) {
-                return text.withCString { PQsendQueryParams(handle, $0, count, nil, pointers, nil, nil, 0) }
+        if commentedSQL != nil || preparesNothing {
+            let text = commentedSQL ?? statement.parameters.sql
+            return withCStringArray(values) { pointers in
+                text.withCString { PQsendQueryParams(handle, $0, count, nil, pointers, nil, nil, 0) }
             }
+        }
+        return withCStringArray(values) { pointers in
             // Not the implicit conversion, which copies the name into a new array here.
             return statement.name.withCString { PQsendQueryPrepared(handle, $0, count, pointers, nil, nil, 0) }
         }
@@ -332,11 +335,16 @@ public final class Connection {
         finishActiveCursor()
         let handle = try openHandle()
         let span = trace == nil ? nil : StatementSpan.start(statement.parameters.sql, on: self)
-        let raw = withCStringArray(values) { pointers in
-            if let text = span?.commentedSQL ?? (preparesNothing ? statement.parameters.sql : nil) {
-                return text.withCString { PQexecParams(handle, $0, Int32(values.count), nil, pointers, nil, nil, 0) }
+        let raw: OpaquePointer?
+        if span?.commentedSQL != nil || preparesNothing {
+            let text = span?.commentedSQL ?? statement.parameters.sql
+            raw = withCStringArray(values) { pointers in
+                text.withCString { PQexecParams(handle, $0, Int32(values.count), nil, pointers, nil, nil, 0) }
             }
-            return statement.name.withCString { PQexecPrepared(handle, $0, Int32(values.count), pointers, nil, nil, 0) }
+        } else {
+            raw = withCStringArray(values) { pointers in
+                statement.name.withCString { PQexecPrepared(handle, $0, Int32(values.count), pointers, nil, nil, 0) }
+            }
         }
         guard let raw else {
             let error = connectionError()

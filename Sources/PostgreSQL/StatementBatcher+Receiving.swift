@@ -51,8 +51,10 @@ extension StatementBatcher {
                 let result = QueryResult(taking: raw)
                 guard let receiving = connection.receivingJob() else { continue }
                 let kept = result.status == PGRES_PIPELINE_ABORTED ? nil : result
-                let index = connection.inFlight[receiving].results.count
-                if index < connection.inFlight[receiving].spans.count { connection.inFlight[receiving].spans[index].end(kept) }
+                if let spans = connection.inFlight[receiving].spans {
+                    let index = connection.inFlight[receiving].results.count
+                    if index < spans.count { spans[index].end(kept) }
+                }
                 connection.inFlight[receiving].results.append(kept)
             case .sync:
                 guard let raw else {

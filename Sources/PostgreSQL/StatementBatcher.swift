@@ -302,13 +302,15 @@ package final class StatementBatcher {
             }
         }
         if shares { connection.groupSize += 1 }
-        if job.access.trace != nil { sent.spans.reserveCapacity(statements.count) }
+        let trace = job.access.trace
+        if trace != nil { sent.spans = [] }
         for index in statements.indices {
             guard let statement = statements[index].prepared else { continue }
             var span: StatementSpan?
-            if let trace = job.access.trace {
-                span = StatementSpan(statement.parameters.sql, trace: trace, on: connection.connection)
-                sent.spans.append(span!)
+            if let trace {
+                let started = StatementSpan(statement.parameters.sql, trace: trace, on: connection.connection)
+                sent.spans?.append(started)
+                span = started
             }
             guard
                 self.send(
