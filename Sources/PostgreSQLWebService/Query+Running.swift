@@ -11,7 +11,12 @@ extension Query: RunnableResult {
     /// applied, run as the request's role, read-only for a `GET` or `HEAD`,
     /// on the pool ``QueryRunner`` chooses (see there for which way).
     public func response(runner: QueryRunner, request: RoutedRequest) -> HTTPResponse {
-        let query = resolvingChoices()
+        let query: Query
+        do {
+            query = try resolvingChoices()
+        } catch {
+            return request.response(for: error)
+        }
         let access = Access(role: request.role, isReadOnly: request.isRead, trace: request.request.trace)
         let pool = runner.pool(for: query, request: request)
         if case .object(let notFound) = query.shape, query.members.isEmpty, query.embeds.allSatisfy({ $0.query.embeds.isEmpty }) {
