@@ -45,7 +45,7 @@ extension RequestProcessor {
     func startSpans(of context: RequestState, tracer: any Tracer) {
         var parent = InstrumentationContext.topLevel
         tracer.extract(context.headers, into: &parent, using: RequestHeadersExtractor())
-        let span = tracer.startAnySpan(context.method.rawValue, at: DefaultTracerClock.now, context: parent, ofKind: .server)
+        let span = tracer.startAnySpan(context.method.rawValue, context: parent, ofKind: .server)
         guard span.isRecording else {
             context.spans = RequestSpans(span: span, trace: nil)
             return

@@ -77,6 +77,8 @@ enum OTLPProtobuf {
 
     private static func sorted(_ attributes: SpanAttributes) -> [(String, SpanAttribute)] {
         var pairs: [(String, SpanAttribute)] = []
+        // SpanAttributes is no Sequence: its own forEach is the one way through.
+        // swift-format-ignore: ReplaceForEachWithForLoop
         attributes.forEach { pairs.append(($0, $1)) }
         return pairs.sorted { $0.0 < $1.0 }
     }

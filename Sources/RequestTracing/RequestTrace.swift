@@ -38,7 +38,7 @@ public final class RequestTrace: Sendable {
     /// span.end()
     /// ```
     public func startSpan(_ name: String, ofKind kind: SpanKind) -> any Span {
-        tracer.startAnySpan(name, at: DefaultTracerClock.now, context: context, ofKind: kind)
+        tracer.startAnySpan(name, context: context, ofKind: kind)
     }
 
     /// The trace of the work under `span` (a block's statements under the block's span).

@@ -291,7 +291,8 @@ public struct ServerProgram {
         var serverServices: [any WebService] = [HealthService(pool: pool, drain: drain)]
         if let routeMetrics {
             let replicaPools = (replicas?.pools ?? []).enumerated().map { (name: "replica-\($0.offset + 1)", pool: $0.element) }
-            serverServices.append(MetricsService(routes: routeMetrics, pools: [("primary", pool)] + replicaPools, registry: metricsRegistry))
+            serverServices.append(
+                MetricsService(routes: routeMetrics, pools: [("primary", pool)] + replicaPools, registry: metricsRegistry))
         }
         func makeRouter() throws -> WebServiceRouter {
             try WebServiceRouter(

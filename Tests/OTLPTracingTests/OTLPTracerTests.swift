@@ -23,7 +23,7 @@ struct OTLPTracerTests {
         let all = try tracer(sampling: 1)
         let none = try tracer(sampling: 0)
         let tenth = try tracer(sampling: 0.1)
-        defer { [all, none, tenth].forEach { $0.shutdown() } }
+        defer { for tracer in [all, none, tenth] { tracer.shutdown() } }
         #expect((0..<100).allSatisfy { _ in all.startSpan("a").isRecording })
         #expect((0..<100).allSatisfy { _ in !none.startSpan("a").isRecording })
         let recorded = (0..<10_000).filter { _ in tenth.startSpan("a").isRecording }.count
