@@ -14,7 +14,8 @@ import RequestTracing
 /// span.end()
 /// ```
 public final class OTLPSpan: Span {
-    public let context: InstrumentationContext
+    /// The context it was started in, without its own ids.
+    private let parentContext: InstrumentationContext
     /// The span's ids, as its children and `traceparent` name them.
     public let spanContext: SpanContext
     /// Where the span goes once ended; `nil` when it is not recorded.
@@ -34,10 +35,10 @@ public final class OTLPSpan: Span {
     }
 
     init(
-        _ name: String, kind: SpanKind, context: InstrumentationContext, spanContext: SpanContext, parentSpanID: UInt64?,
+        _ name: String, kind: SpanKind, parentContext: InstrumentationContext, spanContext: SpanContext, parentSpanID: UInt64?,
         start: UInt64, exporter: SpanExporter?
     ) {
-        self.context = context
+        self.parentContext = parentContext
         self.spanContext = spanContext
         self.kind = kind
         self.parentSpanID = parentSpanID
@@ -53,6 +54,14 @@ public final class OTLPSpan: Span {
     let start: UInt64
 
     public var isRecording: Bool { exporter != nil }
+
+    /// The context it was started in with its own ids, made when asked
+    /// for: a span nobody asks (one not recorded, most often) makes none.
+    public var context: InstrumentationContext {
+        var context = parentContext
+        context[SpanContextKey.self] = spanContext
+        return context
+    }
 
     public var operationName: String {
         get { state?.withLock { $0.name } ?? name }

@@ -100,15 +100,14 @@ public final class OTLPTracer: Tracer {
         _ operationName: String, context: @autoclosure () -> InstrumentationContext, ofKind kind: SpanKind,
         at instant: @autoclosure () -> Instant, function: String, file fileID: String, line: UInt
     ) -> OTLPSpan {
-        var context = context()
+        let context = context()
         let parent = context[SpanContextKey.self]
         let traceID = parent?.traceID ?? identifiers.traceID()
         let own = SpanContext(
             traceID: traceID, spanID: identifiers.spanID(), isSampled: parent?.isSampled ?? isSampled(traceID),
             traceState: parent?.traceState)
-        context[SpanContextKey.self] = own
         return OTLPSpan(
-            operationName, kind: kind, context: context, spanContext: own, parentSpanID: parent?.spanID,
+            operationName, kind: kind, parentContext: context, spanContext: own, parentSpanID: parent?.spanID,
             start: instant().nanosecondsSinceEpoch, exporter: own.isSampled ? exporter : nil)
     }
 
