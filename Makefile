@@ -70,7 +70,7 @@ solo_tests := MemoryStaysFlat|KeepsMemoryFlat|PeakMemoryStaysBounded|CostGrowsLi
 # which untested libmicrohttpd versions take, is tested too.
 http_suites := $(shell scripts/mhd-versions --suites)
 
-test: setup ## every test against the real database (the HTTP suites with libmicrohttpd's patches on, then off), compose-check, schemathesis, PostgREST's and Supabase's clients, the README's examples, every fuzz target for 5 s, the format, the documentation
+test: setup ## every test against the real database (the HTTP suites with libmicrohttpd's patches on, then off), compose-check, schemathesis, PostgREST's and Supabase's clients, traces to an OTLP receiver, the README's examples, every fuzz target for 5 s, the format, the documentation
 	@if $(cluster) status >/dev/null 2>&1; then started=0; else started=1; fi; \
 	if [ $$started = 1 ]; then trap '$(cluster) stop' EXIT; fi; \
 	$(cluster) start; \
@@ -84,6 +84,7 @@ test: setup ## every test against the real database (the HTTP suites with libmic
 	scripts/openapi-check; \
 	scripts/postgrest-client-check; \
 	scripts/supabase-client-check; \
+	scripts/otlp-check; \
 	scripts/readme-examples --check; \
 	scripts/fuzz all 5; \
 	$(MAKE) --no-print-directory format-check; \
@@ -157,14 +158,21 @@ release-check: build ## the release build (make run's, with its link flags) answ
 	scripts/load-sample-db; \
 	EMPLOYEES_SERVER=.build/release/employees-server scripts/readme-examples --check
 
-compose-check: ## validate docker-compose.yml, and its scale profile (no Docker engine needed)
+compose-check: ## validate docker-compose.yml, its scale and sql-rest profiles, and the Dockerfile's targets they build (no Docker engine needed)
 	@docker-compose --file docker-compose.yml config --quiet
 	@docker-compose --file docker-compose.yml --profile scale config --quiet
+	@docker-compose --file docker-compose.yml --profile sql-rest config --quiet
 	@services="$$(docker-compose --file docker-compose.yml --profile scale config --services)"; \
 	for service in $(scale_services); do \
 		grep -qx "$$service" <<<"$$services" || { echo "docker-compose.yml: no $$service in the scale profile" >&2; exit 1; }; \
 	done
-	@echo "docker-compose.yml: valid, and its scale profile ($(scale_services))"
+	@services="$$(docker-compose --file docker-compose.yml --profile sql-rest config --services)"; \
+	grep -qx sql-rest <<<"$$services" || { echo "docker-compose.yml: no sql-rest in the sql-rest profile" >&2; exit 1; }
+	@config="$$(docker-compose --file docker-compose.yml --profile scale --profile sql-rest config)"; \
+	for target in $$(awk '$$1 == "target:" && $$2 !~ /^[0-9]+$$/ { print $$2 }' <<<"$$config" | sort -u); do \
+		grep -q "^FROM .* AS $$target$$" Dockerfile || { echo "Dockerfile: no stage $$target, which docker-compose.yml builds" >&2; exit 1; }; \
+	done
+	@echo "docker-compose.yml: valid, its scale profile ($(scale_services)) and its sql-rest profile; the Dockerfile has the stages it builds"
 
 # Formatting and documentation (CONTRIBUTING.md says how to use them).
 

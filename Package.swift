@@ -24,6 +24,9 @@ let package = Package(
     dependencies: [
         .package(url: "https://github.com/apple/swift-log", from: "1.16.2"),
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.8.2"),
+        // The tracing API (spans, their context) and the metrics API (`Counter(label:)`), both without Foundation.
+        .package(url: "https://github.com/apple/swift-distributed-tracing", from: "1.7.3"),
+        .package(url: "https://github.com/apple/swift-metrics", from: "2.13.0"),
         // `swift package generate-documentation` (make docs, make test); no target links it.
         .package(url: "https://github.com/swiftlang/swift-docc-plugin", from: "1.5.0"),
     ],
@@ -65,7 +68,11 @@ let package = Package(
         .target(name: "JSONStreaming"),
         .target(name: "Locking"),
         .target(name: "EventLoops", dependencies: ["CEpoll", "Locking"]),
-        .target(name: "PrometheusMetrics", dependencies: ["Locking"]),
+        .target(name: "PrometheusMetrics", dependencies: ["Locking", .product(name: "CoreMetrics", package: "swift-metrics")]),
+        // What a request's work needs to start spans of its own (the tracer and the parent's context).
+        .target(name: "RequestTracing", dependencies: [.product(name: "Tracing", package: "swift-distributed-tracing")]),
+        // A tracer that exports spans by OTLP/HTTP (protobuf), W3C Trace Context, sampling.
+        .target(name: "OTLPTracing", dependencies: ["Locking", "RequestTracing", .product(name: "Logging", package: "swift-log")]),
         // Days (CalendarDate), ISO 8601 and the calendar arithmetic, shared by WebService and PostgreSQL.
         .target(name: "CalendarDates"),
         // The release that `--version` prints (Sources/SQLRestVersion), for servers and clients alike.
@@ -80,6 +87,7 @@ let package = Package(
                 "EventLoops",
                 "JSONStreaming",
                 "Locking",
+                "RequestTracing",
                 .product(name: "Logging", package: "swift-log"),
             ]
         ),
@@ -96,15 +104,15 @@ let package = Package(
         ),
         .target(
             name: "PostgreSQL",
-            dependencies: ["CalendarDates", "CLibPQ", "EventLoops", "PrometheusMetrics", "Locking"]
+            dependencies: ["CalendarDates", "CLibPQ", "EventLoops", "PrometheusMetrics", "Locking", "RequestTracing"]
         ),
         .target(
             name: "PostgreSQLWebService",
-            dependencies: ["EventLoops", "HTTPServer", "PrometheusMetrics", "JSONStreaming", "PostgreSQL", "WebService"]
+            dependencies: ["EventLoops", "HTTPServer", "PrometheusMetrics", "JSONStreaming", "PostgreSQL", "RequestTracing", "WebService"]
         ),
         .target(
             name: "EmployeesService",
-            dependencies: ["WebService", "PostgreSQL", "PostgreSQLWebService"]
+            dependencies: ["WebService", "PostgreSQL", "PostgreSQLWebService", .product(name: "CoreMetrics", package: "swift-metrics")]
         ),
         // HTTP basic and bearer-token authentication, and the role each request acts as.
         .target(
@@ -122,8 +130,11 @@ let package = Package(
                 "PostgreSQL",
                 "PostgreSQLWebService",
                 "Locking",
+                "OTLPTracing",
+                "RequestTracing",
                 "SQLRestVersion",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
+                .product(name: "CoreMetrics", package: "swift-metrics"),
                 .product(name: "Logging", package: "swift-log"),
             ]
         ),
@@ -151,7 +162,9 @@ let package = Package(
         .testTarget(name: "JSONStreamingTests", dependencies: ["JSONStreaming"]),
         .testTarget(name: "LockingTests", dependencies: ["Locking"]),
         .testTarget(name: "EventLoopsTests", dependencies: ["EventLoops", "Locking"]),
-        .testTarget(name: "PrometheusMetricsTests", dependencies: ["PrometheusMetrics"]),
+        .testTarget(
+            name: "PrometheusMetricsTests", dependencies: ["PrometheusMetrics", .product(name: "CoreMetrics", package: "swift-metrics")]),
+        .testTarget(name: "OTLPTracingTests", dependencies: ["OTLPTracing", "RequestTracing"]),
         .testTarget(name: "CalendarDatesTests", dependencies: ["CalendarDates"]),
         .target(name: "HTTPTestClient", dependencies: ["HTTPServer", "Locking"], path: "Tests/HTTPTestClient"),
         .testTarget(

@@ -1,3 +1,4 @@
+import CoreMetrics
 import WebService
 
 /// HTTP-RPC's classic demo: sums, averages and rounding.
@@ -7,7 +8,14 @@ import WebService
 /// GET /math/sum?values=1&values=2&values=3   → 6
 /// GET /math?api                              → the documentation
 /// ```
+///
+/// It counts the numbers it adds with swift-metrics, as any service may
+/// count what it does: `math_summed_values_total` on `/metrics`.
 public struct MathService: WebService {
+    /// Made on first use, once the server has bootstrapped the metrics
+    /// system (a metric made before that counts nowhere).
+    private static let summedValues = Counter(label: "math_summed_values_total")
+
     public let path = "/math"
     public let description = "Simple math operations."
 
@@ -25,7 +33,9 @@ public struct MathService: WebService {
             Parameter<Double?>("b", example: 4, description: "Another number to add."),
             Parameter<[Double]>("values", example: [1, 2, 3], description: "More numbers to add.")
         ) { a, b, values in
-            try finite(([a, b].compactMap { $0 } + values).reduce(0, +))
+            let numbers = [a, b].compactMap { $0 } + values
+            Self.summedValues.increment(by: numbers.count)
+            return try finite(numbers.reduce(0, +))
         }
 
         Route(

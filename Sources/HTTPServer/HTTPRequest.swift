@@ -1,4 +1,5 @@
 import EventLoops
+import RequestTracing
 
 /// A fully received HTTP request, as handed to a handler.
 ///
@@ -61,6 +62,15 @@ public struct HTTPRequest: Sendable {
     /// pool.batcher(on: request.eventLoop)
     /// ```
     public var eventLoop: EventLoop?
+    /// Where the spans of the request's work go (the database's
+    /// statements, a handler's own), when the request's span records;
+    /// `nil` otherwise. A request made from this one keeps it.
+    ///
+    /// ```swift
+    /// let span = request.trace?.startSpan("render", ofKind: .internal)
+    /// defer { span?.end() }
+    /// ```
+    public var trace: RequestTrace?
 
     public init(
         method: HTTPMethod,
@@ -83,8 +93,9 @@ public struct HTTPRequest: Sendable {
     init(
         method: HTTPMethod, rawPath: String, pathSegments: [String], rawQuery: String?, queryItems: [QueryItem],
         headers: HTTPHeaders, formFields: [FormField], body: [UInt8], peerAddress: PeerAddress, requestID: String = "",
-        role: String? = nil, eventLoop: EventLoop? = nil
+        role: String? = nil, eventLoop: EventLoop? = nil, trace: RequestTrace? = nil
     ) {
+        self.trace = trace
         self.role = role
         self.eventLoop = eventLoop
         self.method = method
@@ -101,7 +112,7 @@ public struct HTTPRequest: Sendable {
 
     /// This request sent on to another target: a new method, path, query,
     /// header fields and body, with the same identity (``role``,
-    /// ``requestID``, ``remoteAddress``, and whatever else says who asks).
+    /// ``requestID``, ``remoteAddress``, ``trace``, and whatever else says who asks).
     /// Every request made from another (a JSON-RPC call, a retry) is made
     /// by this, never field by field, so that no part of the caller's
     /// identity can be left behind.

@@ -3,6 +3,7 @@ import Glibc
 #endif
 import Logging
 import Locking
+import RequestTracing
 import Synchronization
 
 /// An HTTP/1.1 server on libmicrohttpd, run by event loops.
@@ -136,6 +137,22 @@ public final class HTTPServer: Sendable {
         /// underneath, for speed, memory and problem documents: by default
         /// only on the versions and architectures tested (``LibraryPatches``).
         public var libraryPatches: LibraryPatches.Policy
+        /// The tracer of the requests: with one, each request has a server
+        /// span (its parent from the request's `traceparent`, if any),
+        /// with a child for its admission, and the handler gets the
+        /// request's ``HTTPRequest/trace`` when the span records. `nil`:
+        /// no span, nothing read of `traceparent`.
+        ///
+        /// ```swift
+        /// configuration.tracer = try OTLPTracer(.init(endpoint: "http://127.0.0.1:4318", serviceName: "api"), logger: logger)
+        /// ```
+        public var tracer: (any Tracer)?
+        /// Whether every answer carries `Server-Timing`, in milliseconds:
+        /// `admission` (when the request had one), `handler` (the handler
+        /// and the work its response waited for: the database's
+        /// statements) and `total` (from the request line to the answer's
+        /// header).
+        public var serverTiming = false
 
         /// Every setting has a default; name only what differs.
         ///

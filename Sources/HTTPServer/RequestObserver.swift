@@ -14,6 +14,15 @@
 public protocol RequestObserver: AnyObject, Sendable {
     /// Called once per request answered with a response that carried this observer.
     func requestCompleted(_ request: CompletedRequest)
+    /// The pattern of the route that answered, as OpenAPI writes it
+    /// (`/employees/{employeeNumber}`), when the observer knows one: the
+    /// request's span is named after it.
+    var routePattern: String? { get }
+}
+
+extension RequestObserver {
+    /// No route known.
+    public var routePattern: String? { nil }
 }
 
 /// What the server tells a ``RequestObserver`` of a request that is over.

@@ -32,6 +32,8 @@ final class RequestProcessor: Sendable {
     let allowedHosts: AllowedHosts
     /// The connections suspended while other threads work for them.
     let suspensions = SuspensionRegistry()
+    /// The tracer of the requests' spans, if any (``HTTPServer/Configuration/tracer``).
+    let tracer: ServerTracer?
 
     init(configuration: HTTPServer.Configuration, logger: Logger, handler: @escaping HTTPServer.Handler) {
         self.configuration = configuration
@@ -43,6 +45,7 @@ final class RequestProcessor: Sendable {
             response: configuration.responseTimeout, admission: configuration.admissionTimeout)
         workers = WorkerPool(limit: configuration.maximumConnections)
         allowedHosts = AllowedHosts(configured: configuration.allowedHosts, listeningOn: configuration.host)
+        tracer = configuration.tracer.map(ServerTracer.init)
     }
 
     // MARK: - Access-handler steps
@@ -61,6 +64,7 @@ final class RequestProcessor: Sendable {
         context.remoteAddress = connection.remoteAddress
         context.eventLoop = Self.loopDaemon(of: connection)?.loop
         context.requestID = RequestID.accepting(context.headers["X-Request-Id"]) ?? RequestID.generate()
+        if let tracer { startSpans(of: context, tracer: tracer.tracer) }
         if let problem = headerProblem(context) ?? RequestFraming.problem(in: context.headers, isHTTP10: isHTTP10) {
             return respond(with: problem.response, to: context, on: connection, closeConnection: true)
         }
@@ -103,6 +107,7 @@ final class RequestProcessor: Sendable {
             return respond(with: preflight, to: context, on: connection, closeConnection: Self.expectsBody(context))
         }
         if context.rejection == nil, let admission = configuration.admission {
+            if configuration.serverTiming || context.spans != nil { admissionBegins(context) }
             return conclude(admission.admit(context.makeRequest()), context: context, on: connection)
         }
         return proceed(context, on: connection)
@@ -112,9 +117,11 @@ final class RequestProcessor: Sendable {
     private func conclude(_ admission: Admission, context: RequestState, on connection: ClientConnection) -> Bool {
         switch admission {
         case .admitted(let role):
+            admissionEnds(context, admitted: true)
             context.role = role
             return proceed(context, on: connection)
         case .refused(let problem):
+            admissionEnds(context, admitted: false)
             return respond(with: problem.response, to: context, on: connection, closeConnection: Self.expectsBody(context))
         case .pending(let start):
             guard let daemon = Self.loopDaemon(of: connection) else { return false }
@@ -239,6 +246,7 @@ final class RequestProcessor: Sendable {
         if context.rejection == nil, let form = context.form, let problem = form.finish() {
             context.rejection = problem
         }
+        if configuration.serverTiming { context.handlerStarted = .now }
         let response = context.rejection?.response ?? handler(context.makeRequest())
         context.observer = response.observer
         if Self.needsWorker(response) {
@@ -275,6 +283,7 @@ final class RequestProcessor: Sendable {
             Self.addRequestID(context.requestID, toProblemIn: &response)
             response = response.problemAsPlainText(for: context.headers)
         }
+        if configuration.serverTiming { response.headers.add("Server-Timing", Self.serverTiming(of: context)) }
         if !isCompressed, let compression = configuration.compression {
             response = compression.apply(to: consume response, requestHeaders: context.headers)
         }
@@ -311,6 +320,7 @@ final class RequestProcessor: Sendable {
         context.removeTemporaryFiles()
         if context.heldBodyBytes > 0 { bodyBytesInFlight.subtract(context.heldBodyBytes, ordering: .relaxed) }
         let elapsed = context.started.duration(to: .now)
+        if context.spans != nil { endSpans(of: context) }
         context.observer?.requestCompleted(
             CompletedRequest(
                 status: context.status, bytesSent: context.bytesSent, isStreamed: context.isStreamed, duration: elapsed))

@@ -70,6 +70,13 @@ final class RequestState {
     @exclusivity(unchecked) var role: String?
     /// The loop that serves the request's connection.
     @exclusivity(unchecked) var eventLoop: EventLoop?
+    /// The request's spans, when the server traces (``HTTPServer/Configuration/tracer``).
+    @exclusivity(unchecked) var spans: RequestSpans?
+    /// When the admission began, and how long it took once it decided (`Server-Timing`).
+    var admissionStarted: ContinuousClock.Instant?
+    var admissionDuration: Duration?
+    /// When the handler was called (`Server-Timing`).
+    var handlerStarted: ContinuousClock.Instant?
 
     /// Files holding uploaded parts, removed when the request completes.
     @exclusivity(unchecked) var temporaryFiles: [String] = []
@@ -105,7 +112,8 @@ final class RequestState {
             peerAddress: remoteAddress,
             requestID: requestID,
             role: role,
-            eventLoop: eventLoop
+            eventLoop: eventLoop,
+            trace: spans?.trace
         )
     }
 

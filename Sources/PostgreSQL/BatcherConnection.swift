@@ -22,12 +22,20 @@ struct InFlight {
     var results: [QueryResult?] = []
     /// A preparation's failure, which fails the whole job.
     var failure: (any Error)?
+    /// The spans of the statements sent, in order, when the job is traced.
+    var spans: [StatementSpan]?
 
     init(job: StatementBatcher.Job, count: Int, submitted: ContinuousClock.Instant, sent: ContinuousClock.Instant) {
         self.job = job
         self.count = count
         self.submitted = submitted
         self.sent = sent
+    }
+
+    /// Ends the spans of the statements whose results did not come, with `failure`.
+    func endSpansLeft(failure: DatabaseError?) {
+        guard let spans, results.count < spans.count else { return }
+        for span in spans[results.count...] { span.end(rows: nil, failure: failure) }
     }
 }
 

@@ -15,10 +15,16 @@ package struct PipelinedStatement {
     /// pipeline) and drops the rows after the first as they arrive. A
     /// ``StatementBatcher`` reads every result whole.
     var firstRowOnly = false
+    /// Whether the statement gets a span when the connection has a trace
+    /// (``StatementSpan``): an execution of a prepared statement, or a
+    /// statement of the request's SQL sent as text (a cursor's
+    /// declaration); not transaction control.
+    package var isTraced: Bool
 
     package init(sql: String, values: [String?] = []) {
         self.sql = sql
         self.values = values
+        self.isTraced = false
     }
 
     package init(_ statement: PreparedStatement, values: [String?], firstRowOnly: Bool = false) {
@@ -26,6 +32,7 @@ package struct PipelinedStatement {
         self.values = values
         self.prepared = statement
         self.firstRowOnly = firstRowOnly
+        self.isTraced = true
     }
 }
 
@@ -56,8 +63,9 @@ extension Connection {
     /// failure of the connection is thrown.
     package func sendPipeline(_ statements: [PipelinedStatement]) throws -> [QueryResult] {
         finishActiveCursor()
-        let sent = try send(statements)
-        return try readPipeline(firstRowOnly: statements.prefix(sent).map(\.firstRowOnly), allSent: sent == statements.count)
+        let (sent, spans) = try send(statements)
+        return try readPipeline(
+            firstRowOnly: statements.prefix(sent).map(\.firstRowOnly), allSent: sent == statements.count, spans: spans)
     }
 
     /// ``sendPipeline(_:)`` with `access`: its ``Access/preliminaries`` go
@@ -93,32 +101,46 @@ extension Connection {
     /// ```
     package func startPipeline(_ statements: [PipelinedStatement]) throws -> PendingPipeline {
         finishActiveCursor()
-        let sent = try send(statements)
+        let (sent, spans) = try send(statements)
         let pending = PendingPipeline(
-            connection: self, firstRowOnly: statements.prefix(sent).map(\.firstRowOnly), allSent: sent == statements.count)
+            connection: self, firstRowOnly: statements.prefix(sent).map(\.firstRowOnly), allSent: sent == statements.count,
+            spans: spans)
         pendingPipeline = pending
         return pending
     }
 
     /// Enters pipeline mode, sends `statements` and the synchronization
-    /// point; returns how many statements libpq accepted.
-    private func send(_ statements: [PipelinedStatement]) throws -> Int {
+    /// point; returns how many statements libpq accepted, and the spans of
+    /// those sent (one per statement, `nil` for one not traced) when the
+    /// connection has a trace.
+    private func send(_ statements: [PipelinedStatement]) throws -> (sent: Int, spans: [StatementSpan?]) {
         let handle = try openHandle()
         guard PQenterPipelineMode(handle) == 1 else { throw connectionError() }
 
         // By index, fields read in place: copying each statement costs.
         var sent = 0
+        var spans: [StatementSpan?] = []
         for index in statements.indices {
             let accepted: Int32
+            var span: StatementSpan?
+            if let trace, statements[index].isTraced {
+                span = StatementSpan(statements[index].prepared?.parameters.sql ?? statements[index].sql, trace: trace, on: self)
+            }
             if let statement = statements[index].prepared {
-                accepted = sendExecution(of: statement, statements[index].values, handle: handle)
+                accepted = sendExecution(of: statement, statements[index].values, handle: handle, commentedSQL: span?.commentedSQL)
             } else {
                 let count = Int32(statements[index].values.count)
                 accepted = withCStringArray(statements[index].values) { pointers in
-                    statements[index].sql.withCString { PQsendQueryParams(handle, $0, count, nil, pointers, nil, nil, 0) }
+                    (span?.commentedSQL ?? statements[index].sql).withCString {
+                        PQsendQueryParams(handle, $0, count, nil, pointers, nil, nil, 0)
+                    }
                 }
             }
-            guard accepted == 1 else { break }
+            guard accepted == 1 else {
+                span?.end(rows: nil)
+                break
+            }
+            if trace != nil { spans.append(span) }
             // Possible for the first statement only; the others then come whole.
             if statements[index].firstRowOnly, sent == 0 { _ = PQsetSingleRowMode(handle) }
             sent += 1
@@ -126,19 +148,24 @@ extension Connection {
         guard PQpipelineSync(handle) == 1 else {
             // The connection cannot even send: it is lost.
             let error = connectionError()
+            for span in spans { span?.end(rows: nil, failure: error) }
             isBrokenAfterPipelineFailure()
             throw error
         }
-        return sent
+        return (sent, spans)
     }
 
     /// Reads the results of the statements `send(_:)` sent (one
     /// `firstRowOnly` each), up to the synchronization point, and leaves
     /// pipeline mode; throws when libpq did not accept them all.
-    fileprivate func readPipeline(firstRowOnly: [Bool], allSent: Bool) throws -> [QueryResult] {
+    fileprivate func readPipeline(firstRowOnly: [Bool], allSent: Bool, spans: [StatementSpan?] = []) throws -> [QueryResult] {
+        var results: [QueryResult] = []
+        defer {
+            // Each span ends with its statement's result, or without one.
+            for (index, span) in spans.enumerated() { span?.end(index < results.count ? results[index] : nil) }
+        }
         let handle = try openHandle()
         let sent = firstRowOnly.count
-        var results: [QueryResult] = []
         results.reserveCapacity(sent)
         var failure: DatabaseError?
         for index in 0..<sent {
@@ -222,12 +249,15 @@ package final class PendingPipeline {
     private let connection: Connection
     private let firstRowOnly: [Bool]
     private let allSent: Bool
+    /// The statements' spans, ended when their results are read.
+    private let spans: [StatementSpan?]
     private var isRead = false
 
-    fileprivate init(connection: Connection, firstRowOnly: [Bool], allSent: Bool) {
+    fileprivate init(connection: Connection, firstRowOnly: [Bool], allSent: Bool, spans: [StatementSpan?]) {
         self.connection = connection
         self.firstRowOnly = firstRowOnly
         self.allSent = allSent
+        self.spans = spans
     }
 
     deinit { close() }
@@ -241,7 +271,7 @@ package final class PendingPipeline {
         }
         isRead = true
         if connection.pendingPipeline === self { connection.pendingPipeline = nil }
-        let results = try connection.readPipeline(firstRowOnly: firstRowOnly, allSent: allSent)
+        let results = try connection.readPipeline(firstRowOnly: firstRowOnly, allSent: allSent, spans: spans)
         for result in results { try connection.check(result) }
         return results
     }
@@ -252,7 +282,7 @@ package final class PendingPipeline {
         guard !isRead else { return }
         isRead = true
         if connection.pendingPipeline === self { connection.pendingPipeline = nil }
-        _ = try? connection.readPipeline(firstRowOnly: firstRowOnly, allSent: allSent)
+        _ = try? connection.readPipeline(firstRowOnly: firstRowOnly, allSent: allSent, spans: spans)
     }
 }
 

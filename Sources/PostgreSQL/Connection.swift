@@ -2,6 +2,7 @@ internal import CLibPQ
 #if canImport(Glibc)
 import Glibc
 #endif
+import RequestTracing
 
 /// One connection to PostgreSQL: the single owner of a libpq `PGconn`.
 ///
@@ -54,6 +55,14 @@ public final class Connection {
     /// on an encrypted connection, rather than from the socket
     /// (``ConnectionPool/Configuration/readsRowsFromSocket``).
     package var streamsThroughLibpq = false
+
+    /// The request whose statements the connection runs now: each gets a
+    /// span under it (``StatementSpan``). Set by ``ConnectionPool/acquire(for:)``
+    /// for the holder's work, cleared when the connection goes back.
+    package var trace: RequestTrace?
+
+    /// The pool the connection belongs to (`primary`, `replica-1`), as its statements' spans name it.
+    package var poolName = ""
 
     /// `true` once the connection failed in a way that makes it unusable
     /// (lost socket, server shutdown). A pool replaces such a connection.
@@ -299,13 +308,20 @@ public final class Connection {
 
     /// Sends one execution of `statement` with text-format values, as
     /// libpq's `PQsendQueryPrepared` (or `PQsendQueryParams` with its SQL
-    /// text when the connection ``preparesNothing``) does; 1 when sent.
-    func sendExecution(of statement: PreparedStatement, _ values: [String?], handle: OpaquePointer) -> Int32 {
+    /// text when the connection ``preparesNothing``, or with
+    /// `commentedSQL`, the text a recording span sends:
+    /// ``StatementSpan``) does; 1 when sent.
+    func sendExecution(
+        of statement: PreparedStatement, _ values: [String?], handle: OpaquePointer, commentedSQL: String? = nil
+    ) -> Int32 {
         let count = Int32(values.count)
-        return withCStringArray(values) { pointers in
-            if preparesNothing {
-                return statement.parameters.sql.withCString { PQsendQueryParams(handle, $0, count, nil, pointers, nil, nil, 0) }
+        if commentedSQL != nil || preparesNothing {
+            let text = commentedSQL ?? statement.parameters.sql
+            return withCStringArray(values) { pointers in
+                text.withCString { PQsendQueryParams(handle, $0, count, nil, pointers, nil, nil, 0) }
             }
+        }
+        return withCStringArray(values) { pointers in
             // Not the implicit conversion, which copies the name into a new array here.
             return statement.name.withCString { PQsendQueryPrepared(handle, $0, count, pointers, nil, nil, 0) }
         }
@@ -318,14 +334,25 @@ public final class Connection {
     package func run(_ statement: PreparedStatement, values: [String?]) throws -> QueryResult {
         finishActiveCursor()
         let handle = try openHandle()
-        let raw = withCStringArray(values) { pointers in
-            if preparesNothing {
-                return statement.parameters.sql.withCString { PQexecParams(handle, $0, Int32(values.count), nil, pointers, nil, nil, 0) }
+        let span = trace == nil ? nil : StatementSpan.start(statement.parameters.sql, on: self)
+        let raw: OpaquePointer?
+        if span?.commentedSQL != nil || preparesNothing {
+            let text = span?.commentedSQL ?? statement.parameters.sql
+            raw = withCStringArray(values) { pointers in
+                text.withCString { PQexecParams(handle, $0, Int32(values.count), nil, pointers, nil, nil, 0) }
             }
-            return statement.name.withCString { PQexecPrepared(handle, $0, Int32(values.count), pointers, nil, nil, 0) }
+        } else {
+            raw = withCStringArray(values) { pointers in
+                statement.name.withCString { PQexecPrepared(handle, $0, Int32(values.count), pointers, nil, nil, 0) }
+            }
         }
-        guard let raw else { throw connectionError() }
+        guard let raw else {
+            let error = connectionError()
+            span?.end(rows: nil, failure: error)
+            throw error
+        }
         let result = QueryResult(taking: raw)
+        span?.end(result)
         try check(result)
         return result
     }
@@ -364,18 +391,28 @@ public final class Connection {
         finishActiveCursor()
         let handle = try openHandle()
         let cursor: RowCursor
-        if WireRowReader.isUsable(on: self) {
-            var preliminaries: [(statement: PreparedStatement, values: [String?])] = []
-            for (sql, values) in access.preliminaries { preliminaries.append((try preparedStatement(for: sql), values)) }
-            let reader = try WireRowReader(
-                connection: self, statement: statement, values: values, describe: statement.knownLayout == nil,
-                preliminaries: preliminaries, role: access.role)
-            cursor = RowCursor(connection: self, statement: statement, wire: reader)
-        } else {
-            if access != .unrestricted, !isInTransaction { try begin(access) }
-            guard sendExecution(of: statement, values, handle: handle) == 1 else { throw connectionError() }
-            PQsetSingleRowMode(handle)
-            cursor = RowCursor(connection: self, statement: statement, wire: nil)
+        let trace = access.trace ?? self.trace
+        let span = trace.map { StatementSpan(statement.parameters.sql, trace: $0, on: self) }
+        do {
+            if WireRowReader.isUsable(on: self) {
+                var preliminaries: [(statement: PreparedStatement, values: [String?])] = []
+                for (sql, values) in access.preliminaries { preliminaries.append((try preparedStatement(for: sql), values)) }
+                let reader = try WireRowReader(
+                    connection: self, statement: statement, values: values, describe: statement.knownLayout == nil,
+                    preliminaries: preliminaries, role: access.role, commentedSQL: span?.commentedSQL,
+                    countsRows: span?.span.isRecording ?? false)
+                cursor = RowCursor(connection: self, statement: statement, wire: reader, span: span)
+            } else {
+                if access != .unrestricted, !isInTransaction { try begin(access) }
+                guard sendExecution(of: statement, values, handle: handle, commentedSQL: span?.commentedSQL) == 1 else {
+                    throw connectionError()
+                }
+                PQsetSingleRowMode(handle)
+                cursor = RowCursor(connection: self, statement: statement, wire: nil, span: span)
+            }
+        } catch {
+            span?.end(rows: nil, failure: error as? DatabaseError)
+            throw error
         }
         activeCursor = cursor
         return cursor

@@ -63,6 +63,9 @@ public final class ConnectionPool: Sendable {
         /// libpq's single-row mode, which builds a result per row. An
         /// encrypted connection always streams through libpq.
         public var readsRowsFromSocket: Bool
+        /// The pool's name, as the spans of its statements give it
+        /// (`db.sqlrest.pool`): `primary`, or `replica-1`, `replica-2`, …
+        public var name = "primary"
 
         /// Creates a configuration; each parameter sets the property of
         /// its name, and has a default. `conninfo` defaults to empty:
@@ -105,14 +108,25 @@ public final class ConnectionPool: Sendable {
     /// The batchers on the event loops callers named (``batcher(on:)``).
     private let loopBatchers = LoopBatchers()
 
-    /// Creates a pool; no connection is opened until one is needed.
+    /// Whether the database loses prepared statements (a pooler in
+    /// transaction mode), found on the first connection.
+    private let poolerCheck: PoolerCheck
+
+    /// Creates a pool; no connection is opened until one is needed. Unless
+    /// the configuration is ``Configuration/poolerCompatible``, the first
+    /// connection finds out whether the database is reached through a
+    /// pooler that loses prepared statements (``PoolerProbe``), and if it
+    /// is, the pool's connections prepare nothing, as with
+    /// `poolerCompatible`; `onPoolerFound` is told what was found, once.
     ///
     /// ```swift
     /// let pool = ConnectionPool()  // PG* variables, 10 connections, 5 s timeout
+    /// let logged = ConnectionPool(configuration) { finding in print("pooler: \(finding)") }
     /// ```
-    public init(_ configuration: Configuration = Configuration()) {
+    public init(_ configuration: Configuration = Configuration(), onPoolerFound: (@Sendable (PoolerProbe.Finding) -> Void)? = nil) {
         self.configuration = configuration
         self.state = PoolState()
+        self.poolerCheck = PoolerCheck(report: onPoolerFound)
     }
 
     // MARK: - Batchers
@@ -142,11 +156,12 @@ public final class ConnectionPool: Sendable {
 
     private func makeBatcher(on loop: EventLoop) -> StatementBatcher {
         let configuration = configuration
+        let poolerCheck = poolerCheck
         return StatementBatcher(
             loop: loop, connections: configuration.pipelineConnections, waitTimeout: configuration.acquireTimeout,
             batchSizes: batchSizes
         ) {
-            try ConnectionPool.openConnection(configuration)
+            try ConnectionPool.openConnection(configuration, poolerCheck: poolerCheck)
         }
     }
 
@@ -181,7 +196,7 @@ public final class ConnectionPool: Sendable {
                 state.forget()
             case .open:
                 do {
-                    return try Self.openConnection(configuration)
+                    return try Self.openConnection(configuration, poolerCheck: poolerCheck)
                 } catch {
                     state.forget()
                     throw error
@@ -213,7 +228,7 @@ public final class ConnectionPool: Sendable {
                 }
             case .open:
                 do {
-                    connection = try Self.openConnection(configuration)
+                    connection = try Self.openConnection(configuration, poolerCheck: poolerCheck)
                 } catch {
                     state.forget()
                     throw error
@@ -236,6 +251,7 @@ public final class ConnectionPool: Sendable {
     /// pool.release(connection)
     /// ```
     public func release(_ connection: Connection) {
+        connection.trace = nil
         connection.finishActiveCursor()
         connection.rollBackQuietly()
         if connection.isBroken || connection.isInTransaction {
@@ -244,6 +260,26 @@ public final class ConnectionPool: Sendable {
         } else {
             state.putBack(connection)
         }
+    }
+
+    /// ``acquire()`` for work with `access`: the connection's statements
+    /// are traced under the access's trace until it goes back.
+    ///
+    /// ```swift
+    /// let connection = try pool.acquire(for: access)
+    /// defer { pool.release(connection) }
+    /// ```
+    package func acquire(for access: Access) throws -> Connection {
+        let connection = try acquire()
+        connection.trace = access.trace
+        return connection
+    }
+
+    /// ``withConnection(_:)`` for work with `access` (see ``acquire(for:)``).
+    package func withConnection<Result>(for access: Access, _ body: (Connection) throws -> Result) throws -> Result {
+        let connection = try acquire(for: access)
+        defer { release(connection) }
+        return try body(connection)
     }
 
     /// Runs `body` with a connection from the pool and gives it back afterwards.
@@ -332,11 +368,14 @@ public final class ConnectionPool: Sendable {
 
     // MARK: - Opening
 
-    private static func openConnection(_ configuration: Configuration) throws -> Connection {
+    private static func openConnection(_ configuration: Configuration, poolerCheck: PoolerCheck) throws -> Connection {
         let connection = try Connection(configuration.conninfo)
-        connection.preparesNothing = configuration.poolerCompatible
+        connection.poolName = configuration.name
+        let preparesNothing =
+            try configuration.poolerCompatible || poolerCheck.losesPreparedStatements(connection, conninfo: configuration.conninfo)
+        connection.preparesNothing = preparesNothing
         connection.streamsThroughLibpq = !configuration.readsRowsFromSocket
-        guard !configuration.poolerCompatible else { return connection }
+        guard !preparesNothing else { return connection }
         var settings: [String] = []
         if let timeout = configuration.statementTimeout {
             settings.append("SET statement_timeout = \(Int(timeout.timeInterval * 1000))")

@@ -22,11 +22,14 @@ public final class RowCursor {
     /// Reads the rows from the socket; `nil` when libpq reads them.
     private let wire: WireRowReader?
     private var isFinished = false
+    /// The statement's span, ended with the cursor.
+    private var span: StatementSpan?
 
-    init(connection: Connection, statement: PreparedStatement, wire: WireRowReader?) {
+    init(connection: Connection, statement: PreparedStatement, wire: WireRowReader?, span: StatementSpan? = nil) {
         self.connection = connection
         self.statement = statement
         self.wire = wire
+        self.span = span
     }
 
     deinit {
@@ -61,11 +64,13 @@ public final class RowCursor {
         if result.isSingleRow {
             return Row(result: result, index: 0, layout: layout(for: result))
         }
-        if result.error != nil {
+        if let error = result.error {
+            endSpan(rows: nil, failure: error)
             finish()
             try connection.check(result)
         }
         _ = layout(for: result)
+        endSpan(rows: result.affectedRowCount, failure: nil)
         finish()
         return nil
     }
@@ -78,6 +83,7 @@ public final class RowCursor {
             }
             return Row(wire: row, layout: wireLayout(wire))
         } catch {
+            endSpan(rows: nil, failure: error as? DatabaseError)
             finish()
             throw error
         }
@@ -104,6 +110,7 @@ public final class RowCursor {
             if ended { finish(wire) }
             return ended
         } catch {
+            endSpan(rows: nil, failure: error as? DatabaseError)
             finish()
             throw error
         }
@@ -119,6 +126,7 @@ public final class RowCursor {
     /// ```
     public func close() {
         guard !isFinished else { return }
+        endSpan(rows: nil, failure: nil)
         isFinished = true
         if let wire { wire.close() } else { connection.cancelAndDrain() }
         if connection.activeCursor === self { connection.activeCursor = nil }
@@ -128,7 +136,15 @@ public final class RowCursor {
     /// without rows), and the cursor is done.
     private func finish(_ wire: WireRowReader) {
         _ = wireLayout(wire)
+        endSpan(rows: wire.completedRows, failure: nil)
         finish()
+    }
+
+    /// Ends the statement's span, once.
+    private func endSpan(rows: @autoclosure () -> Int?, failure: DatabaseError?) {
+        guard let span else { return }
+        self.span = nil
+        span.end(rows: rows(), failure: failure)
     }
 
     private func finish() {

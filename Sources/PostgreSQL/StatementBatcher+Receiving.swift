@@ -50,7 +50,12 @@ extension StatementBatcher {
                 }
                 let result = QueryResult(taking: raw)
                 guard let receiving = connection.receivingJob() else { continue }
-                connection.inFlight[receiving].results.append(result.status == PGRES_PIPELINE_ABORTED ? nil : result)
+                let kept = result.status == PGRES_PIPELINE_ABORTED ? nil : result
+                if let spans = connection.inFlight[receiving].spans {
+                    let index = connection.inFlight[receiving].results.count
+                    if index < spans.count { spans[index].end(kept) }
+                }
+                connection.inFlight[receiving].results.append(kept)
             case .sync:
                 guard let raw else {
                     // Not yet: the synchronization point comes with the next input.
@@ -111,7 +116,10 @@ extension StatementBatcher {
         if !failure.isConnectionFailure {
             failure = DatabaseError(code: .connectionFailure, message: error.message)
         }
-        for inFlight in lost where !inFlight.isAbandoned { inFlight.job.completion(.failure(failure)) }
+        for inFlight in lost {
+            inFlight.endSpansLeft(failure: failure)
+            if !inFlight.isAbandoned { inFlight.job.completion(.failure(failure)) }
+        }
         job?.completion(.failure(failure))
     }
 }

@@ -302,9 +302,22 @@ package final class StatementBatcher {
             }
         }
         if shares { connection.groupSize += 1 }
+        let trace = job.access.trace
+        if trace != nil { sent.spans = [] }
         for index in statements.indices {
             guard let statement = statements[index].prepared else { continue }
-            guard self.send(statement, statements[index].values, as: .statement, on: connection, handle: handle) else {
+            var span: StatementSpan?
+            if let trace {
+                let started = StatementSpan(statement.parameters.sql, trace: trace, on: connection.connection)
+                sent.spans?.append(started)
+                span = started
+            }
+            guard
+                self.send(
+                    statement, statements[index].values, as: .statement, on: connection, handle: handle,
+                    commentedSQL: span?.commentedSQL)
+            else {
+                sent.endSpansLeft(failure: nil)
                 return fail(connection, slot: slot, with: connection.connection.connectionError(), andAlso: job)
             }
         }
@@ -325,12 +338,14 @@ package final class StatementBatcher {
     static let largestGroup = 16
 
     /// Sends the execution of `statement`, prepared first if it is new to
-    /// the connection; `false` when libpq refuses (the connection is lost).
+    /// the connection, or its `commentedSQL` as the unnamed statement (a
+    /// recording span's: ``StatementSpan``); `false` when libpq refuses
+    /// (the connection is lost).
     func send(
         _ statement: PreparedStatement, _ values: [String?], as expected: BatcherConnection.Expected,
-        on connection: BatcherConnection, handle: OpaquePointer
+        on connection: BatcherConnection, handle: OpaquePointer, commentedSQL: String? = nil
     ) -> Bool {
-        if !statement.isPrepared, !connection.connection.preparesNothing {
+        if commentedSQL == nil, !statement.isPrepared, !connection.connection.preparesNothing {
             let accepted = statement.name.withCString { name in
                 statement.parameters.sql.withCString { PQsendPrepare(handle, name, $0, 0, nil) }
             }
@@ -338,7 +353,9 @@ package final class StatementBatcher {
             statement.isPrepared = true
             connection.expected.append(.preliminary(statement))
         }
-        guard connection.connection.sendExecution(of: statement, values, handle: handle) == 1 else { return false }
+        guard connection.connection.sendExecution(of: statement, values, handle: handle, commentedSQL: commentedSQL) == 1 else {
+            return false
+        }
         connection.expected.append(expected)
         return true
     }

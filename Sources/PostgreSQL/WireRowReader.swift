@@ -44,6 +44,10 @@ final class WireRowReader {
     private let role: String?
     /// The failure of a preliminary that set the role, as thrown.
     private var roleFailure: (any Error)?
+    /// The rows the statement returned, by its `CommandComplete` (`SELECT 42`), once it came, when counted.
+    private(set) var completedRows: Int?
+    /// Whether `completedRows` is read (for a span).
+    private let countsRows: Bool
 
     /// The buffer's first size: a few of PostgreSQL's 8 KB sends.
     static let initialCapacity = 32 << 10
@@ -57,10 +61,14 @@ final class WireRowReader {
     /// Sends one execution of `statement` with text-format `values`, after
     /// those of `preliminaries` (prepared statements whose results are
     /// read and dropped), all in one implicit transaction; with
-    /// `describe`, the server describes the result's columns first.
+    /// `describe`, the server describes the result's columns first. With
+    /// `commentedSQL` (a recording span's: ``StatementSpan``), that text
+    /// is parsed as the unnamed statement and run instead; with
+    /// `countsRows`, ``completedRows`` says how many rows came.
     init(
         connection: Connection, statement: PreparedStatement, values: [String?], describe: Bool,
-        preliminaries: [(statement: PreparedStatement, values: [String?])] = [], role: String? = nil
+        preliminaries: [(statement: PreparedStatement, values: [String?])] = [], role: String? = nil,
+        commentedSQL: String? = nil, countsRows: Bool = false
     ) throws {
         let handle = try connection.openHandle()
         self.connection = connection
@@ -69,6 +77,7 @@ final class WireRowReader {
         frame = WireRow.Frame(buffer: buffer)
         preliminariesLeft = preliminaries.count
         self.role = role
+        self.countsRows = countsRows
         var message = WireMessage()
         for preliminary in preliminaries {
             Self.appendExecution(of: preliminary.statement, preliminary.values, on: connection, to: &message)
@@ -77,7 +86,7 @@ final class WireRowReader {
             message.appendInt32(0)
             message.end()
         }
-        Self.appendExecution(of: statement, values, on: connection, to: &message)
+        Self.appendExecution(of: statement, values, on: connection, text: commentedSQL, to: &message)
         if describe {
             message.begin("D")
             message.bytes.append(UInt8(ascii: "P"))
@@ -93,21 +102,24 @@ final class WireRowReader {
         try write(message.bytes)
     }
 
-    /// Appends `Bind` (after `Parse` on a connection that prepares
-    /// nothing) of the unnamed portal for `statement` with text-format `values`.
+    /// Appends `Bind` (after `Parse` of the unnamed statement on a
+    /// connection that prepares nothing, or with `text`) of the unnamed
+    /// portal for `statement` with text-format `values`.
     private static func appendExecution(
-        of statement: PreparedStatement, _ values: [String?], on connection: Connection, to message: inout WireMessage
+        of statement: PreparedStatement, _ values: [String?], on connection: Connection, text: String? = nil,
+        to message: inout WireMessage
     ) {
-        if connection.preparesNothing {
+        let unnamed = text ?? (connection.preparesNothing ? statement.parameters.sql : nil)
+        if let unnamed {
             message.begin("P")
             message.appendCString("")
-            message.appendCString(statement.parameters.sql)
+            message.appendCString(unnamed)
             message.appendInt16(0)
             message.end()
         }
         message.begin("B")
         message.appendCString("")
-        message.appendCString(connection.preparesNothing ? "" : statement.name)
+        message.appendCString(unnamed != nil ? "" : statement.name)
         message.appendInt16(0)  // every parameter in text format
         message.appendInt16(Int16(truncatingIfNeeded: values.count))
         for value in values {
@@ -181,6 +193,8 @@ final class WireRowReader {
             break
         case UInt8(ascii: "C") where preliminariesLeft > 0:
             preliminariesLeft -= 1
+        case UInt8(ascii: "C") where countsRows:
+            completedRows = Self.rowCount(inCommandTag: body)
         case UInt8(ascii: "E"):
             let error = Self.error(in: body)
             if failure == nil {
@@ -331,6 +345,13 @@ final class WireRowReader {
             columns.append(Column(label: name, type: PostgresType(oid: type)))
         }
         return columns
+    }
+
+    /// The row count at the end of a `CommandComplete` tag (`SELECT 42`, `UPDATE 3`), if it has one.
+    private static func rowCount(inCommandTag body: UnsafeRawBufferPointer) -> Int? {
+        let tag = body.prefix { $0 != 0 }
+        guard let space = tag.lastIndex(of: UInt8(ascii: " ")) else { return nil }
+        return Int(String(decoding: tag[(space + 1)...], as: UTF8.self))
     }
 
     /// The fields of an `ErrorResponse` as a ``DatabaseError``.

@@ -17,7 +17,7 @@ extension Query: RunnableResult {
         } catch {
             return request.response(for: error)
         }
-        let access = Access(role: request.role, isReadOnly: request.isRead)
+        let access = Access(role: request.role, isReadOnly: request.isRead, trace: request.request.trace)
         let pool = runner.pool(for: query, request: request)
         if case .object(let notFound) = query.shape, query.members.isEmpty, query.embeds.allSatisfy({ $0.query.embeds.isEmpty }) {
             return HTTPResponse.later { promise in
@@ -117,12 +117,12 @@ extension Query: RunnableResult {
     private func run(runner: QueryRunner, request: RoutedRequest, access: Access, pool: ConnectionPool) throws -> HTTPResponse {
         switch shape {
         case .execute:
-            try pool.withConnection { connection in
+            try pool.withConnection(for: access) { connection in
                 try connection.transaction(access: access) { _ = try $0.execute(sql, arguments) }
             }
             return HTTPResponse(status: .noContent)
         case .write(let earlier, let returning, let location):
-            return try pool.withConnection { connection in
+            return try pool.withConnection(for: access) { connection in
                 try write(
                     earlier: earlier, returning: returning, location: location, on: connection, access: access, runner: runner,
                     request: request)
@@ -169,7 +169,7 @@ extension Query: RunnableResult {
                     + "ask for application/json, or leave out the details.",
                 parameter: request.detailParameters.first, code: "PGRST107")
         }
-        let connection = try pool.acquire()
+        let connection = try pool.acquire(for: access)
         do {
             var page = try listPage(runner: runner, request: request, preferences: preferences, access: access, connection: connection)
             if preferences.representation == .singular {
@@ -240,7 +240,7 @@ extension Query: RunnableResult {
     func rows(
         on pool: ConnectionPool, format: RowStream.Format, options: JSONRenderingOptions, access: Access, blockSize: Int? = nil
     ) throws -> RowStream {
-        let connection = try pool.acquire()
+        let connection = try pool.acquire(for: access)
         do {
             return try rows(on: connection, from: pool, format: format, options: options, access: access, blockSize: blockSize)
         } catch {

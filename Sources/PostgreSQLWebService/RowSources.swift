@@ -1,5 +1,6 @@
 import JSONStreaming
 import PostgreSQL
+import RequestTracing
 import Synchronization
 /// Where a ``RowStream`` gets its rows, one JSON object at a time.
 ///
@@ -212,7 +213,7 @@ final class BlockRows: RowSource {
     private var firstBlock: QueryResult?
     /// The block after `block`, when looking ahead: its parents, and the
     /// statements reading their attached rows, running meanwhile.
-    private var ahead: (parents: QueryResult, pending: PendingPipeline?)?
+    private var ahead: (parents: QueryResult, pending: PendingPipeline?, span: (any Span)?)?
     private var layout: ColumnLayout?
     private var children: [ChildBlock] = []
     private var template: ObjectTemplate?
@@ -240,7 +241,9 @@ final class BlockRows: RowSource {
             statements.append(PipelinedStatement(sql: "BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY"))
             if let role = access.role { statements.append(PipelinedStatement(sql: Connection.setLocalRoleSQL, values: [role])) }
         }
-        statements.append(PipelinedStatement(sql: "DECLARE \(cursorName) NO SCROLL CURSOR FOR \(parameters.sql)", values: values))
+        var declaration = PipelinedStatement(sql: "DECLARE \(cursorName) NO SCROLL CURSOR FOR \(parameters.sql)", values: values)
+        declaration.isTraced = true
+        statements.append(declaration)
         Self.openStreams.add(1, ordering: .relaxed)
         isCounted = true
         requested = self.blockSize
@@ -278,6 +281,7 @@ final class BlockRows: RowSource {
             self.ahead = nil
             parents = ahead.parents
             // One result per embed; none when the block has no parents.
+            defer { ahead.span?.end() }
             let results = try ahead.pending?.results()
             children = try embeds.indices.map { index in
                 try ChildBlock(
@@ -287,9 +291,13 @@ final class BlockRows: RowSource {
         } else {
             guard let fetched = try fetchParents() else { return false }
             parents = fetched
-            children = try ChildBlock.blocks(
-                embeds, parents: parents, parentLayout: layout!, firstColumn: 0, arguments: arguments,
-                connection: connection)
+            let span = startBlockSpan(parents: parents)
+            defer { span?.end() }
+            children = try underBlockSpan(span) {
+                try ChildBlock.blocks(
+                    embeds, parents: parents, parentLayout: layout!, firstColumn: 0, arguments: arguments,
+                    connection: connection)
+            }
         }
         self.block = parents
         position = 0
@@ -336,7 +344,35 @@ final class BlockRows: RowSource {
         let statements = try ChildBlock.statements(
             for: embeds, parents: parents, parentLayout: layout!, firstColumn: 0, arguments: arguments,
             connection: connection)
-        ahead = (parents, statements.isEmpty ? nil : try connection.startPipeline(statements))
+        let span = statements.isEmpty ? nil : startBlockSpan(parents: parents)
+        do {
+            let pending = statements.isEmpty ? nil : try underBlockSpan(span) { try connection.startPipeline(statements) }
+            ahead = (parents, pending, span)
+        } catch {
+            span?.end()
+            throw error
+        }
+    }
+
+    // MARK: - Spans
+
+    /// The span of one block's attachments, when the connection's work is traced.
+    private func startBlockSpan(parents: QueryResult) -> (any Span)? {
+        guard let trace = connection.trace else { return nil }
+        let span = trace.startSpan("attachments", ofKind: .internal)
+        if span.isRecording {
+            span.attributes["sqlrest.block.parents"] = Int(parents.rowCount)
+            span.attributes["sqlrest.block.attachments"] = embeds.map(\.key)
+        }
+        return span
+    }
+
+    /// Runs `body` with the connection's statements traced under `span`.
+    private func underBlockSpan<Result>(_ span: (any Span)?, _ body: () throws -> Result) rethrows -> Result {
+        guard let span, let trace = connection.trace else { return try body() }
+        connection.trace = trace.under(span)
+        defer { connection.trace = trace }
+        return try body()
     }
 
     func writeNext(options: JSONRenderingOptions, to writer: ByteWriter) throws {
@@ -357,6 +393,7 @@ final class BlockRows: RowSource {
         block = nil
         firstBlock = nil
         ahead?.pending?.close()
+        ahead?.span?.end()
         ahead = nil
         children = []
         guard !connection.isBroken else { return }

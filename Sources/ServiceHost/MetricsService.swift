@@ -12,15 +12,17 @@ import WebService
 /// - for each pool, labelled `pool="primary"` and so on: connections in
 ///   use and idle, callers waiting, the acquire-time histogram, and the
 ///   sizes of the pipeline loop's batches;
-/// - database errors answered over HTTP, by SQLSTATE class.
+/// - database errors answered over HTTP, by SQLSTATE class;
+/// - every metric made through swift-metrics (`Counter(label:)`, `Timer`,
+///   …), the program's, a library's or a service's own, from the
+///   ``MetricsRegistry`` that ``ServerProgram`` bootstraps as its backend.
 ///
-/// Written by hand rather than with swift-metrics and swift-prometheus:
-/// those raise the idle server's resident memory past its target
-/// (`make bench`, scenario 6), and their counters are found by
-/// name under a lock, where these sit in each route's record.
+/// The server's own series are kept in atomics of each route's record and
+/// each pool, which a request reaches without a lookup by name or a lock,
+/// and are written into the same exposition.
 ///
 /// ```swift
-/// let metrics = MetricsService(routes: routeMetrics, pools: [("primary", pool)])
+/// let metrics = MetricsService(routes: routeMetrics, pools: [("primary", pool)], registry: registry)
 /// ```
 public struct MetricsService: WebService {
     public let path = "/metrics"
@@ -28,11 +30,14 @@ public struct MetricsService: WebService {
 
     private let routeMetrics: RouteMetrics
     private let pools: [(name: String, pool: ConnectionPool)]
+    private let registry: MetricsRegistry?
 
-    /// An exporter of `routes` and of each pool under its name.
-    public init(routes: RouteMetrics, pools: [(name: String, pool: ConnectionPool)]) {
+    /// An exporter of `routes`, of each pool under its name, and of the
+    /// metrics made through swift-metrics into `registry`.
+    public init(routes: RouteMetrics, pools: [(name: String, pool: ConnectionPool)], registry: MetricsRegistry? = nil) {
         self.routeMetrics = routes
         self.pools = pools
+        self.registry = registry
     }
 
     public var routes: [Route] {
@@ -73,6 +78,7 @@ public struct MetricsService: WebService {
         for (sqlStateClass, count) in DatabaseError.answeredByClass.values {
             text.sample("db_errors_total", labels: [("class", sqlStateClass)], value: count)
         }
+        registry?.write(to: &text)
         return text.bytes
     }
 }

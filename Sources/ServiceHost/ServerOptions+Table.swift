@@ -1,5 +1,6 @@
 import Authentication
 import HTTPServer
+import OTLPTracing
 import PostgreSQL
 import PostgreSQLWebService
 
@@ -105,7 +106,7 @@ extension ServerOptions {
             apply: { set(&$0.maxReplicaLag, Double($1)) }, defaultValue: { seconds($0.maxReplicaLag) }),
         Option(
             "pooler-compatible", .prefixed("POOLER_COMPATIBLE"),
-            "No named prepared statements and no session settings, for a pooler in transaction mode (PgBouncer before 1.21); `--statement-timeout` is then set on the role instead",
+            "No named prepared statements and no session settings, for a pooler in transaction mode (PgBouncer before 1.21), which the server also detects by itself on its first connection; `--statement-timeout` is then set on the role instead",
             isFlag: true,
             apply: { set(&$0.poolerCompatible, flag($1)) }, defaultValue: { String($0.poolerCompatible) }),
         Option(
@@ -328,6 +329,26 @@ extension ServerOptions {
         Option(
             "metrics", .prefixed("METRICS"), "`on`: count requests and serve `GET /metrics` (Prometheus); `off`: neither",
             apply: { set(&$0.metrics, ["on": true, "off": false][$1]) }, defaultValue: { $0.metrics ? "on" : "off" }),
+        Option(
+            "otlp-endpoint", .shared("OTEL_EXPORTER_OTLP_ENDPOINT"),
+            "The OpenTelemetry collector's OTLP/HTTP endpoint (`http://host:4318`; `/v1/traces` is added unless a path is given): each request's spans (the request, its admission, its statements, its attachment blocks) are exported there, and a request's `traceparent` continues its trace",
+            emptyDefault: "none: no tracing",
+            apply: { options, value in
+                guard (try? OTLPEndpoint(value)) != nil else { return false }
+                options.otlpEndpoint = value
+                return true
+            },
+            defaultValue: { $0.otlpEndpoint }),
+        Option(
+            "trace-sampling", .prefixed("TRACE_SAMPLING"),
+            "The share of the traces begun here (requests without a `traceparent`) that are recorded and exported, `0` to `1`; a request with one follows its `sampled` flag",
+            apply: { set(&$0.traceSampling, Double($1).flatMap { (0...1).contains($0) ? $0 : nil }) },
+            defaultValue: { seconds($0.traceSampling) }),
+        Option(
+            "server-timing", .prefixed("SERVER_TIMING"),
+            "Answers carry `Server-Timing`: the admission's time (`admission`), the handler's with the database work its answer waited for (`handler`), and the time from the request line to the answer (`total`), in milliseconds",
+            isFlag: true,
+            apply: { set(&$0.serverTiming, flag($1)) }, defaultValue: { String($0.serverTiming) }),
         Option(
             "mhd-patches", .prefixed("MHD_PATCHES"),
             "`on`: change libmicrohttpd's behaviour from underneath (problem documents for its own refusals, less memory per idle connection, fewer system calls; glibc's fast bins off) on the versions and architectures tested, else not; `off`: never; `force`: on any version, to try one; or the names of some patches, separated by commas (`error-pages`, `pool-release`, `epoll-suspension`, `allocator`): those only, on the versions tested",

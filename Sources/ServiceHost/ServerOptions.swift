@@ -73,6 +73,12 @@ public struct ServerOptions: Equatable, Sendable {
     public internal(set) var logFormat = LogFormat.text
     /// `--metrics`: whether `GET /metrics` is served and requests are counted.
     public internal(set) var metrics = true
+    /// `--otlp-endpoint`: the collector's OTLP/HTTP endpoint the spans go to; empty for no tracing.
+    public internal(set) var otlpEndpoint = ""
+    /// `--trace-sampling`: the share of the traces begun here that are recorded, 0 to 1.
+    public internal(set) var traceSampling = 1.0
+    /// `--server-timing`: whether answers carry `Server-Timing`.
+    public internal(set) var serverTiming = false
     /// `--mhd-patches`: when libmicrohttpd's behaviour is changed (`LibraryPatches`).
     public internal(set) var mhdPatches = LibraryPatches.Policy.onTested
 
@@ -175,6 +181,7 @@ public struct ServerOptions: Equatable, Sendable {
         try seconds(idleInTransactionTimeout, "idle-in-transaction-timeout", from: 0, "from 0 to")
         try check((1...Self.maximumConnections).contains(maxConnections), "--max-connections must be 1 to \(Self.maximumConnections).")
         try check(maxRows.map { $0 >= 1 } ?? true, "--max-rows must be at least 1.")
+        try check((0...1).contains(traceSampling), "--trace-sampling must be 0 to 1.")
         try check(Self.logLevels.contains(logLevel), "--log-level \(logLevel) is not a log level.")
         try check(tlsCertificateFile.isEmpty == tlsKeyFile.isEmpty, "--tls-cert and --tls-key go together.")
         try check(
@@ -240,9 +247,10 @@ public struct ServerOptions: Equatable, Sendable {
 
     /// The pools of the read replicas, configured as the primary's but for their URLs.
     var replicaPoolConfigurations: [ConnectionPool.Configuration] {
-        readDatabaseURLs.map { url in
+        readDatabaseURLs.enumerated().map { index, url in
             var configuration = poolConfiguration
             configuration.conninfo = withSSLMode(url)
+            configuration.name = "replica-\(index + 1)"
             return configuration
         }
     }
@@ -281,6 +289,7 @@ public struct ServerOptions: Equatable, Sendable {
         configuration.responseTimeout = responseTimeout
         configuration.allowedHosts = allowedHosts.isEmpty ? nil : allowedHosts
         configuration.admissionTimeout = admissionTimeout
+        configuration.serverTiming = serverTiming
         return configuration
     }
 }

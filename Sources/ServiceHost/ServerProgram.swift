@@ -3,10 +3,14 @@ import Glibc
 #endif
 import ArgumentParser
 import Authentication
+import CoreMetrics
 import HTTPServer
 import Logging
+import OTLPTracing
 import PostgreSQL
 import PostgreSQLWebService
+import PrometheusMetrics
+import RequestTracing
 import SQLRestVersion
 import WebService
 
@@ -191,12 +195,29 @@ public struct ServerProgram {
         var logger = Logger(label: name)
         logger.logLevel = Logger.Level(rawValue: options.logLevel) ?? .info
 
-        let pool = ConnectionPool(options.poolConfiguration)
+        // Before the services are made, so that the metrics they make count here.
+        let metricsRegistry = options.metrics ? MetricsRegistry() : nil
+        if let metricsRegistry { MetricsSystem.bootstrap(metricsRegistry) }
+        let tracer =
+            options.otlpEndpoint.isEmpty
+            ? nil
+            : try OTLPTracer(
+                OTLPTracer.Configuration(endpoint: options.otlpEndpoint, serviceName: name, samplingRatio: options.traceSampling),
+                logger: logger)
+        if let tracer {
+            InstrumentationSystem.bootstrap(tracer)
+            logger.info("Tracing: spans to \(tracer.endpoint), \(options.traceSampling * 100)% of the traces begun here recorded")
+        }
+
+        let pool = ConnectionPool(options.poolConfiguration, onPoolerFound: Self.poolerReport(pool: "primary", logger: logger))
         let replicas =
             options.readDatabaseURLs.isEmpty
             ? nil
             : ReplicaSet(
-                options.replicaPoolConfigurations.map(ConnectionPool.init), configuration: options.replicaSetConfiguration
+                options.replicaPoolConfigurations.map {
+                    ConnectionPool($0, onPoolerFound: Self.poolerReport(pool: $0.name, logger: logger))
+                },
+                configuration: options.replicaSetConfiguration
             ) { [logger] index, change in
                 if case .healthy = change {
                     logger.notice("Read replica \(index + 1): \(change)")
@@ -222,7 +243,8 @@ public struct ServerProgram {
         var serverServices: [any WebService] = [HealthService(pool: pool, drain: drain)]
         if let routeMetrics {
             let replicaPools = (replicas?.pools ?? []).enumerated().map { (name: "replica-\($0.offset + 1)", pool: $0.element) }
-            serverServices.append(MetricsService(routes: routeMetrics, pools: [("primary", pool)] + replicaPools))
+            serverServices.append(
+                MetricsService(routes: routeMetrics, pools: [("primary", pool)] + replicaPools, registry: metricsRegistry))
         }
         func makeRouter() throws -> WebServiceRouter {
             try WebServiceRouter(
@@ -243,6 +265,7 @@ public struct ServerProgram {
         configuration.tlsPriorities = try options.tlsPriorityString()
         if configuration.tls != nil, let warning = options.tlsKeyPermissionWarning() { logger.warning("\(warning)") }
         configuration.admission = authenticator
+        configuration.tracer = tracer
         configuration.maximumBodySizeByPath = router.maximumBodySizeByPath
         let server = HTTPServer(configuration: configuration, logger: logger, handler: respond)
 
@@ -311,8 +334,28 @@ public struct ServerProgram {
             onHangup: hangupSteps.isEmpty ? nil : { for step in hangupSteps { step() } })
         replicas?.close()
         pool.close()
+        tracer?.shutdown()
         logger.info("Stopped")
         StandardErrorOutput.shared.flush()
+    }
+}
+
+extension ServerProgram {
+    /// Logs what a pool found of a pooler on its first connection
+    /// (``PoolerProbe``): nothing when it reached PostgreSQL itself.
+    static func poolerReport(pool: String, logger: Logger) -> @Sendable (PoolerProbe.Finding) -> Void {
+        { finding in
+            switch finding {
+            case .direct:
+                break
+            case .keepsPreparedStatements:
+                logger.info("The \(pool) database is reached through a pooler that keeps prepared statements")
+            case .losesPreparedStatements:
+                logger.notice(
+                    "The \(pool) database is reached through a pooler in transaction mode (a prepared statement does not survive a transaction): no statement is prepared, as with --pooler-compatible; set statement_timeout on the role"
+                )
+            }
+        }
     }
 }
 

@@ -100,6 +100,9 @@ public final class RouteMetrics: Sendable {
             self.method = method
         }
 
+        /// The route's pattern; none for the requests that matched no route.
+        public var routePattern: String? { method == "*" ? nil : route }
+
         public func requestCompleted(_ request: CompletedRequest) {
             let index = request.status >= 0 && request.status < Slot.statusIndex.count ? Int(Slot.statusIndex[request.status]) : 0
             if index > 0 {

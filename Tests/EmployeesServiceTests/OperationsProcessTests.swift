@@ -52,6 +52,34 @@ struct OperationsProcessTests {
         #expect(server.wait(timeout: 20) == 0)
     }
 
+    @Test("a service's own swift-metrics counter is on /metrics beside the server's series")
+    func userMetrics() throws {
+        let server = try TestEnvironment.startEmployeesServer(["--port", "0", "--drain-seconds", "0"])
+        defer { server.stop() }
+        let port = try server.servingPort()
+        #expect(try TestClient.request("GET", "/math/sum?a=2&b=4", port: port).status == 200)
+        #expect(try TestClient.request("GET", "/math/sum?values=1&values=2&values=3", port: port).status == 200)
+        let reply = try TestClient.request("GET", "/metrics", port: port)
+        #expect(reply.text.contains("# TYPE math_summed_values_total counter\n"), "\(reply.text)")
+        #expect(Self.samples(reply.text)["math_summed_values_total"] == 5)
+        #expect(Self.samples(reply.text)[#"http_requests_total{route="/math/sum",method="GET",status="200"}"#] == 2)
+    }
+
+    @Test("--server-timing: every answer says how long its admission, its handler and the whole took; without it, none does")
+    func serverTiming() throws {
+        let server = try TestEnvironment.startEmployeesServer(["--port", "0", "--server-timing", "--drain-seconds", "0"])
+        defer { server.stop() }
+        let port = try server.servingPort()
+        for path in ["/employees/10001", "/employees?limit=3", "/employees/abc", "/no/such/thing"] {
+            let reply = try TestClient.request("GET", path, port: port)
+            let timing = try #require(reply.header("Server-Timing"), "\(path)")
+            #expect(timing.wholeMatch(of: /handler;dur=\d+\.\d, total;dur=\d+\.\d/) != nil, "\(path): \(timing)")
+        }
+        let plain = try TestEnvironment.startEmployeesServer(["--port", "0", "--drain-seconds", "0"])
+        defer { plain.stop() }
+        #expect(try TestClient.request("GET", "/employees/10001", port: try plain.servingPort()).header("Server-Timing") == nil)
+    }
+
     @Test("--metrics off: no /metrics")
     func metricsOff() throws {
         let server = try TestEnvironment.startEmployeesServer(["--port", "0", "--metrics", "off", "--drain-seconds", "0"])

@@ -52,3 +52,18 @@ import Testing
         #expect(statements == 0)
     }
 }
+
+/// The probe a server runs at start (`PoolerProbe`) against the cluster
+/// itself: no pooler, one round trip. Through PgBouncer in transaction
+/// mode, which it must find, `make test-scale` runs it.
+@Suite struct PoolerProbeTests {
+    @Test func theClusterItselfIsNoPooler() throws {
+        #expect(try PoolerProbe.check(.init()) == .direct)
+    }
+
+    @Test func aDatabaseItCannotReachIsAnError() {
+        #expect(throws: DatabaseError.self) {
+            try PoolerProbe.check(.init(conninfo: "host=127.0.0.1 port=1 connect_timeout=2"))
+        }
+    }
+}

@@ -55,7 +55,7 @@ private func help(_ defaults: ServerOptions = ServerOptions(), prefix: String = 
     #expect(text.contains("--port <port>"))
     #expect(text.contains("(default: 9001)"))
     #expect(text.contains("-h, --help"))
-    #expect(ServerOptions.table.count == 50)
+    #expect(ServerOptions.table.count == 53)
 }
 
 @Test func versionIsAskedForAnywhereAnOptionMayBe() throws {
@@ -341,4 +341,21 @@ private let servicesOption = ServerOptions.Option(
         guard !value.isEmpty else { continue }
         #expect(try parse(["--\(option.name)", value]) == .serve(ServerOptions()), "--\(option.name) \(value)")
     }
+}
+
+@Test func tracingAndServerTimingOptions() throws {
+    guard
+        case .serve(let options) = try parse(
+            ["--trace-sampling", "0.01", "--server-timing"], ["OTEL_EXPORTER_OTLP_ENDPOINT": "http://collector:4318"])
+    else {
+        Issue.record("no options")
+        return
+    }
+    #expect(options.otlpEndpoint == "http://collector:4318")
+    #expect(options.traceSampling == 0.01)
+    #expect(options.serverTiming)
+    #expect(options.serverConfiguration.serverTiming)
+    #expect(throws: ServerOptions.UsageError.self) { try parse(["--otlp-endpoint", "https://collector:4318"]) }
+    #expect(throws: ServerOptions.UsageError.self) { try parse(["--trace-sampling", "1.5"]) }
+    #expect(throws: ServerOptions.UsageError.self) { try parse(["--trace-sampling", "-0.1"]) }
 }

@@ -10,6 +10,7 @@ import time
 from .load import metrics_scenario
 from .processes import Server, curl, psql_seconds, wrk
 from .results import mb
+from .tracing import tracing_scenario
 
 
 def stream_scenario(args, results, log, title, path, psql_script, target_ratio, first_byte_limit_ms, peak_rss_limit_mb):
@@ -94,6 +95,7 @@ def costs_scenario(args, results, log):
     results.add("10. a page of 10 with Prefer: count=exact", f"{count:,.0f} req/s", f"{page:,.0f} req/s without",
                 f"{count / page:.2f}", "measured", True)
     metrics_scenario(args, results, log)
+    tracing_scenario(args, results, log)
 
 
 STREAMS = 50
