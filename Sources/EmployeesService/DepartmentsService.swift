@@ -44,7 +44,9 @@ public struct DepartmentsService: WebService {
     }
 
     /// The columns of a listed department that a request filters on, orders by and selects.
-    static let columns = ColumnChoices([.init("departmentNumber", as: String.self), .init("departmentName", as: String.self)])
+    static let columns = ColumnChoices(
+        [.init("departmentNumber", as: String.self), .init("departmentName", as: String.self)],
+        key: ListKey(table: "departments", columns: ["departmentNumber"]))
 
     static let managersQuery = """
         SELECT e.emp_no AS "employeeNumber", e.first_name AS "firstName", e.last_name AS "lastName",

@@ -61,11 +61,12 @@ public struct EmployeesService: WebService {
 
     /// The columns of a listed employee that a request filters on, orders
     /// by and selects; `emp_no` is an `integer`, whose range a filter holds to.
-    static let summaryColumns = ColumnChoices([
-        .init("employeeNumber", as: Int.self, constraints: .range(Int(Int32.min)...Int(Int32.max))),
-        .init("firstName", as: String.self),
-        .init("lastName", as: String.self),
-    ])
+    static let summaryColumns = ColumnChoices(
+        [
+            .init("employeeNumber", as: Int.self, constraints: .range(Int(Int32.min)...Int(Int32.max))),
+            .init("firstName", as: String.self),
+            .init("lastName", as: String.self),
+        ], key: ListKey(table: "employees", columns: ["employeeNumber"]))
 
     private func list(name: String?, details: CommaList<EmployeeDetail>, limit: Int?, offset: Int) -> Query {
         var arguments: SQLArguments = [:]

@@ -117,4 +117,13 @@ public final class ConditionLock: @unchecked Sendable {
     public func signal() {
         pthread_cond_signal(condition)
     }
+
+    /// Wakes every thread waiting in ``wait(until:)``; call it with the lock held.
+    ///
+    /// ```swift
+    /// lock.withLock { isOpen = true; lock.broadcast() }
+    /// ```
+    public func broadcast() {
+        pthread_cond_broadcast(condition)
+    }
 }

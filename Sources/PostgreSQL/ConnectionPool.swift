@@ -331,8 +331,20 @@ public final class ConnectionPool: Sendable {
 
     // MARK: - Opening
 
-    private static func openConnection(_ configuration: Configuration) throws -> Connection {
-        let connection = try Connection(configuration.conninfo)
+    /// A connection set as the pool's are, outside its count, which the
+    /// caller owns and closes: a listener's, a long-lived reader's.
+    /// `applicationName` names it in `pg_stat_activity`.
+    package func openConnection(applicationName: String) throws -> Connection {
+        try Self.openConnection(configuration, applicationName: applicationName)
+    }
+
+    private static func openConnection(_ configuration: Configuration, applicationName: String? = nil) throws -> Connection {
+        let connection =
+            if let applicationName {
+                try Connection(configuration.conninfo, overriding: ["application_name": applicationName])
+            } else {
+                try Connection(configuration.conninfo)
+            }
         connection.preparesNothing = configuration.poolerCompatible
         connection.streamsThroughLibpq = !configuration.readsRowsFromSocket
         guard !configuration.poolerCompatible else { return connection }

@@ -80,14 +80,20 @@ public struct ColumnChoices: Sendable {
 
     /// Every column a request may select, in the result's order.
     public let columns: [Column]
+    /// The table the list reads and its key's columns, by which the list
+    /// is followed live (`Accept: text/event-stream`); `nil`: it is not.
+    public let key: ListKey?
 
-    /// The columns of a result that requests may choose among.
+    /// The columns of a result that requests may choose among; with
+    /// `key`, the list they choose from can be followed live.
     ///
     /// ```swift
-    /// ColumnChoices([.init("departmentNumber", as: String.self), .init("departmentName", as: String.self)])
+    /// ColumnChoices([.init("departmentNumber", as: String.self), .init("departmentName", as: String.self)],
+    ///               key: ListKey(table: "departments", columns: ["departmentNumber"]))
     /// ```
-    public init(_ columns: [Column]) {
+    public init(_ columns: [Column], key: ListKey? = nil) {
         self.columns = columns
+        self.key = key
     }
 
     /// The operators of a filter, in the order the problems list them.
@@ -172,7 +178,12 @@ public struct ColumnChoices: Sendable {
     /// }
     /// ```
     public func chosen(filters: Bool = true, order: Bool = true, select: Bool = true) -> ParameterGroup<Chosen, ChosenColumns> {
-        ParameterGroup(parameters(filters: filters, order: order, select: select) { $0 }) { ChosenColumns($0) }
+        let key = key
+        return ParameterGroup(parameters(filters: filters, order: order, select: select) { $0 }) { values in
+            var chosen = ChosenColumns(values)
+            chosen.key = key
+            return chosen
+        }
     }
 
     /// The labels of `select`: comma-separated, repeated arguments joined,
@@ -219,6 +230,8 @@ public struct ChosenColumns: Sendable {
     public var order: [ColumnOrder]?
     /// The members asked for, in order; `nil`: every column.
     public var select: [String]?
+    /// The table and key the list is followed live by (``ColumnChoices/key``).
+    public var key: ListKey?
 
     /// Nothing chosen: the statement as it is.
     public init() {}

@@ -25,7 +25,7 @@ extension Query {
     /// ```
     public func choosing(_ chosen: ChosenColumns) -> Query {
         precondition(isList || isObject, "choosing(_:) narrows a Query.list or a Query.object")
-        guard !chosen.isEmpty else { return self }
+        guard !chosen.isEmpty || chosen.key != nil else { return self }
         var query = self
         query.chosen = chosen
         return query
@@ -44,7 +44,7 @@ extension Query {
     /// The statement with ``chosen`` applied, and its arguments with the
     /// filters' values; the statement as it is when nothing was chosen.
     func chosenStatement() -> (sql: String, arguments: SQLArguments) {
-        guard let chosen else { return (sql, arguments) }
+        guard let chosen, !chosen.isEmpty else { return (sql, arguments) }
         var arguments = self.arguments
         let shape = StatementShape.of(sql)
         let aliases = shape.labelSpelling

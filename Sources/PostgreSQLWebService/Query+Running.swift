@@ -11,6 +11,7 @@ extension Query: RunnableResult {
     /// applied, run as the request's role, read-only for a `GET` or `HEAD`,
     /// on the pool ``QueryRunner`` chooses (see there for which way).
     public func response(runner: QueryRunner, request: RoutedRequest) -> HTTPResponse {
+        if request.isRead, Self.asksForEvents(request) { return eventStream(runner: runner, request: request) }
         let query = resolvingChoices()
         let access = Access(role: request.role, isReadOnly: request.isRead)
         let pool = runner.pool(for: query, request: request)
@@ -22,7 +23,7 @@ extension Query: RunnableResult {
         return HTTPResponse.blocking {
             do {
                 return try query.run(runner: runner, request: request, access: access, pool: pool)
-            } catch where runner.readsAgain(after: error, on: pool) {
+            } catch  where runner.readsAgain(after: error, on: pool) {
                 do {
                     return try query.run(runner: runner, request: request, access: access, pool: runner.pool)
                 } catch {
@@ -167,7 +168,9 @@ extension Query: RunnableResult {
         let connection = try pool.acquire()
         do {
             var page = try listPage(runner: runner, request: request, preferences: preferences, access: access, connection: connection)
-            if preferences.representation == .singular { return try singular(page: &page, runner: runner, request: request, access: access, connection: connection, pool: pool) }
+            if preferences.representation == .singular {
+                return try singular(page: &page, runner: runner, request: request, access: access, connection: connection, pool: pool)
+            }
             var headers: HTTPHeaders = [
                 "Content-Type": preferences.representation == .csv ? "text/csv; charset=utf-8; header=present" : "application/json"
             ]
@@ -209,9 +212,12 @@ extension Query: RunnableResult {
         while try rows.write(into: &body) {}
         let count = rows.rowsWritten
         guard count == 1 else {
-            let total = count == 0 ? 0 : try listPage(
-                runner: runner, request: request, preferences: ReadPreferences(exactCount: ()), access: access, connection: connection
-            ).total ?? count
+            let total =
+                count == 0
+                ? 0
+                : try listPage(
+                    runner: runner, request: request, preferences: ReadPreferences(exactCount: ()), access: access, connection: connection
+                ).total ?? count
             throw HTTPError(
                 .notAcceptable, detail: "JSON object requested, multiple (or no) rows returned.", code: "PGRST116",
                 details: "The result contains \(total) rows.")
@@ -247,15 +253,27 @@ extension Query: RunnableResult {
         access: Access, blockSize: Int? = nil
     ) throws -> RowStream {
         let rows: any RowSource
+        if format == .firstRow, !embeds.isEmpty {
+            rows = try FirstRowWithEmbeds(connection: connection, query: self, access: access)
+        } else {
+            rows = try rowSource(on: connection, access: access, blockSize: blockSize)
+        }
+        return RowStream(rows, hasRows: try rows.hasNext(), format: format, options: options, connection: connection, pool: pool)
+    }
+
+    /// This list's rows (with its embeds) on `connection`, run up to the
+    /// first row: streamed as they come, or, with embeds, a server-side
+    /// cursor read in blocks.
+    func rowSource(on connection: Connection, access: Access, blockSize: Int? = nil) throws -> any RowSource {
+        let rows: any RowSource
         if embeds.isEmpty {
             rows = try StreamingRows(connection: connection, sql: sql, arguments: arguments, access: access)
-        } else if format == .firstRow {
-            rows = try FirstRowWithEmbeds(connection: connection, query: self, access: access)
         } else {
             rows = try BlockRows(
                 connection: connection, sql: sql, arguments: arguments, embeds: embeds, access: access, blockSize: blockSize)
         }
-        return RowStream(rows, hasRows: try rows.hasNext(), format: format, options: options, connection: connection, pool: pool)
+        _ = try rows.hasNext()
+        return rows
     }
 
 }

@@ -72,6 +72,7 @@ public struct Query: Sendable {
         var reading: ReadRequest?
         /// The statement whose rows a count counts, once ``reading`` was applied.
         var counted: (sql: String, arguments: SQLArguments)?
+        var channel: String?
 
         init(_ sql: String, _ arguments: SQLArguments, shape: Shape) {
             self.sql = sql
@@ -87,6 +88,7 @@ public struct Query: Sendable {
             copy.chosen = chosen
             copy.reading = reading
             copy.counted = counted
+            copy.channel = channel
             return copy
         }
     }
@@ -130,6 +132,12 @@ public struct Query: Sendable {
         set { uniqueStorage().reading = newValue }
     }
 
+    /// The channel whose notifications follow the rows of an event stream (``listening(to:)``).
+    var channel: String? {
+        get { storage.channel }
+        set { uniqueStorage().channel = newValue }
+    }
+
     /// This query with its ``chosen`` columns or its ``reading`` request
     /// applied to its statement, as it runs.
     func resolvingChoices() -> Query {
@@ -139,7 +147,7 @@ public struct Query: Sendable {
             query.counted = reading.countingStatement(for: self)
             return query
         }
-        guard chosen != nil else { return self }
+        guard let chosen, !chosen.isEmpty else { return self }
         let (sql, arguments) = chosenStatement()
         var query = with(sql: sql, arguments: arguments)
         query.page = page
@@ -152,6 +160,7 @@ public struct Query: Sendable {
         var query = Query(sql, arguments, shape: shape)
         query.embeds = embeds ?? self.embeds
         query.members = members
+        if let channel { query.channel = channel }
         return query
     }
 

@@ -12,7 +12,8 @@ import WebService
 /// - for each pool, labelled `pool="primary"` and so on: connections in
 ///   use and idle, callers waiting, the acquire-time histogram, and the
 ///   sizes of the pipeline loop's batches;
-/// - database errors answered over HTTP, by SQLSTATE class.
+/// - database errors answered over HTTP, by SQLSTATE class;
+/// - the live feed's streams, groups, batches and statements.
 ///
 /// Written by hand rather than with swift-metrics and swift-prometheus:
 /// those raise the idle server's resident memory past its target
@@ -28,11 +29,14 @@ public struct MetricsService: WebService {
 
     private let routeMetrics: RouteMetrics
     private let pools: [(name: String, pool: ConnectionPool)]
+    private let live: LiveFeed?
 
-    /// An exporter of `routes` and of each pool under its name.
-    public init(routes: RouteMetrics, pools: [(name: String, pool: ConnectionPool)]) {
+    /// An exporter of `routes`, of each pool under its name, and of the
+    /// `live` feed's streams, groups, batches and statements.
+    public init(routes: RouteMetrics, pools: [(name: String, pool: ConnectionPool)], live: LiveFeed? = nil) {
         self.routeMetrics = routes
         self.pools = pools
+        self.live = live
     }
 
     public var routes: [Route] {
@@ -72,6 +76,22 @@ public struct MetricsService: WebService {
         text.metric("db_errors_total", type: .counter, help: "Database errors answered over HTTP, by SQLSTATE class.")
         for (sqlStateClass, count) in DatabaseError.answeredByClass.values {
             text.sample("db_errors_total", labels: [("class", sqlStateClass)], value: count)
+        }
+        if let live {
+            let figures = live.statistics
+            for (name, type, help, value) in [
+                ("live_streams", PrometheusText.MetricType.gauge, "Event streams open.", figures.streams),
+                ("live_groups", .gauge, "Groups of event streams (a list, its filters and a role) followed.", figures.groups),
+                ("live_batches_total", .counter, "Batches of changes the live feed read.", figures.batches),
+                ("live_statements_total", .counter, "Statements the live feed ran to read changed rows again.", figures.statements),
+                ("live_events_total", .counter, "Events written, once per group.", figures.events),
+                ("live_dropped_total", .counter, "Event streams dropped for falling too far behind.", figures.dropped),
+                ("live_resets_total", .counter, "Event streams reset (their list to be read again from the start).", figures.resets),
+                ("live_listening", .gauge, "Whether the LISTEN connection is up (1) or not (0).", figures.isListening ? 1 : 0),
+            ] {
+                text.metric(name, type: type, help: help)
+                text.sample(name, labels: [], value: UInt64(max(0, value)))
+            }
         }
         return text.bytes
     }

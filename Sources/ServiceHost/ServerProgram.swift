@@ -256,8 +256,9 @@ public struct ServerProgram {
                 "--pooler-compatible sets no statement_timeout on the connections: set it on the role (ALTER ROLE ... SET statement_timeout)"
             )
         }
-        let runner = QueryRunner(
-            pool: pool, replicas: replicas, options: JSONRenderingOptions(dateFormat: options.dateFormat), maxRows: options.maxRows)
+        let rendering = JSONRenderingOptions(dateFormat: options.dateFormat)
+        let live = options.live ? LiveFeed(pool: pool, options: rendering, configuration: options.liveConfiguration, logger: logger) : nil
+        let runner = QueryRunner(pool: pool, replicas: replicas, options: rendering, maxRows: options.maxRows, live: live)
         let authenticator = try options.authenticator(realm: name, logger: logger)
         let openAPI = OpenAPIInfo(
             title: name, description: overview,
@@ -269,7 +270,7 @@ public struct ServerProgram {
             var services = try makeServices(options, pool) + [HealthService(pool: pool, drain: drain)]
             if let routeMetrics {
                 let replicaPools = (replicas?.pools ?? []).enumerated().map { (name: "replica-\($0.offset + 1)", pool: $0.element) }
-                services.append(MetricsService(routes: routeMetrics, pools: [("primary", pool)] + replicaPools))
+                services.append(MetricsService(routes: routeMetrics, pools: [("primary", pool)] + replicaPools, live: live))
             }
             var paths: Set<String> = []
             for service in services {
@@ -356,9 +357,14 @@ public struct ServerProgram {
             }
         }
         // Stops accepting, and lets the requests in flight finish.
+        // Event streams end at the drain's start (their callers connect again elsewhere) and before the stop.
         server.runUntilSignalled(
-            drainSeconds: options.drainSeconds, onDrain: drain.begin,
-            onHangup: hangupSteps.isEmpty ? nil : { for step in hangupSteps { step() } })
+            drainSeconds: options.drainSeconds,
+            onDrain: {
+                drain.begin()
+                live?.endAllStreams()
+            },
+            onHangup: hangupSteps.isEmpty ? nil : { for step in hangupSteps { step() } }, beforeStop: { live?.stop() })
         replicas?.close()
         pool.close()
         logger.info("Stopped")

@@ -11,6 +11,7 @@ import SQLServices
 ///
 /// ```
 /// sql-rest init --database-url URL --out api [--schema NAME ...] [--writes]   # a file per operation, from the catalog
+/// sql-rest init --database-url URL --out api --live   # and live.sql beside api/: the triggers of event streams
 /// sql-rest check --services services      # prepares and describes every statement; 0 when all is well
 /// sql-rest check --services services/employees/list.sql   # one file: its problems only
 /// sql-rest serve --services services      # serves them; SIGHUP reads the folder again
@@ -67,16 +68,20 @@ enum SQLRestCommand {
         }
     }
 
-    /// `sql-rest init --database-url URL --out DIR [--schema NAME ...] [--writes]`:
+    /// `sql-rest init --database-url URL --out DIR [--schema NAME ...] [--writes] [--live]`:
     /// writes a service folder for every table and view of the schemas
     /// (`public` by default), never over a file that exists, prints what it
-    /// wrote and left, then checks the folder as `check` does.
+    /// wrote and left, then checks the folder as `check` does. With
+    /// `--live`, also writes `live.sql` beside the folder (in the current
+    /// folder without `--out`), the migration that makes lists followable
+    /// as event streams, which the user applies (docs/LIVE.md).
     static func initCommand(_ arguments: [String]) -> Int32 {
-        let usage = "Usage: sql-rest init --database-url <url> --out <folder> [--schema <name> ...] [--writes]"
+        let usage = "Usage: sql-rest init --database-url <url> --out <folder> [--schema <name> ...] [--writes] [--live]"
         var databaseURL = getenv("DATABASE_URL").map { String(cString: $0) } ?? ""
         var out: String?
         var schemas: [String] = []
         var writes = false
+        var live = false
         var remaining = arguments[...]
         while let argument = remaining.popFirst() {
             switch argument {
@@ -86,10 +91,12 @@ enum SQLRestCommand {
                 guard let schema = remaining.popFirst() else { printError(usage); return 64 }
                 schemas.append(schema)
             case "--writes": writes = true
+            case "--live": live = true
             case "-h", "--help":
                 print(
                     usage
                         + "\nWrites list.sql (and one.sql for a table with a primary key; create, update and delete with --writes) for every table and view of the schemas (public by default), then checks them."
+                        + "\nWith --live, also writes live.sql beside the folder (or here, without --out): the triggers that let lists be followed as event streams; apply it with psql -f live.sql."
                 )
                 return 0
             default:
@@ -97,7 +104,7 @@ enum SQLRestCommand {
                 return 64
             }
         }
-        guard let out, !out.isEmpty else {
+        guard live || !(out ?? "").isEmpty else {
             printError("Error: Missing '--out <folder>'.\n" + usage)
             return 64
         }
@@ -110,6 +117,12 @@ enum SQLRestCommand {
                 return 1
             }
             let scaffold = ServiceScaffold(catalog: catalog, writes: writes)
+            if live {
+                let path = liveMigrationPath(besides: out)
+                try scaffold.writeLiveMigration(to: path)
+                print("wrote \(path): apply it (psql -f \(path)) for lists to be followed as event streams")
+            }
+            guard let out, !out.isEmpty else { return 0 }
             for relation in scaffold.skipped {
                 printError("skipped \(relation.schema.debugDescription).\(relation.name.debugDescription): a name with a control character")
             }
@@ -126,6 +139,15 @@ enum SQLRestCommand {
             printError("Error: \(error)")
             return 1
         }
+    }
+
+    /// Where `init --live` writes `live.sql`: in the folder that holds
+    /// `out`, so that the service folder holds service files only.
+    static func liveMigrationPath(besides out: String?) -> String {
+        var folder = out ?? ""
+        while folder.count > 1, folder.hasSuffix("/") { folder.removeLast() }
+        guard let slash = folder.lastIndex(of: "/") else { return "live.sql" }
+        return String(folder[...slash]) + "live.sql"
     }
 
     private static func printError(_ line: String) {
