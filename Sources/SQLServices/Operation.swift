@@ -34,6 +34,8 @@ public struct Operation: Sendable {
     let location: String?
     /// The documented result.
     let result: ResultDescription
+    /// `@listen`: the channel a list's event streams relay after its rows.
+    let channel: String?
 
     /// What an operation answers with.
     public enum Kind: Sendable, Equatable {
@@ -154,7 +156,8 @@ public struct Operation: Sendable {
                 query = query.paged(limit: limit, offset: offset)
             }
             for (name, detail) in zip(names, asked) { query = query.attaching(name, detail.query) }
-            return query.choosing(chosenColumns(values))
+            query = query.choosing(chosenColumns(values))
+            return channel.map(query.listening(to:)) ?? query
         }
     }
 

@@ -31,7 +31,11 @@ final class LiveFixture: @unchecked Sendable {
     /// The roles of the tests, made once for the cluster.
     static let roles = ["live_all", "live_public"]
 
-    init(configuration: LiveConfiguration = LiveConfiguration(heartbeat: .seconds(30), batchInterval: .milliseconds(10))) throws {
+    /// A fixture whose server also serves what `services` makes for its schema (a folder of service files, say).
+    init(
+        configuration: LiveConfiguration = LiveConfiguration(heartbeat: .seconds(30), batchInterval: .milliseconds(10)),
+        services: (_ schema: String, _ admin: Connection) throws -> [any WebService] = { _, _ in [] }
+    ) throws {
         schema = "live_" + String(UInt32.random(in: 0x1000_0000...UInt32.max), radix: 16)
         admin = try Connection(try SampleDatabase.conninfo(user: "postgres"))
         try Self.makeRoles(on: admin)
@@ -64,7 +68,8 @@ final class LiveFixture: @unchecked Sendable {
         let secret = Array(try Data(contentsOf: URL(filePath: key.privateKeyFile)))
         let authenticator = try Authenticator(
             .init(realm: "live", tokens: try JSONWebTokenVerifier(key: .secret(secret)), anonymousRole: "live_all"), logger: logger)
-        let router = WebServiceRouter(services: [LiveTestService(schema: schema)], runners: [runner], logger: logger)
+        let router = WebServiceRouter(
+            services: [LiveTestService(schema: schema)] + (try services(schema, admin)), runners: [runner], logger: logger)
         var serverConfiguration = HTTPServer.Configuration(port: 0, maximumConnections: 256, eventLoops: 2)
         serverConfiguration.admission = authenticator
         serverConfiguration.libraryPatches = TestPatches.policy
@@ -103,14 +108,15 @@ final class LiveFixture: @unchecked Sendable {
         try key.token(claims: ["role": role, "exp": Int(Date().timeIntervalSince1970) + 600])
     }
 
-    /// An event stream of `target` (below the service's `/live`) as `role` (the anonymous role, `live_all`, without one).
-    func stream(_ target: String, role: String? = nil, lastEventID: String? = nil, receiveBufferSize: Int? = nil) throws
-        -> EventStreamClient
-    {
+    /// An event stream of `target` (below `service`, the test service's `/live` by default) as `role`
+    /// (the anonymous role, `live_all`, without one).
+    func stream(
+        _ target: String, service: String = "/live", role: String? = nil, lastEventID: String? = nil, receiveBufferSize: Int? = nil
+    ) throws -> EventStreamClient {
         var headers: [(String, String)] = []
         if let role { headers.append(("Authorization", "Bearer " + (try token(role)))) }
         if let lastEventID { headers.append(("Last-Event-ID", lastEventID)) }
-        return try EventStreamClient(port: port, target: "/live" + target, headers: headers, receiveBufferSize: receiveBufferSize)
+        return try EventStreamClient(port: port, target: service + target, headers: headers, receiveBufferSize: receiveBufferSize)
     }
 }
 
