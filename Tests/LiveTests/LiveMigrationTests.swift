@@ -33,7 +33,7 @@ struct LiveMigrationTests {
         }
 
         deinit {
-            _ = try? admin.executeScript("DROP SCHEMA \(name) CASCADE")
+            _ = try? admin.executeScript(LiveFixture.dropping(name))
             admin.close()
             listener.close()
         }

@@ -85,7 +85,7 @@ struct LiveRecoveryTests {
         let active = try fixture.stream("/items?group=eq.9&select=id,note")
         _ = try active.events(through: "ready")
 
-        let inserts = 300
+        let inserts = 400
         let heard = Mutex<[String]>([])
         let reader = Thread {
             while let event = try? active.next(timeout: 20) {
@@ -97,7 +97,7 @@ struct LiveRecoveryTests {
             }
         }
         reader.start()
-        let filler = String(repeating: "n", count: 16_000)
+        let filler = String(repeating: "n", count: 24_000)
         for index in 0..<inserts {
             try fixture.execute("INSERT INTO \(s).items (id, grp, title, note) VALUES (\(1000 + index), 9, 'many', '\(filler)')")
         }

@@ -81,8 +81,21 @@ final class LiveFixture: @unchecked Sendable {
         feed.stop()
         server.stop()
         pool.close()
-        _ = try? admin.executeScript("DROP SCHEMA \(schema) CASCADE")
+        _ = try? admin.executeScript(Self.dropping(schema))
         admin.close()
+    }
+
+    /// Drops `schema` and the functions `live.sql` made for its tables (in the schema `sql_rest_live`).
+    static func dropping(_ schema: String) -> String {
+        """
+        DROP SCHEMA \(schema) CASCADE;
+        DO $$ DECLARE f regprocedure; BEGIN
+          FOR f IN SELECT p.oid::regprocedure FROM pg_proc p JOIN pg_namespace n ON n.oid = p.pronamespace
+                   WHERE n.nspname = 'sql_rest_live' AND p.proname LIKE '\(schema).%' LOOP
+            EXECUTE 'DROP FUNCTION ' || f;
+          END LOOP;
+        END $$;
+        """
     }
 
     /// Makes the test roles if they do not exist, members of the server's login role.
