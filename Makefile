@@ -70,7 +70,7 @@ run: build db ## build, start the database, serve http://localhost:8080 (HOST, P
 # other suites' load would change how many streams the server process holds
 # at once, and a backend kept off the processor for 100 ms would count as a
 # stalled pipeline connection.
-solo_tests := MemoryStaysFlat|KeepsMemoryFlat|PeakMemoryStaysBounded|oneConnectionServesWhileItKeepsUp
+solo_tests := MemoryStaysFlat|KeepsMemoryFlat|PeakMemoryStaysBounded|CostGrowsLinearly|oneConnectionServesWhileItKeepsUp
 # The HTTP-level suites (server, hostile input, employees API, HEAD against
 # GET) run a second time with libmicrohttpd's patches off (MHD_PATCHES=off,
 # read by Tests/HTTPTestClient/TestPatches.swift), so that the stock path,

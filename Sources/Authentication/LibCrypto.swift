@@ -46,6 +46,7 @@ enum LibCrypto {
     /// `count` bytes from the system's cryptographically secure generator.
     static func randomBytes(_ count: Int) -> [UInt8] {
         var bytes = [UInt8](repeating: 0, count: count)
+        // `count` is the code's (16 or 32); the generator fails only when the system has no entropy source.
         precondition(RAND_bytes(&bytes, Int32(count)) == 1, "libcrypto's random generator failed")
         return bytes
     }

@@ -11,6 +11,8 @@
 public struct PasswordHash: Sendable, Hashable, CustomStringConvertible {
     /// PBKDF2 rounds: OWASP's 2023 recommendation for PBKDF2-HMAC-SHA-256.
     public static let defaultIterations = 600_000
+    /// The most rounds a hash may ask for: libcrypto counts them in a 32-bit integer.
+    public static let maximumIterations = Int(Int32.max)
 
     public let iterations: Int
     let salt: [UInt8]
@@ -24,7 +26,7 @@ public struct PasswordHash: Sendable, Hashable, CustomStringConvertible {
     public init?(_ text: some StringProtocol) {
         let fields = text.utf8.split(separator: UInt8(ascii: "$"), omittingEmptySubsequences: false)
         guard fields.count == 5, fields[0].isEmpty, fields[1].elementsEqual("pbkdf2-sha256".utf8),
-            let iterations = Int(String(decoding: fields[2], as: UTF8.self)), iterations >= 1,
+            let iterations = Int(String(decoding: fields[2], as: UTF8.self)), (1...Self.maximumIterations).contains(iterations),
             let salt = Base64.decode(fields[3], .passlib), !salt.isEmpty,
             let hash = Base64.decode(fields[4], .passlib), hash.count >= 16
         else { return nil }
@@ -51,7 +53,8 @@ public struct PasswordHash: Sendable, Hashable, CustomStringConvertible {
     /// print(PasswordHash.make(password: password, iterations: 100_000))
     /// ```
     public static func make(password: String, iterations: Int = defaultIterations) -> PasswordHash {
-        precondition(iterations >= 1, "PBKDF2 takes at least one iteration")
+        // `hash-password --iterations` takes 1...maximumIterations only: only code passes another count.
+        precondition((1...maximumIterations).contains(iterations), "PBKDF2 takes 1 to \(maximumIterations) iterations")
         let salt = LibCrypto.randomBytes(16)
         let hash = LibCrypto.pbkdf2SHA256(password: Array(password.utf8), salt: salt, iterations: iterations, length: 32)
         return PasswordHash(iterations: iterations, salt: salt, hash: hash)

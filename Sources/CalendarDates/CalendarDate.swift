@@ -18,6 +18,8 @@ public struct CalendarDate: Sendable, Hashable, Comparable, CustomStringConverti
     public let day: Int
 
     /// The day, which must exist (`month` 1...12, `day` within the month).
+    /// Text from outside (a request, a file) goes through ``init(_:)``,
+    /// which checks the day first: only code can break this precondition.
     public init(year: Int, month: Int, day: Int) {
         precondition((1...12).contains(month), "No month \(month)")
         precondition(

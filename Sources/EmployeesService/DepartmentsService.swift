@@ -7,6 +7,7 @@ import WebService
 /// ```
 /// GET /departments
 /// GET /departments?departmentName=like.*Sales*&select=departmentNumber
+/// GET /departments/d005?select=departmentName,managers(lastName)
 /// GET /departments/d005?details=managers,employees
 /// ```
 public struct DepartmentsService: WebService {
@@ -18,13 +19,9 @@ public struct DepartmentsService: WebService {
     public var routes: [Route] {
         Route(
             .get, "/", description: "Lists the departments ordered by number.", returns: [Department].self,
-            Self.columns.chosen()
-        ) { chosen in
-            Query.list(
-                """
-                SELECT dept_no AS "departmentNumber", dept_name AS "departmentName" FROM departments ORDER BY dept_no
-                """
-            ).choosing(chosen)
+            ReadArguments(graph: ServiceResources.graph, resource: ServiceResources.departments)
+        ) { read in
+            Query.list(Self.listQuery).reading(read)
         }.cacheControl("max-age=300")
 
         Route(
@@ -37,16 +34,20 @@ public struct DepartmentsService: WebService {
             Parameter<String>("departmentNumber", example: "d005", description: "The department's number, such as `d005`."),
             Parameter<CommaList<DepartmentDetail>>(
                 "details", example: CommaList([.managers]),
-                description: "What to nest.")
-        ) { departmentNumber, details in
-            find(departmentNumber: departmentNumber, details: details)
+                description: "What to nest."),
+            ReadArguments(graph: ServiceResources.graph, resource: ServiceResources.department, taken: ["departmentNumber", "details"])
+        ) { departmentNumber, details, read in
+            try find(departmentNumber: departmentNumber, details: details, read: read)
         }
     }
 
-    /// The columns of a listed department that a request filters on, orders by and selects.
-    static let columns = ColumnChoices(
-        [.init("departmentNumber", as: String.self), .init("departmentName", as: String.self)],
-        key: ListKey(table: "departments", columns: ["departmentNumber"]))
+    static let listQuery = """
+        SELECT dept_no AS "departmentNumber", dept_name AS "departmentName" FROM departments ORDER BY dept_no
+        """
+
+    static let departmentQuery = """
+        SELECT dept_no AS "departmentNumber", dept_name AS "departmentName" FROM departments WHERE dept_no = :departmentNumber
+        """
 
     static let managersQuery = """
         SELECT e.emp_no AS "employeeNumber", e.first_name AS "firstName", e.last_name AS "lastName",
@@ -66,18 +67,13 @@ public struct DepartmentsService: WebService {
     /// The department's own fields come first; its employees, of whom there
     /// can be tens of thousands, are streamed by a query of their own rather
     /// than collected as an attachment.
-    private func find(departmentNumber: String, details: CommaList<DepartmentDetail>) -> Query {
+    private func find(departmentNumber: String, details: CommaList<DepartmentDetail>, read: ReadRequest) throws -> Query {
         var department = Query.object(
-            """
-            SELECT dept_no AS "departmentNumber", dept_name AS "departmentName" FROM departments WHERE dept_no = :departmentNumber
-            """, ["departmentNumber": departmentNumber],
+            Self.departmentQuery, ["departmentNumber": departmentNumber],
             notFound: HTTPError(.notFound, detail: "There is no department \"\(departmentNumber)\".", parameter: "departmentNumber"))
-        if details.contains(.managers) {
-            department = department.attaching("managers", Self.managersQuery)
-        }
         if details.contains(.employees) {
             department = department.streaming("employees", Query.list(Self.employeesQuery, ["departmentNumber": departmentNumber]))
         }
-        return department
+        return department.reading(try read.embedding(details.contains(.managers) ? ["managers"] : []))
     }
 }

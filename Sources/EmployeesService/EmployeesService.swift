@@ -10,6 +10,8 @@ import WebService
 /// GET /employees?lastName=eq.Facello&order=firstName.desc&select=employeeNumber,firstName
 ///                                                   filters, order and members, as PostgREST takes them
 /// GET /employees?details=titles&limit=10            nested details for every match
+/// GET /employees?select=lastName,titles(title)&titles.order=fromDate.desc
+///                                                   the same, embedded as PostgREST embeds
 /// GET /employees/10004?details=titles,salaries      one employee, with details
 /// ```
 public struct EmployeesService: WebService {
@@ -24,17 +26,18 @@ public struct EmployeesService: WebService {
             description: """
                 Lists employees ordered by number, streamed. With `name`, only those whose first or last \
                 name matches the pattern (case-insensitive; `*` matches any run of characters, other \
-                characters match themselves). Filters, `order` and `select` as PostgREST takes them: \
-                `lastName=eq.Facello`, `order=lastName.desc`, `select=employeeNumber,lastName`.
+                characters match themselves). Filters, `order`, `select` and embedding as PostgREST takes them: \
+                `lastName=eq.Facello`, `order=lastName.desc`, `select=employeeNumber,lastName,titles(title)`.
                 """,
             returns: [EmployeeSummary].self,
             Parameter<String?>("name", example: "bal*", description: "A name pattern such as `bal*` or `*son`."),
             Parameter<CommaList<EmployeeDetail>>("details", description: "What to nest in each employee."),
             Parameter<Int?>("limit", example: 10, constraints: .atLeast(0), description: "At most this many employees (0 or more)."),
             Parameter<Int>("offset", default: 0, constraints: .atLeast(0), description: "Skip this many employees first (0 or more)."),
-            Self.summaryColumns.chosen()
-        ) { name, details, limit, offset, chosen in
-            list(name: name, details: details, limit: limit, offset: offset).choosing(chosen)
+            ReadArguments(
+                graph: ServiceResources.graph, resource: ServiceResources.employees, taken: ["name", "details", "limit", "offset"])
+        ) { name, details, limit, offset, read in
+            try list(name: name, limit: limit, offset: offset).reading(read.embedding(details.map(\.rawValue)))
         }
 
         Route(
@@ -43,15 +46,16 @@ public struct EmployeesService: WebService {
             Parameter<Int>("employeeNumber", example: 10004, description: "The employee's number (10001 and up)."),
             Parameter<CommaList<EmployeeDetail>>(
                 "details", example: CommaList([.titles, .salaries]),
-                description: "What to nest.")
-        ) { employeeNumber, details in
-            Query.object(
+                description: "What to nest."),
+            ReadArguments(graph: ServiceResources.graph, resource: ServiceResources.employee, taken: ["employeeNumber", "details"])
+        ) { employeeNumber, details, read in
+            try Query.object(
                 Self.employeeQuery, ["employeeNumber": employeeNumber],
                 notFound: HTTPError(
                     .notFound, detail: "There is no employee number \(employeeNumber).",
                     parameter: "employeeNumber")
             )
-            .attaching(details.map { ($0.rawValue, $0.sql) })
+            .reading(read.embedding(details.map(\.rawValue)))
         }
     }
 
@@ -59,25 +63,17 @@ public struct EmployeesService: WebService {
 
     static let summarySelectList = #"emp_no AS "employeeNumber", first_name AS "firstName", last_name AS "lastName""#
 
-    /// The columns of a listed employee that a request filters on, orders
-    /// by and selects; `emp_no` is an `integer`, whose range a filter holds to.
-    static let summaryColumns = ColumnChoices(
-        [
-            .init("employeeNumber", as: Int.self, constraints: .range(Int(Int32.min)...Int(Int32.max))),
-            .init("firstName", as: String.self),
-            .init("lastName", as: String.self),
-        ], key: ListKey(table: "employees", columns: ["employeeNumber"]))
+    /// Every employee, by number: the list's rows without `name`.
+    static let listQuery = "SELECT \(summarySelectList) FROM employees ORDER BY emp_no"
 
-    private func list(name: String?, details: CommaList<EmployeeDetail>, limit: Int?, offset: Int) -> Query {
-        var arguments: SQLArguments = [:]
-        var filter = ""
-        if let name {
-            arguments["pattern"] = Self.likePattern(name)
-            filter = "WHERE lower(first_name) LIKE :pattern OR lower(last_name) LIKE :pattern"
-        }
-        return Query.list("SELECT \(Self.summarySelectList) FROM employees \(filter) ORDER BY emp_no", arguments)
-            .paged(limit: limit, offset: offset)
-            .attaching(details.map { ($0.rawValue, $0.sql) })
+    private func list(name: String?, limit: Int?, offset: Int) -> Query {
+        guard let name else { return Query.list(Self.listQuery).paged(limit: limit, offset: offset) }
+        return Query.list(
+            """
+            SELECT \(Self.summarySelectList) FROM employees
+            WHERE lower(first_name) LIKE :pattern OR lower(last_name) LIKE :pattern ORDER BY emp_no
+            """, ["pattern": Self.likePattern(name)]
+        ).paged(limit: limit, offset: offset)
     }
 
     /// One employee by number. `CAST(:employeeNumber AS bigint)` makes the

@@ -132,6 +132,7 @@ public final class EventLoop: @unchecked Sendable {
         let created = pthread_create(
             &thread, nil,
             { argument in
+                // `argument` is the loop passed to pthread_create: never nil.
                 let loop = Unmanaged<EventLoop>.fromOpaque(argument!).takeRetainedValue()
                 loop.run()
                 return nil

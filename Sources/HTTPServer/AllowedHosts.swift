@@ -70,11 +70,12 @@ struct AllowedHosts: Sendable, CustomStringConvertible {
 
     /// Whether two host names are the same, ignoring ASCII case and a final dot.
     private static func matches(_ first: some StringProtocol, _ second: some StringProtocol) -> Bool {
-        func trimmed(_ name: some StringProtocol) -> Substring.UTF8View {
-            let bytes = Substring(name).utf8
-            return bytes.last == UInt8(ascii: ".") ? bytes.dropLast() : bytes[...]
-        }
-        let (first, second) = (trimmed(first), trimmed(second))
+        matches(Substring(first).utf8, Substring(second).utf8)
+    }
+
+    private static func matches<First: BidirectionalCollection<UInt8>, Second: BidirectionalCollection<UInt8>>(_ first: First, _ second: Second) -> Bool {
+        let first = first.last == UInt8(ascii: ".") ? first.dropLast() : first[...]
+        let second = second.last == UInt8(ascii: ".") ? second.dropLast() : second[...]
         return first.count == second.count && zip(first, second).allSatisfy { ($0 | 0x20) == ($1 | 0x20) && ($0 == $1 || isLetter($0)) }
     }
 
@@ -88,62 +89,96 @@ struct AllowedHosts: Sendable, CustomStringConvertible {
     /// repeated, malformed (400) or not one of the names (421); `nil` when
     /// it may go on. An absolute-form target (`http://host/path`) names the
     /// host instead of `Host` (RFC 9112, section 3.2.2).
+    ///
+    /// It runs on every request: the authority is read in place, as bytes.
     func problem(headers: HTTPHeaders, rawTarget: [UInt8], isHTTP10: Bool) -> HTTPError? {
         var host: String?
-        for (name, value) in headers where name.utf8.count == 4 && HTTPHeaders.namesMatch(name, "Host") {
+        for field in headers.fields where field.name.utf8.count == 4 && HTTPHeaders.namesMatch(field.name, "Host") {
             guard host == nil else { return HTTPError(.badRequest, detail: "The request has more than one Host field.") }
-            host = value
+            host = field.value
         }
-        let authority: Substring
+        let verdict: Verdict
         if let fromTarget = Self.absoluteFormAuthority(rawTarget) {
-            authority = fromTarget
-        } else if let host {
-            authority = Substring(host)
+            verdict = rawTarget.withUnsafeBufferPointer { check(UnsafeBufferPointer(rebasing: $0[fromTarget])) }
+        } else if var host {
+            verdict = host.withUTF8 { check($0) }
         } else {
             return isHTTP10 ? nil : HTTPError(.badRequest, detail: "An HTTP/1.1 request must have a Host field.")
         }
-        guard let (name, _) = Self.hostAndPort(authority) else {
+        switch verdict {
+        case .allowed:
+            return nil
+        case .malformed:
             return HTTPError(.badRequest, detail: "The request's Host is not a host name or address, with a port or not.")
-        }
-        guard allows(name) else {
+        case .refused(let name):
             return HTTPError(
                 .misdirectedRequest, detail: "This server does not answer for the host \"\(LogText.escaping(String(name.prefix(255))))\".")
         }
-        return nil
+    }
+
+    private enum Verdict {
+        case allowed, malformed
+        case refused(String)
+    }
+
+    private func check(_ authority: UnsafeBufferPointer<UInt8>) -> Verdict {
+        guard let host = Self.hostRange(authority) else { return .malformed }
+        let name = UnsafeBufferPointer(rebasing: authority[host])
+        guard let names else { return .allowed }
+        for allowed in names where Self.matches(name, allowed.utf8) { return .allowed }
+        return .refused(String(decoding: name, as: UTF8.self))
+    }
+
+    /// The range of the host in `authority` (`host[:port]` or
+    /// `[IPv6]:port`, without the brackets); `nil` when it is not one.
+    private static func hostRange(_ authority: UnsafeBufferPointer<UInt8>) -> Range<Int>? {
+        let host: Range<Int>
+        var rest: Int
+        if authority.first == UInt8(ascii: "[") {
+            guard let close = authority.firstIndex(of: UInt8(ascii: "]")) else { return nil }
+            host = 1..<close
+            rest = close + 1
+            guard !host.isEmpty, authority[host].allSatisfy({ isHexDigit($0) || $0 == UInt8(ascii: ":") || $0 == UInt8(ascii: ".") })
+            else { return nil }
+        } else {
+            let colon = authority.firstIndex(of: UInt8(ascii: ":")) ?? authority.count
+            host = 0..<colon
+            rest = colon
+            guard !host.isEmpty, authority[host].allSatisfy(isNameByte) else { return nil }
+        }
+        guard rest < authority.count else { return host }
+        guard authority[rest] == UInt8(ascii: ":") else { return nil }
+        rest += 1
+        guard authority.count - rest <= 5, authority[rest...].allSatisfy({ $0 >= UInt8(ascii: "0") && $0 <= UInt8(ascii: "9") })
+        else { return nil }
+        return host
     }
 
     /// The host and the port (`nil` when absent or empty) of `authority`,
     /// `host[:port]` or `[IPv6]:port`, the brackets removed; `nil` when it
     /// is not one.
     static func hostAndPort(_ authority: Substring) -> (host: Substring, port: Substring?)? {
-        let host: Substring
-        var rest: Substring
-        if authority.first == "[" {
-            guard let close = authority.firstIndex(of: "]") else { return nil }
-            host = authority[authority.index(after: authority.startIndex)..<close]
-            rest = authority[authority.index(after: close)...]
-            guard !host.isEmpty, host.utf8.allSatisfy({ isHexDigit($0) || $0 == UInt8(ascii: ":") || $0 == UInt8(ascii: ".") })
-            else { return nil }
-        } else {
-            let colon = authority.firstIndex(of: ":") ?? authority.endIndex
-            host = authority[..<colon]
-            rest = authority[colon...]
-            guard !host.isEmpty, host.utf8.allSatisfy(isNameByte) else { return nil }
-        }
-        guard !rest.isEmpty else { return (host, nil) }
-        guard rest.first == ":" else { return nil }
-        rest = rest.dropFirst()
-        guard rest.count <= 5, rest.utf8.allSatisfy({ $0 >= UInt8(ascii: "0") && $0 <= UInt8(ascii: "9") }) else { return nil }
-        return (host, rest.isEmpty ? nil : rest)
+        var bytes = authority
+        guard let range = bytes.withUTF8({ hostRange($0) }) else { return nil }
+        let utf8 = authority.utf8
+        let hostStart = utf8.index(utf8.startIndex, offsetBy: range.lowerBound)
+        let hostEnd = utf8.index(utf8.startIndex, offsetBy: range.upperBound)
+        // After the host: `]` for an address in brackets, then `:` and the port.
+        var portStart = authority.first == "[" ? utf8.index(after: hostEnd) : hostEnd
+        if portStart < utf8.endIndex { portStart = utf8.index(after: portStart) }
+        let port = authority[portStart...]
+        return (authority[hostStart..<hostEnd], port.isEmpty ? nil : port)
     }
 
-    /// The authority of an absolute-form target (`http://host:8080/path`), `nil` for any other form.
-    private static func absoluteFormAuthority(_ target: [UInt8]) -> Substring? {
+    /// The range of the authority of an absolute-form target
+    /// (`http://host:8080/path`), `nil` for any other form.
+    private static func absoluteFormAuthority(_ target: [UInt8]) -> Range<Int>? {
         guard target.first != UInt8(ascii: "/"), let colon = target.firstIndex(of: UInt8(ascii: ":")),
             target[colon...].starts(with: "://".utf8)
         else { return nil }
-        let authority = target[(colon + 3)...].prefix { $0 != UInt8(ascii: "/") && $0 != UInt8(ascii: "?") }
-        return Substring(String(decoding: authority, as: UTF8.self))
+        let start = colon + 3
+        let end = target[start...].firstIndex { $0 == UInt8(ascii: "/") || $0 == UInt8(ascii: "?") } ?? target.count
+        return start..<end
     }
 
     /// A byte of a registered name (RFC 3986: unreserved, sub-delims, `%`).
@@ -151,8 +186,12 @@ struct AllowedHosts: Sendable, CustomStringConvertible {
         switch byte {
         case UInt8(ascii: "a")...UInt8(ascii: "z"), UInt8(ascii: "A")...UInt8(ascii: "Z"), UInt8(ascii: "0")...UInt8(ascii: "9"):
             true
+        case UInt8(ascii: "-"), UInt8(ascii: "."), UInt8(ascii: "_"), UInt8(ascii: "~"), UInt8(ascii: "!"), UInt8(ascii: "$"),
+            UInt8(ascii: "&"), UInt8(ascii: "'"), UInt8(ascii: "("), UInt8(ascii: ")"), UInt8(ascii: "*"), UInt8(ascii: "+"),
+            UInt8(ascii: ","), UInt8(ascii: ";"), UInt8(ascii: "="), UInt8(ascii: "%"):
+            true
         default:
-            "-._~!$&'()*+,;=%".utf8.contains(byte)
+            false
         }
     }
 

@@ -126,6 +126,7 @@ final class FormReader {
         part.size += data.count
         if let file = part.file {
             var written = 0
+            // `data` is not empty inside the loop: it has a base address.
             while written < data.count {
                 let result = write(file.descriptor, data.baseAddress! + written, data.count - written)
                 if result < 0 && errno == EINTR { continue }
@@ -185,6 +186,7 @@ final class FormReader {
             UnsafeMutableRawPointer?, MHD_ValueKind, UnsafePointer<CChar>?, UnsafePointer<CChar>?,
             UnsafePointer<CChar>?, UnsafePointer<CChar>?, UnsafePointer<CChar>?, UInt64, Int
         ) -> MHD_Result = { cls, _, key, filename, contentType, _, data, offset, size in
+            // `cls` is the context this server registered with libmicrohttpd: never nil.
             let reader = Unmanaged<FormReader>.fromOpaque(cls!).takeUnretainedValue()
             let bytes = UnsafeRawBufferPointer(start: data, count: data == nil ? 0 : size)
             return reader.receive(name: key, filename: filename, contentType: contentType, data: bytes, offset: offset)

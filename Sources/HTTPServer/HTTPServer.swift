@@ -40,6 +40,17 @@ public final class HTTPServer: Sendable {
         public var connectionTimeout: Int
         /// Largest request body in bytes; a larger one is answered 413.
         public var maximumBodySize: Int
+        /// Lower limits than ``maximumBodySize`` for the bodies sent to
+        /// some paths (`/jsonrpc`: the request's path as a router reads it,
+        /// its segments percent-decoded, one slash between them, so that
+        /// `/json%72pc/` is `/jsonrpc`). A body past its path's limit is
+        /// answered 413 as one past ``maximumBodySize`` is: at once, unread,
+        /// when `Content-Length` announces it.
+        ///
+        /// ```swift
+        /// configuration.maximumBodySizeByPath = ["/jsonrpc": 1 << 20]
+        /// ```
+        public var maximumBodySizeByPath: [String: Int] = [:]
         /// Largest request line plus header fields, in bytes; a larger
         /// request is answered 414 or 431 with a problem document, whatever
         /// its size. (Past twice the limit, less for a section of many

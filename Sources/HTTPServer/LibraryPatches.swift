@@ -47,7 +47,7 @@ public struct LibraryPatches: Sendable, CustomStringConvertible {
         case allocator
 
         public static func < (left: Patch, right: Patch) -> Bool {
-            allCases.firstIndex(of: left)! < allCases.firstIndex(of: right)!
+            (allCases.firstIndex(of: left) ?? 0) < (allCases.firstIndex(of: right) ?? 0)
         }
     }
 

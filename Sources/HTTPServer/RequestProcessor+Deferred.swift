@@ -212,8 +212,10 @@ final class HandOff<Value>: @unchecked Sendable {
 
     func take() -> Value {
         lock.withLock {
-            while value == nil { _ = lock.wait(until: .now + .seconds(3600)) }
-            return value!
+            while true {
+                if let value { return value }
+                _ = lock.wait(until: .now + .seconds(3600))
+            }
         }
     }
 }

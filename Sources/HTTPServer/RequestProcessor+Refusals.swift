@@ -24,11 +24,15 @@ extension RequestProcessor {
         )
     }
 
-    func tooLarge() -> HTTPError {
+    /// 413 for a body over `limit`, naming the path when the limit is its own.
+    func tooLarge(_ limit: Int, path: String? = nil) -> HTTPError {
         HTTPError(
-            .contentTooLarge,
-            detail: "The request body is larger than the limit of \(configuration.maximumBodySize) bytes."
-        )
+            .contentTooLarge, detail: "The request body is larger than the limit of \(limit) bytes\(path.map { " for \($0)" } ?? "").")
+    }
+
+    /// 413 for the body of `context`, over its limit (its path's, named, or the server's).
+    func tooLarge(_ context: RequestState) -> HTTPError {
+        tooLarge(context.maximumBodySize, path: context.bodyLimitPath)
     }
 
     /// The problem document for a request that libmicrohttpd refused on
@@ -46,7 +50,7 @@ extension RequestProcessor {
             return headerTooLarge()
         case 413:
             // A Content-Length or a chunk size beyond 64 bits.
-            return tooLarge()
+            return tooLarge(configuration.maximumBodySize)
         case 400:
             return HTTPError(
                 .badRequest,

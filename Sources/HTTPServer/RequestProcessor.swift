@@ -73,10 +73,19 @@ final class RequestProcessor: Sendable {
             context.rejection = error
         }
 
+        context.maximumBodySize = configuration.maximumBodySize
+        if Self.expectsBody(context), !configuration.maximumBodySizeByPath.isEmpty, let target = context.target {
+            // The path as the router reads it: decoded segments, one slash between them.
+            let path = "/" + target.pathSegments.joined(separator: "/")
+            if let limit = configuration.maximumBodySizeByPath[path], limit < context.maximumBodySize {
+                context.maximumBodySize = limit
+                context.bodyLimitPath = path
+            }
+        }
         if let length = context.headers["Content-Length"].flatMap({ Int($0.trimmingCharacters(in: " \t")) }),
-            length > configuration.maximumBodySize
+            length > context.maximumBodySize
         {
-            return respond(with: tooLarge().response, to: context, on: connection, closeConnection: true)
+            return respond(with: tooLarge(context).response, to: context, on: connection, closeConnection: true)
         }
         if configuration.refusesCrossSiteWrites,
             CrossOriginPolicy.isCrossSiteWrite(
@@ -157,16 +166,16 @@ final class RequestProcessor: Sendable {
     func receive(_ chunk: UnsafeRawBufferPointer, for context: RequestState, on connection: ClientConnection) -> Bool {
         guard !context.hasResponded else { return true }
         context.receivedBytes += chunk.count
-        if context.receivedBytes > configuration.maximumBodySize {
+        if context.receivedBytes > context.maximumBodySize {
             // A response can only be queued once the body is in: discard
             // the rest and answer 413 then, unless it goes on for too long.
-            if context.receivedBytes > 2 * configuration.maximumBodySize + (1 << 20) {
+            if context.receivedBytes > 2 * context.maximumBodySize + (1 << 20) {
                 logger.warning("closing the connection of \(context.methodForLog) \(context.rawPathForLog): body far over the limit")
                 return false
             }
             if !context.closesConnection {
                 context.closesConnection = true
-                context.rejection = tooLarge()
+                context.rejection = tooLarge(context)
                 releaseBody(of: context)
             }
             return true
@@ -262,7 +271,10 @@ final class RequestProcessor: Sendable {
         context.hasResponded = true
         if case .stream = response.body, let watch = Daemon.watch(connection.handle) { deadlines.responseStreaming(watch) }
         var response = response
-        if response.status.code >= 400 { Self.addRequestID(context.requestID, toProblemIn: &response) }
+        if response.status.code >= 400 {
+            Self.addRequestID(context.requestID, toProblemIn: &response)
+            response = response.problemAsPlainText(for: context.headers)
+        }
         if !isCompressed, let compression = configuration.compression {
             response = compression.apply(to: consume response, requestHeaders: context.headers)
         }

@@ -35,6 +35,10 @@ final class RequestState {
     @exclusivity(unchecked) var remoteAddress = PeerAddress.text(nil)
 
     // The body.
+    /// The largest body this request may send (its path's limit, else the server's).
+    var maximumBodySize = 0
+    /// The path whose own limit `maximumBodySize` is; `nil` for the server's.
+    @exclusivity(unchecked) var bodyLimitPath: String?
     var receivedBytes = 0
     @exclusivity(unchecked) var body: [UInt8] = []
     @exclusivity(unchecked) var form: FormReader?

@@ -28,6 +28,7 @@ public struct ResponseCompression: Sendable {
     /// ResponseCompression(minimumSize: 4096, level: 6)
     /// ```
     public init(minimumSize: Int = 1024, level: Int = 1) {
+        // The level is the program's code's (no option sets it).
         precondition((1...9).contains(level), "zlib's levels are 1 to 9")
         self.minimumSize = max(0, minimumSize)
         self.level = level

@@ -33,6 +33,9 @@ enum SignalWaiter {
     /// the signal would.
     static func wait(for signals: [Int32], then: (Int32) -> Bool) {
         var ends: [Int32] = [-1, -1]
+        // The server is serving by now: a pipe fails only when the process
+        // has no descriptor left at all, which the open-file limit the server
+        // raises at start and `--max-connections` below it keep from happening.
         guard pipe(&ends) == 0 else {
             fatalError("cannot create the signal pipe: errno \(errno)")
         }

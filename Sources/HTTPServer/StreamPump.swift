@@ -293,11 +293,13 @@ final class StreamPump: @unchecked Sendable {
         @convention(c) (
             UnsafeMutableRawPointer?, UInt64, UnsafeMutablePointer<CChar>?, Int
         ) -> Int = { cls, _, buffer, capacity in
+            // `cls` is the context this server registered with libmicrohttpd: never nil.
             Unmanaged<StreamPump>.fromOpaque(cls!).takeUnretainedValue()
                 .fill(UnsafeMutableRawBufferPointer(start: buffer, count: capacity))
         }
 
     private static let free: @convention(c) (UnsafeMutableRawPointer?) -> Void = { cls in
+        // `cls` is the context this server registered with libmicrohttpd: never nil.
         Unmanaged<StreamPump>.fromOpaque(cls!).takeRetainedValue().freed()
     }
 }

@@ -79,6 +79,7 @@ public final class ByteWriter: JSONOutput {
     @inlinable @inline(__always)
     public func append(raw bytes: UnsafeRawBufferPointer) {
         let added = bytes.count
+        // Not empty past the guard: `bytes` has a base address.
         guard added > 0 else { return }
         if capacity - length < added { grow(toHold: added) }
         Self.copy(added, from: bytes.baseAddress!, to: UnsafeMutableRawPointer(start + length))

@@ -26,6 +26,7 @@ public enum DetachedThread {
         let created = pthread_create(
             &thread, nil,
             { argument in
+                // `argument` is the body passed to pthread_create: never nil.
                 Unmanaged<Body>.fromOpaque(argument!).takeRetainedValue().run()
                 return nil
             }, box.toOpaque())

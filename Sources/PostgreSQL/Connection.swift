@@ -450,6 +450,7 @@ func withCStringArray<R>(_ values: [String?], _ body: (UnsafePointer<UnsafePoint
                     pointers[index] = nil
                     continue
                 }
+                // Both allocations hold at least one element (values is not empty): they have addresses.
                 let start = bytes.baseAddress! + offset
                 value.withUTF8 { utf8 in
                     if let source = utf8.baseAddress {

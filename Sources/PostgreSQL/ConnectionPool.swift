@@ -222,8 +222,9 @@ public final class ConnectionPool: Sendable {
                 return nil
             }
         }
-        defer { release(connection!) }
-        return try body(connection!)
+        guard let connection else { return nil }
+        defer { release(connection) }
+        return try body(connection)
     }
 
     /// Gives back a connection taken with ``acquire()``.

@@ -150,6 +150,10 @@ public struct SQLState: RawRepresentable, Hashable, Sendable, CustomStringConver
     public static let divisionByZero = SQLState(rawValue: "22012")
     /// `22001` string data right truncation (a value too long for `varchar(n)`).
     public static let stringDataRightTruncation = SQLState(rawValue: "22001")
+    /// `22025` invalid escape sequence (a `LIKE` pattern ending with `\`).
+    public static let invalidEscapeSequence = SQLState(rawValue: "22025")
+    /// `2201B` invalid regular expression.
+    public static let invalidRegularExpression = SQLState(rawValue: "2201B")
 
     // MARK: - Class 23: integrity constraint violation
 
@@ -187,6 +191,16 @@ public struct SQLState: RawRepresentable, Hashable, Sendable, CustomStringConver
     public static let undefinedTable = SQLState(rawValue: "42P01")
     /// `42P18` indeterminate datatype (a parameter whose type the server cannot infer).
     public static let indeterminateDatatype = SQLState(rawValue: "42P18")
+    /// `42883` undefined function (no operator or function for these types).
+    public static let undefinedFunction = SQLState(rawValue: "42883")
+    /// `42725` ambiguous function (several operators or functions fit).
+    public static let ambiguousFunction = SQLState(rawValue: "42725")
+    /// `42704` undefined object (a type or text search configuration that does not exist).
+    public static let undefinedObject = SQLState(rawValue: "42704")
+    /// `42804` datatype mismatch (`IS TRUE` of a number).
+    public static let datatypeMismatch = SQLState(rawValue: "42804")
+    /// `42846` cannot coerce (a cast between types that have none).
+    public static let cannotCoerce = SQLState(rawValue: "42846")
 
     // MARK: - Class 57: operator intervention
 

@@ -127,8 +127,10 @@ final class PoolState: @unchecked Sendable {
         /// What is being handed over (the waiter has left the line, so it comes).
         func waitForHandOver() -> Take {
             lock.withLock {
-                while handed == nil { _ = lock.wait(until: .now + .seconds(1)) }
-                return handed!
+                while true {
+                    if let handed { return handed }
+                    _ = lock.wait(until: .now + .seconds(1))
+                }
             }
         }
 

@@ -54,7 +54,7 @@ package final class QueryResult {
     package var error: DatabaseError? {
         guard !isSuccess else { return nil }
         func field(_ code: Character) -> String? {
-            guard let text = PQresultErrorField(handle, Int32(code.asciiValue!)) else { return nil }
+            guard let text = PQresultErrorField(handle, Int32(code.asciiValue ?? 0)) else { return nil }
             return String(cString: text)
         }
         let message = field("M") ?? String(cString: PQresultErrorMessage(handle)).trimmed
@@ -66,7 +66,7 @@ package final class QueryResult {
 
     /// Whether the error came from the server (with a SQLSTATE) rather than from libpq.
     var hasSQLState: Bool {
-        PQresultErrorField(handle, Int32(Character("C").asciiValue!)) != nil
+        PQresultErrorField(handle, Int32(UInt8(ascii: "C"))) != nil
     }
 
     /// The number of rows changed by an `INSERT`, `UPDATE`, `DELETE`, ... (0 when not applicable).

@@ -14,6 +14,13 @@ public struct SQLArguments: Sendable, Hashable, ExpressibleByDictionaryLiteral {
     /// dictionary for every request and hashing every name into and out of
     /// it.
     private var entries: [(name: String, value: SQLValue)]
+    /// The position of each name in `entries`, once there are more than
+    /// `searchedEntries`: past them, a look-up costs the same whatever
+    /// the count, so that binding many values (a request's filters) costs
+    /// in step with their number.
+    private var positions: [String: Int]?
+    /// The most entries searched in order.
+    private static let searchedEntries = 16
 
     /// Arguments from a dictionary of values.
     ///
@@ -22,6 +29,7 @@ public struct SQLArguments: Sendable, Hashable, ExpressibleByDictionaryLiteral {
     /// ```
     public init(_ values: [String: (any SQLValueConvertible)?] = [:]) {
         entries = values.map { (name: $0.key, value: $0.value?.sqlValue ?? .null) }
+        if entries.count > Self.searchedEntries { indexEntries() }
     }
 
     /// Arguments from a literal; a repeated name keeps its last value.
@@ -41,7 +49,11 @@ public struct SQLArguments: Sendable, Hashable, ExpressibleByDictionaryLiteral {
     /// ```
     public var values: [String: SQLValue] {
         get { Dictionary(uniqueKeysWithValues: entries) }
-        set { entries = newValue.map { (name: $0.key, value: $0.value) } }
+        set {
+            entries = newValue.map { (name: $0.key, value: $0.value) }
+            positions = nil
+            if entries.count > Self.searchedEntries { indexEntries() }
+        }
     }
 
     /// The number of arguments.
@@ -70,18 +82,35 @@ public struct SQLArguments: Sendable, Hashable, ExpressibleByDictionaryLiteral {
     /// ```
     public subscript(value name: String) -> SQLValue? {
         get {
+            if let positions { return positions[name].map { entries[$0].value } }
             for entry in entries where entry.name == name { return entry.value }
             return nil
         }
         set {
-            let index = entries.firstIndex { $0.name == name }
-            switch (index, newValue) {
+            switch (position(of: name), newValue) {
             case (let index?, let value?): entries[index].value = value
-            case (let index?, nil): entries.remove(at: index)
-            case (nil, let value?): entries.append((name: name, value: value))
+            case (let index?, nil):
+                entries.remove(at: index)
+                if positions != nil { indexEntries() }
+            case (nil, let value?):
+                positions?[name] = entries.count
+                entries.append((name: name, value: value))
+                if positions == nil, entries.count > Self.searchedEntries { indexEntries() }
             case (nil, nil): break
             }
         }
+    }
+
+    private func position(of name: String) -> Int? {
+        if let positions { return positions[name] }
+        return entries.firstIndex { $0.name == name }
+    }
+
+    private mutating func indexEntries() {
+        var positions: [String: Int] = [:]
+        positions.reserveCapacity(entries.count)
+        for (index, entry) in entries.enumerated() { positions[entry.name] = index }
+        self.positions = positions
     }
 
     /// Equal when they hold the same values by name, in whatever order.

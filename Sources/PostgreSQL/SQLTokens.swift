@@ -73,8 +73,13 @@ package enum SQLTokens {
                     && (index == 1 || !isWordByte(bytes[index - 2]))
                 index = skipQuoted(bytes, from: index + 1, quote: byte, backslashEscapes: escapes)
             case UInt8(ascii: "-") where index + 1 < bytes.count && bytes[index + 1] == UInt8(ascii: "-"):
+                // Up to the end of the line, which PostgreSQL's scanner
+                // ends at a line feed or a carriage return alone
+                // (`newline [\n\r]` in scan.l): a statement after a lone
+                // `\r` is code, and must not pass for a comment here.
                 token = .comment
-                index = skip(until: [UInt8(ascii: "\n")], from: index + 2)
+                index += 2
+                while index < bytes.count, bytes[index] != UInt8(ascii: "\n"), bytes[index] != UInt8(ascii: "\r") { index += 1 }
             case UInt8(ascii: "/") where index + 1 < bytes.count && bytes[index + 1] == UInt8(ascii: "*"):
                 token = .comment
                 index = skipBlockComment(bytes, from: index + 2)

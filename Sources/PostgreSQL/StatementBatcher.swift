@@ -395,7 +395,7 @@ package final class StatementBatcher {
                 isOpening = true
             case .open(let connection):
                 if let oldest = connection.inFlight.first, oldest.sent.duration(to: now) >= Self.stallThreshold { continue }
-                if best == nil || connection.inFlight.count < best!.connection.inFlight.count { best = (slot, connection) }
+                if connection.inFlight.count < best?.connection.inFlight.count ?? .max { best = (slot, connection) }
             }
         }
         if let best { return best }

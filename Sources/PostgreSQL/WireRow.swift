@@ -46,6 +46,7 @@ package struct WireRow {
                 offsets = .allocate(capacity: capacity)
                 lengths = .allocate(capacity: capacity)
             }
+            // `body` holds at least the two bytes read above: it has a base address.
             let base = body.baseAddress! - UnsafeRawPointer(buffer.storage)
             var offset = 2
             for column in 0..<columns {

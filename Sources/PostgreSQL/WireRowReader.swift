@@ -274,6 +274,7 @@ final class WireRowReader {
 
     private func write(_ bytes: [UInt8]) throws {
         var sent = 0
+        // Not empty inside the loop: `bytes` has a base address.
         while sent < bytes.count {
             sent += try transfer(waitingFor: POLLOUT, "send") {
                 bytes.withUnsafeBytes { send(socket, $0.baseAddress! + sent, bytes.count - sent, Int32(MSG_NOSIGNAL)) }

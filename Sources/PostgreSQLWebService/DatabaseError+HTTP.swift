@@ -21,7 +21,8 @@ import WebService
 /// | `PTxyz` (`RAISE SQLSTATE 'PT404'`) | xyz, with the function's message |
 /// | `08*`, `57P01`, `57P02`, `57P03`, class `53` but `53400` (connection lost, resources) | 503 with `Retry-After` |
 /// | `57014` (statement timeout) | 504 |
-/// | anything else | 500 with an error id, logged by the router |
+/// | classes `09`, `25`, `2D`, `38`, `39`, `3B`, `40`, `54`, `55`, `57`, `58`, `F0`, `HV`, `P0`, `XX` otherwise, `53400`, `42P17` | 500 with an error id, logged by the router |
+/// | anything else (`21000`, `0A000`, `44000`…) | 400, as PostgREST answers it |
 ///
 /// The detail sent to the client is a fixed sentence per case, never the
 /// server's message or detail, with three exceptions whose text is meant
@@ -78,8 +79,6 @@ extension DatabaseError: HTTPErrorConvertible {
         case SQLState(rawValue: "42883"), .undefinedTable:
             status = .notFound
             detail = message
-        case SQLState(rawValue: "42P17"):
-            return nil
         case SQLState(rawValue: "P0001"):
             status = .badRequest
             detail = message
@@ -96,6 +95,8 @@ extension DatabaseError: HTTPErrorConvertible {
             status = .serviceUnavailable
             detail = "The database is unavailable; try again shortly."
             headers["Retry-After"] = "1"
+        case _ where Self.leftToTheServer(code):
+            return nil
         case _ where code.class == "22":
             status = .badRequest
             detail = "A value in the request is not valid for the database."
@@ -109,7 +110,9 @@ extension DatabaseError: HTTPErrorConvertible {
             status = .forbidden
             detail = "The service is not allowed to perform this operation."
         default:
-            return nil
+            // PostgREST's default: what the database refused of the request.
+            status = .badRequest
+            detail = "The database refused the request."
         }
         return HTTPError(
             status, detail: detail, code: code.rawValue, details: details, hint: hint, headers: headers, extensions: extensions)
@@ -117,6 +120,18 @@ extension DatabaseError: HTTPErrorConvertible {
 }
 
 extension DatabaseError {
+    /// Whether `code` is the server's own failure, a 500 the router logs
+    /// with an error id, as PostgREST answers it: classes `09`, `25` (but
+    /// `25006`), `2D`, `38`, `39`, `3B`, `40`, `54`, `55`, `57` (but those
+    /// answered above), `58`, `F0`, `HV`, `P0` (but `P0001`), `XX`, and
+    /// `53400`, `42P17`.
+    static func leftToTheServer(_ code: SQLState) -> Bool {
+        switch code.class {
+        case "09", "25", "2D", "38", "39", "3B", "40", "54", "55", "57", "58", "F0", "HV", "P0", "XX": true
+        default: code.rawValue == "53400" || code.rawValue == "42P17"
+        }
+    }
+
     /// The database errors turned into HTTP answers, by SQLSTATE class
     /// (`23` for integrity violations), for `/metrics`; counted where they
     /// become answers, so each failed request once.

@@ -1,7 +1,6 @@
 /// The table a list reads and the columns by which its rows are known (a
 /// primary key): what a list needs to be followed live (docs/LIVE.md). A
-/// ``Resource`` with a schema and a ``Resource/key`` has one; a Swift
-/// list filtered by ``ColumnChoices`` declares it there.
+/// ``Resource`` with a schema and a ``Resource/key`` has one.
 ///
 /// The columns are the labels of the list's statement, in the order of
 /// the table's primary key, which is the order the triggers of `live.sql`

@@ -31,8 +31,9 @@ struct LiveList: Sendable {
     let fingerprint: String
 
     /// The list `query` follows; a problem when it cannot be followed: no
-    /// known key (406), a page (400 naming `limit` or `offset`), or a
-    /// `select` without the key's columns (400 naming `select`).
+    /// known key (406), a page (400 naming `limit` or `offset`), a
+    /// `select` without the key's columns (400 naming `select`), or more
+    /// parameters than PostgreSQL binds (400).
     init(_ query: Query) throws(HTTPError) {
         guard query.isList else {
             throw HTTPError(
@@ -48,16 +49,13 @@ struct LiveList: Sendable {
             throw HTTPError(.badRequest, detail: "An event stream follows the whole list: it takes no limit or offset.", parameter: "limit")
         }
         self.query = query
-        resolved = query.resolvingChoices()
+        resolved = try query.resolvingChoices()
         if let channel = query.channel {
             source = .channel(channel)
         } else if let reading = query.reading {
             guard let key = reading.rootResource.listKey else { throw Self.noKey }
             guard let names = reading.writtenNames(of: key.columns) else { throw Self.keyNotSelected(key) }
             source = .table(key, keyNames: names)
-        } else if let chosen = query.chosen, let key = chosen.key {
-            if let select = chosen.select, !key.columns.allSatisfy(select.contains) { throw Self.keyNotSelected(key) }
-            source = .table(key, keyNames: key.columns)
         } else {
             throw Self.noKey
         }
@@ -111,7 +109,7 @@ struct LiveList: Sendable {
     /// The list narrowed to the rows of `keys` (and perhaps a few others,
     /// when the key has several columns: the caller keeps only the keys
     /// it asked for).
-    func keyed(_ keys: [LiveKey]) -> Query {
+    func keyed(_ keys: [LiveKey]) throws(HTTPError) -> Query {
         guard let key else { return resolved }
         var values = Array(repeating: [String](), count: key.columns.count)
         var seen = Array(repeating: Set<String>(), count: key.columns.count)
@@ -120,17 +118,9 @@ struct LiveList: Sendable {
                 values[index].append(value)
             }
         }
-        if let reading = query.reading {
-            var narrowed = query
-            narrowed.reading = reading.narrowed(key.columns, to: values)
-            return narrowed.resolvingChoices()
-        }
-        guard var chosen = query.chosen else { return resolved }
-        for (label, values) in zip(key.columns, values) {
-            chosen.filters.append(ColumnFilter(column: label, comparison: .oneOf, value: .text(ArrayLiteral.text(values))))
-        }
+        guard let reading = query.reading else { return resolved }
         var narrowed = query
-        narrowed.chosen = chosen
-        return narrowed.resolvingChoices()
+        narrowed.reading = reading.narrowed(key.columns, to: values)
+        return try narrowed.resolvingChoices()
     }
 }

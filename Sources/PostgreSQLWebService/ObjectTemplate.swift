@@ -294,13 +294,14 @@ struct ObjectTemplate {
             var bytes: [UInt8] = []
             for (position, key) in keys.enumerated() {
                 bytes += Self.written(key, position: position)
-                if case .node(let node) = children[key]! { bytes += node.keyBytes() }
+                if case .node(let node) = children[key] { bytes += node.keyBytes() }
             }
             return bytes
         }
 
         /// The entries, their keys in `storage` from `offset` on.
         func entries(_ storage: KeyBytes, offset: inout Int) -> [Entry] {
+            // `add` keeps `keys` and `children` together: every key has its child.
             keys.enumerated().map { position, key in
                 let count = Self.written(key, position: position).count
                 let keyBytes = UnsafeRawBufferPointer(rebasing: storage.storage[offset..<(offset + count)])

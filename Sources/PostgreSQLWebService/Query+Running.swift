@@ -12,7 +12,12 @@ extension Query: RunnableResult {
     /// on the pool ``QueryRunner`` chooses (see there for which way).
     public func response(runner: QueryRunner, request: RoutedRequest) -> HTTPResponse {
         if request.isRead, Self.asksForEvents(request) { return eventStream(runner: runner, request: request) }
-        let query = resolvingChoices()
+        let query: Query
+        do {
+            query = try resolvingChoices()
+        } catch {
+            return request.response(for: error)
+        }
         let access = Access(role: request.role, isReadOnly: request.isRead)
         let pool = runner.pool(for: query, request: request)
         if case .object(let notFound) = query.shape, query.members.isEmpty, query.embeds.allSatisfy({ $0.query.embeds.isEmpty }) {
@@ -23,7 +28,7 @@ extension Query: RunnableResult {
         return HTTPResponse.blocking {
             do {
                 return try query.run(runner: runner, request: request, access: access, pool: pool)
-            } catch  where runner.readsAgain(after: error, on: pool) {
+            } catch where runner.readsAgain(after: error, on: pool) {
                 do {
                     return try query.run(runner: runner, request: request, access: access, pool: runner.pool)
                 } catch {

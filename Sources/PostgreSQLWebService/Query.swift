@@ -1,5 +1,6 @@
 import HTTPServer
 import PostgreSQL
+import WebService
 
 /// What a route runs against the database, as a value: the SQL with its
 /// `:name` parameters, their arguments, the shape of the JSON answer and
@@ -68,7 +69,6 @@ public struct Query: Sendable {
         var embeds: [Embed] = []
         var members: [(key: String, query: Query)] = []
         var page: Page?
-        var chosen: ChosenColumns?
         var reading: ReadRequest?
         /// The statement whose rows a count counts, once ``reading`` was applied.
         var counted: (sql: String, arguments: SQLArguments)?
@@ -85,7 +85,6 @@ public struct Query: Sendable {
             copy.embeds = embeds
             copy.members = members
             copy.page = page
-            copy.chosen = chosen
             copy.reading = reading
             copy.counted = counted
             copy.channel = channel
@@ -114,12 +113,6 @@ public struct Query: Sendable {
         set { uniqueStorage().page = newValue }
     }
 
-    /// The filters, order and members the request chose (``choosing(_:)``).
-    var chosen: ChosenColumns? {
-        get { storage.chosen }
-        set { uniqueStorage().chosen = newValue }
-    }
-
     /// The statement a count of a read list's rows counts; `nil`: the list's own.
     var counted: (sql: String, arguments: SQLArguments)? {
         get { storage.counted }
@@ -138,19 +131,22 @@ public struct Query: Sendable {
         set { uniqueStorage().channel = newValue }
     }
 
-    /// This query with its ``chosen`` columns or its ``reading`` request
-    /// applied to its statement, as it runs.
-    func resolvingChoices() -> Query {
-        if let reading {
-            var query = reading.apply(to: self)
-            query.page = page
-            query.counted = reading.countingStatement(for: self)
-            return query
+    /// This query with its ``reading`` request applied to its statement,
+    /// as it runs: the page its own, else the one the request names. A
+    /// statement that would bind more parameters than PostgreSQL takes is
+    /// a 400 naming the limit, before it is sent.
+    func resolvingChoices() throws(HTTPError) -> Query {
+        // The statement's rows as they are: nothing to apply (an event stream still follows the request's resource).
+        guard let reading, !reading.readsAsIs else { return self }
+        var query = reading.apply(to: self)
+        guard query.arguments.count <= RequestLimits.postgreSQLParameters else {
+            throw RequestLimits.exceeded(
+                "postgreSQLParameters", limit: RequestLimits.postgreSQLParameters,
+                detail: "The request's filters and the statement's parameters come to more than the "
+                    + "\(RequestLimits.postgreSQLParameters) parameters PostgreSQL binds to one statement.")
         }
-        guard let chosen, !chosen.isEmpty else { return self }
-        let (sql, arguments) = chosenStatement()
-        var query = with(sql: sql, arguments: arguments)
-        query.page = page
+        query.page = page ?? (isList ? reading.page : nil)
+        query.counted = reading.countingStatement(for: self)
         return query
     }
 
@@ -247,8 +243,10 @@ public struct Query: Sendable {
     /// ], ["name": name, "price": price]).created(at: "/products/{id}")
     /// ```
     public static func transaction(_ statements: [String], _ arguments: SQLArguments = [:], returning: Returning = .object) -> Query {
+        // A service's code misusing the API: a service file without a statement is a problem at load.
         precondition(!statements.isEmpty, "transaction(_:_:returning:) runs at least one statement")
-        return Query(statements.last!, arguments, shape: .write(earlier: statements.dropLast(), returning: returning, location: nil))
+        return Query(
+            statements[statements.count - 1], arguments, shape: .write(earlier: statements.dropLast(), returning: returning, location: nil))
     }
 
     /// How the rows of a ``transaction(_:_:returning:)`` answer.
@@ -270,6 +268,7 @@ public struct Query: Sendable {
     /// ```
     public func created(at template: String) -> Query {
         guard case .write(let earlier, let returning, _) = shape else {
+            // A service's code misusing the API; service files locate writes only.
             preconditionFailure("created(at:) locates the row of a Query.transaction")
         }
         var query = Query(sql, arguments, shape: .write(earlier: earlier, returning: returning, location: template))
@@ -292,6 +291,7 @@ public struct Query: Sendable {
     /// }
     /// ```
     public func paged(limit: Int?, offset: Int = 0) -> Query {
+        // A service's code misusing the API; `@paged` on anything but a GET list is a problem at load.
         precondition(isList, "paged(limit:offset:) pages a Query.list")
         var query = self
         query.page = Page(limit: limit, offset: offset)
@@ -346,6 +346,7 @@ public struct Query: Sendable {
     ///     .streaming("employees", Query.list(employeesSQL, ["number": number]))
     /// ```
     public func streaming(_ key: String, _ list: Query) -> Query {
+        // A service's code misusing the API; `@stream` on anything but a GET object is a problem at load.
         precondition(list.isList, "streaming(_:_:) takes a Query.list")
         guard case .object = shape else { preconditionFailure("streaming(_:_:) adds a member to a Query.object") }
         var query = self

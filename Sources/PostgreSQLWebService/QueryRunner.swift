@@ -7,7 +7,7 @@ import WebService
 /// their rows as JSON in the given rendering. The router is given one:
 ///
 /// ```swift
-/// let router = WebServiceRouter(services: [ProductsService()], runners: [QueryRunner(pool: pool)])
+/// let router = try WebServiceRouter(services: [ProductsService()], runners: [QueryRunner(pool: pool)])
 /// ```
 ///
 /// How a query runs is chosen here, from its shape (Query+Running.swift):
@@ -65,6 +65,7 @@ public final class QueryRunner: Sendable {
         pool: ConnectionPool, replicas: ReplicaSet? = nil, options: JSONRenderingOptions = JSONRenderingOptions(),
         maxRows: Int? = nil, live: LiveFeed? = nil
     ) {
+        // `--max-rows` below 1 is a usage error before any runner is made: only code passes a negative one.
         precondition(maxRows.map { $0 >= 0 } ?? true, "maxRows must be 0 or more")
         self.pool = pool
         self.replicas = replicas.flatMap { $0.pools.isEmpty ? nil : $0 }

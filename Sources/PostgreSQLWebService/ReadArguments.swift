@@ -15,20 +15,23 @@ import WebService
 public struct ReadArguments: RouteInput {
     public let graph: ResourceGraph
     public let resource: Int
-    public let limits: ReadLimits
+    /// What `?api` documents: `select`, `order`, `or`, `and` and the
+    /// filters of the resource's columns (``Resource/documentedArguments(taken:value:)``).
+    public let declarations: [InputDeclaration]
 
-    public init(graph: ResourceGraph, resource: Int, limits: ReadLimits = .default) {
+    /// The arguments of `graph.resources[resource]`; `taken` are the
+    /// names of the route's own arguments, which the documents leave to
+    /// them. The request's limits are the router's (``RequestLimits``).
+    public init(graph: ResourceGraph, resource: Int, taken: Set<String> = []) {
         self.graph = graph
         self.resource = resource
-        self.limits = limits
-    }
-
-    public var declarations: [InputDeclaration] {
-        [.otherArguments(description: "Filters, `or`, `and`, `order`, `select` and embedding, in PostgREST's syntax.")]
+        declarations =
+            graph.resources[resource].documentedArguments(taken: taken, value: ()).map(\.declaration)
+            + [.otherArguments(description: "Filters, `or`, `and`, `order`, `select` and embedding, in PostgREST's syntax.")]
     }
 
     public func value(in context: RoutedRequest) throws -> ReadRequest {
-        try ReadRequest(graph: graph, resource: resource, arguments: context.otherArguments, limits: limits)
+        try ReadRequest(graph: graph, resource: resource, arguments: context.otherArguments, limits: ReadLimits(context.limits))
     }
 }
 
@@ -42,6 +45,7 @@ extension Query {
     /// Query.list(sql).reading(try ReadRequest(graph: graph, resource: 0, arguments: [("select", ["*,titles(*)"])]))
     /// ```
     public func reading(_ request: ReadRequest) -> Query {
+        // Kept also when it reads the rows as they are (``resolvingChoices()`` then applies nothing): an event stream follows its resource.
         var query = self
         query.reading = request
         return query

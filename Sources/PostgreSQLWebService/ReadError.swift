@@ -8,7 +8,7 @@ import WebService
 ///
 /// | code | status | problem |
 /// | --- | --- | --- |
-/// | `PGRST100` | 400 | a parameter that does not parse, or past a ``ReadLimits`` limit |
+/// | `PGRST100` | 400 | a parameter that does not parse, past a ``ReadLimits`` limit, or a filter or order on a column that takes none |
 /// | `PGRST103` | 416 | a range past the rows counted, a negative `limit`, a `Range` that ends before it begins |
 /// | `PGRST107` | 406 | an `Accept` the server cannot produce |
 /// | `PGRST108` | 400 | a filter, order or page on an embedded resource that `select` does not embed |
@@ -40,11 +40,13 @@ public struct ReadError: Error, Sendable, HTTPErrorConvertible {
     }
 
     /// `parameter` takes the request past a limit.
-    static func tooMany(_ parameter: String, _ what: String, _ limit: Int) -> ReadError {
+    /// `parameter` takes the request past `limit`, named `name` in the
+    /// problem's `limit` member as ``RequestLimits`` names its own.
+    static func tooMany(_ parameter: String, _ what: String, _ limit: Int, name: String) -> ReadError {
         ReadError(
             HTTPError(
                 .badRequest, detail: "The request holds more \(what) than the limit of \(limit) (at the parameter \"\(parameter)\").",
-                parameter: parameter, code: "PGRST100"))
+                parameter: parameter, code: "PGRST100", extensions: [("limit", .string(name)), ("maximum", .integer(limit))]))
     }
 
     /// `parameter` names a column `resource` does not have.
@@ -54,6 +56,19 @@ public struct ReadError: Error, Sendable, HTTPErrorConvertible {
             HTTPError(
                 .badRequest, detail: "column \(resource.name).\(name) does not exist", parameter: parameter, code: "42703",
                 hint: "Its columns: \(known.joined(separator: ", ")).", extensions: [("allowedValues", .strings(known))]))
+    }
+
+    /// `parameter` filters on (`filtering`) or orders by a column of `resource` that may not be.
+    static func notChosen(_ column: Resource.Column, in resource: Resource, filtering: Bool, parameter: String) -> ReadError {
+        let allowed = resource.columns.filter { filtering ? $0.isFilterable : $0.isOrderable }.map(\.label)
+        let what = filtering ? "filtered on" : "ordered by"
+        return ReadError(
+            HTTPError(
+                .badRequest,
+                detail: "The column \"\(column.label)\" of \(resource.name) cannot be \(what) (parameter \"\(parameter)\").",
+                parameter: parameter, code: "PGRST100",
+                hint: allowed.isEmpty ? "None of its columns can be." : "Its columns that can: \(allowed.joined(separator: ", ")).",
+                extensions: [("allowedValues", .strings(allowed))]))
     }
 
     /// `parameter` embeds a name `resource` has no relationship for.

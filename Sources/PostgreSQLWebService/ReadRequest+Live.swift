@@ -1,10 +1,6 @@
 // MARK: - What a followed list needs of its read request
 
 extension ReadRequest {
-    private init(root: Node) {
-        self.root = root
-    }
-
     /// The resource the request reads.
     var rootResource: Resource { root.resource }
 
@@ -39,6 +35,6 @@ extension ReadRequest {
                 operand: .list(values))
             root.conditions.append(.test(Test(expression: Expression(source: .column(column)), filter: filter, parameter: label)))
         }
-        return ReadRequest(root: root)
+        return ReadRequest(self, root: root)
     }
 }

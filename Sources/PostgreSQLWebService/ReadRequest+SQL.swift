@@ -1,4 +1,5 @@
 import PostgreSQL
+import WebService
 
 // MARK: - The statements a read request runs
 
@@ -95,7 +96,7 @@ extension ReadRequest {
                         orderExpression(key, in: node, alias: alias, depth: depth, arguments: &arguments)
                     }.joined(separator: ", ")
             }
-            if link != nil {
+            if depth > 0 {
                 if let limit = node.limit { sql += " LIMIT " + bind(.text(String(limit)), into: &arguments) + "::int8" }
                 if let offset = node.offset { sql += " OFFSET " + bind(.text(String(offset)), into: &arguments) + "::int8" }
             }
@@ -172,7 +173,9 @@ extension ReadRequest {
                 let labels = Set(node.resource.columns.map(\.label))
                 return StatementShape.of(embed.node.resource.sql).parameters.names.filter(labels.contains).map { ($0, $0) }
             case .columns(let pairs):
-                return pairs.enumerated().map { position, pair in (pair.source, Self.linkName(pair.source, embed: index, position: position)) }
+                return pairs.enumerated().map { position, pair in
+                    (pair.source, Self.linkName(pair.source, embed: index, position: position))
+                }
             case .junction(_, let source, _):
                 return source.enumerated().map { position, pair in
                     (pair.source, Self.linkName(pair.source, embed: index, position: position))
@@ -238,7 +241,9 @@ extension ReadRequest {
                 }.joined(separator: " AND ")
             case .junction(let table, let source, let target):
                 let junction = "j" + alias
-                var conditions = target.map { quoted(junction) + "." + quoted($0.junction) + " = " + quoted(alias) + "." + quoted($0.target) }
+                var conditions = target.map {
+                    quoted(junction) + "." + quoted($0.junction) + " = " + quoted(alias) + "." + quoted($0.target)
+                }
                 conditions += source.enumerated().map { position, pair in
                     quoted(junction) + "." + quoted(pair.junction) + " = " + parent(pair.source, position: position)
                 }
@@ -257,7 +262,10 @@ extension ReadRequest {
             node.order = nil
             node.limit = nil
             node.offset = nil
-            return "EXISTS (" + statement(for: node, base: base, depth: depth + 1, link: link.isEmpty ? "true" : link, arguments: &arguments, counting: true) + ")"
+            return "EXISTS ("
+                + statement(
+                    for: node, base: base, depth: depth + 1, link: link.isEmpty ? "true" : link, arguments: &arguments, counting: true)
+                + ")"
         }
 
         /// An embedded resource's statement with the parameters it binds
@@ -321,7 +329,8 @@ extension ReadRequest {
                 let base = correlatedBase(node.embeds[embed], parentAlias: alias)
                 let link = linkCondition(node.embeds[embed], index: embed, alias: inner, parentAlias: alias)
                 let value = expression(key.expression, alias: inner, arguments: &arguments)
-                sql = "(SELECT " + value + " FROM (" + Self.withoutTrailingSemicolons(base) + "\n) AS " + quoted(inner)
+                sql =
+                    "(SELECT " + value + " FROM (" + Self.withoutTrailingSemicolons(base) + "\n) AS " + quoted(inner)
                     + (link.isEmpty ? "" : " WHERE " + link) + " LIMIT 1)"
             } else {
                 sql = expression(key.expression, alias: alias, arguments: &arguments)
@@ -339,11 +348,13 @@ extension ReadRequest {
             switch condition {
             case .and(let operands):
                 guard !operands.isEmpty else { return "true" }
-                return "(" + operands.map { self.condition($0, in: node, alias: alias, depth: depth, arguments: &arguments) }
+                return "("
+                    + operands.map { self.condition($0, in: node, alias: alias, depth: depth, arguments: &arguments) }
                     .joined(separator: " AND ") + ")"
             case .or(let operands):
                 guard !operands.isEmpty else { return "false" }
-                return "(" + operands.map { self.condition($0, in: node, alias: alias, depth: depth, arguments: &arguments) }
+                return "("
+                    + operands.map { self.condition($0, in: node, alias: alias, depth: depth, arguments: &arguments) }
                     .joined(separator: " OR ") + ")"
             case .not(let operand):
                 return "NOT " + self.condition(operand, in: node, alias: alias, depth: depth, arguments: &arguments)
@@ -361,7 +372,8 @@ extension ReadRequest {
             let filter = test.filter
             let column = expression(test.expression, alias: alias, arguments: &arguments)
             let type = test.expression.type
-            func value(_ text: String) -> String { bind(.text(text), into: &arguments) }
+            let isArray = type.elementType != nil
+            func value(_ text: String) -> String { bind(.text(isArray ? Self.arrayValue(text) : text), into: &arguments) }
             func list(_ values: [String]) -> String { bind(.text(ArrayLiteral.text(values)), into: &arguments) }
             func comparison(_ sqlOperator: String, pattern: Bool = false) -> String {
                 let operand = pattern && type != .text && type != .varchar && type != .bpchar ? "CAST(\(column) AS text)" : column
@@ -421,6 +433,44 @@ extension ReadRequest {
             case .nxl: return comparison("&>")
             case .adj: return comparison("-|-")
             }
+        }
+
+        /// A value compared with an array column: a JSON array, as the
+        /// server writes the column (`[1,2]`, `["a b"]`), as PostgreSQL's
+        /// literal (`{"1","2"}`); any other text (`{1,2}`) as it is.
+        static func arrayValue(_ text: String) -> String {
+            guard text.hasPrefix("["), let value = try? JSONValue.parse(Array(text.utf8)), case .array = value else { return text }
+            var literal = ""
+            appendArrayLiteral(value, to: &literal)
+            return literal
+        }
+
+        private static func appendArrayLiteral(_ value: JSONValue, to literal: inout String) {
+            let text: String
+            switch value {
+            case .array(let elements):
+                literal += "{"
+                for (index, element) in elements.enumerated() {
+                    if index > 0 { literal += "," }
+                    appendArrayLiteral(element, to: &literal)
+                }
+                literal += "}"
+                return
+            case .null:
+                literal += "NULL"
+                return
+            case .bool(let bool): text = bool ? "true" : "false"
+            case .integer(let integer): text = String(integer)
+            case .number(let number): text = String(number)
+            case .string(let string): text = string
+            case .object: text = value.jsonText
+            }
+            literal += "\""
+            for scalar in text.unicodeScalars {
+                if scalar == "\"" || scalar == "\\" { literal += "\\" }
+                literal.unicodeScalars.append(scalar)
+            }
+            literal += "\""
         }
 
         /// A `like` or `ilike` pattern with `*` for `%`; other patterns as they are.

@@ -12,8 +12,20 @@ import WebService
 /// let request = try ReadRequest(graph: graph, resource: 0, arguments: [("select", ["title,album(name)"])])
 /// Query.list(graph.resources[0].sql).reading(request)
 /// ```
-public struct ReadRequest: Sendable {
+///
+/// A class, not a structure: a route's inputs hand it on by reference
+/// (it holds the request's syntax and its whole tree of nodes).
+public final class ReadRequest: Sendable {
     let root: Node
+    /// What it was made of, for ``embedding(_:)``.
+    private let graph: ResourceGraph
+    private let resource: Int
+    private let syntax: ReadSyntax
+    private let limits: ReadLimits
+    /// Whether arguments along the path of a relationship declared by
+    /// parameters that `select` does not embed were left for
+    /// ``embedding(_:)``, which `details` may have it embed.
+    private let leftDetailPaths: Bool
 
     /// One resource of the request: the root, or an embedded one.
     struct Node: Sendable {
@@ -114,48 +126,124 @@ public struct ReadRequest: Sendable {
     /// `graph.resources[resource]`, in PostgREST's language; a name the
     /// resource does not know, a malformed argument or a limit passed is a
     /// ``ReadError`` naming the parameter.
-    public init(
+    public convenience init(
         graph: ResourceGraph, resource: Int, arguments: [(name: String, values: [String])], limits: ReadLimits = .default
     ) throws(ReadError) {
-        let syntax = try ReadSyntax(arguments: arguments, limits: limits)
+        try self.init(
+            graph: graph, resource: resource, syntax: try ReadSyntax(arguments: arguments, limits: limits), embedding: nil, limits: limits)
+    }
+
+    /// This request with each relationship of `names` embedded whole after
+    /// what `select` asks for, unless `select` embeds it already: every
+    /// column of its target, with the relationships of that target declared
+    /// by parameters (a detail's own details) in turn. How a route's
+    /// `details` argument and `select` are one thing: `details=titles` reads
+    /// as `select=*,titles(*)`, and `titles.order=fromDate` orders it
+    /// either way. A route whose resource has such relationships calls it
+    /// (with no names when none are asked for): a filter, order or page
+    /// along one that neither `select` nor `names` embed is refused here.
+    /// A name the resource has no relationship for is a ``ReadError`` naming `details`.
+    ///
+    /// ```swift
+    /// let read = try ReadRequest(graph: graph, resource: 0, arguments: [("select", ["lastName"])]).embedding(["titles"])
+    /// ```
+    public func embedding(_ names: [String]) throws(ReadError) -> ReadRequest {
+        guard !names.isEmpty || leftDetailPaths else { return self }
+        return try ReadRequest(graph: graph, resource: resource, syntax: syntax, embedding: names, limits: limits)
+    }
+
+    /// Whether the request asks for the statement's rows as they are:
+    /// every column, in order, without condition, order, page or embed.
+    var readsAsIs: Bool {
+        root.isPlain && root.embeds.isEmpty
+    }
+
+    /// The root's page, when the request names one (`limit`, `offset`).
+    var page: Query.Page? {
+        guard root.limit != nil || root.offset != nil else { return nil }
+        return Query.Page(limit: root.limit, offset: root.offset ?? 0)
+    }
+
+    /// `request` with another root: the same request narrowed (an event
+    /// stream reading some rows again, ``narrowed(_:to:)``).
+    init(_ request: ReadRequest, root: Node) {
+        graph = request.graph
+        resource = request.resource
+        syntax = request.syntax
+        limits = request.limits
+        leftDetailPaths = request.leftDetailPaths
+        self.root = root
+    }
+
+    /// `embedding` `nil`: the request as its arguments make it, leaving
+    /// the arguments along relationships declared by parameters that
+    /// `select` does not embed to ``embedding(_:)``.
+    private init(graph: ResourceGraph, resource: Int, syntax: ReadSyntax, embedding: [String]?, limits: ReadLimits) throws(ReadError) {
+        self.graph = graph
+        self.resource = resource
+        self.syntax = syntax
+        self.limits = limits
+        if syntax.isEmpty, embedding?.isEmpty ?? true {
+            // No argument: the resource's rows as they are, from the node made at load.
+            root = graph.plainRoots[resource]
+            leftDetailPaths = false
+            return
+        }
         var root = try Self.node(
-            graph.resources[resource], path: [], select: syntax.select, graph: graph, parameter: "select")
-        var placed: Set<[String]> = []
-        for (path, conditions) in syntax.conditions {
+            resource, path: [], select: syntax.select, graph: graph, parameter: "select")
+        var leftDetailPaths = false
+        /// Whether the arguments along `path` wait for ``embedding(_:)``.
+        func isLeft(_ path: [String]) -> Bool {
+            guard embedding == nil, let first = path.first, !root.embeds.contains(where: { $0.key == first }),
+                root.resource.relationships.contains(where: { relationship in
+                    if case .parameters = relationship.link { relationship.name == first } else { false }
+                })
+            else { return false }
+            leftDetailPaths = true
+            return true
+        }
+        for name in embedding ?? [] where !root.embeds.contains(where: { $0.key == name }) {
+            let relationship = try Self.relationship(name, hints: [], from: root.resource, graph: graph, parameter: "details")
+            let child = Self.wholeNode(relationship.target, path: [name], graph: graph, depth: 1, limits: limits)
+            root.embeds.append(Embed(key: name, relationship: relationship, node: child, isInner: false, isSpread: false, isEmpty: false))
+            root.members.append(.embed(root.embeds.count - 1))
+        }
+        for (path, conditions) in syntax.conditions where !isLeft(path) {
             let parameter = path.isEmpty ? "filter" : path.joined(separator: ".")
             try Self.withNode(at: path, in: &root, parameter: parameter) { (node) throws(ReadError) in
                 for condition in conditions {
                     node.conditions.append(try Self.condition(condition, in: node, path: path))
                 }
             }
-            placed.insert(path)
         }
-        for (path, terms) in syntax.order {
+        for (path, terms) in syntax.order where !isLeft(path) {
             let parameter = (path + ["order"]).joined(separator: ".")
             try Self.withNode(at: path, in: &root, parameter: parameter) { (node) throws(ReadError) in
                 node.order = try terms.map { (term) throws(ReadError) in try Self.orderKey(term, in: node, parameter: parameter) }
             }
         }
-        for (path, limit) in syntax.limit {
+        for (path, limit) in syntax.limit where !isLeft(path) {
             try Self.withNode(at: path, in: &root, parameter: (path + ["limit"]).joined(separator: ".")) { node in
                 node.limit = limit
             }
         }
-        for (path, offset) in syntax.offset {
+        for (path, offset) in syntax.offset where !isLeft(path) {
             try Self.withNode(at: path, in: &root, parameter: (path + ["offset"]).joined(separator: ".")) { node in
                 node.offset = offset
             }
         }
         self.root = root
+        self.leftDetailPaths = leftDetailPaths
     }
 
     /// The node for `resource` with `select` (every column when `nil`).
     private static func node(
-        _ resource: Resource, path: [String], select: [ReadSyntax.SelectItem]?, graph: ResourceGraph, parameter: String
+        _ index: Int, path: [String], select: [ReadSyntax.SelectItem]?, graph: ResourceGraph, parameter: String
     ) throws(ReadError) -> Node {
+        let resource = graph.resources[index]
         var node = Node(resource: resource, path: path)
         guard let select else {
-            node.members = resource.columns.map { .expression(Expression(source: .column($0)), key: $0.label) }
+            node.members = graph.allColumns[index]
             return node
         }
         var sawStar = false
@@ -167,9 +255,7 @@ public struct ReadRequest: Sendable {
                     columnsInOrder = false
                 }
                 sawStar = true
-                for column in resource.columns {
-                    node.members.append(.expression(Expression(source: .column(column)), key: column.label))
-                }
+                node.members += graph.allColumns[index]
             case .field(let field):
                 columnsInOrder = false
                 let expression = try Self.expression(field.column, cast: field.cast, in: resource, parameter: parameter)
@@ -180,7 +266,7 @@ public struct ReadRequest: Sendable {
 
                 let key = syntax.alias ?? syntax.name
                 let child = try Self.node(
-                    graph.resources[relationship.target], path: path + [key], select: syntax.select.isEmpty ? [] : syntax.select,
+                    relationship.target, path: path + [key], select: syntax.select.isEmpty ? [] : syntax.select,
                     graph: graph, parameter: parameter)
                 node.embeds.append(
                     Embed(
@@ -190,6 +276,24 @@ public struct ReadRequest: Sendable {
             }
         }
         node.selectsAllColumns = sawStar && columnsInOrder
+        return node
+    }
+
+    /// The node for every column of `resource`, embedding the targets of
+    /// its relationships declared by parameters (nested details) as whole
+    /// nodes too, down to `limits.depth`.
+    private static func wholeNode(_ index: Int, path: [String], graph: ResourceGraph, depth: Int, limits: ReadLimits) -> Node {
+        let resource = graph.resources[index]
+        var node = Node(resource: resource, path: path)
+        node.members = graph.allColumns[index]
+        guard depth < limits.depth else { return node }
+        for relationship in resource.relationships {
+            guard case .parameters = relationship.link, !node.embeds.contains(where: { $0.key == relationship.name }) else { continue }
+            let child = wholeNode(
+                relationship.target, path: path + [relationship.name], graph: graph, depth: depth + 1, limits: limits)
+            node.embeds.append(Embed(key: relationship.name, relationship: relationship, node: child, isInner: false, isSpread: false, isEmpty: false))
+            node.members.append(.embed(node.embeds.count - 1))
+        }
         return node
     }
 
@@ -260,6 +364,13 @@ public struct ReadRequest: Sendable {
             }
             throw ReadError.unknownRelationship(name, hints: hints, from: resource, parameter: parameter)
         }
+        // Without a hint, the one relationship declared by parameters (a
+        // file's detail) wins over foreign keys of its name: `details=titles`
+        // and `select=*,titles(*)` are one thing.
+        if hints.isEmpty, candidates.count > 1 {
+            let declared = candidates.filter { if case .parameters = $0.link { true } else { false } }
+            if declared.count == 1 { return declared[0] }
+        }
         guard candidates.count == 1 else {
             throw ReadError.ambiguousRelationship(name, from: resource, candidates: candidates, parameter: parameter)
         }
@@ -298,6 +409,9 @@ public struct ReadRequest: Sendable {
                 return .presence(embed: embed, exists: (truth == .notNull) != filter.isNegated)
             }
             let expression = try expression(filter.column, cast: nil, in: node.resource, parameter: parameter)
+            if case .column(let column) = expression.source, !column.isFilterable {
+                throw ReadError.notChosen(column, in: node.resource, filtering: true, parameter: parameter)
+            }
             try check(filter, on: expression, parameter: parameter)
             return .test(Test(expression: expression, filter: filter, parameter: parameter))
         }
@@ -307,6 +421,15 @@ public struct ReadRequest: Sendable {
     /// exactly and cheaply (integers, booleans, UUIDs); other values are
     /// read by PostgreSQL as the column's type.
     private static func check(_ filter: ReadSyntax.Filter, on expression: Expression, parameter: String) throws(ReadError) {
+        // `is.true` of a column of a built-in type other than boolean: refused here, naming the parameter.
+        if case .truth(let truth) = filter.operand, truth != .null, truth != .notNull, let column = expression.plainColumn,
+            column.type != .bool, column.type.oid < 16_384, column.type != .unknown
+        {
+            throw ReadError.invalid(
+                parameter,
+                "The parameter \"\(parameter)\" tests \(column.label) (\(column.valueType.name)) with is.\(truth.rawValue), "
+                    + "which applies to a boolean: is.null or is.not_null.")
+        }
         guard let column = expression.plainColumn, let check = column.check else { return }
         switch filter.operator {
         case .eq, .neq, .gt, .gte, .lt, .lte, .in, .isdistinct: break
@@ -325,6 +448,7 @@ public struct ReadRequest: Sendable {
     private static func orderKey(_ term: ReadSyntax.OrderTerm, in node: Node, parameter: String) throws(ReadError) -> OrderKey {
         guard let embedName = term.embed else {
             let expression = try expression(term.column, cast: nil, in: node.resource, parameter: parameter)
+            try checkOrderable(expression, in: node.resource, parameter: parameter)
             return OrderKey(expression: expression, embed: nil, isDescending: term.isDescending, nullsFirst: term.nullsFirst)
         }
         guard let embed = node.embeds.firstIndex(where: { $0.key == embedName }) else {
@@ -334,6 +458,13 @@ public struct ReadRequest: Sendable {
             throw ReadError.relatedOrder(embedName, from: node.resource, parameter: parameter)
         }
         let expression = try expression(term.column, cast: nil, in: node.embeds[embed].node.resource, parameter: parameter)
+        try checkOrderable(expression, in: node.embeds[embed].node.resource, parameter: parameter)
         return OrderKey(expression: expression, embed: embed, isDescending: term.isDescending, nullsFirst: term.nullsFirst)
+    }
+
+    private static func checkOrderable(_ expression: Expression, in resource: Resource, parameter: String) throws(ReadError) {
+        if case .column(let column) = expression.source, !column.isOrderable {
+            throw ReadError.notChosen(column, in: resource, filtering: false, parameter: parameter)
+        }
     }
 }

@@ -63,6 +63,7 @@ extension ReadSyntax {
                     // Positions count from the name, as PostgREST's do: `or=(…)` is read as `or(…)`.
                     var scanner = Scanner(value, parameter: parameter, what: "logic tree")
                     let operands = try scanner.logicList(budget: &budget, depth: 1)
+                    try scanner.expectEnd()
                     let condition: Condition = key == "or" ? .or(operands) : .and(operands)
                     conditions[path, default: []].append(negatedLogic ? .not(condition) : condition)
                 default:
@@ -102,22 +103,22 @@ struct Budget {
     mutating func takeCondition(_ parameter: String) throws(ReadError) {
         conditions += 1
         if conditions > limits.conditions {
-            throw ReadError.tooMany(parameter, "conditions", limits.conditions)
+            throw ReadError.tooMany(parameter, "filters and conditions", limits.conditions, name: "filters")
         }
     }
 
     mutating func takeItem(_ parameter: String) throws(ReadError) {
         items += 1
-        if items > limits.items { throw ReadError.tooMany(parameter, "items of select and order", limits.items) }
+        if items > limits.items { throw ReadError.tooMany(parameter, "items of select and order", limits.items, name: "items") }
     }
 
     mutating func takeEmbed(_ parameter: String) throws(ReadError) {
         embeds += 1
-        if embeds > limits.embeds { throw ReadError.tooMany(parameter, "embedded resources", limits.embeds) }
+        if embeds > limits.embeds { throw ReadError.tooMany(parameter, "embedded resources", limits.embeds, name: "embeds") }
     }
 
     func checkDepth(_ depth: Int, _ parameter: String) throws(ReadError) {
-        if depth > limits.depth { throw ReadError.tooMany(parameter, "levels of nesting", limits.depth) }
+        if depth > limits.depth { throw ReadError.tooMany(parameter, "levels of nesting", limits.depth, name: "depth") }
     }
 }
 
@@ -475,7 +476,7 @@ struct Scanner {
                 }
                 values.append(wasQuoted ? String(value) : String(value).withoutSurroundingSpaces())
                 if values.count > budget.limits.listValues {
-                    throw ReadError.tooMany(parameter, "values in one list", budget.limits.listValues)
+                    throw ReadError.tooMany(parameter, "values in one list", budget.limits.listValues, name: "listItems")
                 }
                 value = String.UnicodeScalarView()
                 wasQuoted = false

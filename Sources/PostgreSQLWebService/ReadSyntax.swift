@@ -1,3 +1,5 @@
+import WebService
+
 /// A read request in PostgREST's language, as the request wrote it, before
 /// its names are looked up in a ``Resource``: what `select`, the filters,
 /// `or`/`and`, `order`, `limit` and `offset` say, at the root and for each
@@ -15,6 +17,11 @@ struct ReadSyntax: Sendable {
     /// `limit` and `offset` by path.
     var limit: [[String]: Int] = [:]
     var offset: [[String]: Int] = [:]
+
+    /// Whether the request said nothing in the language.
+    var isEmpty: Bool {
+        select == nil && conditions.isEmpty && order.isEmpty && limit.isEmpty && offset.isEmpty
+    }
 
     /// One item of `select`.
     enum SelectItem: Sendable, Equatable {
@@ -38,10 +45,13 @@ struct ReadSyntax: Sendable {
         var name: String
         var json: [JSONStep] = []
 
-        /// The key a selected path is written under without an alias:
-        /// its last step's key, else (an array index, or no path) the column's name.
+        /// The key a selected path is written under without an alias, as
+        /// PostgREST writes it: its last step named by a key (array indexes
+        /// pass over: `data->0->a->>2` is `a`), else the column's name.
         var defaultKey: String {
-            if let last = json.last, case .name(let key) = last.key { return key }
+            for step in json.reversed() {
+                if case .name(let key) = step.key { return key }
+            }
             return name
         }
     }
@@ -165,6 +175,14 @@ public struct ReadLimits: Sendable {
     /// The defaults: 1,000 conditions, 1,000 values per list, 50 embeds,
     /// 16 levels, 1,000 items.
     public static let `default` = ReadLimits(conditions: 1_000, listValues: 1_000, embeds: 50, depth: 16, items: 1_000)
+
+    /// The defaults, with a request's limits on filters and list values
+    /// (the server's `--max-filters` and `--max-list-items`).
+    public init(_ request: RequestLimits) {
+        self = .default
+        conditions = request.filters
+        listValues = request.listItems
+    }
 
     public init(conditions: Int, listValues: Int, embeds: Int, depth: Int, items: Int) {
         self.conditions = conditions

@@ -26,27 +26,31 @@ public struct Resource: Sendable {
         public var type: PostgresType
         /// How `?api` and the problems name its type.
         public var valueType: ValueType
-        /// Whether a request may filter on it and order by it.
+        /// Whether a request may filter on it (`lastName=eq.Facello`, in `or` too).
         public var isFilterable: Bool
+        /// Whether a request may order by it (`order=lastName.desc`).
+        public var isOrderable: Bool
         /// Checks a filter's value before it is sent (a 400 naming the
         /// parameter and the type); `nil`: PostgreSQL reads the value as
         /// the column's type, as it writes the column's values.
         public var check: (@Sendable (String) -> Bool)?
 
-        /// A column of `type`; `valueType` by default as PostgreSQL's type reads.
+        /// A column of `type`; `valueType` by default as PostgreSQL's type
+        /// reads; orderable when filterable unless `isOrderable` says.
         ///
         /// ```swift
         /// Resource.Column("hireDate", type: .date, aliases: ["hire_date"])
         /// ```
         public init(
             _ label: String, type: PostgresType, valueType: ValueType? = nil, aliases: [String] = [], isFilterable: Bool = true,
-            check: (@Sendable (String) -> Bool)? = nil
+            isOrderable: Bool? = nil, check: (@Sendable (String) -> Bool)? = nil
         ) {
             self.label = label
             self.type = type
             self.valueType = valueType ?? type.valueType
             self.aliases = aliases
             self.isFilterable = isFilterable
+            self.isOrderable = isOrderable ?? isFilterable
             self.check = check ?? type.valueCheck
         }
     }
@@ -78,7 +82,8 @@ public struct Resource: Sendable {
     /// The name requests embed it by (a table's name), and others they may use (its path's).
     public var name: String
     public var aliases: [String]
-    /// The schema of the table or view it reads, for messages; `nil` when it reads no one relation.
+    /// The schema of the table or view it reads, for messages and event streams
+    /// (``listKey``); `nil` when it reads no one relation.
     public var schema: String?
     /// The statement whose rows it is (named parameters), in its own order.
     public var sql: String
@@ -199,9 +204,19 @@ public struct Relationship: Sendable {
 /// ```
 public final class ResourceGraph: Sendable {
     public let resources: [Resource]
+    /// Each resource's columns as a request writes them without `select`
+    /// (or with `*`), made once here rather than on every request.
+    let allColumns: [[ReadRequest.Member]]
+    /// Each resource's root node for a request without arguments.
+    let plainRoots: [ReadRequest.Node]
 
     public init(_ resources: [Resource]) {
         self.resources = resources
+        let allColumns = resources.map { resource in
+            resource.columns.map { ReadRequest.Member.expression(ReadRequest.Expression(source: .column($0)), key: $0.label) }
+        }
+        self.allColumns = allColumns
+        plainRoots = resources.indices.map { ReadRequest.Node(resource: resources[$0], path: [], members: allColumns[$0]) }
     }
 }
 

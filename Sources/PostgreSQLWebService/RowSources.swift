@@ -60,9 +60,10 @@ final class StreamingRows: RowSource {
 
     func writeNext(options: JSONRenderingOptions, to writer: ByteWriter) throws {
         guard let row = pending.take() else { return }
-        if template == nil { template = row.layout.objectTemplate }
+        let template = self.template ?? row.layout.objectTemplate
+        self.template = template
         var output = writer
-        template!.write(row, options: options, to: &output) { _, _ in }
+        template.write(row, options: options, to: &output) { _, _ in }
         rowsWritten += 1
     }
 

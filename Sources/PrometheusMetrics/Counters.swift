@@ -36,12 +36,14 @@ public final class Counters: @unchecked Sendable {
     /// Adds `amount` to the counter at `index`.
     @inline(__always)
     public func add(at index: Int, _ amount: UInt64 = 1) {
+        // Indexes are the code's (a route's slot, a bucket found by bound), never a request's.
         precondition(index >= 0 && index < count, "counter index out of range")
         storage[index].add(amount, ordering: .relaxed)
     }
 
     /// The value of the counter at `index`.
     public subscript(index: Int) -> UInt64 {
+        // Indexes are the code's, never a request's.
         precondition(index >= 0 && index < count, "counter index out of range")
         return storage[index].load(ordering: .relaxed)
     }

@@ -27,6 +27,7 @@ public final class Histogram: Sendable {
     /// let sizes = Histogram(bounds: [1, 2, 4, 8, 16, 32, 64])
     /// ```
     public init(bounds: [UInt64]) {
+        // Bounds are written in code, not read from outside.
         precondition(zip(bounds, bounds.dropFirst()).allSatisfy { $0 < $1 }, "histogram bounds must ascend")
         self.bounds = bounds
         buckets = Counters(count: bounds.count + 1)

@@ -9,7 +9,7 @@ import WebService
 /// ```swift
 /// let loaded = try ServiceFolder("services").load(on: connection)
 /// print(loaded.summary)   // 4 operations in 2 services: ...
-/// WebServiceRouter(services: loaded.services, runners: [QueryRunner(pool: pool)])
+/// try WebServiceRouter(services: loaded.services, runners: [QueryRunner(pool: pool)])
 /// ```
 public struct LoadedServices: Sendable {
     /// Every operation, by service, path and method.
@@ -17,29 +17,34 @@ public struct LoadedServices: Sendable {
     /// One service per first path segment, by name.
     public let services: [any WebService]
 
-    init(drafts: [OperationDraft], catalog: [PostgresType: PostgresTypeDescription]) {
+    /// The services of `drafts`, whose GET operations read `graph` with `parameters` (``parameters(of:graph:)``).
+    init(
+        drafts: [OperationDraft], catalog: [PostgresType: PostgresTypeDescription], graph: FolderGraph, parameters: [[Operation.Parameter]]
+    ) {
         var operations: [Operation] = []
         var services: [any WebService] = []
         let methods: [HTTPMethod] = [.get, .post, .put, .patch, .delete]
         for name in Set(drafts.map(\.file.serviceName)).sorted() {
             // By path (a list before its objects), then method.
-            let group = drafts.filter { $0.file.serviceName == name }.sorted { first, second in
-                (first.file.path, methods.firstIndex(of: first.file.method)!) < (
-                    second.file.path, methods.firstIndex(of: second.file.method)!
+            let group = drafts.indices.filter { drafts[$0].file.serviceName == name }.sorted { first, second in
+                (drafts[first].file.path, methods.firstIndex(of: drafts[first].file.method) ?? methods.count) < (
+                    drafts[second].file.path, methods.firstIndex(of: drafts[second].file.method) ?? methods.count
                 )
             }
-            let (results, structures) = Self.results(of: group, catalog: catalog)
-            let enumerations = Self.detailsEnumerations(of: group)
+            let (results, structures) = Self.results(of: group.map { drafts[$0] }, catalog: catalog)
+            let enumerations = Self.detailsEnumerations(of: group.map { drafts[$0] })
             let serviceOperations = group.indices.map { index in
                 var result = results[index]
                 // Every operation documents the structures and enumerations of the whole service.
                 result.structures = structures.structures
                 result.enumerations = structures.enumerations
+                let draft = drafts[group[index]]
                 return Operation(
-                    group[index], parameters: group[index].parameters(detailsEnumeration: enumerations[index]),
-                    result: result, location: Self.location(of: group[index], among: group))
+                    draft, parameters: Self.withDetailsEnumeration(parameters[group[index]], named: enumerations[index]),
+                    graph: graph.graph, resource: graph.resources[group[index]], result: result,
+                    location: Self.location(of: draft, among: group.map { drafts[$0] }))
             }
-            let description = group.compactMap(\.file.serviceDescription).first?.text ?? "Operations on /\(name)."
+            let description = group.compactMap { drafts[$0].file.serviceDescription }.first?.text ?? "Operations on /\(name)."
             services.append(SQLService(path: "/" + name, description: description, routes: serviceOperations.map(\.route)))
             operations += serviceOperations
         }
@@ -65,6 +70,37 @@ public struct LoadedServices: Sendable {
             "  " + route.padding(to: width) + "   " + operation.summary
         }
         return ([count + ":"] + lines).joined(separator: "\n")
+    }
+
+    /// Each draft's parameters: its own, then, for a GET, those of the
+    /// read language on its resource (documented, and the one that reads them).
+    static func parameters(of drafts: [OperationDraft], graph: FolderGraph) -> [[Operation.Parameter]] {
+        drafts.indices.map { index in
+            guard let resource = graph.resources[index] else { return drafts[index].parameters }
+            let own = drafts[index].parameters
+            var read = Operation.readParameters(graph: graph.graph, resource: resource, taken: Set(own.map(\.name)))
+            for (example, _) in drafts[index].readExamples {
+                guard let position = read.firstIndex(where: { $0.name == example.name }) else { continue }
+                var runtime = read[position].runtime
+                runtime.example = example.text
+                read[position] = Operation.Parameter(role: read[position].role, runtime: runtime)
+            }
+            return own + read
+        }
+    }
+
+    /// `parameters` with the details' enumeration named `enumeration`.
+    private static func withDetailsEnumeration(_ parameters: [Operation.Parameter], named enumeration: String) -> [Operation.Parameter] {
+        parameters.map { parameter in
+            guard case .details = parameter.role, case .array(.enumeration(_, let values)) = parameter.runtime.type else {
+                return parameter
+            }
+            var runtime = RuntimeParameter<Operation.Argument>.names(
+                "details", enumeration: enumeration, values: values, description: parameter.runtime.description
+            ) { .names($0) }
+            runtime.example = parameter.runtime.example
+            return Operation.Parameter(role: .details, runtime: runtime)
+        }
     }
 
     // MARK: - What depends on the whole service
@@ -112,14 +148,15 @@ public struct LoadedServices: Sendable {
             sections.filter { section, _ in
                 name == nil ? section.path.count == 1 : section.path.dropLast().joined(separator: ".") == name && section.path.count > 1
             }.map { section, description in
-                let childName = structureName + Inflection.typeName(Inflection.singular(section.path.last!))
+                let last = section.path.last ?? section.name
+                let childName = structureName + Inflection.typeName(Inflection.singular(last))
                 let given = structures.structure(
                     named: childName, columns: description.columns, members: members(of: section.name, structureName: childName))
-                return (section.path.last!, .array(.structure(given)))
+                return (last, .array(.structure(given)))
             }
         }
         let name = draft.file.returns?.typeName ?? singular
-        let selects = draft.parameters.contains { $0.role == .chosen && $0.runtime.name == "select" }
+        let selects = draft.file.method == .get && !draft.parameters.contains { $0.runtime.name == "select" }
         let structure = structures.structure(
             named: name, columns: columns, members: members(of: nil, structureName: singular), membersChosen: selects)
         switch draft.kind {
@@ -157,7 +194,10 @@ struct SQLService: WebService {
 // MARK: - Operations from drafts
 
 extension Operation {
-    init(_ draft: OperationDraft, parameters: [Operation.Parameter], result: ResultDescription, location: String?) {
+    init(
+        _ draft: OperationDraft, parameters: [Operation.Parameter], graph: ResourceGraph, resource: Int?, result: ResultDescription,
+        location: String?
+    ) {
         file = draft.file.file
         method = draft.file.method
         path = draft.file.path
@@ -166,9 +206,19 @@ extension Operation {
         kind = draft.kind
         detailNames = draft.detailNames
         self.parameters = parameters
-        statements = draft.file.statements.map(\.text)
+        self.resource = resource
+        // A GET runs its resource's statement: the file's, unless it had to be wrapped (``FolderGraph``).
+        statements = resource.map { [graph.resources[$0].sql] } ?? draft.file.statements.map(\.text)
         details = draft.details
         bindings = draft.bindings
+        var detailBindings: [(index: Int, name: String)] = []
+        for name in draft.detailNames.sorted() {
+            guard let detail = draft.details[name], !detail.isStreamed else { continue }
+            for binding in detail.requestBindings where !detailBindings.contains(where: { $0.name == binding.name }) {
+                detailBindings.append(binding)
+            }
+        }
+        self.detailBindings = detailBindings
         notFound = draft.notFound
         self.location = location
         self.result = result

@@ -28,6 +28,11 @@ public struct Operation: Sendable {
     let details: [String: Detail]
     /// The names of the main statements' parameters, with their index among `parameters`.
     let bindings: [(index: Int, name: String)]
+    /// The request's arguments that the details embedded from the row bind
+    /// (whether `details` or `select` asks for them), with their index.
+    let detailBindings: [(index: Int, name: String)]
+    /// A GET's resource in the folder's ``ResourceGraph``.
+    let resource: Int?
     /// The 404's detail (`{name}` placeholders filled) and the variable it names, for objects.
     let notFound: (template: String, parameter: String?)?
     /// For a POST: where the returned row is read again (`/employees/{employeeNumber}`).
@@ -56,8 +61,12 @@ public struct Operation: Sendable {
             case details
             /// A page's `limit` or `offset`.
             case limit, offset
-            /// A filter on a column, `order` or `select` (``ColumnChoices``).
-            case chosen
+            /// An argument of the read language, documented (`select`, a
+            /// filter); the `read` parameter reads them all.
+            case documented
+            /// Every argument no other parameter names, read in PostgREST's
+            /// language against the operation's resource (``ReadRequest``).
+            case read
         }
 
         let role: Role
@@ -70,15 +79,15 @@ public struct Operation: Sendable {
         case value(SQLValue)
         case names([String])
         case count(Int?)
-        case chosen(ColumnChoices.Chosen)
+        case read(ReadRequest)
+        case documented
     }
 
-    /// A detail a request may ask for.
+    /// A detail a request may ask for: a relationship of the operation's
+    /// resource (``ReadRequest/embedding(_:)``), or a streamed member.
     struct Detail: Sendable {
         /// `@stream`: a list streamed as a member, bound from the request's arguments.
         let isStreamed: Bool
-        /// The attached query, with its nested details (for an attached detail).
-        let query: Query
         /// Its SQL (for a streamed detail).
         let sql: String
         /// The request's arguments it (or a detail nested in it) binds, by index among the parameters.
@@ -95,7 +104,7 @@ public struct Operation: Sendable {
     var route: Route {
         let operation = Reference(self)
         return Route(method, routePath, description: description, parameters: parameters.map(\.runtime), returns: result) { values in
-            operation.value.query(values)
+            try operation.value.query(values)
         }
     }
 
@@ -112,12 +121,15 @@ public struct Operation: Sendable {
             }.joined(separator: "/")
     }
 
-    /// The query one request runs, from its parameters' values.
-    func query(_ values: [Argument]) -> Query {
+    /// The query one request runs, from its parameters' values. A GET's
+    /// details that are relationships, and those `select` embeds, bind
+    /// the request's arguments they use from the query's.
+    func query(_ values: [Argument]) throws -> Query {
         var arguments = SQLArguments()
         for (index, name) in bindings {
             if case .value(let value) = values[index] { arguments[value: name] = value }
         }
+        if method == .get { bind(detailBindings, from: values, into: &arguments) }
         switch kind {
         case .write(let returning):
             let query = Query.transaction(statements, arguments, returning: returning)
@@ -125,25 +137,23 @@ public struct Operation: Sendable {
         case .object:
             let names = askedNames(values)
             let asked = details(named: names)
-            for detail in asked { bind(detail.requestBindings, from: values, into: &arguments) }
             // The 404 is built only when no row comes, from what its closure
             // captures: these two, not the whole operation (a copy per request).
             let (notFound, parameters) = (self.notFound, self.parameters)
             var query = Query.object(statements[0], arguments, notFound: Self.notFoundError(notFound, parameters, values))
+            var embedded: [String] = []
             for (name, detail) in zip(names, asked) {
                 if detail.isStreamed {
                     var memberArguments = SQLArguments()
                     bind(detail.requestBindings, from: values, into: &memberArguments)
                     query = query.streaming(name, Query.list(detail.sql, memberArguments))
                 } else {
-                    query = query.attaching(name, detail.query)
+                    embedded.append(name)
                 }
             }
-            return query.choosing(chosenColumns(values))
+            return try reading(query, values, embedding: embedded)
         case .list(let paged):
             let names = askedNames(values)
-            let asked = details(named: names)
-            for detail in asked { bind(detail.requestBindings, from: values, into: &arguments) }
             var query = Query.list(statements[0], arguments)
             if paged {
                 var limit: Int?
@@ -155,25 +165,26 @@ public struct Operation: Sendable {
                 }
                 query = query.paged(limit: limit, offset: offset)
             }
-            for (name, detail) in zip(names, asked) { query = query.attaching(name, detail.query) }
-            query = query.choosing(chosenColumns(values))
+            query = try reading(query, values, embedding: names)
             return channel.map(query.listening(to:)) ?? query
         }
     }
 
-    /// The filters, order and members the request chose.
-    private func chosenColumns(_ values: [Argument]) -> ChosenColumns {
-        var chosen = ChosenColumns()
-        for value in values { if case .chosen(let choice) = value { chosen.add(choice) } }
-        return chosen
+    /// `query` read as the request asks, with the details `names` embedded.
+    private func reading(_ query: Query, _ values: [Argument], embedding names: [String]) throws -> Query {
+        for value in values {
+            if case .read(let request) = value { return query.reading(try request.embedding(names)) }
+        }
+        return query
     }
 
-    /// The details of these names. A loop, not `names.map { details[$0]! }`,
-    /// whose closure would copy the whole operation on every request.
+    /// The details of these names (the `details` parameter takes no other
+    /// name). A loop, not `names.compactMap { details[$0] }`, whose closure
+    /// would copy the whole operation on every request.
     private func details(named names: [String]) -> [Detail] {
         var asked: [Detail] = []
         asked.reserveCapacity(names.count)
-        for name in names { asked.append(details[name]!) }
+        for name in names { if let detail = details[name] { asked.append(detail) } }
         return asked
     }
 

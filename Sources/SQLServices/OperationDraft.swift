@@ -14,21 +14,13 @@ struct OperationDraft {
     let details: [String: Operation.Detail]
     let detailNames: [String]
     let notFound: (template: String, parameter: String?)?
-
-    /// The parameters, the enumeration of the details named `enumeration`
-    /// (another operation of the service may have named theirs first).
-    func parameters(detailsEnumeration enumeration: String) -> [Operation.Parameter] {
-        parameters.map { parameter in
-            guard case .details = parameter.role, case .array(.enumeration(_, let values)) = parameter.runtime.type else {
-                return parameter
-            }
-            var runtime = RuntimeParameter<Operation.Argument>.names(
-                "details", enumeration: enumeration, values: values, description: parameter.runtime.description
-            ) { .names($0) }
-            runtime.example = parameter.runtime.example
-            return Operation.Parameter(role: .details, runtime: runtime)
-        }
-    }
+    /// For a list, the result columns a request may filter on (`@filter`) and order by (`@order`).
+    let filterable: Set<String>
+    let orderable: Set<String>
+    /// The `@example`s of arguments the read language takes (`select`, a
+    /// filter), for their documents; `needsGraph` when its value embeds
+    /// another resource, to be checked once the folder's ``ResourceGraph`` is known.
+    let readExamples: [(directive: ServiceFile.ExampleDirective, needsGraph: Bool)]
 
     /// The enumeration of the details, if the operation has details.
     var detailsEnumeration: (name: String, values: [String])? {
@@ -83,10 +75,8 @@ struct OperationDraft {
                 problem(section.line, "@stream adds a streamed member to an object; in a list, use @detail")
             }
         }
-        if file.serviceName == "health" {
-            problem(file.headerLine, "/health is where the server answers its health checks; name the service otherwise")
-        } else if file.serviceName == "openapi.json" {
-            problem(file.headerLine, "/openapi.json is the server's OpenAPI document; name the service otherwise")
+        if let reserved = ReservedPath.claimed(by: file.path) {
+            problem(file.headerLine, "\(reserved.path) is reserved for \(reserved.purpose); name the service otherwise")
         }
 
         // The parameters: the path's variables, then `@param`s, then the
@@ -116,13 +106,12 @@ struct OperationDraft {
             guard let type = typeByName[name] else { continue }
             let directive = file.parameters.first { $0.name == name }
             let argumentType = ArgumentType.of(type, catalog: catalog)
-            if let defaultText = directive?.defaultText, !file.variables.contains(name) {
+            if let directive, let defaultText = directive.defaultText, !file.variables.contains(name) {
                 do {
                     let value = try argumentType.convert([.text(defaultText)])
-                    parameters.append(
-                        Self.parameter(name, argumentType, directive?.description ?? "", absent: value, defaultText: defaultText))
+                    parameters.append(Self.parameter(name, argumentType, directive.description, absent: value, defaultText: defaultText))
                 } catch {
-                    problem(directive!.line, "the default of @param \(name), \(error.received), is not a valid \(error.expected.name)")
+                    problem(directive.line, "the default of @param \(name), \(error.received), is not a valid \(error.expected.name)")
                 }
             } else {
                 let absent: SQLValue? = file.variables.contains(name) ? nil : .null
@@ -200,19 +189,30 @@ struct OperationDraft {
         }
 
         if !isWrite {
-            parameters += Self.chosenParameters(
-                file: file, columns: described.statements.last?.columns ?? [], catalog: catalog, routeNames: routeNames,
+            (filterable, orderable) = Self.chosenColumns(
+                file: file, labels: described.statements.last?.columns.map(\.label) ?? [], routeNames: routeNames,
                 reserved: (detailNames.isEmpty ? [] : ["details"]) + (file.pagedLine == nil ? [] : ["limit", "offset"]),
                 problem: problem)
         } else {
+            (filterable, orderable) = ([], [])
             for directive in [file.filter, file.order].compactMap({ $0 }) {
                 problem(directive.line, "@filter and @order choose among the rows a GET lists")
             }
         }
 
-        // The examples, each a value the parameter takes.
+        // The examples, each a value the parameter takes; those of the read language's arguments are checked later.
+        var readExamples: [(directive: ServiceFile.ExampleDirective, needsGraph: Bool)] = []
         for example in file.examples {
             guard let index = parameters.firstIndex(where: { $0.name == example.name }) else {
+                if !isWrite {
+                    if let example = Self.readExample(
+                        example, file: file, columns: described.statements.last?.columns ?? [], catalog: catalog,
+                        filterable: filterable, orderable: orderable, taken: parameters.map(\.name), problem: problem)
+                    {
+                        readExamples.append(example)
+                    }
+                    continue
+                }
                 let names = parameters.map(\.name)
                 problem(
                     example.line,
@@ -252,45 +252,38 @@ struct OperationDraft {
             notFound = nil
         }
 
+        self.readExamples = readExamples
         guard problems.count == count else { return nil }
         let indexByName = Dictionary(parameters.enumerated().map { ($1.name, $0) }, uniquingKeysWith: { first, _ in first })
-        var bound: [String] = []
-        for name in statementNames.map(\.name) where !bound.contains(name) { bound.append(name) }
-        bindings = bound.map { (indexByName[$0]!, $0) }
+        // Every name a statement uses has its parameter (it has a type, from
+        // the description); a name without one would bind nothing, never trap.
+        var seen: Set<String> = []
+        bindings = statementNames.map(\.name).compactMap { name in
+            guard seen.insert(name).inserted, let index = indexByName[name] else { return nil }
+            return (index, name)
+        }
         self.parameters = parameters
         self.detailNames = detailNames
         details = Self.details(file: file, described: described, indexByName: indexByName, mainColumns: mainColumns)
     }
 
-    /// The parameters of the columns a request chooses (``ColumnChoices``):
-    /// a filter per column `@filter` names, `order` among those `@order`
-    /// names, and `select` on every GET. The file's own parameters win: a
-    /// column of a parameter's name is no filter (`*` leaves it out; named,
-    /// it is a problem), and a file with its own `:order` or `:select` has
-    /// no such choice.
-    private static func chosenParameters(
-        file: ServiceFile, columns: [StatementDescription.ResultColumn], catalog: [PostgresType: PostgresTypeDescription],
-        routeNames: [String], reserved: [String], problem: (Int, String) -> Void
-    ) -> [Operation.Parameter] {
-        let labels = columns.map(\.label)
-        let taken = Set(routeNames + reserved + ["order", "select"])
+    /// The result columns a request may filter on (`@filter`) and order by
+    /// (`@order`), of a list. The file's own parameters win: a column of a
+    /// parameter's name is no filter (`*` leaves it out; named, it is a
+    /// problem), and a file with its own `:order` takes no `@order`.
+    private static func chosenColumns(
+        file: ServiceFile, labels: [String], routeNames: [String], reserved: [String], problem: (Int, String) -> Void
+    ) -> (filterable: Set<String>, orderable: Set<String>) {
+        let taken = Set(routeNames + reserved + ["order", "select", "or", "and"])
         if file.shape == .object {
             for directive in [file.filter, file.order].compactMap({ $0 }) {
                 problem(directive.line, "@filter and @order choose among the rows of a list; this operation returns an object")
             }
         }
-        // JSON and arrays compare by no operator a filter has: no filter on them.
-        let comparable = Set(
-            columns.filter { column in
-                switch ArgumentType.documentedType(of: column.type, catalog: catalog) {
-                case .any, .array: false
-                default: true
-                }
-            }.map(\.label))
         func chosen(_ directive: ServiceFile.ColumnsDirective?, _ name: String, isFilter: Bool) -> Set<String> {
             guard let directive, file.shape == .list else { return [] }
             guard let named = directive.labels else {
-                return Set(labels.filter { !isFilter || (!taken.contains($0) && comparable.contains($0)) })
+                return Set(labels.filter { !isFilter || !taken.contains($0) })
             }
             for label in named where !labels.contains(label) {
                 problem(
@@ -303,9 +296,6 @@ struct OperationDraft {
                     "@\(name) names \"\(label)\", which is also a parameter of the operation (its own parameters win): rename the column or the parameter"
                 )
             }
-            for label in named where isFilter && labels.contains(label) && !comparable.contains(label) {
-                problem(directive.line, "@\(name) names \"\(label)\", a JSON value or an array, which filters do not compare")
-            }
             return Set(named.filter(labels.contains))
         }
         let filterable = chosen(file.filter, "filter", isFilter: true)
@@ -314,19 +304,47 @@ struct OperationDraft {
             problem(directive.line, "@order takes the parameter \"order\", which the file's own :order already is: rename :order")
             orderable = []
         }
-        var seen: Set<String> = []
-        let choices = ColumnChoices(
-            columns.compactMap { column in
-                // A label twice: the first column holds it, as in the JSON answer.
-                guard seen.insert(column.label).inserted else { return nil }
-                let type = ArgumentType.of(column.type, catalog: catalog)
-                return ColumnChoices.Column(
-                    column.label, type: type.valueType, filterable: filterable.contains(column.label),
-                    orderable: orderable.contains(column.label), constraints: type.constraints, convert: type.convert)
-            })
-        return choices.parameters(select: !routeNames.contains("select")) { .chosen($0) }.map {
-            Operation.Parameter(role: .chosen, runtime: $0)
+        return (filterable, orderable)
+    }
+
+    /// An `@example` of an argument the read language takes, checked as
+    /// far as the operation's own columns tell (an embedded resource's
+    /// need the folder's graph): a name that is not one of its documented
+    /// arguments, or a value its columns refuse, is a problem (`nil`).
+    private static func readExample(
+        _ example: ServiceFile.ExampleDirective, file: ServiceFile, columns: [StatementDescription.ResultColumn],
+        catalog: [PostgresType: PostgresTypeDescription], filterable: Set<String>, orderable: Set<String>, taken: [String],
+        problem: (Int, String) -> Void
+    ) -> (directive: ServiceFile.ExampleDirective, needsGraph: Bool)? {
+        var names = columns.map(\.label).filter(filterable.contains)
+        if !orderable.isEmpty { names.append("order") }
+        if !filterable.isEmpty { names += ["or", "and"] }
+        names.append("select")
+        names = names.filter { !taken.contains($0) }
+        guard names.contains(example.name) || example.name.contains(".") else {
+            problem(
+                example.line,
+                "@example names \"\(example.name)\", which is not a parameter of the operation; its parameters are "
+                    + (taken + names).joined(separator: ", "))
+            return nil
         }
+        let resource = Resource(
+            name: file.lastName, sql: "",
+            columns: columns.map { column in
+                Resource.Column(
+                    described: column, name: nil, catalog: catalog, isFilterable: filterable.contains(column.label),
+                    isOrderable: orderable.contains(column.label))
+            })
+        do {
+            _ = try ReadRequest(graph: ResourceGraph([resource]), resource: 0, arguments: [(example.name, [example.text])])
+        } catch {
+            guard let refusal = error.httpError else { return nil }
+            // A relationship: the folder's graph knows it, not the file alone.
+            if ["PGRST200", "PGRST201", "PGRST108", "PGRST118", "PGRST119"].contains(refusal.code) { return (example, true) }
+            problem(example.line, "the value of @example \(example.name), \"\(example.text)\", is refused: \(refusal.detail)")
+            return nil
+        }
+        return (example, false)
     }
 
     /// A value parameter, read by its type's conversion. Absent, it takes
@@ -346,8 +364,8 @@ struct OperationDraft {
         return Operation.Parameter(role: .value, runtime: runtime)
     }
 
-    /// The top-level details, each with the details nested in it (always
-    /// included), and the request's arguments they bind.
+    /// The top-level details, and the request's arguments each binds (a
+    /// detail's, and those of the details nested in it, which come with it).
     private static func details(
         file: ServiceFile, described: DescribedFile, indexByName: [String: Int], mainColumns: [String]
     ) -> [String: Operation.Detail] {
@@ -355,29 +373,24 @@ struct OperationDraft {
         func children(of name: String) -> [(ServiceFile.Section, StatementDescription)] {
             sections.filter { $0.0.path.dropLast().joined(separator: ".") == name && $0.0.path.count > 1 }
         }
-        /// The query of a section with its nested ones, and the names it binds from the request.
-        func build(_ section: ServiceFile.Section, _ description: StatementDescription, parentColumns: [String]) -> (Query, [String]) {
-            var query = Query.list(section.statement.text)
-            var requestNames = description.parameters.map(\.name).filter { !parentColumns.contains($0) }
+        /// The names a section and its nested ones bind from the request.
+        func requestNames(_ section: ServiceFile.Section, _ description: StatementDescription, parentColumns: [String]) -> [String] {
+            var names = description.parameters.map(\.name).filter { section.isStreamed || !parentColumns.contains($0) }
             for (child, childDescription) in children(of: section.name) {
-                let (childQuery, childNames) = build(child, childDescription, parentColumns: description.columns.map(\.label))
-                query = query.attaching(child.path.last!, childQuery)
-                requestNames += childNames.filter { !requestNames.contains($0) }
+                let childNames = requestNames(child, childDescription, parentColumns: description.columns.map(\.label))
+                names += childNames.filter { !names.contains($0) }
             }
-            return (query, requestNames)
+            return names
+        }
+        // A detail's names from the request are the operation's parameters (checked before).
+        func bindings(_ names: [String]) -> [(Int, String)] {
+            names.compactMap { name in indexByName[name].map { ($0, name) } }
         }
         var details: [String: Operation.Detail] = [:]
         for (section, description) in sections where section.path.count == 1 {
-            if section.isStreamed {
-                let names = description.parameters.map(\.name)
-                details[section.name] = Operation.Detail(
-                    isStreamed: true, query: Query.list(section.statement.text), sql: section.statement.text,
-                    requestBindings: names.map { (indexByName[$0]!, $0) })
-            } else {
-                let (query, names) = build(section, description, parentColumns: mainColumns)
-                details[section.name] = Operation.Detail(
-                    isStreamed: false, query: query, sql: section.statement.text, requestBindings: names.map { (indexByName[$0]!, $0) })
-            }
+            let names = requestNames(section, description, parentColumns: mainColumns)
+            details[section.name] = Operation.Detail(
+                isStreamed: section.isStreamed, sql: section.statement.text, requestBindings: bindings(names))
         }
         return details
     }

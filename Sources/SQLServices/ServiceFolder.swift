@@ -10,7 +10,7 @@ import WebService
 ///
 /// ```swift
 /// let loaded = try pool.withConnection { try ServiceFolder("services").load(on: $0) }
-/// let router = WebServiceRouter(services: loaded.services, runners: [QueryRunner(pool: pool)])
+/// let router = try WebServiceRouter(services: loaded.services, runners: [QueryRunner(pool: pool)])
 /// ```
 ///
 /// Loading either succeeds whole or throws ``ServiceProblems`` with every
@@ -66,7 +66,11 @@ public struct ServiceFolder: Sendable {
         problems += Self.duplicates(in: drafts)
         guard problems.isEmpty else { throw ServiceProblems(folder: path, problems: problems) }
 
-        return LoadedServices(drafts: drafts, catalog: catalog)
+        let graph = try FolderGraph(drafts: drafts, types: catalog, on: connection)
+        let parameters = LoadedServices.parameters(of: drafts, graph: graph)
+        problems += graph.exampleProblems(drafts)
+        guard problems.isEmpty else { throw ServiceProblems(folder: path, problems: problems) }
+        return LoadedServices(drafts: drafts, catalog: catalog, graph: graph, parameters: parameters)
     }
 
     /// The `.sql` files below the folder, their paths beginning with the
@@ -163,12 +167,13 @@ struct DescribedFile {
                 return nil
             }
         }
-        let statements = try file.statements.map(describe)
-        let sections = try file.sections.map { try describe($0.statement) }
+        let statements = try file.statements.compactMap(describe)
+        let sections = try file.sections.compactMap { try describe($0.statement) }
+        // A statement that did not describe noted its problem.
         guard problems.count == count else { return nil }
         self.file = file
-        self.statements = statements.map { $0! }
-        self.sections = sections.map { $0! }
+        self.statements = statements
+        self.sections = sections
 
         if file.method == .get {
             for (statement, line) in zip(file.statements + file.sections.map(\.statement), [nil] + file.sections.map(\.line)) {

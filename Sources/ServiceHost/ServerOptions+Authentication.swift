@@ -24,9 +24,9 @@ extension ServerOptions {
         var configuration = Authenticator.Configuration(realm: realm, passwordChecks: passwordChecks)
         if !authBasicFile.isEmpty {
             var hashes: [String: PasswordHash] = [:]
-            for (user, text) in try CredentialFile(path: authBasicFile).entries {
+            for (user, text) in try reading("auth-basic-file", { try CredentialFile(path: authBasicFile).entries }) {
                 guard let hash = PasswordHash(text) else {
-                    throw UsageError(description: "\(authBasicFile): the entry of \(user) is not a $pbkdf2-sha256$ hash")
+                    throw UsageError(description: "--auth-basic-file \(authBasicFile): the entry of \(user) is not a $pbkdf2-sha256$ hash")
                 }
                 hashes[user] = hash
             }
@@ -38,7 +38,7 @@ extension ServerOptions {
             }
         }
         configuration.tokens = try tokenVerifier()
-        if !roleMapFile.isEmpty { configuration.roles = try CredentialFile(path: roleMapFile).entries }
+        if !roleMapFile.isEmpty { configuration.roles = try reading("role-map") { try CredentialFile(path: roleMapFile).entries } }
         if !anonymousRole.isEmpty { configuration.anonymousRole = anonymousRole }
         return configuration
     }
@@ -46,27 +46,30 @@ extension ServerOptions {
     /// The checker of bearer tokens, its key file (secret, public key or
     /// key set) read; `nil` without one.
     private func tokenVerifier() throws -> JSONWebTokenVerifier? {
-        let key: JSONWebTokenVerifier.Key
-        let file: String
+        let option: String
+        let key: () throws -> JSONWebTokenVerifier.Key
         if !jwtSecretFile.isEmpty {
-            var secret = Array(try CredentialFile.text(at: jwtSecretFile).utf8)
-            while let last = secret.last, last == UInt8(ascii: "\n") || last == UInt8(ascii: "\r") { secret.removeLast() }
-            (key, file) = (.secret(secret), jwtSecretFile)
+            option = "jwt-secret-file"
+            key = { [jwtSecretFile] in
+                var secret = Array(try CredentialFile.text(at: jwtSecretFile).utf8)
+                while let last = secret.last, last == UInt8(ascii: "\n") || last == UInt8(ascii: "\r") { secret.removeLast() }
+                return .secret(secret)
+            }
         } else if !jwtPublicKeyFile.isEmpty {
-            (key, file) = (.publicKeyPEM(try CredentialFile.text(at: jwtPublicKeyFile)), jwtPublicKeyFile)
+            option = "jwt-public-key-file"
+            key = { [jwtPublicKeyFile] in .publicKeyPEM(try CredentialFile.text(at: jwtPublicKeyFile)) }
         } else if !jwtJWKSFile.isEmpty {
-            (key, file) = (.keySet(try CredentialFile.text(at: jwtJWKSFile)), jwtJWKSFile)
+            option = "jwt-jwks-file"
+            key = { [jwtJWKSFile] in .keySet(try CredentialFile.text(at: jwtJWKSFile)) }
         } else {
             return nil
         }
         // The table let only a valid path in.
         let roleClaim = JSONWebTokenVerifier.ClaimPath(jwtRoleClaim) ?? .role
-        do {
-            return try JSONWebTokenVerifier(
-                key: key, audience: jwtAudience.isEmpty ? nil : jwtAudience, issuer: jwtIssuer.isEmpty ? nil : jwtIssuer,
+        return try reading(option) {
+            try JSONWebTokenVerifier(
+                key: try key(), audience: jwtAudience.isEmpty ? nil : jwtAudience, issuer: jwtIssuer.isEmpty ? nil : jwtIssuer,
                 roleClaim: roleClaim)
-        } catch {
-            throw UsageError(description: "\(file): \(error)")
         }
     }
 
@@ -114,7 +117,17 @@ extension ServerOptions {
     func tlsCertificate() throws -> HTTPServer.TLSCertificate? {
         guard !tlsCertificateFile.isEmpty else { return nil }
         return HTTPServer.TLSCertificate(
-            certificatePEM: try CredentialFile.text(at: tlsCertificateFile), privateKeyPEM: try CredentialFile.text(at: tlsKeyFile))
+            certificatePEM: try reading("tls-cert") { try CredentialFile.text(at: tlsCertificateFile) },
+            privateKeyPEM: try reading("tls-key") { try CredentialFile.text(at: tlsKeyFile) })
+    }
+
+    /// What `body` reads for `--option`, its error naming the option.
+    private func reading<Value>(_ option: String, _ body: () throws -> Value) throws -> Value {
+        do {
+            return try body()
+        } catch {
+            throw UsageError(description: "--\(option): \(error)")
+        }
     }
 }
 
@@ -128,7 +141,9 @@ func hashPasswordCommand(_ arguments: ArraySlice<String>) -> Int32 {
     var iterations = PasswordHash.defaultIterations
     var arguments = arguments
     while let argument = arguments.popFirst() {
-        if argument == "--iterations", let value = arguments.popFirst().flatMap(Int.init), value >= 1 {
+        if argument == "--iterations", let value = arguments.popFirst().flatMap(Int.init),
+            (1...PasswordHash.maximumIterations).contains(value)
+        {
             iterations = value
         } else if !argument.hasPrefix("-"), user == nil, !argument.contains(":") {
             user = argument

@@ -152,6 +152,25 @@ extension ServerOptions {
             emptyDefault: "no cap",
             apply: { set(&$0.maxRows, Int($1).map(Optional.some)) }, defaultValue: { $0.maxRows.map(String.init) ?? "" }),
         Option(
+            "max-arguments", .prefixed("MAX_ARGUMENTS"),
+            "Most argument values in one request: query items, form fields and JSON body members, each value of a repeated one counting once; more are answered 400",
+            apply: { set(&$0.requestLimits.arguments, count($1)) }, defaultValue: { String($0.requestLimits.arguments) }),
+        Option(
+            "max-filters", .prefixed("MAX_FILTERS"),
+            "Most filters (conditions on columns such as `lastName=eq.Facello`) in one request; more are answered 400",
+            apply: { set(&$0.requestLimits.filters, count($1)) }, defaultValue: { String($0.requestLimits.filters) }),
+        Option(
+            "max-list-items", .prefixed("MAX_LIST_ITEMS"), "Most items in one filter's `in.()` list; more are answered 400",
+            apply: { set(&$0.requestLimits.listItems, count($1)) }, defaultValue: { String($0.requestLimits.listItems) }),
+        Option(
+            "max-batch-calls", .prefixed("MAX_BATCH_CALLS"),
+            "Most calls in one JSON-RPC batch; more are answered with one error, `-32600`, and none runs",
+            apply: { set(&$0.requestLimits.batchCalls, count($1)) }, defaultValue: { String($0.requestLimits.batchCalls) }),
+        Option(
+            "max-jsonrpc-bytes", .prefixed("MAX_JSONRPC_BYTES"),
+            "Largest `/jsonrpc` request body in bytes, a batch or one call; a larger one is answered 413 before it is read",
+            apply: { set(&$0.requestLimits.jsonRPCBytes, count($1)) }, defaultValue: { String($0.requestLimits.jsonRPCBytes) }),
+        Option(
             "cors-origin", .prefixed("CORS_ORIGINS"),
             "An origin whose web pages may call the server (CORS), such as `https://app.example.com`, or `*` for any; repeatable, and the variable takes a comma-separated list",
             emptyDefault: "none",
@@ -366,6 +385,11 @@ extension ServerOptions {
         }
         if !current.isEmpty { urls.append(current) }
         return urls.map { String($0.reversed().drop { $0 == " " }.reversed()) }.filter { !$0.isEmpty }
+    }
+
+    /// A count of 1 or more, written in decimal digits.
+    private static func count(_ value: String) -> Int? {
+        Int(value).flatMap { $0 >= 1 ? $0 : nil }
     }
 
     static func flag(_ value: String) -> Bool? {

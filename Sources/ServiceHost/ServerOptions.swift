@@ -4,6 +4,7 @@ import Glibc
 import HTTPServer
 import PostgreSQL
 import PostgreSQLWebService
+import WebService
 
 /// A server's settings: each from its command-line option, else its
 /// environment variable, else the default. The options, their variables
@@ -52,6 +53,9 @@ public struct ServerOptions: Equatable, Sendable {
     public internal(set) var dateFormat = JSONRenderingOptions.DateFormat.iso8601
     /// `--max-rows`: the most rows in any list; `nil` for no cap.
     public internal(set) var maxRows: Int?
+    /// `--max-arguments`, `--max-filters`, `--max-list-items`,
+    /// `--max-batch-calls`, `--max-jsonrpc-bytes`: what one request may ask for.
+    public internal(set) var requestLimits = RequestLimits()
     /// `--cors-origin`: the origins whose web pages may call the server; `*` for any, none by default.
     public internal(set) var corsOrigins: [String] = []
     /// `--allowed-hosts`: the host names the server answers for; `*` for any, empty for the names of `host`.
@@ -211,17 +215,29 @@ public struct ServerOptions: Equatable, Sendable {
         func check(_ condition: Bool, _ message: String) throws(UsageError) {
             if !condition { throw UsageError(description: message) }
         }
+        // Seconds and counts have bounds, so that every conversion of theirs
+        // (to milliseconds for PostgreSQL, nanoseconds for clocks, C integers
+        // for libmicrohttpd) holds them.
+        func seconds(_ value: Double, _ name: String, from least: Double, _ words: String) throws(UsageError) {
+            try check(
+                value >= least && value <= Self.maximumSeconds,
+                "--\(name) must be a number of seconds \(words) \(Int(Self.maximumSeconds)).")
+        }
         try check((0...65535).contains(port), "--port must be 0 to 65535.")
-        try check(poolSize >= 1, "--pool-size must be at least 1.")
-        try check(pipelineConnections >= 1, "--pipeline-connections must be at least 1.")
-        try check((eventLoops ?? 1) >= 1, "--event-loops must be at least 1.")
-        try check(acquireTimeout > 0, "--acquire-timeout must be more than 0.")
-        try check(maxReplicaLag > 0, "--max-replica-lag must be more than 0.")
-        try check(statementTimeout >= 0, "--statement-timeout must be 0 or more.")
-        try check(connectionTimeout >= 1, "--connection-timeout must be at least 1.")
-        try check(shutdownTimeout >= 0, "--shutdown-timeout must be 0 or more.")
-        try check(drainSeconds >= 0, "--drain-seconds must be 0 or more.")
-        try check(maxConnections >= 1, "--max-connections must be at least 1.")
+        try check((1...Self.maximumThreads).contains(poolSize), "--pool-size must be 1 to \(Self.maximumThreads).")
+        try check((1...Self.maximumThreads).contains(pipelineConnections), "--pipeline-connections must be 1 to \(Self.maximumThreads).")
+        try check((1...Self.maximumThreads).contains(eventLoops ?? 1), "--event-loops must be 1 to \(Self.maximumThreads).")
+        try check((1...Self.maximumThreads).contains(passwordChecks), "--password-checks must be 1 to \(Self.maximumThreads).")
+        try seconds(acquireTimeout, "acquire-timeout", from: .ulpOfOne, "over 0, up to")
+        try seconds(maxReplicaLag, "max-replica-lag", from: .ulpOfOne, "over 0, up to")
+        try seconds(statementTimeout, "statement-timeout", from: 0, "from 0 to")
+        try seconds(Double(connectionTimeout), "connection-timeout", from: 1, "from 1 to")
+        try seconds(shutdownTimeout, "shutdown-timeout", from: 0, "from 0 to")
+        try seconds(drainSeconds, "drain-seconds", from: 0, "from 0 to")
+        try seconds(bodyTimeout, "body-timeout", from: .ulpOfOne, "over 0, up to")
+        try seconds(responseTimeout, "response-timeout", from: .ulpOfOne, "over 0, up to")
+        try seconds(idleInTransactionTimeout, "idle-in-transaction-timeout", from: 0, "from 0 to")
+        try check((1...Self.maximumConnections).contains(maxConnections), "--max-connections must be 1 to \(Self.maximumConnections).")
         try check(maxRows.map { $0 >= 1 } ?? true, "--max-rows must be at least 1.")
         try check(Self.logLevels.contains(logLevel), "--log-level \(logLevel) is not a log level.")
         try check(tlsCertificateFile.isEmpty == tlsKeyFile.isEmpty, "--tls-cert and --tls-key go together.")
@@ -233,6 +249,15 @@ public struct ServerOptions: Equatable, Sendable {
             [jwtSecretFile, jwtPublicKeyFile, jwtJWKSFile].filter { !$0.isEmpty }.count <= 1,
             "--jwt-secret-file, --jwt-public-key-file and --jwt-jwks-file exclude each other.")
     }
+
+    /// The longest any `--…-timeout` or `--…-seconds` may be: PostgreSQL
+    /// counts its timeouts in milliseconds, in 32 bits (about 24 days).
+    static let maximumSeconds = Double(Int32.max / 1000)
+    /// The most threads or connections one of `--pool-size`,
+    /// `--pipeline-connections`, `--event-loops`, `--password-checks` asks for.
+    static let maximumThreads = 1024
+    /// The most client connections `--max-connections` allows (libmicrohttpd counts them in 32 bits, and each takes a descriptor).
+    static let maximumConnections = 1_000_000
 
     static let sslModes = ["disable", "allow", "prefer", "require", "verify-ca", "verify-full"]
 

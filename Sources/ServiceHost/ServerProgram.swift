@@ -200,6 +200,7 @@ public struct ServerProgram {
     /// }
     /// ```
     public func command(_ name: String, summary: String, _ body: @escaping (ServerOptions) -> Int32) -> ServerProgram {
+        // A program's commands are its code's, fixed before any argument is read.
         precondition(name != "serve" && !name.hasPrefix("-"), "serve is the server's own command; a command is a word")
         var server = self
         server.commands.append(Command(name: name, summary: summary, run: body))
@@ -266,20 +267,16 @@ public struct ServerProgram {
         let drain = HealthService.Drain()
         // Kept across reloads (SIGHUP), so that the counts go on.
         let routeMetrics = options.metrics ? RouteMetrics() : nil
+        // The server's own services, at the paths reserved for them (`ReservedPath`).
+        var serverServices: [any WebService] = [HealthService(pool: pool, drain: drain)]
+        if let routeMetrics {
+            let replicaPools = (replicas?.pools ?? []).enumerated().map { (name: "replica-\($0.offset + 1)", pool: $0.element) }
+            serverServices.append(MetricsService(routes: routeMetrics, pools: [("primary", pool)] + replicaPools, live: live))
+        }
         func makeRouter() throws -> WebServiceRouter {
-            var services = try makeServices(options, pool) + [HealthService(pool: pool, drain: drain)]
-            if let routeMetrics {
-                let replicaPools = (replicas?.pools ?? []).enumerated().map { (name: "replica-\($0.offset + 1)", pool: $0.element) }
-                services.append(MetricsService(routes: routeMetrics, pools: [("primary", pool)] + replicaPools, live: live))
-            }
-            var paths: Set<String> = []
-            for service in services {
-                let path = "/" + service.path.split(separator: "/").joined(separator: "/")
-                guard path != "/", path != "/openapi.json", paths.insert(path).inserted else { throw MountError(path: path) }
-            }
-            return WebServiceRouter(
-                services: services, runners: [runner], logger: logger,
-                openAPI: openAPI, metrics: routeMetrics)
+            try WebServiceRouter(
+                services: try makeServices(options, pool), runners: [runner], logger: logger,
+                openAPI: openAPI, metrics: routeMetrics, limits: options.requestLimits, serverServices: serverServices)
         }
         // A router that another replaces on SIGHUP, or the one router for good.
         let router = try makeRouter()
@@ -295,6 +292,7 @@ public struct ServerProgram {
         configuration.tlsPriorities = try options.tlsPriorityString()
         if configuration.tls != nil, let warning = options.tlsKeyPermissionWarning() { logger.warning("\(warning)") }
         configuration.admission = authenticator
+        configuration.maximumBodySizeByPath = router.maximumBodySizeByPath
         let server = HTTPServer(configuration: configuration, logger: logger, handler: respond)
 
         try server.start()
@@ -369,21 +367,6 @@ public struct ServerProgram {
         pool.close()
         logger.info("Stopped")
         StandardErrorOutput.shared.flush()
-    }
-}
-
-/// Two services at one path, or one at `/` (the list of services) or `/openapi.json`.
-private struct MountError: Error, CustomStringConvertible {
-    let path: String
-
-    var description: String {
-        switch path {
-        case "/": "A service cannot be mounted at /, which lists the services."
-        case "/openapi.json": "A service cannot be mounted at /openapi.json, the OpenAPI document."
-        case "/health": "Two services are mounted at /health (the server's health routes are there)."
-        case "/metrics": "Two services are mounted at /metrics (the server's metrics are there)."
-        default: "Two services are mounted at \(path)."
-        }
     }
 }
 

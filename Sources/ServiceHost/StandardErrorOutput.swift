@@ -101,6 +101,7 @@ final class StandardErrorOutput: @unchecked Sendable {
     private func writeAll(_ bytes: [UInt8]) {
         bytes.withUnsafeBytes { bytes in
             var offset = 0
+            // Not empty inside the loop: `bytes` has a base address.
             while offset < bytes.count {
                 let written = Glibc.write(fileDescriptor, bytes.baseAddress! + offset, bytes.count - offset)
                 if written < 0 {

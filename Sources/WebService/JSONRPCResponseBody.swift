@@ -1,22 +1,26 @@
 import JSONStreaming
 
 /// The response to a JSON-RPC request, written while the calls run: each
-/// call runs when the previous answer is written, and a streamed result
-/// goes out as it is read. Pulled on a worker thread (it blocks).
+/// call is read from the body and run when the previous answer is
+/// written, and a streamed result goes out as it is read. Pulled on a
+/// worker thread (it blocks).
 final class JSONRPCResponseBody: StreamingBody {
     private let router: WebServiceRouter
-    private let entries: [JSONRPCEntry]
+    private var calls: JSONRPCCalls
     private let isBatch: Bool
     private let outer: HTTPRequest
-    private var next = 0
+    private var isDone = false
     private var current: ConcatenatedBody?
     private var started = false
     private var answered = 0
 
-    init(router: WebServiceRouter, entries: [JSONRPCEntry], isBatch: Bool, outer: HTTPRequest) {
+    /// Whether any call is answered: not every one a notification.
+    var answersSomething: Bool { calls.answersSomething }
+
+    init(router: WebServiceRouter, calls: JSONRPCCalls, outer: HTTPRequest) {
         self.router = router
-        self.entries = entries
-        self.isBatch = isBatch
+        self.calls = calls
+        self.isBatch = calls.isBatch
         self.outer = outer
     }
 
@@ -30,12 +34,11 @@ final class JSONRPCResponseBody: StreamingBody {
                 if try current.write(into: &output) { return true }
                 self.current = nil
             }
-            guard next < entries.count else {
-                if isBatch { output.append(UInt8(ascii: "]")) }
+            guard !isDone, let entry = calls.next() else {
+                if isBatch, !isDone { output.append(UInt8(ascii: "]")) }
+                isDone = true
                 return false
             }
-            let entry = entries[next]
-            next += 1
             guard let parts = router.answer(entry, outer: outer) else { continue }
             if answered > 0 { output.append(UInt8(ascii: ",")) }
             answered += 1
@@ -46,6 +49,6 @@ final class JSONRPCResponseBody: StreamingBody {
     func close() {
         current?.close()
         current = nil
-        next = entries.count
+        isDone = true
     }
 }

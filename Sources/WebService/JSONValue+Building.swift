@@ -117,6 +117,7 @@ extension JSONValue {
                 members[key] = newValue
                 self = .object(members)
             default:
+                // Only code building a document (OpenAPI, OpenRPC) sets members, on objects it made.
                 preconditionFailure("\(key) set on a JSON value that is not an object")
             }
         }

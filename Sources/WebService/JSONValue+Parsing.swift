@@ -3,7 +3,7 @@ extension JSONValue {
     static let maximumDepth = 512
 
     /// Why a document is not acceptable JSON.
-    package struct ParseError: Error, CustomStringConvertible {
+    package struct ParseError: Error, Sendable, CustomStringConvertible {
         var reason: String
         var offset: Int
 
@@ -32,9 +32,80 @@ extension JSONValue {
         return value
     }
 
+    /// The elements of a document that is an array, parsed one at a time
+    /// as they are asked for, each as strictly as ``parse(_:)`` parses a
+    /// document (an element is nested one level deep): reading them costs
+    /// the memory of one element, never of the whole array.
+    ///
+    /// ```swift
+    /// var elements = JSONValue.ArrayElements(Array("[1, {\"a\": 2}]".utf8))
+    /// try elements?.next()   // .integer(1)
+    /// try elements?.next()   // .object(["a": 2])
+    /// try elements?.next()   // nil: the end, after checking that nothing follows the array
+    /// ```
+    package struct ArrayElements: Sendable {
+        private var parser: Parser
+        private var isFirst = true
+        private var isFinished = false
+        private var failure: ParseError?
+
+        /// The elements of `bytes`; `nil` when the document does not begin
+        /// with `[` (after a byte-order mark and whitespace).
+        package init?(_ bytes: [UInt8]) {
+            parser = Parser(bytes: bytes)
+            if bytes.starts(with: [0xEF, 0xBB, 0xBF]) { parser.index = 3 }
+            parser.skipWhitespace()
+            guard parser.index < bytes.count, bytes[parser.index] == UInt8(ascii: "[") else { return nil }
+            parser.index += 1
+        }
+
+        /// The next element; `nil` after the last. Throws where the
+        /// document stops being acceptable JSON, and again on every later call.
+        package mutating func next() throws(ParseError) -> JSONValue? {
+            if let failure { throw failure }
+            do {
+                return try read()
+            } catch {
+                failure = error
+                throw error
+            }
+        }
+
+        private mutating func read() throws(ParseError) -> JSONValue? {
+            guard !isFinished else { return nil }
+            if isFirst {
+                isFirst = false
+                parser.skipWhitespace()
+                if parser.index < parser.bytes.count, parser.bytes[parser.index] == UInt8(ascii: "]") {
+                    parser.index += 1
+                    try finish()
+                    return nil
+                }
+            }
+            let element = try parser.value(depth: 1)
+            parser.skipWhitespace()
+            guard parser.index < parser.bytes.count else { throw parser.error("unterminated array") }
+            let byte = parser.bytes[parser.index]
+            parser.index += 1
+            if byte == UInt8(ascii: "]") {
+                try finish()
+            } else if byte != UInt8(ascii: ",") {
+                parser.index -= 1
+                throw parser.error("expected \",\" or \"]\"")
+            }
+            return element
+        }
+
+        private mutating func finish() throws(ParseError) {
+            parser.skipWhitespace()
+            guard parser.index == parser.bytes.count else { throw parser.error("unexpected data after the document") }
+            isFinished = true
+        }
+    }
+
     /// A recursive descent over the bytes; the recursion is bounded by
     /// ``maximumDepth``, and every byte is looked at a bounded number of times.
-    private struct Parser {
+    fileprivate struct Parser: Sendable {
         let bytes: [UInt8]
         var index = 0
 
@@ -208,7 +279,10 @@ extension JSONValue {
             } else if (0xDC00..<0xE000).contains(scalar) {
                 throw error("lone surrogate")
             }
-            decoded.append(contentsOf: String(Character(Unicode.Scalar(scalar)!)).utf8)
+            // Every scalar here is one: below the surrogates, above them,
+            // or a pair's, which is at most 0x10FFFF.
+            guard let character = Unicode.Scalar(scalar) else { throw error("invalid \\u escape") }
+            decoded.append(contentsOf: String(Character(character)).utf8)
         }
 
         mutating func hexQuad() throws(ParseError) -> UInt32 {

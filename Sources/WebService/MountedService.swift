@@ -102,6 +102,9 @@ final class BoundRoute: Sendable {
             route: OpenAPIDocument.pathTemplate(servicePath + "/" + route.path).template, method: route.method.rawValue)
         if let runnerType = route.runnerType {
             guard let runner = runners.first(where: { type(of: $0) == runnerType }) else {
+                // A program's code that gives no runner for its routes' results (a
+                // service file's routes return queries, and `sql-rest` gives their runner):
+                // it stops at its first start, before any request.
                 preconditionFailure(
                     "\(route.method) \(servicePath)\(route.path) returns a result run by \(runnerType), "
                         + "which the router was not given: pass one in WebServiceRouter(services:runners:)")

@@ -5,7 +5,7 @@
 ///
 /// ```swift
 /// let security = OpenAPISecurity(schemes: [.basic, .bearerJWT], allowsAnonymous: true, publicPathPrefixes: ["/health/"])
-/// WebServiceRouter(services: services, runners: [runner], openAPI: OpenAPIInfo(title: "Products", security: security))
+/// try WebServiceRouter(services: services, runners: [runner], openAPI: OpenAPIInfo(title: "Products", security: security))
 /// ```
 public struct OpenAPISecurity: Sendable, Hashable {
     /// An HTTP authentication scheme (`type: http`), by the name the

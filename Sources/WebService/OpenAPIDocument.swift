@@ -1,7 +1,7 @@
 /// What the router's OpenAPI document says about itself (its `info`).
 ///
 /// ```swift
-/// let router = WebServiceRouter(services: [ProductsService()], runners: [QueryRunner(pool: pool)],
+/// let router = try WebServiceRouter(services: [ProductsService()], runners: [QueryRunner(pool: pool)],
 ///                               openAPI: OpenAPIInfo(title: "Products", version: "2.1.0"))
 /// ```
 public struct OpenAPIInfo: Sendable {

@@ -232,6 +232,7 @@ extension OrderedJSONEncoder {
             self.inner = NodeEncoder(codingPath: codingPath)
         }
 
+        // `inner` has its root once a container is asked of it, as here.
         func container<Key: CodingKey>(keyedBy type: Key.Type) -> KeyedEncodingContainer<Key> {
             defer { object.set(key, inner.root!) }
             return inner.container(keyedBy: type)
@@ -267,7 +268,7 @@ extension OrderedJSONEncoder {
 
     struct IndexKey: CodingKey {
         let intValue: Int?
-        var stringValue: String { String(intValue!) }
+        var stringValue: String { String(intValue ?? 0) }
         init(_ index: Int) { intValue = index }
         init?(stringValue: String) { return nil }
         init?(intValue: Int) { self.intValue = intValue }

@@ -61,6 +61,7 @@ public struct Route: Sendable {
         inputs: [InputDeclaration], result: ResultDeclaration, execution: Execution = .worker, runnerType: Any.Type? = nil,
         handler: @escaping @Sendable (RoutedRequest) throws -> HTTPResponse
     ) {
+        // A route's method is the code's (a service file's is one of these, parsed).
         precondition([.get, .post, .put, .patch, .delete].contains(method), "Routes take GET, POST, PUT, PATCH or DELETE, not \(method)")
         self.method = method
         self.path = path

@@ -3,8 +3,7 @@ import HTTPServer
 import Logging
 
 /// Something a route's handler receives: a ``Parameter``, a ``PathVariable``,
-/// a ``Body``, the ``Request`` itself, or a ``ParameterGroup`` of arguments
-/// known at run time. Each input both produces its handler argument and
+/// a ``Body``, or the ``Request`` itself. Each input both produces its handler argument and
 /// describes itself for `?api`.
 public protocol RouteInput<Value>: Sendable {
     associatedtype Value
@@ -98,12 +97,17 @@ public final class RoutedRequest: Sendable {
     public let logger: Logger
     /// The names of the arguments the route's inputs declare.
     let declaredNames: Set<String>
+    /// What the request may ask for (the router's ``RequestLimits``): a
+    /// runner refuses a request past them before it runs anything.
+    public let limits: RequestLimits
 
     init(
         request: consuming HTTPRequest, pattern: RoutePattern, path: ArraySlice<String>, arguments: [String: [ArgumentInput]],
-        runner: (any Sendable)?, detailParameters: [String], cacheControl: String?, logger: Logger, declaredNames: Set<String> = []
+        runner: (any Sendable)?, detailParameters: [String], cacheControl: String?, logger: Logger, declaredNames: Set<String> = [],
+        limits: RequestLimits = RequestLimits()
     ) {
         self.declaredNames = declaredNames
+        self.limits = limits
         self.request = request
         self.pattern = pattern
         self.path = path
@@ -298,10 +302,17 @@ public struct PathVariable<Value: ParameterValue>: RouteInput {
 
     public func value(in context: RoutedRequest) throws -> Value {
         guard let pathValue = context.pattern.value(at: index, in: context.path) else {
-            preconditionFailure("PathVariable(\(index)) beyond the route's path variables")
+            // The route's code declares more variables than its path has:
+            // a 500 (logged), never a trap, for whatever path was asked.
+            throw RouteDeclarationError(description: "PathVariable(\(index)) is beyond the variables of the route's path")
         }
         return try convert([.text(pathValue)], parameter: "\(index)")
     }
+}
+
+/// A route whose inputs do not fit its path: answered 500 and logged.
+struct RouteDeclarationError: Error, CustomStringConvertible {
+    let description: String
 }
 
 // MARK: - Body
@@ -354,38 +365,6 @@ public struct Body<Value: Decodable>: RouteInput {
         } catch let error as DecodingError {
             throw HTTPError(.badRequest, detail: "The body is not a valid \(String(describing: Value.self)): \(error.summary)")
         }
-    }
-}
-
-// MARK: - Parameter group
-
-/// Several ``RuntimeParameter``s that a handler receives as one value: each
-/// is converted (or refused with its 400) as in a route declared at run
-/// time, and `combine` makes the handler's argument of their values, in
-/// order. How a typed route takes arguments whose names are known only
-/// when the program runs (a filter per column, say).
-///
-/// ```swift
-/// let sizes = ParameterGroup([RuntimeParameter("width", as: Int.self) { $0 }, RuntimeParameter("height", as: Int.self) { $0 }]) { $0 }
-/// Route(.get, "/area", sizes) { values in values.reduce(1, *) }
-/// ```
-public struct ParameterGroup<Part: Sendable, Value>: RouteInput {
-    public let parameters: [RuntimeParameter<Part>]
-    private let combine: @Sendable ([Part]) -> Value
-
-    /// The group of `parameters`, whose values `combine` joins.
-    public init(_ parameters: [RuntimeParameter<Part>], combine: @escaping @Sendable ([Part]) -> Value) {
-        self.parameters = parameters
-        self.combine = combine
-    }
-
-    public var declarations: [InputDeclaration] { parameters.map(\.declaration) }
-
-    public func value(in context: RoutedRequest) throws -> Value {
-        var values: [Part] = []
-        values.reserveCapacity(parameters.count)
-        for index in parameters.indices { values.append(try parameters[index].value(in: context)) }
-        return combine(values)
     }
 }
 

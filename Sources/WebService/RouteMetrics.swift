@@ -3,7 +3,7 @@ import PrometheusMetrics
 import Locking
 
 /// Request counts and durations by route, for `/metrics`: a router given
-/// one (``WebServiceRouter/init(services:runners:logger:openAPI:metrics:)``)
+/// one (``WebServiceRouter/init(services:runners:logger:openAPI:metrics:limits:serverServices:)``)
 /// hands each response the record of the route that answered it, and the
 /// server tells that record when the request is over.
 ///
@@ -14,7 +14,7 @@ import Locking
 ///
 /// ```swift
 /// let metrics = RouteMetrics()
-/// let router = WebServiceRouter(services: [ItemsService()], metrics: metrics)
+/// let router = try WebServiceRouter(services: [ItemsService()], metrics: metrics)
 /// var text = PrometheusText()
 /// metrics.write(to: &text)
 /// ```

@@ -14,7 +14,7 @@ import Logging
 ///     Query.object("SELECT ... WHERE id = :id", ["id": id], notFound: "No product \(id).")
 /// }
 ///
-/// let router = WebServiceRouter(services: [ProductsService()], runners: [QueryRunner(pool: pool)])
+/// let router = try WebServiceRouter(services: [ProductsService()], runners: [QueryRunner(pool: pool)])
 /// ```
 public protocol RunnableResult: Sendable {
     /// What runs values of this type; one instance is given to the router.

@@ -215,8 +215,14 @@ public struct RuntimeParameter<Value: Sendable>: Sendable {
         return valueWhenAbsent
     }
 
-    @usableFromInline
-    var declaration: InputDeclaration {
+    /// How the parameter presents itself to the router and the
+    /// documentation: what a ``RouteInput`` that reads it (or only
+    /// documents it) declares.
+    ///
+    /// ```swift
+    /// public var declarations: [InputDeclaration] { documented.map(\.declaration) + [.otherArguments()] }
+    /// ```
+    public var declaration: InputDeclaration {
         guard readRequest == nil else {
             return InputDeclaration(kind: .request, description: description, acceptsOtherArguments: true)
         }

@@ -188,7 +188,9 @@ extension ServiceDocumentation {
 
     /// The `?api` description as JSON.
     var json: [UInt8] {
-        // The documentation types encode only strings, integers, booleans, arrays and objects of them.
+        // Cannot throw, whatever the services documented: the documentation
+        // types encode only strings, integers, booleans, arrays and objects
+        // of them through OrderedJSONEncoder's containers, none of which throws.
         try! OrderedJSONEncoder.encode(self)
     }
 }
@@ -217,6 +219,7 @@ extension ServiceDocumentation {
             let description: String
             let api: String
         }
+        // Strings only, through containers that never throw.
         return try! OrderedJSONEncoder.encode(services.map { Entry(path: $0.path, description: $0.description, api: $0.path + "?api") })
     }
 }

@@ -2,7 +2,7 @@
 /// from the service's declarations.
 ///
 /// ```swift
-/// let router = WebServiceRouter(services: [MathService()])
+/// let router = try WebServiceRouter(services: [MathService()])
 /// router.documentation[0].endpoints[0].path   // "/math/sum"
 /// ```
 public struct ServiceDocumentation: Sendable, Encodable {
@@ -329,7 +329,7 @@ extension OperationDocumentation {
         case .described(let description):
             for structure in description?.structures ?? [] { introspector.register(structure) }
             for enumeration in description?.enumerations ?? [] { introspector.register(enumeration) }
-            result = description == nil ? .any : description!.type
+            result = if let description { description.type } else { .any }
             streamed = description?.streamed ?? false
         }
     }

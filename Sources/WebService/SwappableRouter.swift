@@ -7,10 +7,10 @@ import Locking
 /// current when it arrived; requests in flight finish on the old one.
 ///
 /// ```swift
-/// let router = SwappableRouter(WebServiceRouter(services: try loadServices(), runners: [runner]))
+/// let router = SwappableRouter(try WebServiceRouter(services: try loadServices(), runners: [runner]))
 /// let server = HTTPServer(configuration: configuration) { router.respond(to: $0) }
 /// // later, on SIGHUP:
-/// router.swap(to: WebServiceRouter(services: try loadServices(), runners: [runner]))
+/// router.swap(to: try WebServiceRouter(services: try loadServices(), runners: [runner]))
 /// ```
 public final class SwappableRouter: Sendable {
     private let current: Locked<WebServiceRouter>

@@ -132,7 +132,7 @@ final class TypeIntrospector {
         case is Date.Type: Date(timeIntervalSince1970: 0)
         case is CalendarDate.Type: CalendarDate(year: 1970, month: 1, day: 1)
         case is UUID.Type: UUID()
-        case is URL.Type: URL(string: "http://localhost/")!
+        case is URL.Type: URL(string: "http://localhost/") ?? URL(filePath: "/")
         case is UploadedFile.Type: UploadedFile(filename: nil, contentType: nil, path: "", size: 0)
         default: nil
         }

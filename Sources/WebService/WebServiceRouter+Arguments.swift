@@ -6,6 +6,9 @@ extension WebServiceRouter {
     struct Arguments {
         var values: [String: [ArgumentInput]] = [:]
         var names: [String] = []
+        /// The names a form field or a JSON body member supplies: never
+        /// another input's (``RoutedRequest/otherArguments`` are the query string's).
+        var bodyNames: Set<String> = []
 
         mutating func append(_ name: String, _ input: ArgumentInput) {
             // One hash lookup for a repeated name, not two.
@@ -21,13 +24,17 @@ extension WebServiceRouter {
     // MARK: - Collecting
 
     /// Gathers the query string, form fields and, when `bodyIsArguments`,
-    /// the members of a JSON object body.
-    static func arguments(of request: HTTPRequest, bodyIsArguments: Bool) throws -> Arguments {
+    /// the members of a JSON object body; past `limit` values (each element
+    /// of an array member counting once), a 400 that names the limit.
+    static func arguments(of request: HTTPRequest, bodyIsArguments: Bool, limit: Int) throws -> Arguments {
+        var count = request.queryItems.count + request.formFields.count
+        guard count <= limit else { throw tooManyArguments(limit) }
         var arguments = Arguments()
         for item in request.queryItems {
             arguments.append(item.name, .text(item.value))
         }
         for field in request.formFields {
+            arguments.bodyNames.insert(field.name)
             switch field.value {
             case .text(let text): arguments.append(field.name, .text(text))
             case .file(let file): arguments.append(field.name, .file(file))
@@ -47,10 +54,19 @@ extension WebServiceRouter {
         guard case .object(let members) = document else {
             throw HTTPError(.badRequest, detail: "A JSON request body must be an object whose members are the arguments.")
         }
-        for name in members.keys.sorted() {
-            arguments.append(name, .json(members[name]!))
+        for (name, value) in members.members.sorted(by: { $0.key < $1.key }) {
+            if case .array(let elements) = value { count += max(1, elements.count) } else { count += 1 }
+            guard count <= limit else { throw tooManyArguments(limit) }
+            arguments.bodyNames.insert(name)
+            arguments.append(name, .json(value))
         }
         return arguments
+    }
+
+    private static func tooManyArguments(_ limit: Int) -> HTTPError {
+        RequestLimits.exceeded(
+            "arguments", limit: limit,
+            detail: "The request has more than \(limit) argument values (query items, form fields and JSON members together).")
     }
 
     // MARK: - Overloads
@@ -65,23 +81,42 @@ extension WebServiceRouter {
         for index in candidates.indices {
             let accepted = candidates[index].acceptedNames
             if candidates[index].acceptsOtherArguments {
+                // Other arguments come from the query string: a body's must
+                // be one the route's inputs read themselves (a documented
+                // filter is read from the query string only).
+                guard arguments.bodyNames.allSatisfy(candidates[index].ownNames.contains) else { continue }
                 let unused = accepted.count - arguments.names.filter(accepted.contains).count
                 if best == nil || unused < best!.unused { best = (index, unused) }
                 continue
             }
             guard arguments.names.allSatisfy(accepted.contains) else { continue }
             let unused = accepted.count - arguments.names.count
-            if best == nil || unused < best!.unused { best = (index, unused) }
+            if unused < best?.unused ?? .max { best = (index, unused) }
         }
         if let best { return best.index }
 
-        let closest = candidates.min { first, second in
-            uncovered(by: first, in: arguments).count < uncovered(by: second, in: arguments).count
-        }!
-        let name = uncovered(by: closest, in: arguments)[0]
-        let values = arguments.values[name]!
+        // No route takes every argument: the one that leaves out the fewest
+        // names the first it leaves out. `candidates` is never empty (the
+        // router answers 405 before), and that route leaves one out.
+        guard
+            let closest = candidates.min(by: { first, second in
+                uncovered(by: first, in: arguments).count < uncovered(by: second, in: arguments).count
+            }), let name = uncovered(by: closest, in: arguments).first
+        else {
+            throw HTTPError(.badRequest, detail: "The arguments fit no operation at \(request.rawPath).")
+        }
+        let values = arguments.values[name] ?? []
         var received = values.prefix(3).map(\.received).joined(separator: ", ")
         if values.count > 3 { received += " and \(values.count - 3) more" }
+        if closest.acceptsOtherArguments {
+            let own = closest.argumentNames.filter(closest.ownNames.contains)
+            let takes = own.isEmpty ? "it takes none there" : "it takes " + own.joined(separator: ", ") + " there"
+            throw HTTPError(
+                .badRequest,
+                detail: "The argument \"\(name)\" (received \(received)) in the request body is not a parameter of "
+                    + "\(closest.route.method) \(request.rawPath) (\(takes)): filters, select and order go in the query string.",
+                parameter: name)
+        }
         let expected = closest.argumentNames.isEmpty ? "it takes no arguments" : "expected " + closest.argumentNames.joined(separator: ", ")
         throw HTTPError(
             .badRequest,
@@ -92,6 +127,10 @@ extension WebServiceRouter {
     }
 
     private static func uncovered(by candidate: BoundRoute, in arguments: Arguments) -> [String] {
-        arguments.names.filter { !candidate.argumentNames.contains($0) }
+        arguments.names.filter { name in
+            candidate.acceptsOtherArguments
+                ? arguments.bodyNames.contains(name) && !candidate.ownNames.contains(name)
+                : !candidate.argumentNames.contains(name)
+        }
     }
 }

@@ -17,13 +17,18 @@ import JSONStreaming
 /// is an error whose `data` is the problem document (`status`, `detail`,
 /// `parameter`): 400 is -32602, 500 is -32603, any other status -32000.
 ///
-/// Calls run one after the other while the response is written, and a
-/// streamed list is written into the response as its rows arrive, so a
-/// batch holds at most one database connection and the server's memory
-/// stays flat whatever the length. The limit: a list is returned whole in
-/// its `result`, so the client receives all of it (no paging unless asked
-/// with `limit`/`offset`), and a failure in the middle of a streamed list
-/// cuts the response off, as it does for REST.
+/// Calls are parsed, run and answered one after the other while the
+/// response is written (``JSONRPCCalls``), and a streamed list is written
+/// into the response as its rows arrive, so a batch holds at most one
+/// database connection, and its memory is its body's and one call's,
+/// whatever its length and however slowly its client reads. Its limits
+/// (``RequestLimits``): a body over `jsonRPCBytes` is answered 413 (before
+/// it is read, by a server configured with ``maximumBodySizeByPath``); a
+/// batch of more than `batchCalls` calls is answered with one error,
+/// `-32600`, whose `data` names the limit, and none of its calls runs. A
+/// list is returned whole in its `result`, so the client receives all of it
+/// (no paging unless asked with `limit`/`offset`), and a failure in the
+/// middle of a streamed list cuts the response off, as it does for REST.
 extension WebServiceRouter {
     /// The path of the JSON-RPC endpoint.
     static let jsonRPCPath = ["jsonrpc"]
@@ -47,21 +52,26 @@ extension WebServiceRouter {
                 detail: "/jsonrpc accepts application/json only; received \(request.contentType.map { "\"\($0)\"" } ?? "no Content-Type").",
                 headers: ["Accept-Post": "application/json"])
         }
-        let (entries, isBatch) = JSONRPCEntry.parse(request.body)
+        // The server refuses a larger body before reading it (`maximumBodySizeByPath`); this router may serve without one.
+        guard request.body.count <= limits.jsonRPCBytes else {
+            throw HTTPError(
+                .contentTooLarge, detail: "The request body is larger than the limit of \(limits.jsonRPCBytes) bytes for /jsonrpc.")
+        }
+        let body = request.body
         var outer = request
         outer.body = []
-        if entries.allSatisfy(\.isNotification) {
-            // Nothing to answer: the calls run, then 204.
-            return HTTPResponse.blocking { [outer] in
-                let body = JSONRPCResponseBody(router: self, entries: entries, isBatch: isBatch, outer: outer)
+        // On a worker: reading a batch through once, to check it, takes as long as its body is, and the loop serves others.
+        return HTTPResponse.blocking { [outer, limits] in
+            let response = JSONRPCResponseBody(router: self, calls: JSONRPCCalls(body, maximumCalls: limits.batchCalls), outer: outer)
+            guard response.answersSomething else {
+                // Nothing to answer: the calls run, then 204.
                 var ignored: [UInt8] = []
-                while (try? body.write(into: &ignored)) == true { ignored.removeAll(keepingCapacity: true) }
-                body.close()
+                while (try? response.write(into: &ignored)) == true { ignored.removeAll(keepingCapacity: true) }
+                response.close()
                 return HTTPResponse(status: .noContent)
             }
+            return HTTPResponse(status: .ok, headers: ["Content-Type": "application/json"], body: .stream(response))
         }
-        let body = JSONRPCResponseBody(router: self, entries: entries, isBatch: isBatch, outer: outer)
-        return HTTPResponse(status: .ok, headers: ["Content-Type": "application/json"], body: .stream(body))
     }
 
     /// One call's answer, as it goes in the response: `nil` for a notification.
@@ -203,8 +213,8 @@ extension WebServiceRouter {
                 value.append(to: &body)
                 remaining["body"] = nil
             }
-            for name in remaining.keys.sorted() {
-                let values: [JSONValue] = if case .array(let elements) = remaining[name]! { elements } else { [remaining[name]!] }
+            for (name, member) in remaining.members.sorted(by: { $0.key < $1.key }) {
+                let values: [JSONValue] = if case .array(let elements) = member { elements } else { [member] }
                 for value in values {
                     guard let text = value.scalarText else {
                         throw HTTPError(

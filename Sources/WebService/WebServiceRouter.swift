@@ -16,12 +16,14 @@ import Logging
 /// the calling event loop (see ``Route``).
 ///
 /// ```swift
-/// let router = WebServiceRouter(services: [ProductsService()], runners: [QueryRunner(pool: pool)])
+/// let router = try WebServiceRouter(services: [ProductsService()], runners: [QueryRunner(pool: pool)])
 /// let server = HTTPServer(configuration: .init(port: 8080)) { router.respond(to: $0) }
 /// ```
 public final class WebServiceRouter: Sendable {
     let services: [MountedService]
     let logger: Logger
+    /// What one request may ask for: argument values, filters, list items, JSON-RPC calls and bytes.
+    public let limits: RequestLimits
     private let openAPIDocument: Lazy<[UInt8]>
     /// The operations as JSON-RPC methods, and their OpenRPC document.
     let jsonRPCMethods: Lazy<JSONRPCMethods>
@@ -33,33 +35,54 @@ public final class WebServiceRouter: Sendable {
     /// The records of what the router answers itself.
     private let unmatchedMetrics, indexMetrics, openAPIMetrics, jsonRPCMetrics: RouteMetrics.Slot?
 
-    /// Mounts `services`, each at its own path. `runners` run what the
-    /// routes return as ``RunnableResult``s (a `QueryRunner` for query
-    /// values, say); a route whose result has no runner here stops the
-    /// program at once, not at its first request. `openAPI` titles the
-    /// OpenAPI document. With `metrics`, each request is counted there
-    /// under its route (``RouteMetrics``).
+    /// Mounts `services`, each at its own path, and `serverServices`, the
+    /// server's own at the paths reserved for them (its health checks and
+    /// metrics: ``ReservedPath``). `runners` run what the routes return as
+    /// ``RunnableResult``s (a `QueryRunner` for query values, say); a route
+    /// whose result has no runner here stops the program at once, not at
+    /// its first request. `openAPI` titles the OpenAPI document. With
+    /// `metrics`, each request is counted there under its route
+    /// (``RouteMetrics``). `limits` bound what one request may ask for.
+    ///
+    /// - Throws: ``MountError`` when one of `services` is at a reserved
+    ///   path or below one, or two services share a path.
     public init(
         services: [any WebService], runners: [any Sendable] = [], logger: Logger = Logger(label: "web"),
-        openAPI: OpenAPIInfo = OpenAPIInfo(), metrics: RouteMetrics? = nil
-    ) {
-        let mounted = services.map { MountedService($0, runners: runners, metrics: metrics) }
+        openAPI: OpenAPIInfo = OpenAPIInfo(), metrics: RouteMetrics? = nil, limits: RequestLimits = RequestLimits(),
+        serverServices: [any WebService] = []
+    ) throws(MountError) {
+        var seen: Set<[String]> = []
+        for (index, service) in (services + serverServices).enumerated() {
+            let segments = service.path.split(separator: "/").map(String.init)
+            let path = "/" + segments.joined(separator: "/")
+            if index < services.count, let reserved = ReservedPath.claimed(bySegments: segments) {
+                throw MountError(path: path, reserved: reserved)
+            }
+            guard seen.insert(segments).inserted else { throw MountError(path: path, reserved: nil) }
+        }
+        let mounted = (services + serverServices).map { MountedService($0, runners: runners, metrics: metrics) }
         self.services = mounted
         self.logger = logger
         self.metrics = metrics
+        self.limits = limits
         unmatchedMetrics = metrics?.slot(route: "unmatched", method: "*")
         indexMetrics = metrics?.slot(route: "/", method: "GET")
         openAPIMetrics = metrics?.slot(route: "/openapi.json", method: "GET")
         jsonRPCMetrics = metrics?.slot(route: "/jsonrpc", method: "POST")
         openAPIDocument = Lazy { OpenAPIDocument(services: mounted.map(\.documentation), info: openAPI).json }
         jsonRPCMethods = Lazy { JSONRPCMethods(services: mounted.map(\.documentation), info: openAPI) }
-        var seen: Set<[String]> = []
-        for service in mounted {
-            precondition(!service.segments.isEmpty, "A service cannot be mounted at /, which lists the services")
-            precondition(service.segments != Self.openAPIPath, "A service cannot be mounted at /openapi.json, the OpenAPI document")
-            precondition(service.segments != Self.jsonRPCPath, "A service cannot be mounted at /jsonrpc, the JSON-RPC endpoint")
-            precondition(seen.insert(service.segments).inserted, "Two services are mounted at \(service.path)")
-        }
+    }
+
+    /// The limits the server applies to the bodies of requests to the
+    /// router's own paths, below its general one, before it reads them:
+    /// `/jsonrpc` takes at most ``RequestLimits/jsonRPCBytes``. For
+    /// `HTTPServer.Configuration.maximumBodySizeByPath`.
+    ///
+    /// ```swift
+    /// configuration.maximumBodySizeByPath = router.maximumBodySizeByPath
+    /// ```
+    public var maximumBodySizeByPath: [String: Int] {
+        ["/" + Self.jsonRPCPath.joined(separator: "/"): limits.jsonRPCBytes]
     }
 
     /// The documentation of every mounted service, as `?api` shows it.
@@ -175,14 +198,14 @@ public final class WebServiceRouter: Sendable {
                 headers: ["Allow": resource.allow]
             )
         }
-        let arguments = try Self.arguments(of: request, bodyIsArguments: !candidates.contains { $0.takesBody })
+        let arguments = try Self.arguments(of: request, bodyIsArguments: !candidates.contains { $0.takesBody }, limit: limits.arguments)
         let chosen = try Self.choose(among: candidates, for: arguments, request: request)
         slot = candidates[chosen].metrics
         let context = RoutedRequest(
             request: consume request, pattern: candidates[chosen].pattern, path: remainder, arguments: arguments.values,
             runner: candidates[chosen].runner, detailParameters: candidates[chosen].detailParameters,
             cacheControl: candidates[chosen].route.cacheControl, logger: logger,
-            declaredNames: candidates[chosen].acceptsOtherArguments ? candidates[chosen].ownNames : []
+            declaredNames: candidates[chosen].acceptsOtherArguments ? candidates[chosen].ownNames : [], limits: limits
         )
         return .route(candidates[chosen].route, context)
     }

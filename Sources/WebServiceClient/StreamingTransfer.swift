@@ -73,8 +73,9 @@ final class StreamingTransfer: TransferHandler, @unchecked Sendable {
                 // Past the limit, and until the file is read back, blocks go
                 // to the file so that they stay in order.
                 do {
-                    if spill == nil { spill = try SpillFile() }
-                    try spill!.append(data)
+                    let file = try spill ?? SpillFile()
+                    spill = file
+                    try file.append(data)
                 } catch {
                     failure = error
                 }
@@ -211,6 +212,7 @@ final class SpillFile {
 
     func read(upTo limit: Int) throws -> Data {
         let count = Int(min(Int64(limit), written - read))
+        guard count > 0 else { return Data() }
         var data = Data(count: count)
         let got = data.withUnsafeMutableBytes { pread(descriptor, $0.baseAddress!, count, off_t(read)) }
         guard got == count else { throw URLError(.cannotOpenFile) }

@@ -79,6 +79,7 @@ public final class WebServiceClient: Sendable {
         session: URLSessionConfiguration = .default
     ) {
         self.baseURL = baseURL
+        // `copy()` of a configuration is a configuration (NSCopying), whatever the caller's.
         let session = session.copy() as! URLSessionConfiguration
         var configuration = configuration
         if var additional = session.httpAdditionalHeaders {
@@ -233,7 +234,7 @@ public final class WebServiceClient: Sendable {
             }
         } catch let error as WebServiceError where error.code == .server && error.status != nil {
             // The cache throws on an error status; the hooks see it as an answer.
-            return WebServiceResponse(status: error.status!, headers: error.headers, data: error.body ?? Data())
+            return WebServiceResponse(status: error.status ?? 0, headers: error.headers, data: error.body ?? Data())
         }
     }
 

@@ -170,11 +170,16 @@ extension WebServiceRequest {
     func prepared(baseURL: URL, configuration: WebServiceClient.Configuration) throws -> PreparedRequest {
         let (url, remaining) = try resolvedPath(baseURL: baseURL)
         let encoding = effectiveEncoding
-        var components = URLComponents(url: url, resolvingAgainstBaseURL: false)!
+        guard var components = URLComponents(url: url, resolvingAgainstBaseURL: false) else {
+            throw WebServiceError(.invalidRequest, detail: "The URL \(url) cannot be taken apart.")
+        }
         if encoding == .query, !remaining.isEmpty {
             components.percentEncodedQuery = FormEncoding.encode(remaining)
         }
-        var urlRequest = URLRequest(url: components.url!)
+        guard let requestURL = components.url else {
+            throw WebServiceError(.invalidRequest, detail: "The URL \(url) with the query arguments is not a URL.")
+        }
+        var urlRequest = URLRequest(url: requestURL)
         urlRequest.httpMethod = method.rawValue
         urlRequest.timeoutInterval = timeout ?? configuration.timeout
         urlRequest.cachePolicy = .reloadIgnoringLocalCacheData

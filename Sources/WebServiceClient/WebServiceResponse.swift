@@ -63,7 +63,7 @@ public struct WebServiceResponse: Sendable {
     /// `String` when the body is not JSON (`text/plain`).
     public func decode<T: Decodable>(_ type: T.Type = T.self) throws -> T {
         if let data = data as? T { return data }
-        if T.self == String.self, !isJSON { return String(decoding: data, as: UTF8.self) as! T }
+        if T.self == String.self, !isJSON, let text = String(decoding: data, as: UTF8.self) as? T { return text }
         if data.isEmpty, let none = (T.self as? any ExpressibleByNilLiteral.Type)?.init(nilLiteral: ()) as? T {
             return none
         }

@@ -198,7 +198,8 @@ struct RPC: AsyncParsableCommand {
         }
         let arguments = RequestArguments(
             names.map { name in
-                (name, values[name]!.count == 1 ? values[name]![0] : .list(values[name]!))
+                let given = values[name] ?? []
+                return (name, given.count == 1 ? given[0] : .list(given))
             })
         let client = try options.client()
         let rpc = JSONRPCClient(client: client)

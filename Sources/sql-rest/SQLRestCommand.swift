@@ -28,7 +28,11 @@ enum SQLRestCommand {
             overview: "Serves a folder of annotated .sql files (one operation each) as a REST API.",
             environmentPrefix: "SQL_REST_"
         ) { options, pool in
-            try pool.withConnection { try ServiceFolder(options[option: "services"]!).load(on: $0).services }
+            do {
+                return try pool.withConnection { try folder(options).load(on: $0).services }
+            } catch let error as ServiceFolder.ReadError {
+                throw FolderError(description: "--services \(error)")
+            }
         }
         .option(
             "services", variable: "SERVICES",
@@ -47,7 +51,7 @@ enum SQLRestCommand {
             do {
                 let connection = try Connection(options.databaseURL)
                 defer { connection.close() }
-                return check(ServiceFolder(options[option: "services"]!), on: connection)
+                return check(folder(options), on: connection)
             } catch {
                 printError("\(error)")
                 return 1
@@ -62,10 +66,18 @@ enum SQLRestCommand {
         do {
             print(try folder.load(on: connection).summary)
             return 0
+        } catch let error as ServiceFolder.ReadError {
+            printError("--services \(error)")
+            return 1
         } catch {
             printError("\(error)")
             return 1
         }
+    }
+
+    /// The folder of `--services` (required: the options do not parse without it).
+    static func folder(_ options: ServerOptions) -> ServiceFolder {
+        ServiceFolder(options[option: "services"] ?? "")
     }
 
     /// `sql-rest init --database-url URL --out DIR [--schema NAME ...] [--writes] [--live]`:
@@ -148,6 +160,11 @@ enum SQLRestCommand {
         while folder.count > 1, folder.hasSuffix("/") { folder.removeLast() }
         guard let slash = folder.lastIndex(of: "/") else { return "live.sql" }
         return String(folder[...slash]) + "live.sql"
+    }
+
+    /// A folder that cannot be read, named with its option.
+    struct FolderError: Error, CustomStringConvertible {
+        let description: String
     }
 
     private static func printError(_ line: String) {

@@ -38,7 +38,7 @@ struct AbortedStreamsTests {
     @Test("aborted nested streams, 50 at a time, do not keep the memory growing")
     func serverMemoryStaysFlatAfterAbortedNestedStreams() throws {
         let pool = try TestEnvironment.pool(size: Self.concurrent + 1)
-        let server = TestServer.serve([EmployeesService()], runner: QueryRunner(pool: pool))
+        let server = try TestServer.serve([EmployeesService()], runner: QueryRunner(pool: pool))
         try server.start()
         defer {
             server.stop()

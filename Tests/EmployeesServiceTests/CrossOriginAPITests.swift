@@ -11,7 +11,7 @@ import WebService
 struct CrossOriginAPITests {
     func withServer(origins: [String], _ body: (Int) throws -> Void) throws {
         let pool = try TestEnvironment.pool(size: 2)
-        let router = WebServiceRouter(services: [EmployeesService()], runners: [QueryRunner(pool: pool)])
+        let router = try WebServiceRouter(services: [EmployeesService()], runners: [QueryRunner(pool: pool)])
         let server = HTTPServer(
             configuration: .init(
                 port: 0, eventLoops: 1, crossOrigin: CrossOriginPolicy(allowedOrigins: origins),

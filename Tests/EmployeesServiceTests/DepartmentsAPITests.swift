@@ -104,7 +104,7 @@ struct DepartmentsAPITests {
     func notReady() throws {
         for conninfo in [try TestEnvironment.conninfo(port: "1"), try TestEnvironment.conninfo(user: "no_such_role")] {
             let pool = ConnectionPool(.init(conninfo: conninfo, size: 1, acquireTimeout: .seconds(1)))
-            let server = TestServer.serve([HealthService(pool: pool)])
+            let server = try TestServer.serve([], serverServices: [HealthService(pool: pool)])
             try server.start()
             defer { server.stop() }
             let ready = try TestClient.request("GET", "/health/ready", port: server.port)

@@ -25,7 +25,10 @@ struct DocumentationAPITests {
         #expect(operations.count == 2)
         #expect(operations.allSatisfy { $0["method"] as? String == "GET" && ($0["description"] as? String)?.isEmpty == false })
         let parameters = operations.map { ($0["parameters"] as? [[String: Any]] ?? []).compactMap { $0["name"] as? String } }
-        #expect(parameters == [["name", "details", "limit", "offset", "order", "select"], ["employeeNumber", "details"]])
+        #expect(
+            parameters == [
+                ["name", "details", "limit", "offset", "order", "or", "and", "select"], ["employeeNumber", "details", "select"],
+            ])
         // The filters apart, each with its column's type; the operators said once.
         #expect(
             (operations[0]["filters"] as? [[String: Any]])?.map { "\($0["name"] ?? "")=\($0["type"] ?? "")" } == [
@@ -91,8 +94,8 @@ struct DocumentationAPITests {
         let json = try server.get("/", headers: [("Accept", "application/json")])
         #expect(json.status == 200)
         let services = json.objects
-        #expect(services.compactMap { $0["path"] as? String } == ["/employees", "/departments", "/health", "/math"])
-        #expect(services.compactMap { $0["api"] as? String } == ["/employees?api", "/departments?api", "/health?api", "/math?api"])
+        #expect(services.compactMap { $0["path"] as? String } == ["/employees", "/departments", "/math", "/health"])
+        #expect(services.compactMap { $0["api"] as? String } == ["/employees?api", "/departments?api", "/math?api", "/health?api"])
         let html = try server.get("/")
         #expect(html.header("Content-Type")?.hasPrefix("text/html") == true)
         for path in ["/employees", "/departments", "/health", "/math"] {

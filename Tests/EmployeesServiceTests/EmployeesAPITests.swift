@@ -180,7 +180,7 @@ struct EmployeeAPITests {
     @Test("dates as epoch milliseconds when the service is configured so")
     func epochMilliseconds() throws {
         let pool = try TestEnvironment.pool(size: 2)
-        let server = TestServer.serve(
+        let server = try TestServer.serve(
             [EmployeesService()], runner: QueryRunner(pool: pool, options: JSONRenderingOptions(dateFormat: .epochMilliseconds)))
         try server.start()
         defer { server.stop(); pool.close() }

@@ -66,7 +66,7 @@ struct PagingAPITests {
     @Test("the runner's maxRows caps every list, paged or not, and a larger limit")
     func maxRows() throws {
         let pool = try TestEnvironment.pool(size: 2)
-        let server = TestServer.serve([EmployeesService(), DepartmentsService()], runner: QueryRunner(pool: pool, maxRows: 5))
+        let server = try TestServer.serve([EmployeesService(), DepartmentsService()], runner: QueryRunner(pool: pool, maxRows: 5))
         try server.start()
         defer { server.stop(); pool.close() }
 

@@ -16,7 +16,13 @@ private struct PoolNameService: WebService {
     }
 
     static let sql = "SELECT current_setting('application_name') AS application"
-    static let columns = ColumnChoices([.init("application", as: String.self), .init("number", as: Int.self)])
+    static let numbered = """
+        SELECT current_setting('application_name') AS application, n AS number
+        FROM generate_series(1, 5) AS n ORDER BY n
+        """
+    static let graph = ResourceGraph([
+        Resource(name: "numbered", sql: numbered, columns: [.init("application", type: .text), .init("number", type: .int4)])
+    ])
 
     var routes: [Route] {
         Route(.get, "/object", returns: Answer.self) { Query.object(Self.sql, notFound: "no row") }
@@ -27,16 +33,9 @@ private struct PoolNameService: WebService {
         Route(.post, "/", returns: Answer.self) { Query.transaction([Self.sql]) }
         Route(
             .get, "/chosen", description: "Numbered answers, filtered as the caller asks.",
-            parameters: Self.columns.parameters { $0 }
-        ) { chosen in
-            Query.list(
-                """
-                SELECT current_setting('application_name') AS application, n AS number
-                FROM generate_series(1, 5) AS n ORDER BY n
-                """
-            )
-            .paged(limit: 10)
-            .choosing(ChosenColumns(chosen))
+            ReadArguments(graph: Self.graph, resource: 0)
+        ) { read in
+            Query.list(Self.numbered).paged(limit: 10).reading(read)
         }
         Route(.get, "/paged", returns: [Answer].self, Parameter<Int?>("limit")) { limit in
             Query.list(Self.sql + " ORDER BY 1").paged(limit: limit)
@@ -76,7 +75,7 @@ private struct PoolNameService: WebService {
         try await Self.waitUntilHealthy(replicas)
         #expect(replicas.healthy == [true, true])
 
-        let server = TestServer.serve([PoolNameService()], runner: runner)
+        let server = try TestServer.serve([PoolNameService()], runner: runner)
         try server.start()
         defer { server.stop() }
 
@@ -121,7 +120,7 @@ private struct PoolNameService: WebService {
             configuration: .init(firstRetry: .milliseconds(50)))
         defer { replicas.close() }
         let runner = QueryRunner(pool: primary, replicas: replicas)
-        let server = TestServer.serve([PoolNameService()], runner: runner)
+        let server = try TestServer.serve([PoolNameService()], runner: runner)
         try server.start()
         defer { server.stop() }
 
@@ -156,7 +155,7 @@ private struct PoolNameService: WebService {
         defer { replicas.close() }
         try await Self.waitUntilHealthy(replicas)
         #expect(replicas.healthy == [true, true])
-        let server = TestServer.serve([PoolNameService()], runner: QueryRunner(pool: primary, replicas: replicas))
+        let server = try TestServer.serve([PoolNameService()], runner: QueryRunner(pool: primary, replicas: replicas))
         try server.start()
         defer { server.stop() }
 

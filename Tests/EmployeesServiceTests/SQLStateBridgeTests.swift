@@ -62,7 +62,7 @@ struct SQLStateBridgeTests {
         _ body: (ConnectionPool, Int) throws -> R
     ) throws -> R {
         let pool = try TestEnvironment.pool(size: poolSize, acquireTimeout: acquireTimeout)
-        let server = TestServer.serve(
+        let server = try TestServer.serve(
             [FailingService(pool: pool), EmployeesService(), DepartmentsService()], runner: QueryRunner(pool: pool))
         try server.start()
         defer { server.stop(); pool.close() }

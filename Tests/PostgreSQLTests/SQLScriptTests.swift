@@ -54,4 +54,19 @@ struct SQLScriptTests {
         #expect(!SQLTokens.hasWritingWord("SELECT 'update', \"delete\" FROM t -- insert"))
         #expect(!SQLTokens.hasWritingWord("SELECT share FROM t"))
     }
+
+    /// PostgreSQL's scanner ends a `--` comment at `\n` or `\r` (scan.l:
+    /// `newline [\n\r]`): what follows a lone carriage return is code, and
+    /// a write hidden there must be seen, as PostgreSQL runs it.
+    @Test("a -- comment ends at a lone carriage return, as PostgreSQL's scanner ends it")
+    func carriageReturnEndsAComment() {
+        #expect(SQLTokens.hasWritingWord("WITH kept AS (SELECT 1) -- read only\r, gone AS (DELETE FROM t RETURNING *) SELECT * FROM gone"))
+        #expect(SQLScript.statements(in: "SELECT 1 -- one\rSELECT 2; SELECT 3").map(\.text) == ["SELECT 1 -- one\rSELECT 2", " SELECT 3"])
+        #expect(SQLScript.statements(in: "SELECT 1 -- a;\r; SELECT 2").count == 2)
+        #expect(SQLScript.lineComments(in: "SELECT 1 -- one\r-- two\r\n").map(\.text) == ["-- one", "-- two"])
+        var found: [Int] = []
+        SQLScript.placeholders(in: "SELECT 1 -- $1\r+ $2") { number, _ in found.append(number) }
+        #expect(found == [2])
+        #expect(Parameters.parse("SELECT 1 -- :a\r+ :b").names == ["b"])
+    }
 }

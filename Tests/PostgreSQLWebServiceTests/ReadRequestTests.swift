@@ -1,5 +1,6 @@
 import PostgreSQL
 @testable import PostgreSQLWebService
+import WebService
 import Testing
 
 /// PostgREST's read language, read and turned into SQL without a database.
@@ -29,7 +30,7 @@ import Testing
 
     static func read(_ resource: Int, _ arguments: [(String, [String])]) throws -> Query {
         let request = try ReadRequest(graph: graph, resource: resource, arguments: arguments.map { (name: $0.0, values: $0.1) })
-        return Query.list(graph.resources[resource].sql).reading(request).resolvingChoices()
+        return try Query.list(graph.resources[resource].sql).reading(request).resolvingChoices()
     }
 
     @Test func noArgumentsRunTheStatementAsItIs() throws {
@@ -84,5 +85,29 @@ import Testing
         #expect(throws: ReadError.self) { try Self.read(0, [("track.name", ["eq.x"])]) }
         #expect(throws: ReadError.self) { try Self.read(0, [("albumId", ["eq.abc"])]) }
         #expect(throws: ReadError.self) { try Self.read(0, [("title", ["xx.abc"])]) }
+        // Nothing may follow a logic tree's closing parenthesis.
+        #expect(throws: ReadError.self) { try Self.read(0, [("or", ["(title.eq.x) OR ('1'='1)"])]) }
+    }
+
+    @Test func limitsNameThemselvesAndPostgreSQLsParametersAreNeverPassed() throws {
+        let filters = (0..<51).map { _ in "gte.1" }
+        var limits = ReadLimits(RequestLimits(filters: 50))
+        do {
+            _ = try ReadRequest(graph: Self.graph, resource: 0, arguments: [("albumId", filters)], limits: limits)
+            Issue.record("51 filters past a limit of 50")
+        } catch {
+            let problem = try #require(error.httpError)
+            #expect(String(decoding: problem.problemJSON, as: UTF8.self).contains(#""limit":"filters","maximum":50"#))
+        }
+        // Past raised limits, a statement of 70,000 bound values is refused before it is sent.
+        limits.conditions = 100_000
+        let many = try ReadRequest(
+            graph: Self.graph, resource: 0, arguments: [("albumId", (0..<70_000).map { _ in "gte.1" })], limits: limits)
+        #expect {
+            _ = try Query.list(Self.graph.resources[0].sql).reading(many).resolvingChoices()
+        } throws: { error in
+            let json = (error as? HTTPError).map { String(decoding: $0.problemJSON, as: UTF8.self) } ?? ""
+            return json.contains(#""limit":"postgreSQLParameters","maximum":65535"#)
+        }
     }
 }

@@ -282,7 +282,7 @@ extension AuthenticationProcessTests {
             let port = server.port
             let client = try TestClient(port: port, timeoutSeconds: 5)
             try client.send(
-                "POST /jsonrpc HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\nContent-Length: 10000000\r\n\r\n")
+                "POST /notes HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\nContent-Length: 10000000\r\n\r\n")
             let reply = try TestClient.Response(parsing: try client.readToEnd())
             #expect(reply.status == 401)
         }
@@ -303,7 +303,7 @@ extension AuthenticationProcessTests {
             let statuses = Locked<[Int]>([])
             DispatchQueue.concurrentPerform(iterations: 40) { _ in
                 let reply = try? TestClient.request(
-                    "POST", "/jsonrpc", port: port, headers: [("Content-Type", "application/json")], body: body)
+                    "POST", "/notes", port: port, headers: [("Content-Type", "application/json")], body: body)
                 statuses.withLock { $0.append(reply?.status ?? 0) }
             }
             let after = peakKB()

@@ -71,7 +71,7 @@ struct BrokenFileTests {
                 "default.sql:2: the default of @param n, \"ten\", is not a valid integer",
                 "detail.sql:4: the detail \"titles\" uses :employee, which neither its parent's columns (employeeNumber) nor the request provide; label a column \"employee\", or declare @param employee",
                 "detail.sql:4: the detail \"titles\" uses :title, which neither its parent's columns (employeeNumber) nor the request provide; label a column \"title\", or declare @param title",
-                "health.sql:1: /health is where the server answers its health checks; name the service otherwise",
+                "health.sql:1: /health is reserved for the server's health checks; name the service otherwise",
                 "nested.sql:3: the detail \"a.b\" is nested in \"a\", which the file does not declare before it",
                 "nested.sql:7: the detail \"s.t\" is nested in \"s\", a streamed member, which takes no detail",
                 "notfound.sql:2: @notfound names {nope}, which is not a parameter of the operation",
@@ -124,9 +124,8 @@ struct BrokenFileTests {
                 "a.sql:3: @example names \"number\", which is not a parameter of the operation; its parameters are employeeNumber, details, select",
                 "a.sql:4: the value of @example details, \"bonus\", is not a valid EmployeeDetail",
                 "b.sql:5: the value of @example limit, \"-1\", is not a valid integer of 0 or more",
-                "b.sql:7: the value of @example firstName, \"Georgi\", is not a valid filter",
-                "b.sql:8: the value of @example order, \"hireDate\", is not a valid order each optionally followed by .asc or .desc, "
-                    + "then .nullsfirst or .nullslast",
+                "b.sql:7: the value of @example firstName, \"Georgi\", is refused: \"failed to parse filter (Georgi)\" (line 1, column 1)",
+                "b.sql:8: the value of @example order, \"hireDate\", is refused: column employees.hireDate does not exist",
             ])
     }
 

@@ -16,8 +16,9 @@ struct EquivalenceTests {
     static let comparedFields = ["Content-Type", "Link", "Content-Range", "Allow", "Location", "Retry-After", "ETag", "Vary"]
 
     /// Every request sent to both: objects, every order of every set of
-    /// details, searches, filters, orders and members chosen, pages,
-    /// counts, CSV, and every error case.
+    /// details, searches, filters, orders and members chosen, embedded
+    /// details with their own filters, order and pages, `or` and `and`,
+    /// pages, counts, CSV, and every error case.
     static var requests: [(method: String, target: String, headers: [(String, String)])] {
         var targets: [String] = []
         // Objects, and every ordered choice of details.
@@ -97,6 +98,28 @@ struct EquivalenceTests {
             "/departments?departmentNumber=in.(d001,d009)", "/departments?departmentNumber=gt.d005&order=departmentNumber.desc",
             "/departments?departmentName=ilike.*ENG*&departmentNumber=neq.d004", "/departments?select=nope",
             "/departments?order=nope", "/departments?departmentNumber=is.false",
+        ]
+        // Embedding the details as select does, with their own filters, order and pages; or, and, not.or.
+        targets += [
+            "/employees?select=*,titles(*)&limit=3", "/employees?select=*,titles(*),salaries(*)&limit=2&offset=7",
+            "/employees?select=lastName,titles(title,fromDate)&titles.order=fromDate.desc&titles.limit=1&limit=3",
+            "/employees?select=employeeNumber,salaries(salary)&salaries.salary=gt.80000&employeeNumber=lt.10010",
+            "/employees?select=employeeNumber,job:titles(name:title)&titles.or=(title.eq.Staff,title.like.Senior*)&limit=4",
+            "/employees?details=titles&titles.order=fromDate.desc&limit=2", "/employees?details=titles,salaries&salaries.limit=1&limit=2",
+            "/employees?select=lastName,titles!inner(title)&titles.title=eq.Manager&limit=3",
+            "/employees?select=lastName,titles(title)&titles=not.is.null&employeeNumber=in.(10001,10002)",
+            "/employees?or=(lastName.eq.Facello,firstName.eq.Georgi)&limit=5",
+            "/employees?or=(employeeNumber.lt.10003,and(lastName.like.F*,employeeNumber.lt.10100))",
+            "/employees?not.or=(employeeNumber.gt.10003,lastName.eq.x)&limit=3", "/employees?and=(emp_no.gt.10001,emp_no.lt.10004)",
+            "/employees?emp_no=eq.10001&select=emp_no,last_name", "/employees?name=krohm*&select=lastName,departments(departmentName)",
+            "/employees/10004?select=lastName,titles(*),salaries(salary)&salaries.order=salary.desc&salaries.limit=2",
+            "/employees/10004?details=titles&titles.title=eq.Staff", "/employees/10004?select=*,departments(*)&details=titles",
+            "/departments/d005?select=departmentName,managers(lastName)",
+            "/departments/d005?details=managers,employees&managers.order=fromDate.desc&managers.limit=1",
+            // Embeds, paths and orders that are not there.
+            "/employees?select=*,titles(nope)", "/employees?titles.title=eq.x", "/employees?select=lastName,...titles(title)",
+            "/employees?order=titles(title)&select=*,titles(*)", "/employees/10004?titles.limit=x&details=titles",
+            "/employees?or=(lastName.eq.x", "/employees?lastName=is.true", "/employees?or=(hireDate.eq.x)",
         ]
         // Arguments no route takes, paths no route has.
         targets += [

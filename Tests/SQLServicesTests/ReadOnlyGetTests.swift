@@ -80,7 +80,7 @@ struct ReadOnlyGetTests {
         let folder = try Environment.folder(Self.files)
         let loaded = try Environment.load(folder, pool: pool)
         try? FileManager.default.removeItem(atPath: folder)
-        let router = WebServiceRouter(services: loaded.services, runners: [QueryRunner(pool: pool)])
+        let router = try WebServiceRouter(services: loaded.services, runners: [QueryRunner(pool: pool)])
         var configuration = HTTPServer.Configuration(port: 0, shutdownTimeout: 5, eventLoops: 1, libraryPatches: TestPatches.policy)
         if asRole { configuration.admission = AsRole(role: role) }
         let server = HTTPServer(configuration: configuration) { router.respond(to: $0) }

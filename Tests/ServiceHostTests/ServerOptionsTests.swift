@@ -55,7 +55,7 @@ private func help(_ defaults: ServerOptions = ServerOptions(), prefix: String = 
     #expect(text.contains("--port <port>"))
     #expect(text.contains("(default: 9001)"))
     #expect(text.contains("-h, --help"))
-    #expect(ServerOptions.table.count == 49)
+    #expect(ServerOptions.table.count == 54)
 }
 
 @Test func versionIsAskedForAnywhereAnOptionMayBe() throws {
@@ -72,7 +72,25 @@ private func help(_ defaults: ServerOptions = ServerOptions(), prefix: String = 
     (["--max-rows", "0"], "--max-rows must be at least 1."),
     (["--date-format", "rfc"], "The value 'rfc' is invalid for '--date-format <date-format>'."),
     (["--port", "70000"], "--port must be 0 to 65535."),
-    (["--pool-size", "0"], "--pool-size must be at least 1."),
+    (["--pool-size", "0"], "--pool-size must be 1 to 1024."),
+    (["--pool-size", "1000000"], "--pool-size must be 1 to 1024."),
+    (["--event-loops", "100000"], "--event-loops must be 1 to 1024."),
+    (["--max-connections", "9223372036854775807"], "--max-connections must be 1 to 1000000."),
+    (["--statement-timeout", "inf"], "--statement-timeout must be a number of seconds from 0 to 2147483."),
+    (["--statement-timeout", "nan"], "--statement-timeout must be a number of seconds from 0 to 2147483."),
+    (["--acquire-timeout", "1e300"], "--acquire-timeout must be a number of seconds over 0, up to 2147483."),
+    (["--acquire-timeout", "0"], "--acquire-timeout must be a number of seconds over 0, up to 2147483."),
+    (["--body-timeout", "inf"], "--body-timeout must be a number of seconds over 0, up to 2147483."),
+    (["--response-timeout", "99999999999999999999"], "--response-timeout must be a number of seconds over 0, up to 2147483."),
+    (["--idle-in-transaction-timeout", "1e10"], "--idle-in-transaction-timeout must be a number of seconds from 0 to 2147483."),
+    (["--connection-timeout", "9223372036854775807"], "--connection-timeout must be a number of seconds from 1 to 2147483."),
+    (["--shutdown-timeout", "-inf"], "--shutdown-timeout must be a number of seconds from 0 to 2147483."),
+    (["--drain-seconds", "inf"], "--drain-seconds must be a number of seconds from 0 to 2147483."),
+    (["--max-replica-lag", "nan"], "--max-replica-lag must be a number of seconds over 0, up to 2147483."),
+    (["--max-filters", "0"], "The value '0' is invalid for '--max-filters <max-filters>'."),
+    (["--max-batch-calls", ""], "The value '' is invalid for '--max-batch-calls <max-batch-calls>'."),
+    (["--max-jsonrpc-bytes", "1e6"], "The value '1e6' is invalid for '--max-jsonrpc-bytes <max-jsonrpc-bytes>'."),
+    (["--metrics", "maybe"], "The value 'maybe' is invalid for '--metrics <metrics>'."),
     (["--log-level", "loud"], "--log-level loud is not a log level."),
     (["--tls-cert", "cert.pem"], "--tls-cert and --tls-key go together."),
     (

@@ -4,11 +4,15 @@ import WebService
 
 @Suite("Arguments")
 struct ArgumentTests {
-    let router = WebServiceRouter(services: [CatalogService()])
+    let router: WebServiceRouter
     static let uuid = "0F3C2A5E-9B1D-4C8E-A7F6-2D4B6E8A1C3F"
     static let query =
         "text=caf%C3%A9+au+lait&integer=-42&long=9000000000&double=2.5&flag=1"
         + "&date=2024-05-01&uuid=\(uuid)&url=https%3A%2F%2Fexample.com%2Fa%3Fb%3Dc&detail=salaries&numbers=1&numbers=2"
+
+    init() throws {
+        router = try WebServiceRouter(services: [CatalogService()])
+    }
 
     @Test func queryStringConvertsEveryType() {
         let response = router.resolvedResponse(to: makeRequest(.get, "/catalog/conversions?" + Self.query))
@@ -136,8 +140,8 @@ struct ArgumentTests {
         #expect(response.object["detail"] as? String == #"The required parameter "integer" (integer) is missing."#)
     }
 
-    @Test func unconvertibleValueIs400WithTypeAndValue() {
-        let math = WebServiceRouter(services: [MathService()]).resolvedResponse(to: makeRequest(.get, "/math/sum?a=2&b=abc"))
+    @Test func unconvertibleValueIs400WithTypeAndValue() throws {
+        let math = try WebServiceRouter(services: [MathService()]).resolvedResponse(to: makeRequest(.get, "/math/sum?a=2&b=abc"))
         #expect(math.status == .badRequest)
         #expect(math.object["parameter"] as? String == "b")
         #expect(math.object["detail"] as? String == #"The parameter "b" expects a double; received "abc"."#)

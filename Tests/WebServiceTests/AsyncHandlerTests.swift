@@ -80,7 +80,7 @@ final class AsyncHandlerTests {
     let server: HTTPServer
 
     init() throws {
-        let router = WebServiceRouter(services: [AsyncService()])
+        let router = try WebServiceRouter(services: [AsyncService()])
         server = HTTPServer(configuration: .init(port: 0, eventLoops: 1)) { router.respond(to: $0) }
         try server.start()
     }

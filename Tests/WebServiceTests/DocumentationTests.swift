@@ -5,7 +5,11 @@ import WebService
 
 @Suite("Documentation")
 struct DocumentationTests {
-    let router = WebServiceRouter(services: [MathService(), CatalogService()])
+    let router: WebServiceRouter
+
+    init() throws {
+        router = try WebServiceRouter(services: [MathService(), CatalogService()])
+    }
 
     @Test func apiHTMLDescribesEveryOperation() {
         let response = router.resolvedResponse(to: makeRequest(.get, "/math?api"))
@@ -81,8 +85,8 @@ struct DocumentationTests {
         #expect(parameters.first { $0["name"] as? String == "uuid" }?["type"] as? String == "uuid")
     }
 
-    @Test func apiHTMLRendersInlineCodeExamplesAndLinks() {
-        let router = WebServiceRouter(services: [ArchiveService(), CatalogService()])
+    @Test func apiHTMLRendersInlineCodeExamplesAndLinks() throws {
+        let router = try WebServiceRouter(services: [ArchiveService(), CatalogService()])
         let html = router.resolvedResponse(to: makeRequest(.get, "/archive?api", headers: ["Host": "example.org:8081"])).text
         #expect(html.contains("<p>Entries by year; <code>year</code> may be left out.</p>"))
         #expect(html.contains("<p>The entries of one <code>year</code>, or of every year.</p>"))

@@ -8,7 +8,7 @@ import WebService
 @Suite("OpenAPI security")
 struct OpenAPISecurityTests {
     func document(_ security: OpenAPISecurity?) throws -> [String: Any] {
-        let router = WebServiceRouter(
+        let router = try WebServiceRouter(
             services: [MathService(), CatalogService()], openAPI: OpenAPIInfo(title: "Tests", security: security))
         let response = router.resolvedResponse(to: makeRequest(.get, "/openapi.json"))
         return try #require(try JSONReader.value(response.text.utf8) as? [String: Any])

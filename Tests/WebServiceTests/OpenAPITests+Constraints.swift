@@ -24,7 +24,7 @@ struct BoundedService: WebService {
 extension OpenAPITests {
     @Test("the document states each range and least count that the parameter enforces")
     func constraintsInTheDocument() throws {
-        let router = WebServiceRouter(services: [BoundedService()])
+        let router = try WebServiceRouter(services: [BoundedService()])
         let response = router.resolvedResponse(to: makeRequest(.get, "/openapi.json"))
         let document = try #require(try JSONReader.value(response.text.utf8) as? [String: Any])
         let paths = try #require(document["paths"] as? [String: [String: [String: Any]]])

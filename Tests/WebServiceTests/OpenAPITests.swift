@@ -5,9 +5,13 @@ import WebService
 
 @Suite("OpenAPI document")
 struct OpenAPITests {
-    let router = WebServiceRouter(
-        services: [MathService(), CatalogService(), ArchiveService()],
-        openAPI: OpenAPIInfo(title: "Tests", version: "2.0.0"))
+    let router: WebServiceRouter
+
+    init() throws {
+        router = try WebServiceRouter(
+            services: [MathService(), CatalogService(), ArchiveService()],
+            openAPI: OpenAPIInfo(title: "Tests", version: "2.0.0"))
+    }
 
     /// `GET /openapi.json`, parsed.
     var document: [String: Any] {
@@ -45,7 +49,7 @@ struct OpenAPITests {
                 "/catalog/fail/status", "/catalog/fail/convertible", "/catalog/fail/internal",
                 "/archive", "/archive/{year}", "/archive/entries",
             ])
-        let defaults = WebServiceRouter(services: [MathService()]).resolvedResponse(to: makeRequest(.get, "/openapi.json")).object
+        let defaults = try WebServiceRouter(services: [MathService()]).resolvedResponse(to: makeRequest(.get, "/openapi.json")).object
         #expect((defaults["info"] as? [String: Any])?["title"] as? String == "Web services")
         #expect((defaults["info"] as? [String: Any])?["version"] as? String == "1.0.0")
     }
@@ -76,7 +80,7 @@ struct OpenAPITests {
                 == ["catalog.getItemsById", "catalog.putItemsById", "catalog.patchItemsById", "catalog.deleteItemsById"])
     }
 
-    @Test func operationIDsOfTwoPathsThatReadAlikeAreNumbered() {
+    @Test func operationIDsOfTwoPathsThatReadAlikeAreNumbered() throws {
         struct Lookalike: WebService {
             let path = "/things"
             let description = ""
@@ -86,7 +90,7 @@ struct OpenAPITests {
                 Route(.get, "/?:id", Parameter<Int>("id"), Parameter<Int>("x")) { id, x in "\(id) \(x)" }
             }
         }
-        let document = WebServiceRouter(services: [Lookalike()]).resolvedResponse(to: makeRequest(.get, "/openapi.json")).object
+        let document = try WebServiceRouter(services: [Lookalike()]).resolvedResponse(to: makeRequest(.get, "/openapi.json")).object
         let paths = document["paths"] as? [String: [String: [String: Any]]] ?? [:]
         #expect(paths["/things/by-id"]?["get"]?["operationId"] as? String == "things.getById")
         #expect(paths["/things/{id}"]?["get"]?["operationId"] as? String == "things.getById2")

@@ -5,7 +5,11 @@ import WebService
 @Suite("Results and errors")
 struct ResultTests {
     let recorder = LogRecorder()
-    var router: WebServiceRouter { WebServiceRouter(services: [CatalogService()], logger: recorder.logger) }
+    let router: WebServiceRouter
+
+    init() throws {
+        router = try WebServiceRouter(services: [CatalogService()], logger: recorder.logger)
+    }
 
     // MARK: - Results
 

@@ -3,7 +3,11 @@ import WebService
 
 @Suite("Routing")
 struct RoutingTests {
-    let router = WebServiceRouter(services: [MathService(), CatalogService()])
+    let router: WebServiceRouter
+
+    init() throws {
+        router = try WebServiceRouter(services: [MathService(), CatalogService()])
+    }
 
     @Test func serviceRootAndResourcePaths() {
         #expect(router.resolvedResponse(to: makeRequest(.get, "/catalog")).text == #""root""#)

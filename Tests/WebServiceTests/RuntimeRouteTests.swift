@@ -76,7 +76,11 @@ private struct TypedService: WebService {
 
 @Suite("Routes declared at run time")
 struct RuntimeRouteTests {
-    let router = WebServiceRouter(services: [RuntimeService(), TypedService()], runners: [EchoRunner()])
+    let router: WebServiceRouter
+
+    init() throws {
+        router = try WebServiceRouter(services: [RuntimeService(), TypedService()], runners: [EchoRunner()])
+    }
 
     func get(_ target: String) -> HTTPResponse {
         router.resolvedResponse(to: makeRequest(.get, target))
@@ -131,11 +135,11 @@ struct RuntimeRouteTests {
     }
 
     @Test("a swappable router answers with the router it holds, and another once swapped")
-    func swappable() {
-        let first = WebServiceRouter(services: [RuntimeService()], runners: [EchoRunner("first ")])
+    func swappable() throws {
+        let first = try WebServiceRouter(services: [RuntimeService()], runners: [EchoRunner("first ")])
         let swappable = SwappableRouter(first)
         #expect(RequestProcessor.resolve(swappable.respond(to: makeRequest(.get, "/runtime/1"))).text == "first 1 none 5  -")
-        swappable.swap(to: WebServiceRouter(services: [RuntimeService()], runners: [EchoRunner("second ")]))
+        swappable.swap(to: try WebServiceRouter(services: [RuntimeService()], runners: [EchoRunner("second ")]))
         #expect(RequestProcessor.resolve(swappable.respond(to: makeRequest(.get, "/runtime/1"))).text == "second 1 none 5  -")
         #expect(swappable.router !== first)
     }

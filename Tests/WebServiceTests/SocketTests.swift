@@ -10,7 +10,7 @@ final class SocketTests {
     let server: HTTPServer
 
     init() throws {
-        let router = WebServiceRouter(services: [MathService(), CatalogService()])
+        let router = try WebServiceRouter(services: [MathService(), CatalogService()])
         server = HTTPServer(configuration: .init(port: 0)) { request in router.respond(to: request) }
         try server.start()
     }

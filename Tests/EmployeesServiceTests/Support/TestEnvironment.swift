@@ -94,20 +94,19 @@ final class TestServer: Sendable {
 
     private init() throws {
         pool = try TestEnvironment.pool(size: 8)
-        server = Self.serve(
-            [
-                EmployeesService(),
-                DepartmentsService(),
-                HealthService(pool: pool),
-                MathService(),
-            ], runner: QueryRunner(pool: pool))
+        server = try Self.serve(
+            [EmployeesService(), DepartmentsService(), MathService()], runner: QueryRunner(pool: pool),
+            serverServices: [HealthService(pool: pool)])
         try server.start()
     }
 
-    /// A new (not started) server on an ephemeral port for `services`, on
-    /// event loops as `employees-server` runs them.
-    static func serve(_ services: [any WebService], runner: QueryRunner? = nil, shutdownTimeout: Double = 5) -> HTTPServer {
-        let router = WebServiceRouter(services: services, runners: runner.map { [$0] } ?? [])
+    /// A new (not started) server on an ephemeral port for `services`
+    /// (and `serverServices` at their reserved paths), on event loops as
+    /// `employees-server` runs them.
+    static func serve(
+        _ services: [any WebService], runner: QueryRunner? = nil, shutdownTimeout: Double = 5, serverServices: [any WebService] = []
+    ) throws -> HTTPServer {
+        let router = try WebServiceRouter(services: services, runners: runner.map { [$0] } ?? [], serverServices: serverServices)
         let configuration = HTTPServer.Configuration(
             port: 0, shutdownTimeout: shutdownTimeout, eventLoops: 2, libraryPatches: TestPatches.policy)
         return HTTPServer(configuration: configuration) {

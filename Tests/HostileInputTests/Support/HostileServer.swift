@@ -31,14 +31,9 @@ final class HostileServer: Sendable {
     private init() throws {
         let quiet = Logger(label: "hostile") { _ in SwiftLogNoOpLogHandler() }
         pool = ConnectionPool(.init(conninfo: "dbname=\(Self.database)", size: 4, acquireTimeout: .seconds(10)))
-        let router = WebServiceRouter(
-            services: [
-                EmployeesService(),
-                DepartmentsService(),
-                HealthService(pool: pool),
-                MathService(),
-                ProbeService(),
-            ], runners: [QueryRunner(pool: pool)], logger: quiet)
+        let router = try WebServiceRouter(
+            services: [EmployeesService(), DepartmentsService(), MathService(), ProbeService()],
+            runners: [QueryRunner(pool: pool)], logger: quiet, serverServices: [HealthService(pool: pool)])
         server = HTTPServer(
             configuration: .init(
                 port: 0, maximumBodySize: Self.maximumBodySize, maximumHeaderSize: Self.maximumHeaderSize,

@@ -68,7 +68,7 @@ final class LiveFixture: @unchecked Sendable {
         let secret = Array(try Data(contentsOf: URL(filePath: key.privateKeyFile)))
         let authenticator = try Authenticator(
             .init(realm: "live", tokens: try JSONWebTokenVerifier(key: .secret(secret)), anonymousRole: "live_all"), logger: logger)
-        let router = WebServiceRouter(
+        let router = try WebServiceRouter(
             services: [LiveTestService(schema: schema)] + (try services(schema, admin)), runners: [runner], logger: logger)
         var serverConfiguration = HTTPServer.Configuration(port: 0, maximumConnections: 256, eventLoops: 2)
         serverConfiguration.admission = authenticator

@@ -64,7 +64,7 @@ enum Environment {
     static func serve(_ services: [any WebService], pool: ConnectionPool) throws -> HTTPServer {
         var logger = Logger(label: "sql-services-tests")
         logger.logLevel = .warning
-        let router = WebServiceRouter(services: services, runners: [QueryRunner(pool: pool)], logger: logger)
+        let router = try WebServiceRouter(services: services, runners: [QueryRunner(pool: pool)], logger: logger)
         let configuration = HTTPServer.Configuration(
             port: 0, shutdownTimeout: 5, eventLoops: 2, libraryPatches: TestPatches.policy)
         let server = HTTPServer(configuration: configuration, logger: logger) { router.respond(to: $0) }

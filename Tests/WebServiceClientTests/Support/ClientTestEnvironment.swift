@@ -32,7 +32,7 @@ enum ClientTestEnvironment {
     /// `employees-server` runs them. Stop it with `stop()`.
     static func startServer(poolSize: Int = 4) throws -> HTTPServer {
         let pool = ConnectionPool(.init(conninfo: try conninfo(), size: poolSize, acquireTimeout: .seconds(5)))
-        let router = WebServiceRouter(
+        let router = try WebServiceRouter(
             services: [EmployeesService(), DepartmentsService(), MathService(), EchoService()],
             runners: [QueryRunner(pool: pool)])
         let server = HTTPServer(configuration: .init(port: 0, shutdownTimeout: 2, eventLoops: 2)) {

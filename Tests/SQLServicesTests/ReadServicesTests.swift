@@ -7,11 +7,13 @@ import SQLServices
 import Testing
 import WebService
 
-/// Filters, order and select, in PostgREST's syntax, on the repository's
-/// `services/` (`@filter *`, `@order *`), on files of the tests' own, and
-/// on a Swift route built with `ColumnChoices`: against the sample database.
-@Suite("Filters, order and select chosen by the caller", .serialized)
-struct ColumnChoiceTests {
+/// PostgREST's read language on the repository's `services/` (`@filter *`,
+/// `@order *`) and on files of the tests' own, against the sample
+/// database: the operators, the problems, `order` and `select` with the
+/// files' own parameters, details, paging, counts, CSV and ETags, the
+/// request's role, the plan, and names and values that try to reach SQL.
+@Suite("The read language on services/", .serialized)
+struct ReadServicesTests {
     /// A server of `services/`, with a pool for the checks' own queries.
     final class Served {
         let pool: ConnectionPool
@@ -55,7 +57,7 @@ struct ColumnChoiceTests {
 
     // MARK: - Operators
 
-    @Test("eq, neq, gt, gte, lt, lte, like, ilike, in, is, and not. before each")
+    @Test("eq, neq, gt, gte, lt, lte, like, ilike, in, is, not. and or on the files' lists, beside their own parameters")
     func operators() throws {
         let served = try Served()
         let facellos = try served.count("SELECT count(*) FROM employees WHERE last_name = 'Facello'")
@@ -65,10 +67,14 @@ struct ColumnChoiceTests {
         #expect(facello.objects.allSatisfy { $0["lastName"] as? String == "Facello" })
 
         #expect(try served.numbers("/employees?employeeNumber=gt.10005&employeeNumber=lte.10008") == [10006, 10007, 10008])
-        #expect(try served.numbers("/employees?employeeNumber=gte.10005&employeeNumber=lt.10007") == [10005, 10006])
+        #expect(try served.numbers("/employees?emp_no=gte.10005&emp_no=lt.10007") == [10005, 10006])
         #expect(try served.numbers("/employees?employeeNumber=lt.10004") == [10001, 10002, 10003])
         #expect(try served.numbers("/employees?employeeNumber=in.(10003,10001,99)") == [10001, 10003])
         #expect(try served.numbers("/employees?employeeNumber=not.gt.10002&employeeNumber=neq.10001") == [10002])
+        #expect(
+            try served.numbers("/employees?or=(employeeNumber.eq.10009,and(employeeNumber.lt.10003,lastName.neq.x))") == [
+                10001, 10002, 10009,
+            ])
 
         let departments = { (query: String) throws -> [String] in
             let response = try served.get("/departments?" + query)
@@ -84,11 +90,12 @@ struct ColumnChoiceTests {
         #expect(try departments("departmentName=like.*Resea*") == ["d008"])
         #expect(try departments("departmentName=like.*resea*") == [])
         #expect(try departments("departmentName=ilike.*RESEA*") == ["d008"])
-        #expect(try departments("departmentName=not.ilike.*e*").isEmpty == false)
+        #expect(try departments("dept_name=not.ilike.*e*").isEmpty == false)
         #expect(try departments("departmentName=is.null") == [])
         #expect(try departments("departmentName=not.is.null").count == 9)
         #expect(try departments("departmentNumber=gte.d008") == ["d008", "d009"])
         #expect(try departments("departmentNumber=lte.d002&departmentName=eq.Finance") == ["d002"])
+        #expect(try departments("limit=2&offset=1") == ["d002", "d003"], "a list that does not page takes the read language's page")
 
         let likes = try served.get("/employees?lastName=like.Facel*&firstName=ilike.g*&limit=50")
         #expect(likes.status == 200)
@@ -107,7 +114,7 @@ struct ColumnChoiceTests {
         )
     }
 
-    @Test("is.true, is.false, is.unknown on a boolean column; is.true elsewhere is a 400")
+    @Test("is.true, is.false, is.unknown on a boolean column; is.true elsewhere is a 400 naming the column")
     func booleans() throws {
         let folder = try Environment.folder([
             "flags/list.sql": """
@@ -131,9 +138,13 @@ struct ColumnChoiceTests {
         #expect(wrong.status == 400)
         #expect(wrong.object["parameter"] as? String == "rest")
         #expect(try served.get("/flags?female=is.maybe").status == 400)
+        // No @order: no order.
+        let order = try served.get("/flags?order=rest")
+        #expect(order.status == 400)
+        #expect(order.object["parameter"] as? String == "order")
     }
 
-    // MARK: - Errors
+    // MARK: - Problems
 
     @Test("a value not of the column's type, an unknown column, operator, order or member: 400 naming it")
     func errors() throws {
@@ -146,46 +157,48 @@ struct ColumnChoiceTests {
         #expect(try served.get("/employees?employeeNumber=in.10001").status == 400)
         #expect(try served.get("/employees?employeeNumber=eq.99999999999").status == 400)
 
+        let columns = ["employeeNumber", "firstName", "lastName"]
         let column = try served.get("/employees?salary=eq.1")
         #expect(column.status == 400)
         #expect(column.object["parameter"] as? String == "salary")
-        #expect((column.object["detail"] as? String ?? "").contains("lastName"), "\(column)")
+        #expect(column.object["code"] as? String == "42703")
+        #expect(column.object["allowedValues"] as? [String] == columns, "\(column)")
 
         let operation = try served.get("/employees?lastName=like")
         #expect(operation.status == 400)
         #expect(operation.object["parameter"] as? String == "lastName")
-        #expect((operation.object["allowedValues"] as? [String] ?? []).contains("ilike."), "\(operation)")
+        #expect(operation.object["code"] as? String == "PGRST100")
         #expect(try served.get("/employees?lastName=equals.Facello").status == 400)
         #expect(try served.get("/employees?lastName=Facello").status == 400)
 
         let order = try served.get("/employees?order=salary.desc")
         #expect(order.status == 400)
         #expect(order.object["parameter"] as? String == "order")
-        #expect(order.object["allowedValues"] as? [String] == ["employeeNumber", "firstName", "lastName"])
+        #expect(order.object["allowedValues"] as? [String] == columns)
         #expect(try served.get("/employees?order=lastName.up").status == 400)
         #expect(try served.get("/employees?order=lastName.desc.nullsmiddle").status == 400)
 
         let select = try served.get("/employees?select=lastName,salary")
         #expect(select.status == 400)
         #expect(select.object["parameter"] as? String == "select")
-        #expect(select.object["allowedValues"] as? [String] == ["employeeNumber", "firstName", "lastName"])
+        #expect(select.object["allowedValues"] as? [String] == columns)
         #expect(try served.get("/employees/10004?select=salary").status == 400)
-        // A file without @filter takes no filter; its objects take `select` only.
-        #expect(try served.get("/employees/10004?lastName=eq.Koblick").status == 400)
+        // A file without @filter takes no filter; its objects take select and embeds only.
+        let filtered = try served.get("/employees/10004?lastName=eq.Koblick")
+        #expect(filtered.status == 400)
+        #expect(filtered.object["allowedValues"] as? [String] == [], "\(filtered)")
         #expect(try served.get("/employees/10004?order=lastName").status == 400)
+        #expect(try served.get("/employees/10004?titles.title=eq.Staff&select=*,titles(*)").status == 200)
     }
 
-    // MARK: - Order and select
+    // MARK: - Order, select, details
 
-    @Test("order replaces the file's own; nullsfirst and nullslast")
+    @Test("order replaces the file's own; nullsfirst and nullslast; an embedded list's order")
     func order() throws {
         let served = try Served()
         let expected = try served.pool.withConnection { connection in
             try connection.fetchAll(
-                Int.self,
-                """
-                SELECT emp_no FROM employees WHERE emp_no < 10100 ORDER BY last_name DESC, emp_no ASC LIMIT 7
-                """)
+                Int.self, "SELECT emp_no FROM employees WHERE emp_no < 10100 ORDER BY last_name DESC, emp_no ASC LIMIT 7")
         }
         #expect(try served.numbers("/employees?employeeNumber=lt.10100&order=lastName.desc,employeeNumber.asc&limit=7") == expected)
         #expect(try served.numbers("/employees?employeeNumber=lt.10004&order=employeeNumber.desc.nullslast") == [10003, 10002, 10001])
@@ -194,6 +207,9 @@ struct ColumnChoiceTests {
         let departments = try served.get("/departments?order=departmentName").objects.compactMap { $0["departmentName"] as? String }
         #expect(departments == departments.sorted())
         #expect(departments.count == 9)
+        let salaries = try served.get("/employees/10001?select=salaries(salary)&salaries.order=salary.desc&salaries.limit=3")
+        let amounts = (salaries.object["salaries"] as? [[String: Any]] ?? []).compactMap { $0["salary"] as? Int }
+        #expect(amounts.count == 3 && amounts == amounts.sorted(by: >), "\(salaries.text)")
     }
 
     @Test("select: only those members, in that order, on lists and objects; details still bind")
@@ -223,16 +239,20 @@ struct ColumnChoiceTests {
             #expect(Array(row.keys).sorted() == ["firstName", "salaries", "titles"])
             #expect((row["salaries"] as? [Any])?.isEmpty == false)
         }
-        // A streamed member, with select.
-        let department = try served.get("/departments/d001?select=departmentName&details=employees,managers")
+        #expect(
+            try served.get("/employees?select=firstName,titles(*),salaries(*)&limit=3&employeeNumber=gte.10010").text == rows.text)
+        // A streamed member, with select and an embedded detail.
+        let department = try served.get("/departments/d001?select=departmentName,managers(lastName)&details=employees")
         #expect(department.status == 200)
-        #expect(department.text.hasPrefix(#"{"departmentName":"Marketing","managers":["#))
+        #expect(department.text.hasPrefix(#"{"departmentName":"Marketing","managers":[{"lastName":"#), "\(department.text)")
         #expect((department.object["employees"] as? [Any])?.isEmpty == false)
+        // An embedded table the folder has no file for, by its foreign key, and its own relationships.
+        let table = try served.get("/departments?select=departmentNumber,dept_manager(from_date,employees(lastName))&limit=1")
+        #expect(table.status == 200, "\(table)")
+        #expect(table.text.hasPrefix(#"[{"departmentNumber":"d001","dept_manager":[{"fromDate":"#), "\(table.text)")
     }
 
-    // MARK: - With paging, CSV, ETag, HEAD
-
-    @Test("pages and counts of filtered rows; Link keeps the filters; CSV of the selected members; ETag")
+    @Test("pages and counts of filtered rows; Link keeps the filters; CSV of the selected members; ETag; HEAD")
     func composes() throws {
         let served = try Served()
         let total = try served.count("SELECT count(*) FROM employees WHERE last_name = 'Facello'")
@@ -250,6 +270,7 @@ struct ColumnChoiceTests {
         let firstFacello = try served.count("SELECT min(emp_no) FROM employees WHERE last_name = 'Facello'")
         #expect(csv.text.hasPrefix("lastName,employeeNumber\r\nFacello,\(firstFacello)\r\n"), "\(csv)")
         #expect(csv.text.split(separator: "\r\n").count == 3)
+        #expect(try served.get("/employees?select=*,titles(*)&limit=2", [("Accept", "text/csv")]).status == 406)
 
         let object = try served.get("/employees/10004?select=lastName")
         let tag = try #require(object.header("ETag"))
@@ -259,7 +280,7 @@ struct ColumnChoiceTests {
         #expect(head.status == 200)
     }
 
-    @Test("as the request's role: its grants decide, for the rows, the count and the object")
+    @Test("as the request's role: its grants decide, for the rows, the count, the object and what it embeds")
     func roles() throws {
         let postgres = try Connection(try Environment.conninfo(user: "postgres"))
         defer { postgres.close() }
@@ -298,26 +319,29 @@ struct ColumnChoiceTests {
         #expect(page.header("Content-Range") == "0-2/\(count)")
         let numbers = page.objects.compactMap { $0["employeeNumber"] as? Int }
         #expect(numbers == numbers.sorted(by: >) && numbers.count == 3)
+        // The titles table is not the reader's: embedding it is refused.
+        let embedded = try TestClient.request("GET", "/employees?select=*,titles(*)&limit=1", port: readerPort)
+        #expect(embedded.status == 403, "\(embedded)")
     }
 
     // MARK: - The plan
 
-    @Test("a filter on an indexed column of a simple statement uses the index")
+    @Test("a filter on an indexed column of a file's statement uses the index")
     func usesTheIndex() throws {
         let served = try Served()
-        let loaded = try Environment.load(Environment.servicesFolder, pool: served.pool)
-        _ = loaded
         let sql = try String(contentsOfFile: Environment.servicesFolder + "/employees/list.sql", encoding: .utf8)
         let start = try #require(sql.range(of: "SELECT e.emp_no"))
         let statement = String(sql[start.lowerBound...].prefix { $0 != ";" })
-        var chosen = ChosenColumns()
-        chosen.filters = [ColumnFilter(column: "employeeNumber", comparison: .equal, isNegated: false, value: .text("10004"))]
-        chosen.order = [ColumnOrder(column: "lastName", isDescending: true, nulls: nil)]
-        let (wrapped, arguments) = Query.list(statement, ["name": nil]).choosing(chosen).chosenStatement()
-        #expect(wrapped.contains("chosen.\"employeeNumber\" = :chosenValue1"))
+        let resource = Resource(
+            name: "employees", sql: statement,
+            columns: [.init("employeeNumber", type: .int4), .init("firstName", type: .varchar), .init("lastName", type: .varchar)])
+        let request = try ReadRequest(
+            graph: ResourceGraph([resource]), resource: 0, arguments: [("employeeNumber", ["eq.10004"]), ("order", ["lastName.desc"])])
+        let query = try Query.list(statement, ["name": nil]).reading(request).resolvingChoices()
+        #expect(query.sql.contains(#""t0"."employeeNumber" = :readValue1"#), "\(query.sql)")
         let plan = try served.pool.withConnection { connection in
             var lines: [String] = []
-            let rows = try connection.query("EXPLAIN " + wrapped, arguments)
+            let rows = try connection.query("EXPLAIN " + query.sql, query.arguments)
             while let row = try rows.next() { lines.append(row[0] ?? "") }
             return lines.joined(separator: "\n")
         }
@@ -327,14 +351,15 @@ struct ColumnChoiceTests {
 
     // MARK: - Injection
 
-    @Test("nothing a caller sends is spliced into SQL: names and values that try")
+    @Test("nothing a caller sends is spliced into SQL: names, values, paths, casts and configurations that try")
     func injection() throws {
         let served = try Served()
         let hostile = [
             "/employees?lastName=eq.%27%20OR%201%3D1%20--", "/employees?lastName=like.%25%27%20OR%20%271%27%3D%271",
-            "/employees?lastName=in.(x%27)%20OR%20true%20--,%22a%22%22b%22)",
+            "/employees?lastName=in.(%22x%27)%20OR%20true%20--%22,%22a%22%22b%22)",
             "/employees?lastName=eq.Facello%3B%20DROP%20TABLE%20employees",
-            "/employees?lastName=ilike.%22%3B--",
+            "/employees?lastName=ilike.%22%3B--", "/employees?or=(lastName.eq.%22%27)%20OR%20(%271%27=%271%22)",
+            "/employees?select=*,titles(*)&titles.title=eq.%27%3B%20DROP%20TABLE%20titles%3B--&employeeNumber=eq.1",
         ]
         for target in hostile {
             let response = try served.get(target)
@@ -343,17 +368,23 @@ struct ColumnChoiceTests {
         }
         let refused = [
             "/employees?lastName%22%3B%20DROP%20TABLE%20employees%3B--=eq.1", "/employees?order=lastName%3B%20DROP%20TABLE%20employees",
-            "/employees?order=lastName.desc%2C(SELECT%201)", "/employees?order=%22lastName%22", "/employees?select=lastName,%22x%22",
-            "/employees?select=lastName%20FROM%20employees%3B--", "/employees?select=*,lastName",
-            "/employees?employeeNumber=eq.1%20OR%201%3D1",
+            "/employees?order=lastName.desc%2C(SELECT%201)", "/employees?select=lastName,%22x%22",
+            "/employees?select=lastName%20FROM%20employees%3B--", "/employees?employeeNumber=eq.1%20OR%201%3D1",
             "/employees?employeeNumber=in.(1)%20OR%20(1", "/employees?lastName=not.not.eq.x", "/employees?lastName=is.null%20OR%201=1",
+            "/employees?select=lastName::text%20FROM%20employees%3B--", "/employees?select=lastName::int);%20DROP%20TABLE%20employees;--",
+            "/employees?lastName=fts(english%27)%3B%20DROP%20TABLE%20employees%3B--).x",
+            "/employees?select=*,titles%22%3B--(*)", "/employees?select=*,titles!%22x%22%22(*)",
+            "/employees?%22lastName%22%22%3B--=eq.x", "/employees?lastName=in.(x%27)%20OR%20true%20--,%22a%22%22b%22)",
+            "/employees?or=(lastName.eq.%27)%20OR%20(%271%27=%271)",
         ]
         for target in refused {
             let response = try served.get(target)
             #expect(response.status == 400, "\(target): \(response)")
         }
+        // A quoted name is a name, and a JSON key a bound value.
+        #expect(try served.get("/employees?order=%22lastName%22&limit=1").status == 200)
+        #expect(try served.get("/employees?select=lastName-%3E%3E%27%3B%20DROP%20TABLE%20employees%3B--&limit=1").status == 200)
         #expect(try served.count("SELECT count(*) FROM employees") == 300_024)
-        // A quote in a label is quoted as an identifier, never closes it.
-        #expect(Query.identifier("a\"b", aliases: [:]) == "\"a\"\"b\"")
+        #expect(try served.count("SELECT count(*) FROM titles") > 0)
     }
 }

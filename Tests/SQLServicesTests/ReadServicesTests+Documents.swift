@@ -7,12 +7,12 @@ import SQLServices
 import Testing
 import WebService
 
-/// What `?api` and `/openapi.json` say of the choices, what `sql-rest
-/// check` reports, and a Swift route built with `ColumnChoices`.
-extension ColumnChoiceTests {
+/// What `?api` and `/openapi.json` say of the read language, what `sql-rest
+/// check` reports, and a Swift route built with `ReadArguments`.
+extension ReadServicesTests {
     // MARK: - The documents
 
-    @Test("?api and /openapi.json describe the filters, order and select")
+    @Test("?api and /openapi.json describe the filters, order, or, and and select, with the patterns the server reads")
     func documented() throws {
         let served = try Served()
         let document = try served.get("/openapi.json").object
@@ -20,11 +20,11 @@ extension ColumnChoiceTests {
         let list = try #require(paths["/employees"]?["get"] as? [String: Any])
         let parameters = try #require(list["parameters"] as? [[String: Any]])
         let byName = Dictionary(parameters.map { ($0["name"] as? String ?? "", $0) }, uniquingKeysWith: { first, _ in first })
-        for name in ["employeeNumber", "firstName", "lastName", "order", "select", "name", "limit", "offset", "details"] {
+        for name in ["employeeNumber", "firstName", "lastName", "order", "or", "and", "select", "name", "limit", "offset", "details"] {
             #expect(byName[name] != nil, "\(name)")
         }
         let lastName = try #require(byName["lastName"]?["schema"] as? [String: Any])
-        #expect(lastName["pattern"] as? String == ColumnChoices.filterPattern(for: .init("lastName", as: String.self)))
+        #expect(lastName["pattern"] as? String == Resource.filterPattern(for: .init("lastName", type: .varchar)))
         let lastNameDescription = byName["lastName"]?["description"] as? String
         #expect(lastNameDescription?.contains("lastName (string)") == true, "\(lastNameDescription ?? "no description")")
         // The operators, said once for the operation rather than once per column.
@@ -37,16 +37,17 @@ extension ColumnChoiceTests {
         #expect(orderPattern?.contains("lastName") == true, "\(orderPattern ?? "no pattern")")
         let object = try #require(paths["/employees/{employeeNumber}"]?["get"] as? [String: Any])
         let objectNames = (object["parameters"] as? [[String: Any]] ?? []).compactMap { $0["name"] as? String }
-        #expect(objectNames.contains("select"))
-        #expect(!objectNames.contains("lastName"))
-        for pattern in [lastName["pattern"], order["pattern"]].compactMap({ $0 as? String }) {
-            #expect((try? Regex(pattern)) != nil, "\(pattern)")
+        #expect(objectNames == ["employeeNumber", "details", "select"])
+        let patterns = ["lastName", "order", "or", "and", "select"].compactMap {
+            (byName[$0]?["schema"] as? [String: Any])?["pattern"] as? String
         }
+        #expect(patterns.count == 5)
+        for pattern in patterns { #expect((try? Regex(pattern)) != nil, "\(pattern)") }
         let filter = try Regex(try #require(lastName["pattern"] as? String))
-        for text in ["eq.Facello", "not.in.(a,\"b,c\")", "is.null", "ilike.*x*", "in.()"] {
+        for text in ["eq.Facello", "not.in.(a,\"b,c\")", "is.null", "is.not_null", "ilike.*x*", "in.()", "isdistinct.x"] {
             #expect(text.wholeMatch(of: filter) != nil, "\(text)")
         }
-        for text in ["not.is.true", "eq", "in.(\"a)", "eq.a\u{0}", "lte"] {
+        for text in ["not.is.true", "eq", "in.(\"a)", "eq.a\u{0}", "lte", "fts.x"] {
             #expect(text.wholeMatch(of: filter) == nil, "\(text)")
         }
 
@@ -59,6 +60,11 @@ extension ColumnChoiceTests {
         for text in ["eq.2147483648", "lt.-2147483649", "eq.x", "in.(1,x)", "is.true"] {
             #expect(text.wholeMatch(of: number) == nil, "\(text)")
             #expect(try served.get("/employees?limit=1&employeeNumber=" + Self.encoded(text)).status == 400, "\(text)")
+        }
+        let or = try Regex(try #require((byName["or"]?["schema"] as? [String: Any])?["pattern"] as? String))
+        for text in ["(employeeNumber.eq.10001,lastName.like.F*)", "(firstName.not.eq.Georgi,lastName.is.null)"] {
+            #expect(text.wholeMatch(of: or) != nil, "\(text)")
+            #expect(try served.get("/employees?limit=1&or=" + Self.encoded(text)).status == 200, "\(text)")
         }
         // A combining mark after the operator's dot, a quote or a comma hides none of them.
         for text in ["not.ilike.\u{1F3FB}x", "in.(\"Sales\"\u{301},Research)", "eq.\u{301}"] {
@@ -73,7 +79,8 @@ extension ColumnChoiceTests {
         #expect(schemas?["Employee"]?["required"] == nil)
         let api = try served.get("/employees?api", [("Accept", "application/json")])
         #expect(api.text.contains("\"pattern\""))
-        #expect(try served.get("/employees?api").text.contains("lastName"))
+        let page = try served.get("/employees?api").text
+        #expect(page.contains("lastName") && page.contains("titles(*)"), "\(page.prefix(300))")
     }
 
     /// `text` percent-encoded for a query string.
@@ -132,6 +139,44 @@ extension ColumnChoiceTests {
             collision == [
                 "things/list.sql:2: @filter names \"name\", which is also a parameter of the operation (its own parameters win): rename the column or the parameter"
             ])
+        // An example that embeds is checked against the folder's relationships.
+        let embeds = try Environment.problems([
+            "people/list.sql": """
+            -- GET /people
+            -- @example select lastName,titles(title)
+            SELECT emp_no AS "employeeNumber", last_name AS "lastName" FROM employees ORDER BY emp_no
+            """,
+            "people/one.sql": """
+            -- GET /people/{employeeNumber}
+            -- @example select lastName,bonus(*)
+            SELECT emp_no AS "employeeNumber", last_name AS "lastName" FROM employees WHERE emp_no = :employeeNumber
+            """,
+        ])
+        #expect(
+            embeds == [
+                #"people/one.sql:2: the value of @example select, "lastName,bonus(*)", is refused: Could not find a relationship between 'people' and 'bonus' in the schema cache"#
+            ])
+    }
+
+    @Test("a statement that labels its columns by unquoted aliases with capitals reads as labelled")
+    func unquotedAliases() throws {
+        let folder = try Environment.folder([
+            "people/list.sql": """
+            -- GET /people
+            -- @filter *
+            -- @order *
+            SELECT emp_no AS employeeNumber, last_name AS lastName FROM employees WHERE emp_no < 10010 ORDER BY emp_no
+            -- @detail titles
+            SELECT title AS jobTitle FROM titles WHERE emp_no = :employeeNumber ORDER BY from_date
+            """
+        ])
+        defer { try? FileManager.default.removeItem(atPath: folder) }
+        let served = try Served(folder)
+        let answer = try served.get(
+            "/people?select=lastName,titles(jobTitle)&employeeNumber=lt.10003&order=lastName&titles.jobTitle=like.S*")
+        #expect(answer.status == 200, "\(answer)")
+        #expect(answer.text.hasPrefix(#"[{"lastName":"#) && answer.text.contains(#""titles":[{"jobTitle":"S"#), "\(answer.text)")
+        #expect(try served.get("/people?details=titles&limit=1").text.contains(#""titles":[{"jobTitle":"#))
     }
 
     // MARK: - A Swift route
@@ -139,25 +184,26 @@ extension ColumnChoiceTests {
     struct Summaries: WebService {
         let path = "/summaries"
         let description = "Employee summaries."
-        static let columns = ColumnChoices([
-            .init("employeeNumber", as: Int.self), .init("lastName", as: String.self),
-            .init("hireDate", as: String.self, filterable: false),
+        static let sql =
+            #"SELECT emp_no AS "employeeNumber", last_name AS "lastName", hire_date AS "hireDate" FROM employees ORDER BY emp_no"#
+        static let graph = ResourceGraph([
+            Resource(
+                name: "summaries", sql: sql,
+                columns: [
+                    .init("employeeNumber", type: .int4), .init("lastName", type: .varchar),
+                    .init("hireDate", type: .date, isFilterable: false, isOrderable: true),
+                ])
         ])
 
         var routes: [Route] {
-            Route(.get, "/", description: "Employees, filtered as the caller asks.", parameters: Self.columns.parameters { $0 }) { chosen in
-                Query.list(
-                    """
-                    SELECT emp_no AS "employeeNumber", last_name AS "lastName", hire_date AS "hireDate" FROM employees ORDER BY emp_no
-                    """
-                )
-                .paged(limit: 3)
-                .choosing(ChosenColumns(chosen))
+            Route(.get, "/", description: "Employees, filtered as the caller asks.", ReadArguments(graph: Self.graph, resource: 0)) {
+                read in
+                Query.list(Self.sql).paged(limit: 3).reading(read)
             }
         }
     }
 
-    @Test("a Swift route with ColumnChoices answers as a file does")
+    @Test("a Swift route with ReadArguments answers as a file does")
     func swiftRoute() throws {
         let pool = ConnectionPool(.init(conninfo: try Environment.conninfo(), size: 2))
         defer { pool.close() }
@@ -172,5 +218,7 @@ extension ColumnChoiceTests {
         #expect(answer.text == "[" + expected.map { "{\"employeeNumber\":\($0)}" }.joined(separator: ",") + "]")
         #expect(try TestClient.request("GET", "/summaries?hireDate=eq.1990-01-01", port: server.port).status == 400)
         #expect(try TestClient.request("GET", "/summaries?employeeNumber=eq.x", port: server.port).status == 400)
+        let api = try TestClient.request("GET", "/summaries?api", port: server.port, headers: [("Accept", "application/json")])
+        #expect(api.text.contains(#""name":"lastName""#) && !api.text.contains(#""name":"hireDate""#), "\(api.text.prefix(400))")
     }
 }

@@ -1,0 +1,33 @@
+import HTTPServer
+import PostgreSQLWebService
+import WebService
+
+// MARK: - The read language's parameters of a GET
+
+extension Operation {
+    /// The parameters of a GET on `graph.resources[resource]` beside its
+    /// own (`taken`): those its documents state (`select`, `order`, `or`,
+    /// `and`, a filter per filterable column: ``Resource/documentedArguments(taken:value:)``),
+    /// and the one that reads every argument its own parameters do not
+    /// name as a ``ReadRequest``, refusing what the resource cannot take
+    /// with PostgREST's problem (a 400 naming the argument).
+    ///
+    /// ```swift
+    /// Operation.readParameters(graph: graph, resource: 0, taken: ["name", "limit", "offset"])
+    /// ```
+    static func readParameters(graph: ResourceGraph, resource: Int, taken: Set<String>) -> [Parameter] {
+        let documented = graph.resources[resource].documentedArguments(taken: taken, value: Argument.documented).map {
+            Parameter(role: .documented, runtime: $0)
+        }
+        let read = RuntimeParameter<Argument>.readingOtherArguments(
+            description: "Filters, `or`, `and`, `order`, `select` and embedding, in PostgREST's syntax."
+        ) { request throws(HTTPError) in
+            do throws(ReadError) {
+                return .read(try ReadRequest(graph: graph, resource: resource, arguments: request.otherArguments, limits: ReadLimits(request.limits)))
+            } catch {
+                throw error.httpError ?? HTTPError(.badRequest, detail: "The request cannot be read.")
+            }
+        }
+        return documented + [Parameter(role: .read, runtime: read)]
+    }
+}
