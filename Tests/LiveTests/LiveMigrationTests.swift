@@ -16,7 +16,8 @@ struct LiveMigrationTests {
         let listener: Connection
 
         init() throws {
-            admin = try Connection(try SampleDatabase.conninfo(user: "postgres"))
+            let connection = try Connection(try SampleDatabase.conninfo(user: "postgres"))
+            admin = connection
             try admin.executeScript(
                 """
                 CREATE SCHEMA \(name);
@@ -27,9 +28,18 @@ struct LiveMigrationTests {
                 CREATE TABLE \(name).labels (label text PRIMARY KEY);
                 """)
             let catalog = try DatabaseCatalog.read(schemas: [name], on: admin)
+            try LiveFixture.lockSetup(on: admin)
+            defer { LiveFixture.unlockSetup(on: connection) }
             try admin.executeScript(ServiceScaffold(catalog: catalog).liveMigration)
             listener = try Connection(try SampleDatabase.conninfo(user: "postgres"))
             try listener.listen(ServiceScaffold.liveChannel)
+        }
+
+        /// Applies `migration` while no other test sets up.
+        func apply(_ migration: String) throws {
+            try LiveFixture.lockSetup(on: admin)
+            defer { LiveFixture.unlockSetup(on: admin) }
+            try admin.executeScript(migration)
         }
 
         deinit {
@@ -117,7 +127,7 @@ struct LiveMigrationTests {
         #expect(migration.contains("CREATE TRIGGER sql_rest_live AFTER INSERT OR UPDATE OR DELETE ON \"\(schema.name)\".\"wages\""))
         #expect(!FileManager.default.fileExists(atPath: folder + "/api/live.sql"))
         // Applying it again replaces what it made.
-        try schema.admin.executeScript(migration)
-        try schema.admin.executeScript(migration)
+        try schema.apply(migration)
+        try schema.apply(migration)
     }
 }

@@ -28,6 +28,20 @@ final class LiveFixture: @unchecked Sendable {
     let key: TestSigningKey
     private let admin: Connection
 
+    /// The advisory lock the tests' setups take in turn: one at a time
+    /// makes roles and replaces live.sql's shared functions, since
+    /// PostgreSQL refuses two changes of one catalog row at once.
+    private static let setupLock = 4_404_404
+
+    /// Waits for the other tests' setups; ``unlockSetup(on:)`` lets the next one go.
+    static func lockSetup(on connection: Connection) throws {
+        try connection.executeScript("SELECT pg_advisory_lock(\(setupLock))")
+    }
+
+    static func unlockSetup(on connection: Connection) {
+        _ = try? connection.executeScript("SELECT pg_advisory_unlock(\(setupLock))")
+    }
+
     /// The roles of the tests, made once for the cluster.
     static let roles = ["live_all", "live_public"]
 
@@ -37,7 +51,10 @@ final class LiveFixture: @unchecked Sendable {
         services: (_ schema: String, _ admin: Connection) throws -> [any WebService] = { _, _ in [] }
     ) throws {
         schema = "live_" + String(UInt32.random(in: 0x1000_0000...UInt32.max), radix: 16)
-        admin = try Connection(try SampleDatabase.conninfo(user: "postgres"))
+        let admin = try Connection(try SampleDatabase.conninfo(user: "postgres"))
+        self.admin = admin
+        try Self.lockSetup(on: admin)
+        defer { Self.unlockSetup(on: admin) }
         try Self.makeRoles(on: admin)
         try admin.executeScript(
             """
