@@ -73,7 +73,9 @@ struct AllowedHosts: Sendable, CustomStringConvertible {
         matches(Substring(first).utf8, Substring(second).utf8)
     }
 
-    private static func matches<First: BidirectionalCollection<UInt8>, Second: BidirectionalCollection<UInt8>>(_ first: First, _ second: Second) -> Bool {
+    private static func matches<First: BidirectionalCollection<UInt8>, Second: BidirectionalCollection<UInt8>>(
+        _ first: First, _ second: Second
+    ) -> Bool {
         let first = first.last == UInt8(ascii: ".") ? first.dropLast() : first[...]
         let second = second.last == UInt8(ascii: ".") ? second.dropLast() : second[...]
         return first.count == second.count && zip(first, second).allSatisfy { ($0 | 0x20) == ($1 | 0x20) && ($0 == $1 || isLetter($0)) }

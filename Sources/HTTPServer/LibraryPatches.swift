@@ -152,13 +152,24 @@ public struct LibraryPatches: Sendable, CustomStringConvertible {
     public let description: String
 
     /// libmicrohttpd's error responses become problem documents.
-    public var replacesErrorPages: Bool { patches.contains(.errorPages) }
+    public let replacesErrorPages: Bool
     /// Connection pools are given back or left unzeroed rather than zeroed.
-    public var releasesPoolPages: Bool { patches.contains(.poolRelease) }
+    public let releasesPoolPages: Bool
     /// Suspended sockets stay in their epoll set.
-    public var keepsSuspendedSockets: Bool { patches.contains(.epollSuspension) }
+    public let keepsSuspendedSockets: Bool
     /// glibc's fast bins are off.
-    public var tunesAllocator: Bool { patches.contains(.allocator) }
+    public let tunesAllocator: Bool
+
+    // The flags are stored: the request path reads them on every request.
+    init(policy: Policy, patches: Set<Patch>, description: String) {
+        self.policy = policy
+        self.patches = patches
+        self.description = description
+        replacesErrorPages = patches.contains(.errorPages)
+        releasesPoolPages = patches.contains(.poolRelease)
+        keepsSuspendedSockets = patches.contains(.epollSuspension)
+        tunesAllocator = patches.contains(.allocator)
+    }
 
     /// Whether any change is in effect.
     public var isPatched: Bool { !patches.isEmpty }

@@ -5,8 +5,8 @@
 ///
 /// Set for a transaction, never for the session: an implicit transaction
 /// (the statements up to one synchronization point) begins with the
-/// statements of ``preliminaries``, an explicit one with `BEGIN … READ
-/// ONLY` and the role's (``Connection/begin(_:repeatableRead:)``). Either
+/// statements of `preliminaries`, an explicit one with `BEGIN … READ
+/// ONLY` and the role's (`Connection.begin(_:repeatableRead:)`). Either
 /// way the access ends with the transaction.
 ///
 /// ```swift

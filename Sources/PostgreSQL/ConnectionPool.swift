@@ -47,7 +47,7 @@ public final class ConnectionPool: Sendable {
         /// that stopped reading, cannot hold locks and a connection for good.
         public var idleInTransactionTimeout: Duration?
         /// Connections of each batcher (one per event loop that uses the
-        /// pool: ``ConnectionPool/batcher(on:)``), in libpq's pipeline mode,
+        /// pool: `batcher(on:)`), in libpq's pipeline mode,
         /// which run the short statements of non-blocking callers (a row by
         /// key, in PostgreSQLWebService) for many of them at once; opened on
         /// first use, besides `size`.

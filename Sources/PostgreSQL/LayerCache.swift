@@ -81,7 +81,9 @@ extension Connection {
     /// derived from them may no longer hold. Used by the thread that uses
     /// the connection, which is one at a time.
     package subscript<Key: LayerCacheKey>(cache key: Key.Type) -> Key.Value where Key.Owner == Connection {
-        LayerCaches.value(key, of: self, in: \.layerCaches)
+        // A value already kept is read directly: a key path's access costs more than the search.
+        if let value = layerCaches.value(key) { return value }
+        return LayerCaches.value(key, of: self, in: \.layerCaches)
     }
 }
 
@@ -92,6 +94,7 @@ extension ColumnLayout {
     /// rather than per query. Used by the thread that uses the connection
     /// whose results have this layout, which is one at a time.
     package subscript<Key: LayerCacheKey>(cache key: Key.Type) -> Key.Value where Key.Owner == ColumnLayout {
-        LayerCaches.value(key, of: self, in: \.layerCaches)
+        if let value = layerCaches.value(key) { return value }
+        return LayerCaches.value(key, of: self, in: \.layerCaches)
     }
 }

@@ -299,7 +299,11 @@ final class ChildBlock {
         case .spread:
             let row = rows.first.map { order.isEmpty ? $0 : order[Int($0)] }
             template.writeMembers(row: row, of: result, options: options, to: &output) { index, output in
-                if let row { children[index].write(forParent: row, options: options, to: &output) } else { JSONWriter.appendNull(to: &output) }
+                if let row {
+                    children[index].write(forParent: row, options: options, to: &output)
+                } else {
+                    JSONWriter.appendNull(to: &output)
+                }
             }
         case .spreadMany:
             let rows = rows.map { order.isEmpty ? $0 : order[Int($0)] }

@@ -66,7 +66,8 @@ extension Query {
         if let total = page.total, offset > 0, offset >= total {
             throw HTTPError(
                 .rangeNotSatisfiable, detail: "The range begins at row \(offset), past the \(total) rows there are.", code: "PGRST103",
-                details: "An offset of \(offset) was asked for, but there are only \(total) rows.", headers: ["Content-Range": "*/\(total)"])
+                details: "An offset of \(offset) was asked for, but there are only \(total) rows.", headers: ["Content-Range": "*/\(total)"]
+            )
         }
         if self.page != nil, let limit {
             page.links = Self.links(request: request, limit: limit, offset: offset, total: page.total)

@@ -28,7 +28,7 @@ extension Query: RunnableResult {
         return HTTPResponse.blocking {
             do {
                 return try query.run(runner: runner, request: request, access: access, pool: pool)
-            } catch where runner.readsAgain(after: error, on: pool) {
+            } catch  where runner.readsAgain(after: error, on: pool) {
                 do {
                     return try query.run(runner: runner, request: request, access: access, pool: runner.pool)
                 } catch {

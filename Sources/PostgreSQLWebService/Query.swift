@@ -214,7 +214,8 @@ public struct Query: Sendable {
 
     /// A statement that returns no rows (an `UPDATE`, a `DELETE`):
     /// `204 No Content` once it ran. For a write that answers with what it
-    /// wrote, use `object(_:_:notFound:)-swift.type.method` with `RETURNING`.
+    /// wrote, use ``transaction(_:_:returning:)`` with `RETURNING` (and
+    /// ``created(at:)`` for a create: `201` with `Location`).
     ///
     /// ```swift
     /// Query.execute("DELETE FROM products WHERE id = :id", ["id": id])
@@ -266,10 +267,16 @@ public struct Query: Sendable {
     /// Query.transaction(["INSERT INTO products (name) VALUES (:name) RETURNING id, name"], ["name": name])
     ///     .created(at: "/products/{id}")
     /// ```
+    ///
+    /// This is the one form of a create: on an ``object(_:_:notFound:)-swift.type.method``
+    /// or a list, it makes the query a one-statement transaction whose
+    /// first row answers.
     public func created(at template: String) -> Query {
-        guard case .write(let earlier, let returning, _) = shape else {
-            // A service's code misusing the API; service files locate writes only.
-            preconditionFailure("created(at:) locates the row of a Query.transaction")
+        let (earlier, returning): ([String], Returning)
+        if case .write(let statements, let answer, _) = shape {
+            (earlier, returning) = (statements, answer)
+        } else {
+            (earlier, returning) = ([], .object)
         }
         var query = Query(sql, arguments, shape: .write(earlier: earlier, returning: returning, location: template))
         query.embeds = embeds

@@ -24,7 +24,7 @@ import WebService
 ///   the event loop as they come.
 ///
 /// Every statement of a `GET` or `HEAD` runs in a read-only transaction
-/// (``Access``): a write hidden in a read's SQL fails in PostgreSQL
+/// (`Access`): a write hidden in a read's SQL fails in PostgreSQL
 /// (`25006`, answered 405), whatever a check at load thought of it.
 ///
 /// Errors, before the first byte, become problem documents through the

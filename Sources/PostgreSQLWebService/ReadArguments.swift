@@ -21,7 +21,7 @@ public struct ReadArguments: RouteInput {
 
     /// The arguments of `graph.resources[resource]`; `taken` are the
     /// names of the route's own arguments, which the documents leave to
-    /// them. The request's limits are the router's (``RequestLimits``).
+    /// them. The request's limits are the router's (`RequestLimits`).
     public init(graph: ResourceGraph, resource: Int, taken: Set<String> = []) {
         self.graph = graph
         self.resource = resource

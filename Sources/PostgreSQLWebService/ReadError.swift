@@ -81,7 +81,8 @@ public struct ReadError: Error, Sendable, HTTPErrorConvertible {
                 .badRequest, detail: "Could not find a relationship between '\(resource.name)' and '\(name)' in the schema cache",
                 parameter: parameter, code: "PGRST200",
                 details: .string(
-                    "Searched for a foreign key relationship between '\(resource.name)' and '\(name)'\(hint)\(schema), but no matches were found."),
+                    "Searched for a foreign key relationship between '\(resource.name)' and '\(name)'\(hint)\(schema), but no matches were found."
+                ),
                 hint: known.isEmpty ? nil : "Its relationships: \(known.joined(separator: ", ")).",
                 extensions: [("allowedValues", .strings(known))]))
     }

@@ -262,7 +262,8 @@ public final class ReadRequest: Sendable {
                 let key = field.alias ?? (field.column.json.isEmpty ? Self.label(of: expression) : field.column.defaultKey)
                 node.members.append(.expression(expression, key: key))
             case .embed(let syntax):
-                let relationship = try Self.relationship(syntax.name, hints: syntax.hints, from: resource, graph: graph, parameter: parameter)
+                let relationship = try Self.relationship(
+                    syntax.name, hints: syntax.hints, from: resource, graph: graph, parameter: parameter)
 
                 let key = syntax.alias ?? syntax.name
                 let child = try Self.node(
@@ -291,7 +292,8 @@ public final class ReadRequest: Sendable {
             guard case .parameters = relationship.link, !node.embeds.contains(where: { $0.key == relationship.name }) else { continue }
             let child = wholeNode(
                 relationship.target, path: path + [relationship.name], graph: graph, depth: depth + 1, limits: limits)
-            node.embeds.append(Embed(key: relationship.name, relationship: relationship, node: child, isInner: false, isSpread: false, isEmpty: false))
+            node.embeds.append(
+                Embed(key: relationship.name, relationship: relationship, node: child, isInner: false, isSpread: false, isEmpty: false))
             node.members.append(.embed(node.embeds.count - 1))
         }
         return node

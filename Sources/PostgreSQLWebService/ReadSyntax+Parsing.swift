@@ -16,7 +16,8 @@ extension ReadSyntax {
         for (name, values) in arguments {
             let parameter = name
             guard let segments = Scanner.segments(of: name) else {
-                throw ReadError.malformed(parameter, what: "filter", value: name, at: name.unicodeScalars.count, "a double quote is not closed")
+                throw ReadError.malformed(
+                    parameter, what: "filter", value: name, at: name.unicodeScalars.count, "a double quote is not closed")
             }
             guard let last = segments.last, !last.isEmpty else {
                 throw ReadError.malformed(parameter, what: "filter", value: name, at: 1, "a name is empty")

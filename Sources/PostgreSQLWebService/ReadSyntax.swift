@@ -110,7 +110,9 @@ struct ReadSyntax: Sendable {
     }
 
     enum Truth: String, Sendable, Equatable {
-        case null, notNull = "not_null", `true`, `false`, unknown
+        case null
+        case notNull = "not_null"
+        case `true`, `false`, unknown
     }
 
     enum Quantifier: String, Sendable, Equatable {

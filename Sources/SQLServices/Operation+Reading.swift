@@ -23,7 +23,9 @@ extension Operation {
             description: "Filters, `or`, `and`, `order`, `select` and embedding, in PostgREST's syntax."
         ) { request throws(HTTPError) in
             do throws(ReadError) {
-                return .read(try ReadRequest(graph: graph, resource: resource, arguments: request.otherArguments, limits: ReadLimits(request.limits)))
+                return .read(
+                    try ReadRequest(graph: graph, resource: resource, arguments: request.otherArguments, limits: ReadLimits(request.limits))
+                )
             } catch {
                 throw error.httpError ?? HTTPError(.badRequest, detail: "The request cannot be read.")
             }

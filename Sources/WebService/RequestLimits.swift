@@ -7,7 +7,7 @@
 /// server applies before it reads the body (``WebServiceRouter/maximumBodySizeByPath``).
 ///
 /// The router holds one (``WebServiceRouter/limits``) and hands it to every
-/// request's runner (``RunRequest/limits``); `ServerProgram` sets it from
+/// request's runner (``RoutedRequest/limits``); `ServerProgram` sets it from
 /// its options (`--max-arguments`, `--max-filters`, `--max-list-items`,
 /// `--max-batch-calls`, `--max-jsonrpc-bytes`).
 ///

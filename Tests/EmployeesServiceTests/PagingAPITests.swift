@@ -32,7 +32,8 @@ struct PagingAPITests {
         #expect(edge.status == 200 && edge.text == "[]")
         #expect(edge.header("Link") == #"</employees?limit=9223372036854775807&offset=0>; rel="prev""#, "no next page past Int.max")
         #expect(edge.header("Content-Range") == "*/*")
-        let counted = try server.get("/employees?limit=9223372036854775807&offset=9223372036854775807", headers: [("Prefer", "count=exact")])
+        let counted = try server.get(
+            "/employees?limit=9223372036854775807&offset=9223372036854775807", headers: [("Prefer", "count=exact")])
         #expect(counted.status == 416, "a range past the rows counted is not satisfiable")
         #expect(counted.header("Content-Range") == "*/300024")
     }

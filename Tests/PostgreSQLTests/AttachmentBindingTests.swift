@@ -51,7 +51,9 @@ import Testing
             try connection.executeScript("CREATE TEMP TABLE notes(id int, body text) ON COMMIT DROP")
             try connection.execute("INSERT INTO notes VALUES (1, 'uncommitted')")
             let query = Query.list("SELECT id AS noteId FROM notes").attaching("bodies", "SELECT body FROM notes WHERE id = :noteId")
-            #expect(try TestDatabase.body(of: TestDatabase.rows(of: query, on: connection)) == #"[{"noteId":1,"bodies":[{"body":"uncommitted"}]}]"#)
+            #expect(
+                try TestDatabase.body(of: TestDatabase.rows(of: query, on: connection))
+                    == #"[{"noteId":1,"bodies":[{"body":"uncommitted"}]}]"#)
             #expect(connection.isInTransaction)
         }
         #expect(!connection.isInTransaction)
@@ -75,6 +77,8 @@ import Testing
 
     @Test func unquotedAliasesKeepTheirSpelling() throws {
         let query = Query.list("SELECT 1 AS employeeNumber, 2 AS \"Quoted\", 3 AS plain, 'AS notAnAlias' AS text /* AS noAlias */")
-        #expect(try TestDatabase.body(of: query, on: TestDatabase.pool(size: 1)) == #"[{"employeeNumber":1,"Quoted":2,"plain":3,"text":"AS notAnAlias"}]"#)
+        #expect(
+            try TestDatabase.body(of: query, on: TestDatabase.pool(size: 1))
+                == #"[{"employeeNumber":1,"Quoted":2,"plain":3,"text":"AS notAnAlias"}]"#)
     }
 }

@@ -47,7 +47,9 @@ import Testing
     func attachmentsBoundFromArgumentsMatchTheRow(guess: SQLValue, _: String) throws {
         let pool = TestDatabase.pool(size: 1)
         defer { pool.close() }
-        let adapter = Self.object("SELECT n AS id FROM generate_series(1, 3) n WHERE n = :wanted", ["wanted": 2, "id": guess], embedding: [("tenfold", "SELECT :id::int * 10 AS tenfold"), ("none", "SELECT 1 AS one WHERE false")])
+        let adapter = Self.object(
+            "SELECT n AS id FROM generate_series(1, 3) n WHERE n = :wanted", ["wanted": 2, "id": guess],
+            embedding: [("tenfold", "SELECT :id::int * 10 AS tenfold"), ("none", "SELECT 1 AS one WHERE false")])
         let outcome = try Self.run(adapter, on: pool).get()
         #expect(outcome.found)
         #expect(outcome.body == #"{"id":2,"tenfold":[{"tenfold":20}],"none":[]}"#)
@@ -56,7 +58,8 @@ import Testing
     @Test func aMissingRowIsNoObject() throws {
         let pool = TestDatabase.pool(size: 1)
         defer { pool.close() }
-        let adapter = Self.object("SELECT 1 AS id WHERE :id::int > 5", ["id": 1], embedding: [("tenfold", "SELECT :id::int * 10 AS tenfold")])
+        let adapter = Self.object(
+            "SELECT 1 AS id WHERE :id::int > 5", ["id": 1], embedding: [("tenfold", "SELECT :id::int * 10 AS tenfold")])
         let outcome = try Self.run(adapter, on: pool).get()
         #expect(!outcome.found)
         #expect(outcome.body == "null")
@@ -90,7 +93,9 @@ import Testing
         let done = Atomic<Int>(0)
         let total = 2_000
         for number in 0..<total {
-            let adapter = Self.object("SELECT :n::int AS n, repeat('x', :n::int % 50) AS pad", ["n": number], embedding: [("double", "SELECT :n::int * 2 AS d FROM generate_series(1, :n::int % 3)")])
+            let adapter = Self.object(
+                "SELECT :n::int AS n, repeat('x', :n::int % 50) AS pad", ["n": number],
+                embedding: [("double", "SELECT :n::int * 2 AS d FROM generate_series(1, :n::int % 3)")])
             Self.start(adapter, on: pool) { outcome in
                 let output = (try? outcome.get()).flatMap { $0 } ?? []
                 let pad = String(repeating: "x", count: number % 50)
@@ -212,7 +217,9 @@ import Testing
             let pool = TestDatabase.pool(size: 1)
             defer { pool.close() }
             let read = Self.object("SELECT nextval('\(schema).counter') AS n")
-            #expect { try Self.run(read, on: pool, readOnly: true).get() } throws: { ($0 as? DatabaseError)?.code == .readOnlySQLTransaction }
+            #expect { try Self.run(read, on: pool, readOnly: true).get() } throws: {
+                ($0 as? DatabaseError)?.code == .readOnlySQLTransaction
+            }
 
             let write = Self.object("SELECT nextval('\(schema).counter') AS n")
             let body = try Self.run(write, on: pool).get().body

@@ -41,7 +41,9 @@ import Testing
 
     @Test func embeddingManyAndOne() throws {
         let albums = try Self.read(0, [("select", ["title,track(name)"])])
-        #expect(albums.sql.hasPrefix(#"SELECT "t0"."title" AS "title", NULL AS "\#u{2}0", NULL AS "\#u{1}hidden", "t0"."albumId" AS "albumId" FROM ("#))
+        #expect(
+            albums.sql.hasPrefix(
+                #"SELECT "t0"."title" AS "title", NULL AS "\#u{2}0", NULL AS "\#u{1}hidden", "t0"."albumId" AS "albumId" FROM ("#))
         #expect(albums.embeds.count == 1)
         #expect(albums.embeds[0].kind == .many)
         #expect(albums.embeds[0].query.sql.contains(#"WHERE "t1"."albumId" = :albumId"#))
@@ -63,7 +65,8 @@ import Testing
     }
 
     @Test func innerEmbedsAndEmbeddedFilters() throws {
-        let query = try Self.read(0, [("select", ["title,track!inner(name)"]), ("track.milliseconds", ["lt.1000"]), ("track.limit", ["2"])])
+        let query = try Self.read(
+            0, [("select", ["title,track!inner(name)"]), ("track.milliseconds", ["lt.1000"]), ("track.limit", ["2"])])
         #expect(query.sql.contains("EXISTS (SELECT 1 FROM ("))
         #expect(query.embeds[0].query.sql.contains(" LIMIT "))
     }

@@ -28,12 +28,15 @@ struct ProductsService: WebService {
             Parameter<String>("name", description: "The product's name."),
             Parameter<Double>("price", description: "Its price from today.")
         ) { name, price in
-            Query.object(
-                """
-                WITH product AS (INSERT INTO products (name) VALUES (:name) RETURNING id, name),
-                     price AS (INSERT INTO prices (product_id, amount) SELECT id, :price FROM product)
-                SELECT id, name FROM product
-                """, ["name": name, "price": price], notFound: "The product was not added.")
+            Query.transaction(
+                [
+                    """
+                    WITH product AS (INSERT INTO products (name) VALUES (:name) RETURNING id, name),
+                         price AS (INSERT INTO prices (product_id, amount) SELECT id, :price FROM product)
+                    SELECT id, name FROM product
+                    """
+                ], ["name": name, "price": price]
+            ).created(at: "/products/{id}")
         }
     }
 }
