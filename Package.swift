@@ -108,7 +108,10 @@ let package = Package(
         ),
         .target(
             name: "PostgreSQLWebService",
-            dependencies: ["EventLoops", "HTTPServer", "PrometheusMetrics", "JSONStreaming", "PostgreSQL", "RequestTracing", "WebService"]
+            dependencies: [
+                "EventLoops", "HTTPServer", "Locking", "PrometheusMetrics", "JSONStreaming", "PostgreSQL", "RequestTracing",
+                "WebService", .product(name: "Logging", package: "swift-log"),
+            ]
         ),
         .target(
             name: "EmployeesService",
@@ -207,6 +210,13 @@ let package = Package(
         // Fault tests: a private second cluster and the employees-server executable
         // (`swift test --filter ReliabilityTests` runs them alone).
         .testTarget(name: "ReliabilityTests", dependencies: ["PostgreSQL", "HTTPTestClient", "Locking"]),
+        .testTarget(
+            name: "LiveTests",
+            dependencies: [
+                "Authentication", "HTTPServer", "HTTPTestClient", "PostgreSQL", "PostgreSQLWebService", "SQLServices", "WebService",
+                "WebServiceClient", .product(name: "Logging", package: "swift-log"),
+            ]
+        ),
         .testTarget(
             name: "HostileInputTests",
             dependencies: [

@@ -4,7 +4,9 @@ import PostgreSQLWebService
 /// What the routes of ``EmployeesService`` and ``DepartmentsService`` read,
 /// in PostgREST's language: each list and object is a resource, whose
 /// details are relationships bound by parameters, so that
-/// `select=*,titles(*)` and `details=titles` are one request.
+/// `select=*,titles(*)` and `details=titles` are one request. The two
+/// lists name their table's schema: with their key, what an event stream
+/// follows them by (``Resource/listKey``).
 ///
 /// ```
 /// GET /employees?select=lastName,titles(title,fromDate)&titles.order=fromDate.desc
@@ -23,7 +25,7 @@ enum ServiceResources {
 
     static let graph = ResourceGraph([
         Resource(
-            name: "employees", sql: EmployeesService.listQuery, columns: summaryColumns(isFilterable: true),
+            name: "employees", schema: "public", sql: EmployeesService.listQuery, columns: summaryColumns(isFilterable: true),
             relationships: detailRelationships, key: ["employeeNumber"]),
         Resource(
             name: "employees", sql: EmployeesService.employeeQuery,
@@ -34,7 +36,7 @@ enum ServiceResources {
             ],
             relationships: detailRelationships, key: ["employeeNumber"]),
         Resource(
-            name: "departments", sql: DepartmentsService.listQuery, columns: departmentColumns(isFilterable: true),
+            name: "departments", schema: "public", sql: DepartmentsService.listQuery, columns: departmentColumns(isFilterable: true),
             key: ["departmentNumber"]),
         Resource(
             name: "departments", sql: DepartmentsService.departmentQuery, columns: departmentColumns(isFilterable: false),

@@ -359,13 +359,17 @@ public final class HTTPServer: Sendable {
     /// for `drainSeconds`, so that a load balancer stops sending requests
     /// before the listener closes; SIGINT (Ctrl-C) stops without draining.
     /// A second SIGINT or SIGTERM, during the drain or the stop, ends the
-    /// process at once (exit status 128 + the signal).
+    /// process at once (exit status 128 + the signal). `beforeStop` runs
+    /// right before the stop (it ends responses that would not end by
+    /// themselves: event streams).
     ///
     /// ```swift
     /// try server.start()
     /// server.runUntilSignalled(drainSeconds: 5, onDrain: { health.beginDraining() }, onHangup: { reloadConfiguration() })
     /// ```
-    public func runUntilSignalled(drainSeconds: Double = 0, onDrain: (() -> Void)? = nil, onHangup: (() -> Void)? = nil) {
+    public func runUntilSignalled(
+        drainSeconds: Double = 0, onDrain: (() -> Void)? = nil, onHangup: (() -> Void)? = nil, beforeStop: (() -> Void)? = nil
+    ) {
         SignalWaiter.wait(for: onHangup == nil ? [SIGINT, SIGTERM] : [SIGINT, SIGTERM, SIGHUP]) { signal in
             if signal == SIGHUP, let onHangup {
                 logger.info("received SIGHUP")
@@ -379,6 +383,7 @@ public final class HTTPServer: Sendable {
                 while ContinuousClock.now < end { usleep(10_000) }
             }
             logger.info("received \(SignalWaiter.name(of: signal)), stopping")
+            beforeStop?()
             stop()
             return false
         }

@@ -149,18 +149,22 @@ extension RequestProcessor {
             return PreparedResponse(response: response, isCompressed: isCompressed)
         }
         // A HEAD's first block is pulled too, for the GET's framing; libmicrohttpd sends no body for it.
+        // An event body's first block is what it has now: the rest comes when it comes.
+        let isEventBody = body is any EventStreamingBody
         var first: [UInt8] = []
         first.reserveCapacity(4 << 10)
         var failure: (any Error)?
         do {
             while first.count < StreamPump.blockSize {
-                StreamPump.reserveBlock(&first)
+                if !isEventBody { StreamPump.reserveBlock(&first) }
+                let before = first.count
                 if !(try body.write(into: &first)) {
                     for (name, value) in body.headersWhenWhole() { response.headers[name] = value }
                     body.close()
                     response.body = .bytes(first)
                     return PreparedResponse(response: response, isCompressed: isCompressed)
                 }
+                if isEventBody, first.count == before { break }
             }
         } catch {
             failure = error

@@ -3,9 +3,10 @@ import JSONStreaming
 
 /// gzip for responses whose client accepts it (`Accept-Encoding: gzip`):
 /// textual bodies (JSON, problem documents, CSV, HTML) of at least
-/// `minimumSize` bytes, and every textual stream, compressed block by block
-/// as the client reads it, so that a streamed list keeps its constant
-/// memory and its back-pressure. Such responses say `Vary: Accept-Encoding`
+/// `minimumSize` bytes, and every textual stream but a stream of events
+/// (`EventStreamingBody`), compressed block by block as the client reads
+/// it, so that a streamed list keeps its constant memory and its
+/// back-pressure. Such responses say `Vary: Accept-Encoding`
 /// whether compressed or not, for caches; a body known whole below
 /// `minimumSize`, never compressed, does not.
 ///
@@ -45,6 +46,9 @@ public struct ResponseCompression: Sendable {
             // Sent as it is whatever the request accepts, so it does not
             // vary with `Accept-Encoding`; and one header field fewer is
             // one copy fewer in libmicrohttpd.
+            return response
+        case .stream(let body) where body is any EventStreamingBody:
+            // Each event must go out when it comes, which a compressor would hold back.
             return response
         case .bytes, .stream: break
         case .empty: return response

@@ -19,15 +19,24 @@ import Logging
 /// that a pull appends to (which grows to several blocks), bound each
 /// stream's memory, so that many concurrent streams stay small.
 ///
+/// An ``EventStreamingBody`` (events that come when they come) is pulled
+/// on workers while its writes may block; after that the reader writes it
+/// on the loop itself, and when it has nothing to send, the connection is
+/// suspended until the body wakes it: an idle stream holds no thread and
+/// no block, only what the body keeps.
+///
 /// Ownership: the response holds one retain, released in the free
 /// callback. The body is used by one pull at a time, and closed once: when
 /// it ends or fails, or when the response is freed (on a worker, since
 /// closing may wait for the database).
 final class StreamPump: @unchecked Sendable {
     // `@unchecked Sendable`: the state below is touched only with
-    // `suspension.lock` held; `body` only by the one pull under way or by
-    // its closing; `context` only on the event loop (in the reader).
+    // `suspension.lock` held; `body` only by the one pull under way, by
+    // the reader while no pull is (an event body's writes on the loop), or
+    // by its closing; `context` only on the event loop (in the reader).
     private let body: any StreamingBody
+    /// The body, when its pieces come at their own pace.
+    private let events: (any EventStreamingBody)?
     private let context: RequestState
     private let suspension: Suspension
     private let workers: WorkerPool
@@ -51,6 +60,7 @@ final class StreamPump: @unchecked Sendable {
         suspension: Suspension, workers: WorkerPool
     ) {
         self.body = body
+        self.events = body as? any EventStreamingBody
         self.pending = first
         self.failure = failure
         self.context = context
@@ -85,11 +95,16 @@ final class StreamPump: @unchecked Sendable {
         }
     }
 
+    /// The buffer of an event stream's response (for an HTTP/1.0 client):
+    /// events are small, and thousands of streams stay open.
+    static let eventResponseBufferSize = 1 << 10
+
     /// The chunked response reading from the pump, or `nil` (the body is then closed).
     func makeResponse() -> OpaquePointer? {
         let retained = Unmanaged.passRetained(self)
         let response = MHD_create_response_from_callback(
-            UInt64.max, StreamPump.responseBufferSize, StreamPump.read, retained.toOpaque(), StreamPump.free
+            UInt64.max, events == nil ? StreamPump.responseBufferSize : StreamPump.eventResponseBufferSize, StreamPump.read,
+            retained.toOpaque(), StreamPump.free
         )
         if response == nil { retained.takeRetainedValue().freed() }
         return response
@@ -114,7 +129,14 @@ final class StreamPump: @unchecked Sendable {
             swap(&spare, &filled)
         }
         // Only copied: the buffer stays whole until it is swapped out.
-        let count = Self.copy(from: pending, start: &pendingStart, into: buffer)
+        var count = Self.copy(from: pending, start: &pendingStart, into: buffer)
+        if count == 0, filled.isEmpty, failure == nil, !isFinished, let events, !isPulling, !events.writeMayBlock {
+            count = writeEventsLocked(events, into: buffer)
+            if count < 0 {
+                suspension.lock.unlock()
+                return count
+            }
+        }
         if count > 0 {
             let mustPull = startsPullLocked()
             suspension.lock.unlock()
@@ -147,6 +169,46 @@ final class StreamPump: @unchecked Sendable {
         return 0
     }
 
+    /// An event body's next pieces, written here on the loop, copied into
+    /// `buffer`: their count; 0 once the connection is suspended until the
+    /// body wakes it; ``endOfStream`` when it ended, ``endWithError`` when
+    /// it failed. With `suspension.lock` held.
+    private func writeEventsLocked(_ events: any EventStreamingBody, into buffer: UnsafeMutableRawBufferPointer) -> Int {
+        // The blocks of the body's first part are let go: an idle stream keeps none.
+        pending = []
+        pendingStart = 0
+        spare = []
+        while true {
+            var next: [UInt8] = []
+            let more: Bool
+            do {
+                more = try events.write(into: &next)
+            } catch {
+                failure = error
+                context.logger.error(
+                    "aborting the streamed response to \(context.methodForLog) \(context.rawPathForLog) after \(context.bytesSent) bytes: \(error)"
+                )
+                context.streamFailed = true
+                return StreamPump.endWithError
+            }
+            if !more { isFinished = true }
+            if !next.isEmpty {
+                pending = next
+                return Self.copy(from: pending, start: &pendingStart, into: buffer)
+            }
+            if !more { return StreamPump.endOfStream }
+            if suspension.isOver {
+                context.streamFailed = true
+                return StreamPump.endWithError
+            }
+            let suspension = suspension
+            if events.wakeWhenReady({ suspension.lock.withLock { suspension.resumeLocked() } }) {
+                suspension.suspendLocked()
+                return 0
+            }
+        }
+    }
+
     /// Copies what `pending` holds from `start` on into `buffer`, as much
     /// as fits, and moves `start` past it. Returns the count.
     private static func copy(from pending: [UInt8], start: inout Int, into buffer: UnsafeMutableRawBufferPointer) -> Int {
@@ -159,9 +221,10 @@ final class StreamPump: @unchecked Sendable {
         return count
     }
 
-    /// Whether a pull must start now (the other buffer free, none under way); with the lock held.
+    /// Whether a pull must start now (the other buffer free, none under
+    /// way, and a body that is not written on the loop); with the lock held.
     private func startsPullLocked() -> Bool {
-        guard !isPulling, !isFinished, failure == nil, !isFreed, filled.isEmpty else { return false }
+        guard !isPulling, !isFinished, failure == nil, !isFreed, filled.isEmpty, events?.writeMayBlock ?? true else { return false }
         isPulling = true
         return true
     }
@@ -195,10 +258,13 @@ final class StreamPump: @unchecked Sendable {
         var failure: (any Error)?
         do {
             while chunk.count < StreamPump.blockSize {
+                let before = chunk.count
                 if !(try body.write(into: &chunk)) {
                     finished = true
                     break
                 }
+                // An event body with nothing more for now: the reader writes it from here on.
+                if events != nil, chunk.count == before { break }
             }
         } catch {
             failure = error

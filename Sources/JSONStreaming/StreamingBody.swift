@@ -45,3 +45,46 @@ public protocol StreamingBody: AnyObject {
 extension StreamingBody {
     public func headersWhenWhole() -> [(name: String, value: String)] { [] }
 }
+
+/// A streaming body whose pieces come at their own pace rather than as
+/// fast as the client reads: a stream of events (Server-Sent Events) that
+/// may have nothing to send for minutes. While it has nothing, it costs
+/// the connection no thread: the server sets the connection aside until
+/// the body calls the wake-up it was given.
+///
+/// Its first part may block (rows read from a database): while
+/// ``writeMayBlock`` is `true`, the server pulls it on worker threads as
+/// any body. Once it is `false`, the server calls ``StreamingBody/write(into:)``
+/// on its event loop, where it must return at once with what the body
+/// holds, which may be nothing; after a write that appended nothing and
+/// returned `true`, the server hands the body a wake-up
+/// (``wakeWhenReady(_:)``) and waits for it.
+///
+/// Such a body is never compressed (a compressor holds back what it has
+/// not yet packed, and every event must go out when it comes).
+///
+/// ```swift
+/// final class Ticks: EventStreamingBody {
+///     let lock = NSLock(); var ticks: [[UInt8]] = []; var wake: (@Sendable () -> Void)?
+///     var writeMayBlock: Bool { false }
+///     func write(into output: inout [UInt8]) throws -> Bool {
+///         lock.withLock { for tick in ticks { output += tick }; ticks = [] }
+///         return true
+///     }
+///     func wakeWhenReady(_ wake: @escaping @Sendable () -> Void) -> Bool {
+///         lock.withLock { if ticks.isEmpty { self.wake = wake; return true } else { return false } }
+///     }
+///     func close() {}
+/// }
+/// ```
+public protocol EventStreamingBody: StreamingBody {
+    /// Whether the next write may block: the server then makes it on a
+    /// worker thread; once `false`, on its event loop.
+    var writeMayBlock: Bool { get }
+
+    /// Keeps `wake`, to be called once, from any thread and without a
+    /// lock of the body held, when the body has something to write or has
+    /// ended; returns `true`. Returns `false`, without keeping it, when
+    /// the body already has something (the server then writes at once).
+    func wakeWhenReady(_ wake: @escaping @Sendable () -> Void) -> Bool
+}

@@ -368,8 +368,22 @@ public final class ConnectionPool: Sendable {
 
     // MARK: - Opening
 
-    private static func openConnection(_ configuration: Configuration, poolerCheck: PoolerCheck) throws -> Connection {
-        let connection = try Connection(configuration.conninfo)
+    /// A connection set as the pool's are, outside its count, which the
+    /// caller owns and closes: a listener's, a long-lived reader's.
+    /// `applicationName` names it in `pg_stat_activity`.
+    package func openConnection(applicationName: String) throws -> Connection {
+        try Self.openConnection(configuration, poolerCheck: poolerCheck, applicationName: applicationName)
+    }
+
+    private static func openConnection(
+        _ configuration: Configuration, poolerCheck: PoolerCheck, applicationName: String? = nil
+    ) throws -> Connection {
+        let connection =
+            if let applicationName {
+                try Connection(configuration.conninfo, overriding: ["application_name": applicationName])
+            } else {
+                try Connection(configuration.conninfo)
+            }
         connection.poolName = configuration.name
         let preparesNothing =
             try configuration.poolerCompatible || poolerCheck.losesPreparedStatements(connection, conninfo: configuration.conninfo)

@@ -11,6 +11,7 @@ extension Query: RunnableResult {
     /// applied, run as the request's role, read-only for a `GET` or `HEAD`,
     /// on the pool ``QueryRunner`` chooses (see there for which way).
     public func response(runner: QueryRunner, request: RoutedRequest) -> HTTPResponse {
+        if request.isRead, Self.asksForEvents(request) { return eventStream(runner: runner, request: request) }
         let query: Query
         do {
             query = try resolvingChoices()
@@ -257,15 +258,27 @@ extension Query: RunnableResult {
         access: Access, blockSize: Int? = nil
     ) throws -> RowStream {
         let rows: any RowSource
+        if format == .firstRow, !embeds.isEmpty {
+            rows = try FirstRowWithEmbeds(connection: connection, query: self, access: access)
+        } else {
+            rows = try rowSource(on: connection, access: access, blockSize: blockSize)
+        }
+        return RowStream(rows, hasRows: try rows.hasNext(), format: format, options: options, connection: connection, pool: pool)
+    }
+
+    /// This list's rows (with its embeds) on `connection`, run up to the
+    /// first row: streamed as they come, or, with embeds, a server-side
+    /// cursor read in blocks.
+    func rowSource(on connection: Connection, access: Access, blockSize: Int? = nil) throws -> any RowSource {
+        let rows: any RowSource
         if embeds.isEmpty {
             rows = try StreamingRows(connection: connection, sql: sql, arguments: arguments, access: access)
-        } else if format == .firstRow {
-            rows = try FirstRowWithEmbeds(connection: connection, query: self, access: access)
         } else {
             rows = try BlockRows(
                 connection: connection, sql: sql, arguments: arguments, embeds: embeds, access: access, blockSize: blockSize)
         }
-        return RowStream(rows, hasRows: try rows.hasNext(), format: format, options: options, connection: connection, pool: pool)
+        _ = try rows.hasNext()
+        return rows
     }
 
 }

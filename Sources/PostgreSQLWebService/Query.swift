@@ -72,6 +72,7 @@ public struct Query: Sendable {
         var reading: ReadRequest?
         /// The statement whose rows a count counts, once ``reading`` was applied.
         var counted: (sql: String, arguments: SQLArguments)?
+        var channel: String?
 
         init(_ sql: String, _ arguments: SQLArguments, shape: Shape) {
             self.sql = sql
@@ -86,6 +87,7 @@ public struct Query: Sendable {
             copy.page = page
             copy.reading = reading
             copy.counted = counted
+            copy.channel = channel
             return copy
         }
     }
@@ -123,12 +125,19 @@ public struct Query: Sendable {
         set { uniqueStorage().reading = newValue }
     }
 
+    /// The channel whose notifications follow the rows of an event stream (``listening(to:)``).
+    var channel: String? {
+        get { storage.channel }
+        set { uniqueStorage().channel = newValue }
+    }
+
     /// This query with its ``reading`` request applied to its statement,
     /// as it runs: the page its own, else the one the request names. A
     /// statement that would bind more parameters than PostgreSQL takes is
     /// a 400 naming the limit, before it is sent.
     func resolvingChoices() throws(HTTPError) -> Query {
-        guard let reading else { return self }
+        // The statement's rows as they are: nothing to apply (an event stream still follows the request's resource).
+        guard let reading, !reading.readsAsIs else { return self }
         var query = reading.apply(to: self)
         guard query.arguments.count <= RequestLimits.postgreSQLParameters else {
             throw RequestLimits.exceeded(
@@ -147,6 +156,7 @@ public struct Query: Sendable {
         var query = Query(sql, arguments, shape: shape)
         query.embeds = embeds ?? self.embeds
         query.members = members
+        if let channel { query.channel = channel }
         return query
     }
 

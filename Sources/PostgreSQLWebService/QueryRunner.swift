@@ -18,7 +18,10 @@ import WebService
 /// - a list runs on a worker thread, streamed from the database as the
 ///   client reads it (a server-side cursor when it has embeds);
 /// - anything else (nested embeds, streamed members, statements) runs on
-///   a worker thread too.
+///   a worker thread too;
+/// - a list asked for as `text/event-stream` joins the ``live`` feed, on
+///   the primary: its snapshot on a worker, its events then written on
+///   the event loop as they come.
 ///
 /// Every statement of a `GET` or `HEAD` runs in a read-only transaction
 /// (`Access`): a write hidden in a read's SQL fails in PostgreSQL
@@ -47,16 +50,20 @@ public final class QueryRunner: Sendable {
     public let options: JSONRenderingOptions
     /// At most this many rows in any list (a page's `limit` included); `nil`: no cap.
     public let maxRows: Int?
+    /// What follows lists for callers who ask for `text/event-stream`
+    /// (docs/LIVE.md); `nil`: they are answered 406.
+    public let live: LiveFeed?
 
     /// A runner for queries on `pool`, rendered with `options`.
     ///
     /// ```swift
     /// QueryRunner(pool: pool, options: JSONRenderingOptions(dateFormat: .epochMilliseconds), maxRows: 1000)
     /// QueryRunner(pool: primary, replicas: ReplicaSet([replicaPool]))
+    /// QueryRunner(pool: pool, live: LiveFeed(pool: pool, logger: logger))
     /// ```
     public init(
         pool: ConnectionPool, replicas: ReplicaSet? = nil, options: JSONRenderingOptions = JSONRenderingOptions(),
-        maxRows: Int? = nil
+        maxRows: Int? = nil, live: LiveFeed? = nil
     ) {
         // `--max-rows` below 1 is a usage error before any runner is made: only code passes a negative one.
         precondition(maxRows.map { $0 >= 0 } ?? true, "maxRows must be 0 or more")
@@ -64,6 +71,7 @@ public final class QueryRunner: Sendable {
         self.replicas = replicas.flatMap { $0.pools.isEmpty ? nil : $0 }
         self.options = options
         self.maxRows = maxRows
+        self.live = live
     }
 
     /// Every pool by name, the primary first: `primary`, then `replica-1`,

@@ -45,8 +45,8 @@ extension Query {
     /// Query.list(sql).reading(try ReadRequest(graph: graph, resource: 0, arguments: [("select", ["*,titles(*)"])]))
     /// ```
     public func reading(_ request: ReadRequest) -> Query {
-        // The statement's rows as they are: nothing to apply.
-        guard !request.readsAsIs else { return self }
+        // Kept also when it reads the rows as they are (resolvingChoices()
+        // then applies nothing): an event stream follows its resource.
         var query = self
         query.reading = request
         return query

@@ -20,6 +20,9 @@ struct ReadPreferences: Sendable {
         /// The one row as an object; 406 unless there is exactly one
         /// (`application/vnd.pgrst.object+json`).
         case singular
+        /// Server-Sent Events (`text/event-stream`): the rows, then their
+        /// changes as they come (docs/LIVE.md).
+        case events
     }
 
     /// How the rows of a list are counted, for `Content-Range`.
@@ -80,6 +83,7 @@ struct ReadPreferences: Sendable {
                     case "application/json", "application/*", "*/*": .json
                     case "text/csv": .csv
                     case singularType: .singular
+                    case "text/event-stream": .events
                     default: nil
                     }
                 guard let representation, quality > 0 else { continue }
@@ -90,7 +94,7 @@ struct ReadPreferences: Sendable {
         if named.isEmpty { return .json }
         throw HTTPError(
             .notAcceptable, detail: "None of these media types are available: \(named.joined(separator: ", ")).", code: "PGRST107",
-            hint: "Ask for application/json, text/csv or \(singularType).")
+            hint: "Ask for application/json, text/csv, text/event-stream or \(singularType).")
     }
 
     /// `first-last` or `first-` (items): the rows asked for.

@@ -164,6 +164,17 @@ public final class ReadRequest: Sendable {
         return Query.Page(limit: root.limit, offset: root.offset ?? 0)
     }
 
+    /// `request` with another root: the same request narrowed (an event
+    /// stream reading some rows again, ``narrowed(_:to:)``).
+    init(_ request: ReadRequest, root: Node) {
+        graph = request.graph
+        resource = request.resource
+        syntax = request.syntax
+        limits = request.limits
+        leftDetailPaths = request.leftDetailPaths
+        self.root = root
+    }
+
     /// `embedding` `nil`: the request as its arguments make it, leaving
     /// the arguments along relationships declared by parameters that
     /// `select` does not embed to ``embedding(_:)``.

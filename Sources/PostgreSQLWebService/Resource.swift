@@ -82,7 +82,8 @@ public struct Resource: Sendable {
     /// The name requests embed it by (a table's name), and others they may use (its path's).
     public var name: String
     public var aliases: [String]
-    /// The schema of the table or view it reads, for messages; `nil` when it reads no one relation.
+    /// The schema of the table or view it reads, for messages and event streams
+    /// (``listKey``); `nil` when it reads no one relation.
     public var schema: String?
     /// The statement whose rows it is (named parameters), in its own order.
     public var sql: String

@@ -21,6 +21,12 @@ protocol RowSource: AnyObject {
     func close()
     /// The rows written so far.
     var rowsWritten: Int { get }
+    /// The value of the column labelled `label` in the row `writeNext`
+    /// writes next (after `hasNext()` returned `true`), as text; `nil` for
+    /// NULL or a column it does not have.
+    func nextText(_ label: String) -> String?
+    /// The type of the column labelled `label`, once the rows are known.
+    func type(of label: String) -> PostgresType?
 }
 
 extension RowSource {
@@ -69,6 +75,12 @@ final class StreamingRows: RowSource {
 
     /// The columns, known once the query answered (also without rows).
     var columns: [Column] { cursor.columns }
+
+    func nextText(_ label: String) -> String? { pending?[label] }
+
+    func type(of label: String) -> PostgresType? {
+        columns.first { $0.label == label }?.type
+    }
 
     func writeRows(options: JSONRenderingOptions, afterRow: inout Bool, limit: Int, to writer: ByteWriter) throws -> Bool {
         try writeRows(as: .json, options: options, afterRow: &afterRow, limit: limit, to: writer)
@@ -155,6 +167,12 @@ final class FirstRowWithEmbeds: RowSource {
 
     func hasNext() throws -> Bool {
         rows != nil
+    }
+
+    func nextText(_ label: String) -> String? { rows?.row[label] }
+
+    func type(of label: String) -> PostgresType? {
+        rows?.row.columns.first { $0.label == label }?.type
     }
 
     func writeNext(options: JSONRenderingOptions, to writer: ByteWriter) throws {
@@ -373,6 +391,15 @@ final class BlockRows: RowSource {
         connection.trace = trace.under(span)
         defer { connection.trace = trace }
         return try body()
+    }
+
+    func nextText(_ label: String) -> String? {
+        guard let block, let layout, position < block.rowCount, let column = layout.index(of: label) else { return nil }
+        return block.string(row: position, column: Int32(column))
+    }
+
+    func type(of label: String) -> PostgresType? {
+        layout.flatMap { layout in layout.index(of: label).map { layout.columns[$0].type } }
     }
 
     func writeNext(options: JSONRenderingOptions, to writer: ByteWriter) throws {

@@ -225,6 +225,7 @@ extension Operation {
         notFound = draft.notFound
         self.location = location
         self.result = result
+        channel = draft.file.listen?.text
     }
 
     /// One line on what the operation answers with.
@@ -240,6 +241,7 @@ extension Operation {
         }
         text += " → " + (result.type?.name ?? "nothing (204)")
         if !detailNames.isEmpty { text += "; details: " + detailNames.joined(separator: ", ") }
+        if let channel { text += "; relays NOTIFY " + channel }
         if let location { text += "; Location: " + location }
         return text
     }

@@ -39,6 +39,8 @@ public struct Operation: Sendable {
     let location: String?
     /// The documented result.
     let result: ResultDescription
+    /// `@listen`: the channel a list's event streams relay after its rows.
+    let channel: String?
 
     /// What an operation answers with.
     public enum Kind: Sendable, Equatable {
@@ -163,7 +165,8 @@ public struct Operation: Sendable {
                 }
                 query = query.paged(limit: limit, offset: offset)
             }
-            return try reading(query, values, embedding: names)
+            query = try reading(query, values, embedding: names)
+            return channel.map(query.listening(to:)) ?? query
         }
     }
 

@@ -54,11 +54,17 @@ struct OperationDraft {
                 )
             }
             if let line = file.pagedLine { problem(line, "@paged pages what a GET lists") }
+            if let listen = file.listen { problem(listen.line, "@listen relays a channel to the event streams of a GET list") }
             if let notFound = file.notFound { problem(notFound.line, "@notfound is the 404 of a GET that returns an object") }
         } else if file.shape == .object {
             kind = .object
             if let line = file.pagedLine {
                 problem(line, "@paged pages a list, and this operation returns an object (`@returns list` makes it a list)")
+            }
+            if let listen = file.listen {
+                problem(
+                    listen.line,
+                    "@listen relays a channel after a list's rows, and this operation returns an object (`@returns list` makes it a list)")
             }
         } else {
             kind = .list(paged: file.pagedLine != nil)

@@ -90,6 +90,15 @@ extension ServiceFile {
         }
     }
 
+    /// Whether `name` is a channel `@listen` takes: an identifier PostgreSQL
+    /// takes unquoted (letters, digits, `_`; not a digit first), at most 63 bytes.
+    static func isChannel(_ name: Substring) -> Bool {
+        guard let first = name.unicodeScalars.first, name.utf8.count <= 63, !("0"..."9").contains(first) else { return false }
+        return name.unicodeScalars.allSatisfy {
+            $0 == "_" || ("a"..."z").contains($0) || ("A"..."Z").contains($0) || ("0"..."9").contains($0)
+        }
+    }
+
     /// The header's lines after the first: description lines and directives.
     private mutating func parseHeader(_ lines: ArraySlice<(text: Substring, line: Int)>, problem: (Int, String) -> Void) {
         var paragraphs: [[Substring]] = [[]]
@@ -146,13 +155,19 @@ extension ServiceFile {
                 serviceDescription = TextDirective(text: String(argument), line: line)
             case "example":
                 parseExample(argument, line: line, problem: problem)
+            case "listen":
+                if !Self.isChannel(argument) {
+                    problem(line, "@listen needs the channel's name, as `NOTIFY` takes it: letters, digits and `_`, up to 63 of them")
+                }
+                if listen != nil { problem(line, "@listen is given twice") }
+                listen = TextDirective(text: String(argument), line: line)
             case "detail", "stream":
                 problem(
                     line, "@\(name) starts a section of its own: put it after the operation's statement, followed by the detail's query")
             default:
                 problem(
                     line,
-                    "unknown directive @\(name); the header takes @param, @returns, @paged, @filter, @order, @notfound, @service and @example"
+                    "unknown directive @\(name); the header takes @param, @returns, @paged, @filter, @order, @notfound, @service, @example and @listen"
                 )
             }
         }

@@ -153,6 +153,8 @@ public struct ServiceFile: Sendable {
     public var examples: [ExampleDirective] = []
     /// `@service TEXT`: the description of the service the operation belongs to.
     public var serviceDescription: TextDirective?
+    /// `@listen CHANNEL`: the channel whose notifications a GET list's event streams relay after its rows.
+    public var listen: TextDirective?
     /// The operation's statements, in order: one for a GET, one or more for a write.
     public var statements: [Statement] = []
     public var sections: [Section] = []

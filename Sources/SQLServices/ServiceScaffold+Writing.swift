@@ -30,4 +30,16 @@ extension ServiceScaffold {
         }
         return outcomes
     }
+
+    /// Writes ``liveMigration`` to `path`, over the file there: it is
+    /// written from the catalog, not edited.
+    ///
+    /// ```swift
+    /// try scaffold.writeLiveMigration(to: "live.sql")
+    /// ```
+    public func writeLiveMigration(to path: String) throws {
+        guard FileManager.default.createFile(atPath: path, contents: Data(liveMigration.utf8)) else {
+            throw ServiceFolder.ReadError(description: "\(path): cannot be written")
+        }
+    }
 }

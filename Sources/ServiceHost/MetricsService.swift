@@ -11,11 +11,12 @@ import WebService
 ///   histogram, and the bytes of streamed bodies (`RouteMetrics`);
 /// - for each pool, labelled `pool="primary"` and so on: connections in
 ///   use and idle, callers waiting, the acquire-time histogram, and the
-///   sizes of the pipeline loop's batches;
+///   sizes of the statement batchers' batches;
 /// - database errors answered over HTTP, by SQLSTATE class;
 /// - every metric made through swift-metrics (`Counter(label:)`, `Timer`,
 ///   …), the program's, a library's or a service's own, from the
-///   ``MetricsRegistry`` that ``ServerProgram`` bootstraps as its backend.
+///   ``MetricsRegistry`` that ``ServerProgram`` bootstraps as its backend;
+/// - the live feed's streams, groups, batches and statements.
 ///
 /// The server's own series are kept in atomics of each route's record and
 /// each pool, which a request reaches without a lookup by name or a lock,
@@ -31,13 +32,18 @@ public struct MetricsService: WebService {
     private let routeMetrics: RouteMetrics
     private let pools: [(name: String, pool: ConnectionPool)]
     private let registry: MetricsRegistry?
+    private let live: LiveFeed?
 
-    /// An exporter of `routes`, of each pool under its name, and of the
-    /// metrics made through swift-metrics into `registry`.
-    public init(routes: RouteMetrics, pools: [(name: String, pool: ConnectionPool)], registry: MetricsRegistry? = nil) {
+    /// An exporter of `routes`, of each pool under its name, of the
+    /// metrics made through swift-metrics into `registry`, and of the
+    /// `live` feed's streams, groups, batches and statements.
+    public init(
+        routes: RouteMetrics, pools: [(name: String, pool: ConnectionPool)], registry: MetricsRegistry? = nil, live: LiveFeed? = nil
+    ) {
         self.routeMetrics = routes
         self.pools = pools
         self.registry = registry
+        self.live = live
     }
 
     public var routes: [Route] {
@@ -79,6 +85,22 @@ public struct MetricsService: WebService {
             text.sample("db_errors_total", labels: [("class", sqlStateClass)], value: count)
         }
         registry?.write(to: &text)
+        if let live {
+            let figures = live.statistics
+            for (name, type, help, value) in [
+                ("live_streams", PrometheusText.MetricType.gauge, "Event streams open.", figures.streams),
+                ("live_groups", .gauge, "Groups of event streams (a list, its filters and a role) followed.", figures.groups),
+                ("live_batches_total", .counter, "Batches of changes the live feed read.", figures.batches),
+                ("live_statements_total", .counter, "Statements the live feed ran to read changed rows again.", figures.statements),
+                ("live_events_total", .counter, "Events written, once per group.", figures.events),
+                ("live_dropped_total", .counter, "Event streams dropped for falling too far behind.", figures.dropped),
+                ("live_resets_total", .counter, "Event streams reset (their list to be read again from the start).", figures.resets),
+                ("live_listening", .gauge, "Whether the LISTEN connection is up (1) or not (0).", figures.isListening ? 1 : 0),
+            ] {
+                text.metric(name, type: type, help: help)
+                text.sample(name, labels: [], value: UInt64(max(0, value)))
+            }
+        }
         return text.bytes
     }
 }

@@ -315,6 +315,24 @@ extension ServerOptions {
             "Seconds a streamed response may take to be sent, however slowly its client reads; past it the connection is closed and its database connection let go",
             apply: { set(&$0.responseTimeout, Double($1).flatMap { $0 > 0 ? $0 : nil }) }, defaultValue: { seconds($0.responseTimeout) }),
         Option(
+            "live", .prefixed("LIVE"),
+            "`on`: a list asked for with `Accept: text/event-stream` answers its rows, then each change to them as it commits (Server-Sent Events, docs/LIVE.md; the database needs `live.sql`, which `sql-rest init --live` writes), over one `LISTEN` connection to the primary; `off`: 406",
+            apply: { set(&$0.live, ["on": true, "off": false][$1]) }, defaultValue: { $0.live ? "on" : "off" }),
+        Option(
+            "live-heartbeat", .prefixed("LIVE_HEARTBEAT"),
+            "Seconds between the comments an event stream gets while it has nothing to send, so that proxies keep it open",
+            apply: { set(&$0.liveHeartbeat, Double($1).flatMap { $0 > 0 ? $0 : nil }) }, defaultValue: { seconds($0.liveHeartbeat) }),
+        Option(
+            "live-batch-ms", .prefixed("LIVE_BATCH_MS"),
+            "Milliseconds the live feed gathers changes before it reads the changed rows again, one statement per group of callers (a list, its filters and a role)",
+            apply: { set(&$0.liveBatchMilliseconds, Int($1).flatMap { $0 >= 0 ? $0 : nil }) },
+            defaultValue: { String($0.liveBatchMilliseconds) }),
+        Option(
+            "live-window", .prefixed("LIVE_WINDOW"),
+            "Kilobytes of events each group of callers keeps for those who connect again with `Last-Event-ID` (further behind, they get `reset` and a new snapshot); an event stream whose client falls further behind is dropped",
+            apply: { set(&$0.liveWindowKilobytes, Int($1).flatMap { $0 >= 1 ? $0 : nil }) },
+            defaultValue: { String($0.liveWindowKilobytes) }),
+        Option(
             "idle-in-transaction-timeout", .prefixed("IDLE_IN_TRANSACTION_TIMEOUT"),
             "Seconds PostgreSQL lets a pooled connection wait in a transaction for its next statement before it ends the session (`idle_in_transaction_session_timeout`); `0`: no limit",
             apply: { set(&$0.idleInTransactionTimeout, Double($1).flatMap { $0 >= 0 ? $0 : nil }) },

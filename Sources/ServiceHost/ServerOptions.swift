@@ -131,6 +131,14 @@ public struct ServerOptions: Equatable, Sendable {
     public internal(set) var responseTimeout = 600.0
     /// `--idle-in-transaction-timeout`: seconds a pooled connection may wait in a transaction; 0 for no limit.
     public internal(set) var idleInTransactionTimeout = 60.0
+    /// `--live`: whether lists answer `Accept: text/event-stream` with their rows, then their changes.
+    public internal(set) var live = true
+    /// `--live-heartbeat`: seconds between the comments of an event stream with nothing to send.
+    public internal(set) var liveHeartbeat = 15.0
+    /// `--live-batch-ms`: milliseconds the live feed gathers changes before it reads them again.
+    public internal(set) var liveBatchMilliseconds = 20
+    /// `--live-window`: kilobytes of events each group of callers keeps for those who connect again.
+    public internal(set) var liveWindowKilobytes = 1024
     /// The values of the program's own options (``ServerProgram/option(_:variable:meaning:required:)``), by name.
     var programOptions: [String: String] = [:]
 
@@ -291,5 +299,13 @@ public struct ServerOptions: Equatable, Sendable {
         configuration.admissionTimeout = admissionTimeout
         configuration.serverTiming = serverTiming
         return configuration
+    }
+
+    /// How lists are followed live: streams end a second before the
+    /// response deadline would cut them off.
+    var liveConfiguration: LiveConfiguration {
+        LiveConfiguration(
+            heartbeat: .milliseconds(Int(liveHeartbeat * 1000)), batchInterval: .milliseconds(liveBatchMilliseconds),
+            window: liveWindowKilobytes << 10, streamLifetime: .milliseconds(Int(max(1, responseTimeout - 1) * 1000)))
     }
 }

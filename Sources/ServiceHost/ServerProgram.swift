@@ -230,8 +230,9 @@ public struct ServerProgram {
                 "--pooler-compatible sets no statement_timeout on the connections: set it on the role (ALTER ROLE ... SET statement_timeout)"
             )
         }
-        let runner = QueryRunner(
-            pool: pool, replicas: replicas, options: JSONRenderingOptions(dateFormat: options.dateFormat), maxRows: options.maxRows)
+        let rendering = JSONRenderingOptions(dateFormat: options.dateFormat)
+        let live = options.live ? LiveFeed(pool: pool, options: rendering, configuration: options.liveConfiguration, logger: logger) : nil
+        let runner = QueryRunner(pool: pool, replicas: replicas, options: rendering, maxRows: options.maxRows, live: live)
         let authenticator = try options.authenticator(realm: name, logger: logger)
         let openAPI = OpenAPIInfo(
             title: name, description: overview,
@@ -244,7 +245,8 @@ public struct ServerProgram {
         if let routeMetrics {
             let replicaPools = (replicas?.pools ?? []).enumerated().map { (name: "replica-\($0.offset + 1)", pool: $0.element) }
             serverServices.append(
-                MetricsService(routes: routeMetrics, pools: [("primary", pool)] + replicaPools, registry: metricsRegistry))
+                MetricsService(
+                    routes: routeMetrics, pools: [("primary", pool)] + replicaPools, registry: metricsRegistry, live: live))
         }
         func makeRouter() throws -> WebServiceRouter {
             try WebServiceRouter(
@@ -329,9 +331,14 @@ public struct ServerProgram {
             }
         }
         // Stops accepting, and lets the requests in flight finish.
+        // Event streams end at the drain's start (their callers connect again elsewhere) and before the stop.
         server.runUntilSignalled(
-            drainSeconds: options.drainSeconds, onDrain: drain.begin,
-            onHangup: hangupSteps.isEmpty ? nil : { for step in hangupSteps { step() } })
+            drainSeconds: options.drainSeconds,
+            onDrain: {
+                drain.begin()
+                live?.endAllStreams()
+            },
+            onHangup: hangupSteps.isEmpty ? nil : { for step in hangupSteps { step() } }, beforeStop: { live?.stop() })
         replicas?.close()
         pool.close()
         tracer?.shutdown()

@@ -246,6 +246,17 @@ struct OpenAPIDocument {
 
     // MARK: - Responses
 
+    /// A list's `text/event-stream` answer (docs/LIVE.md): its rows, then each change to them.
+    static let eventStream: JSONValue = [
+        "schema": [
+            "type": "string",
+            "description": .string(
+                "Server-Sent Events: `snapshot` (a JSON array of rows, in pages), `ready` (with an id), then `insert` and "
+                    + "`update` (the row), `delete` (its key) for each committed change, `reset` when the rows held are stale, "
+                    + "a comment line every heartbeat. `Last-Event-ID` resumes. A list without a known key answers 406."),
+        ]
+    ]
+
     private func responses(_ overloads: [OperationDocumentation], service: Int) -> JSONValue {
         var results: [JSONValue] = []
         var streamed = false
@@ -275,7 +286,10 @@ struct OpenAPIDocument {
             responses["200"] = [
                 "description": .string(streamed ? "The result, streamed as it is read." : "The result."),
                 "content": csv
-                    ? ["application/json": ["schema": schema], "text/csv": ["schema": ["type": "string"]]]
+                    ? [
+                        "application/json": ["schema": schema], "text/csv": ["schema": ["type": "string"]],
+                        "text/event-stream": Self.eventStream,
+                    ]
                     : ["application/json": ["schema": schema]],
             ]
         }

@@ -25,8 +25,9 @@ extension OperationDocumentation {
         + "column repeated too, must all hold."
 
     /// What a list operation's page says about its answer besides the rows:
-    /// paging (`Link`, `Content-Range`) and CSV, each with an example
-    /// request built on `example`.
+    /// paging (`Link`, `Content-Range`) and CSV, each with an example request
+    /// built on `example`, and event streams (whose request never ends, so
+    /// no example a reader runs and waits for).
     var notes: [DocumentationNote] {
         guard isRunnableList, method == "GET", example.hasPrefix("curl '") else { return [] }
         let target = String(example.dropFirst("curl ".count))
@@ -51,6 +52,13 @@ extension OperationDocumentation {
                 text: "CSV: with `Accept: text/csv`, the rows come as CSV (RFC 4180), a line of column names first "
                     + "(a request for nested details cannot be CSV: 406).",
                 example: "curl -H 'Accept: text/csv' " + target))
+        notes.append(
+            DocumentationNote(
+                text: "Live: with `Accept: text/event-stream`, the rows come as Server-Sent Events (`snapshot` pages, then "
+                    + "`ready`), followed by `insert`, `update` and `delete` for each committed change to them, as long as the "
+                    + "connection stays open; `Last-Event-ID` resumes where it left off. A list whose rows have no known key "
+                    + "answers 406, a page (`limit`, `offset`) 400.",
+                example: nil))
         return notes
     }
 }

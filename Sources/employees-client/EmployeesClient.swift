@@ -10,14 +10,15 @@ import WebServiceClient
 /// employees-client --base-url http://localhost:8080 --cache ~/.cache/employees get 10004 --details titles,salaries
 /// employees-client --base-url http://localhost:8080 --retry 3 search 'bal*'
 /// employees-client --base-url http://localhost:8080 rpc math.getSum a=2 b=4
+/// employees-client --base-url http://localhost:8080 watch '/employees?lastName=eq.Facello'
 /// ```
 @main
 struct EmployeesClient: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "employees-client",
-        abstract: "Calls employees-server: one employee, a search, or any operation by JSON-RPC.",
+        abstract: "Calls employees-server: one employee, a search, any operation by JSON-RPC, or a list followed as it changes.",
         version: SwiftSQLRest.version,
-        subcommands: [Get.self, Search.self, RPC.self])
+        subcommands: [Get.self, Search.self, RPC.self, Watch.self])
 
     @OptionGroup var options: ClientOptions
 }
@@ -216,6 +217,67 @@ struct RPC: AsyncParsableCommand {
     }
 }
 
+// MARK: - watch
+
+struct Watch: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        abstract: "Follows a list as it changes: prints its rows, then each change as it comes, one per line (Ctrl-C stops).",
+        discussion: """
+            Each line is the event's name and its JSON: `snapshot` for each row the list holds, `ready` once they are \
+            all printed, then `insert`, `update` and `delete` (the key alone) as rows enter, change and leave it, and \
+            `reset` when the rows printed are stale (a new snapshot follows). The stream is connected again, where it \
+            left off, when it ends or breaks (docs/LIVE.md).
+            """)
+
+    @OptionGroup var options: ClientOptions
+
+    @Argument(help: "The list's path, with its filters, such as /departments or '/employees?lastName=eq.Facello'.")
+    var path: String = "/departments"
+
+    func run() async throws {
+        let client = try options.client()
+        let (path, arguments) = Self.split(self.path)
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
+        func print(_ name: String, _ value: (some Encodable)?) throws {
+            var line = Data(name.utf8)
+            if let value {
+                line.append(contentsOf: " ".utf8)
+                line.append(try encoder.encode(value))
+            }
+            line.append(contentsOf: "\n".utf8)
+            FileHandle.standardOutput.write(line)
+        }
+        try await reporting(client) {
+            for try await event in client.subscribe(path, arguments: arguments, of: JSONAny.self) {
+                switch event {
+                case .snapshot(let rows): for row in rows { try print("snapshot", row) }
+                case .ready: try print("ready", JSONAny?.none)
+                case .insert(let row): try print("insert", row)
+                case .update(let row): try print("update", row)
+                case .delete(let key): try print("delete", key)
+                case .reset: try print("reset", JSONAny?.none)
+                case .message(let data): try print("message", try? JSONDecoder().decode(JSONAny.self, from: data))
+                }
+            }
+        }
+    }
+
+    /// `/employees?lastName=eq.Facello` as the path and its query's arguments.
+    static func split(_ target: String) -> (path: String, arguments: RequestArguments) {
+        guard let question = target.firstIndex(of: "?") else { return (target, [:]) }
+        let query = target[target.index(after: question)...]
+        var arguments: [(name: String, value: RequestArgumentValue)] = []
+        for pair in query.split(separator: "&") {
+            let parts = pair.split(separator: "=", maxSplits: 1, omittingEmptySubsequences: false)
+            let name = String(parts[0]).removingPercentEncoding ?? String(parts[0])
+            let value = parts.count > 1 ? (String(parts[1]).removingPercentEncoding ?? String(parts[1])) : ""
+            arguments.append((name, .string(value)))
+        }
+        return (String(target[..<question]), RequestArguments(arguments))
+    }
+}
+
 // MARK: - Errors and output
 
 /// Runs `call`; a failure becomes a message on standard error and exit status 1.
@@ -245,7 +307,7 @@ func standardError(_ line: String) {
 }
 
 /// Any JSON value, to print a result whatever its shape.
-enum JSONAny: Codable {
+enum JSONAny: Codable, Sendable {
     case null
     case bool(Bool)
     case number(Double)

@@ -12,6 +12,7 @@ import SQLServices
 ///
 /// ```
 /// sql-rest init --database-url URL --out api [--schema NAME ...] [--writes]   # a file per operation, from the catalog
+/// sql-rest init --database-url URL --out api --live   # and live.sql beside api/: the triggers of event streams
 /// sql-rest check --services services      # prepares and describes every statement; 0 when all is well
 /// sql-rest check --services services/employees/list.sql   # one file: its problems only
 /// sql-rest serve --services services      # serves them (a file with a problem left out, and logged); SIGHUP reads the folder again
@@ -131,8 +132,8 @@ struct Init: ParsableCommand {
     @Option(help: "libpq connection string or postgresql:// URL (env DATABASE_URL).")
     var databaseURL = getenv("DATABASE_URL").map { String(cString: $0) } ?? ""
 
-    @Option(help: "The folder to write the files into.")
-    var out: String
+    @Option(help: "The folder to write the files into (optional with --live).")
+    var out: String?
 
     @Option(help: "A schema to read (repeatable); public by default.")
     var schema: [String] = []
@@ -140,8 +141,23 @@ struct Init: ParsableCommand {
     @Flag(help: "Also write create, update and delete operations.")
     var writes = false
 
+    @Flag(
+        help:
+            "Also write live.sql beside the folder (or here, without --out): the triggers that let lists be followed as event streams; apply it with psql -f live.sql."
+    )
+    var live = false
+
     func validate() throws {
-        guard !out.isEmpty else { throw ValidationError("--out names no folder.") }
+        guard live || !(out ?? "").isEmpty else { throw ValidationError("Missing '--out <folder>'.") }
+    }
+
+    /// Where `init --live` writes `live.sql`: in the folder that holds
+    /// `out`, so that the service folder holds service files only.
+    static func liveMigrationPath(besides out: String?) -> String {
+        var folder = out ?? ""
+        while folder.count > 1, folder.hasSuffix("/") { folder.removeLast() }
+        guard let slash = folder.lastIndex(of: "/") else { return "live.sql" }
+        return String(folder[...slash]) + "live.sql"
     }
 
     func run() throws {
@@ -155,6 +171,12 @@ struct Init: ParsableCommand {
                 throw ExitCode.failure
             }
             let scaffold = ServiceScaffold(catalog: catalog, writes: writes)
+            if live {
+                let path = Self.liveMigrationPath(besides: out)
+                try scaffold.writeLiveMigration(to: path)
+                print("wrote \(path): apply it (psql -f \(path)) for lists to be followed as event streams")
+            }
+            guard let out, !out.isEmpty else { return }
             for relation in scaffold.skipped {
                 SQLRestCommand.printError(
                     "skipped \(relation.schema.debugDescription).\(relation.name.debugDescription): a name with a control character")

@@ -43,7 +43,7 @@ struct CSVAPITests {
 }
 
 extension CSVAPITests {
-    @Test("the OpenAPI document offers text/csv for query lists, and for them only")
+    @Test("the OpenAPI document offers text/csv and text/event-stream for query lists, and for them only")
     func documented() throws {
         let document = try server.get("/openapi.json").object
         let paths = try #require(document["paths"] as? [String: [String: Any]])
@@ -52,8 +52,8 @@ extension CSVAPITests {
             let ok = try #require((get["responses"] as? [String: Any])?["200"] as? [String: Any])
             return try #require(ok["content"] as? [String: Any])
         }
-        #expect(Set(try content("/employees").keys) == ["application/json", "text/csv"])
-        #expect(Set(try content("/departments").keys) == ["application/json", "text/csv"])
+        #expect(Set(try content("/employees").keys) == ["application/json", "text/csv", "text/event-stream"])
+        #expect(Set(try content("/departments").keys) == ["application/json", "text/csv", "text/event-stream"])
         #expect(Set(try content("/employees/{employeeNumber}").keys) == ["application/json"])
     }
 }

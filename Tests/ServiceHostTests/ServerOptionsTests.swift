@@ -55,7 +55,7 @@ private func help(_ defaults: ServerOptions = ServerOptions(), prefix: String = 
     #expect(text.contains("--port <port>"))
     #expect(text.contains("(default: 9001)"))
     #expect(text.contains("-h, --help"))
-    #expect(ServerOptions.table.count == 53)
+    #expect(ServerOptions.table.count == 57)
 }
 
 @Test func versionIsAskedForAnywhereAnOptionMayBe() throws {
