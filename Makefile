@@ -90,6 +90,7 @@ test: setup ## every test against the real database (the HTTP suites with libmic
 	EMPLOYEES_DATABASE=employees MHD_PATCHES=off swift test --skip-build --filter '$(http_suites)' --skip '$(solo_tests)'; \
 	scripts/openapi-check; \
 	scripts/postgrest-client-check; \
+	scripts/postgrest-write-check; \
 	scripts/readme-examples --check; \
 	scripts/fuzz all 5; \
 	$(MAKE) --no-print-directory format-check; \

@@ -23,11 +23,28 @@ extension Operation {
             description: "Filters, `or`, `and`, `order`, `select` and embedding, in PostgREST's syntax."
         ) { request throws(HTTPError) in
             do throws(ReadError) {
-                return .read(try ReadRequest(graph: graph, resource: resource, arguments: request.otherArguments, limits: ReadLimits(request.limits)))
+                return .read(
+                    try ReadRequest(graph: graph, resource: resource, arguments: request.otherArguments, limits: ReadLimits(request.limits))
+                )
             } catch {
                 throw error.httpError ?? HTTPError(.badRequest, detail: "The request cannot be read.")
             }
         }
         return documented + [Parameter(role: .read, runtime: read)]
+    }
+}
+
+// MARK: - The request of a table write
+
+extension Operation {
+    /// The parameter of a `@writes` operation that hands its handler the
+    /// request (body, filters, `select`, `columns`, `on_conflict`,
+    /// preferences), which ``TableWrite`` reads.
+    static func writeParameter() -> Parameter {
+        let runtime = RuntimeParameter<Argument>.readingOtherArguments(
+            description: "The rows (a JSON object or array), and filters, `select`, `columns` and `on_conflict` in PostgREST's syntax.",
+            readsBody: true
+        ) { request throws(HTTPError) in .write(request) }
+        return Parameter(role: .write, runtime: runtime)
     }
 }

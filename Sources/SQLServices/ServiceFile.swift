@@ -153,6 +153,9 @@ public struct ServiceFile: Sendable {
     public var examples: [ExampleDirective] = []
     /// `@service TEXT`: the description of the service the operation belongs to.
     public var serviceDescription: TextDirective?
+    /// `@writes TABLE`: a write of the table's rows as PostgREST's clients
+    /// send it (the server builds the statement); the file has none.
+    public var writes: TextDirective?
     /// The operation's statements, in order: one for a GET, one or more for a write.
     public var statements: [Statement] = []
     public var sections: [Section] = []

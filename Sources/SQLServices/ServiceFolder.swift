@@ -68,7 +68,7 @@ public struct ServiceFolder: Sendable {
 
         let graph = try FolderGraph(drafts: drafts, types: catalog, on: connection)
         let parameters = LoadedServices.parameters(of: drafts, graph: graph)
-        problems += graph.exampleProblems(drafts)
+        problems += graph.problems + graph.exampleProblems(drafts)
         guard problems.isEmpty else { throw ServiceProblems(folder: path, problems: problems) }
         return LoadedServices(drafts: drafts, catalog: catalog, graph: graph, parameters: parameters)
     }
