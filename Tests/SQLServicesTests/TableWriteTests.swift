@@ -172,6 +172,6 @@ struct TableWriteTests {
         #expect(try Self.send("POST", "/note", #"{"body": "mine", "shared": false}"#, port: port).status == 403)
         #expect(
             try Self.rows("SELECT ARRAY[id::text, body, shared::text] FROM write_test.note ORDER BY id", connection)
-                == ["1|changed|true", notes[1], "3|NULL|true"])
+                == ["1|changed|true", notes[1], "3|changed|true"])
     }
 }
