@@ -24,10 +24,14 @@ public struct TableWrite: Sendable {
     public struct Column: Sendable {
         public var name: String
         public var label: String
+        /// The SQL of its default as the catalog states it (`nextval(…)`,
+        /// `'open'::text`), for `Prefer: missing=default`; `nil` for none.
+        public var defaultExpression: String?
 
-        public init(name: String, label: String) {
+        public init(name: String, label: String, defaultExpression: String? = nil) {
             self.name = name
             self.label = label
+            self.defaultExpression = defaultExpression
         }
     }
 
@@ -167,16 +171,20 @@ public struct TableWrite: Sendable {
         if let text = own["columns"] {
             written = try chosenColumns(text)
         } else {
-            let names = objects.first.map { $0.members.map(\.key) } ?? []
-            let expected = Set(names)
+            var names = objects.first.map { $0.members.map(\.key) } ?? []
+            var expected = Set(names)
             for object in objects.dropFirst() where Set(object.members.map(\.key)) != expected {
-                throw HTTPError(.badRequest, detail: "All object keys must match.", code: "PGRST102")
+                // With missing=default, an object may leave out what another gives.
+                guard preferences.missingDefault else {
+                    throw HTTPError(.badRequest, detail: "All object keys must match.", code: "PGRST102")
+                }
+                for (name, _) in object.members where expected.insert(name).inserted { names.append(name) }
             }
             var columns: [Column] = []
             for name in names { columns.append(try knownColumn(name)) }
             written = columns
         }
-        let source = try rows(of: body, named: written, arguments: &arguments, single: false)
+        let source = try rows(of: body, named: written, arguments: &arguments, single: false, missingDefault: preferences.missingDefault)
         let names = written.map { quoted($0.name) }.joined(separator: ", ")
         var sql = "INSERT INTO \(table) (\(names)) SELECT \(names) FROM (\(source)) AS \"pgrst_body\""
         if written.isEmpty {
@@ -218,15 +226,28 @@ public struct TableWrite: Sendable {
     /// The rows of the body as a `SELECT` of the table's row type: each
     /// member read as its column's type by PostgreSQL (`json_populate_record`),
     /// a member left out NULL (and not written: only `written` columns are).
-    private func rows(of body: (text: String, document: JSONValue), named written: [Column], arguments: inout SQLArguments, single: Bool)
-        throws(HTTPError) -> String
-    {
+    /// With `missingDefault`, a member an object leaves out is the
+    /// column's default there (`Prefer: missing=default`), not NULL.
+    private func rows(
+        of body: (text: String, document: JSONValue), named written: [Column], arguments: inout SQLArguments, single: Bool,
+        missingDefault: Bool = false
+    ) throws(HTTPError) -> String {
         var text = body.text
         if case .object = body.document, !single { text = "[" + text + "]" }
         arguments[value: "writeBody"] = .text(text)
         // Members named by label are renamed to their columns' names, in SQL.
         let renamed = written.filter { column in !Self.names(in: body.document).contains(column.name) && column.label != column.name }
         let function = single ? "json_populate_record" : "json_populate_recordset"
+        if missingDefault, !single {
+            let values = written.map { column in
+                let member = Self.names(in: body.document).contains(column.name) ? column.name : column.label
+                return "CASE WHEN \"pgrst_element\"::jsonb ? " + quotedLiteral(member) + " THEN (json_populate_record(NULL::\(table), "
+                    + "json_build_object(" + quotedLiteral(column.name) + ", \"pgrst_element\"->" + quotedLiteral(member) + ")))."
+                    + quoted(column.name) + " ELSE " + (column.defaultExpression ?? "NULL") + " END AS " + quoted(column.name)
+            }
+            return "SELECT " + (values.isEmpty ? "" : values.joined(separator: ", "))
+                + " FROM json_array_elements(CAST(:writeBody AS json)) AS \"pgrst_elements\"(\"pgrst_element\")"
+        }
         guard !renamed.isEmpty else {
             return "SELECT * FROM \(function)(NULL::\(table), CAST(:writeBody AS json))"
         }

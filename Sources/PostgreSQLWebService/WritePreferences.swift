@@ -26,6 +26,8 @@ struct WritePreferences: Sendable {
     var returning: Returning = .minimal
     var isReturningExplicit = false
     var resolution: Resolution?
+    /// `missing=default`: a member an object leaves out takes the column's default.
+    var missingDefault = false
     var countsExactly = false
     var rollsBack = false
     var isTransactionExplicit = false
@@ -41,6 +43,7 @@ struct WritePreferences: Sendable {
                 case "return":
                     if let returning = Returning(rawValue: text) { (self.returning, isReturningExplicit) = (returning, true) }
                 case "resolution": resolution = Resolution(rawValue: text) ?? resolution
+                case "missing": missingDefault = text == "default"
                 case "count": countsExactly = text == "exact" || countsExactly
                 case "tx":
                     if text == "rollback" || text == "commit" { (rollsBack, isTransactionExplicit) = (text == "rollback", true) }
@@ -60,6 +63,7 @@ struct WritePreferences: Sendable {
     var applied: String? {
         var items: [String] = []
         if let resolution { items.append("resolution=" + resolution.rawValue) }
+        if missingDefault { items.append("missing=default") }
         if isReturningExplicit { items.append("return=" + returning.rawValue) }
         if countsExactly { items.append("count=exact") }
         if isTransactionExplicit { items.append("tx=" + (rollsBack ? "rollback" : "commit")) }

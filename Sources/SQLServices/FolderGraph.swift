@@ -71,7 +71,19 @@ struct FolderGraph {
         for (index, oid) in written {
             guard let relation = catalog.relation(oid), let resource = builder.relationResource[oid] else { continue }
             resources[index] = resource
-            let columns = builder.relationColumns[oid] ?? []
+            var columns = builder.relationColumns[oid] ?? []
+            let defaults = try connection.fetchAll(
+                DefaultRow.self,
+                """
+                SELECT a.attname AS name,
+                       CASE WHEN a.attidentity <> '' THEN 'nextval(' || quote_literal(pg_get_serial_sequence(:table, a.attname)) || ')'
+                            ELSE pg_get_expr(d.adbin, d.adrelid) END AS expression
+                FROM pg_catalog.pg_attribute a LEFT JOIN pg_catalog.pg_attrdef d ON d.adrelid = a.attrelid AND d.adnum = a.attnum
+                WHERE a.attrelid = CAST(:oid AS oid) AND a.attnum > 0 AND NOT a.attisdropped
+                """, ["oid": Int(oid), "table": relation.qualifiedName])
+            for index in columns.indices {
+                columns[index].defaultExpression = defaults.first { $0.name == columns[index].name }?.expression
+            }
             let key = (catalog.primaryKeys[oid] ?? []).compactMap { number in relation.columns.first { $0.number == number }?.name }
             let path =
                 "/"
@@ -87,6 +99,11 @@ struct FolderGraph {
 
     private struct TableRow: Decodable {
         let oid: UInt32?
+    }
+
+    private struct DefaultRow: Decodable {
+        let name: String
+        let expression: String?
     }
 
     /// The problems of the `@example`s of read-language arguments that

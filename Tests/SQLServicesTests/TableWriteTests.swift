@@ -118,6 +118,16 @@ struct TableWriteTests {
         let rolledBack = try Self.send("DELETE", "/project?id=gt.0", port: port, [("Prefer", "tx=rollback")])
         #expect(rolledBack.status == 204 && rolledBack.header("preference-applied") == "tx=rollback")
         #expect(try Self.projects(connection) == before)
+
+        // missing=default: a member an object leaves out takes the column's default, one sent as null is NULL.
+        let defaults = try Self.send(
+            "POST", "/project", #"[{"name": "m1", "client_id": null}, {"name": "m2"}, {"status": "done", "name": "m3"}]"#, port: port,
+            [Self.json, ("Prefer", "missing=default")])
+        #expect(defaults.status == 201 && defaults.header("preference-applied") == "missing=default", "\(defaults)")
+        #expect(
+            try Self.rows(
+                "SELECT ARRAY[name, status, client_id::text] FROM write_test.project WHERE name LIKE 'm_' ORDER BY name", connection)
+                == ["m1|open|NULL", "m2|open|7", "m3|done|7"])
     }
 
     @Test("refused writes leave the table as it was: no filter, max-affected, constraints, row-level security, unread bodies")
