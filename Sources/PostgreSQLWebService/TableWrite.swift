@@ -115,11 +115,13 @@ public struct TableWrite: Sendable {
                 let set = assigned.map { quoted($0.name) + " = \"pgrst_body\"." + quoted($0.name) }.joined(separator: ", ")
                 write = "UPDATE \(table) SET \(set) FROM (\(source)) AS \"pgrst_body\" WHERE \(target) RETURNING \(table).*"
             }
+        case .put:
+            write = try replace(request, filters: filters, arguments: &arguments)
         case .delete:
             let target = try selected(filters, method: "DELETE", limits: limits, arguments: &arguments)
             write = "DELETE FROM \(table) WHERE \(target) RETURNING \(table).*"
         default:
-            throw HTTPError(.methodNotAllowed, detail: "A table is written by POST, PATCH or DELETE.")
+            throw HTTPError(.methodNotAllowed, detail: "A table is written by POST, PUT, PATCH or DELETE.")
         }
         let answer =
             "SELECT " + columns.map { quoted($0.name) + " AS " + quoted($0.label) }.joined(separator: ", ") + " FROM \"pgrst_source\""
@@ -207,6 +209,53 @@ public struct TableWrite: Sendable {
         }
         return sql + " RETURNING \(table).*"
     }
+
+    // MARK: - Replace
+
+    /// `PUT /t?id=eq.1` with one object: the row of that key inserted, or
+    /// replaced by the members given. The filters are `eq` on every key
+    /// column and nothing else (405, `PGRST105`); the body's key members
+    /// must say the same values (400, `PGRST115`).
+    private func replace(_ request: RoutedRequest, filters: [(name: String, values: [String])], arguments: inout SQLArguments)
+        throws(HTTPError) -> String
+    {
+        var keyValues: [String: String] = [:]
+        for (name, values) in filters {
+            guard let column = column(named: name), key.contains(column.name), values.count == 1, values[0].hasPrefix("eq."),
+                keyValues[column.name] == nil
+            else { throw Self.notByKey }
+            keyValues[column.name] = String(values[0].dropFirst(3))
+        }
+        guard !key.isEmpty, keyValues.count == key.count else { throw Self.notByKey }
+        let body = try Self.body(of: request)
+        guard case .object(let members) = body.document else {
+            throw HTTPError(.badRequest, detail: "A PUT body is one JSON object: the row.", code: "PGRST102")
+        }
+        var written: [Column] = []
+        var given: [String: String] = [:]
+        for (name, value) in members.members {
+            let column = try knownColumn(name)
+            written.append(column)
+            switch value {
+            case .string(let text): given[column.name] = text
+            case .integer(let number): given[column.name] = String(number)
+            case .bool(let flag): given[column.name] = String(flag)
+            default: given[column.name] = nil
+            }
+        }
+        guard key.allSatisfy({ given[$0] != nil && given[$0] == keyValues[$0] }) else {
+            throw HTTPError(.badRequest, detail: "Payload values do not match URL in primary key column(s)", code: "PGRST115")
+        }
+        let source = try rows(of: body, named: written, arguments: &arguments, single: false)
+        let names = written.map { quoted($0.name) }.joined(separator: ", ")
+        let updated = written.filter { !key.contains($0.name) }.map(\.name)
+        let set = (updated.isEmpty ? [key[0]] : updated).map { quoted($0) + " = EXCLUDED." + quoted($0) }.joined(separator: ", ")
+        return "INSERT INTO \(table) (\(names)) SELECT \(names) FROM (\(source)) AS \"pgrst_body\" ON CONFLICT ("
+            + key.map(quoted).joined(separator: ", ") + ") DO UPDATE SET \(set) RETURNING \(table).*"
+    }
+
+    private static let notByKey = HTTPError(
+        .methodNotAllowed, detail: "Filters must include all and only primary key columns with 'eq' operators", code: "PGRST105")
 
     // MARK: - Parts
 

@@ -52,7 +52,7 @@ extension ServiceFile {
         parseBody(body, firstLine: bodyLine, problem: problem)
 
         if let writes {
-            if method == .get { problem(writes.line, "@writes declares a write: the file's method is POST, PATCH or DELETE") }
+            if method == .get { problem(writes.line, "@writes declares a write: the file's method is POST, PUT, PATCH or DELETE") }
             if let statement = statements.first {
                 problem(statement.codeLine, "a file with @writes has no statement: the server writes the rows the request sends or selects")
             }

@@ -51,6 +51,7 @@ public struct ServiceScaffold: Sendable {
                 files.append(("\(folder)/update.sql", update(relation)))
                 files.append(("\(folder)/update-where.sql", updateWhere(relation)))
             }
+            files.append(("\(folder)/replace.sql", replace(relation)))
             files.append(("\(folder)/delete.sql", delete(relation)))
             files.append(("\(folder)/delete-where.sql", deleteWhere(relation)))
         }
@@ -263,6 +264,14 @@ public struct ServiceScaffold: Sendable {
         [
             "-- PATCH /" + pathSegment(relation),
             Self.printable("-- Changes the columns given of the rows of \(relation.name) the filters select (a filter is required)."),
+            "-- @writes " + qualified(relation),
+        ].joined(separator: "\n") + "\n"
+    }
+
+    private func replace(_ relation: DatabaseCatalog.Relation) -> String {
+        [
+            "-- PUT /" + pathSegment(relation),
+            Self.printable("-- Inserts or replaces the row of \(relation.name) whose key the filters give (`?id=eq.1`), as the body says."),
             "-- @writes " + qualified(relation),
         ].joined(separator: "\n") + "\n"
     }

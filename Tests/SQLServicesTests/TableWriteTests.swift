@@ -113,6 +113,17 @@ struct TableWriteTests {
         #expect(ignored.objects.map { $0["name"] as? String } == ["g"], "\(ignored)")
         #expect(try Self.projects(connection).contains("2|b|open|2"))
 
+        // PUT by key: inserts, then replaces the members given; a filter other than eq on the key is 405, a body key that differs 400.
+        let put = "SELECT ARRAY[id::text, name, status, client_id::text] FROM write_test.project WHERE id = 60"
+        #expect(try Self.send("PUT", "/project?id=eq.60", #"{"id": 60, "name": "put"}"#, port: port).status == 204)
+        #expect(try Self.rows(put, connection) == ["60|put|open|7"])
+        #expect(try Self.send("PUT", "/project?id=eq.60", #"{"id": 60, "name": "put2", "client_id": null}"#, port: port).status == 204)
+        #expect(try Self.rows(put, connection) == ["60|put2|open|NULL"])
+        #expect(try Self.send("PUT", "/project?name=eq.put2", #"{"id": 60, "name": "x"}"#, port: port).status == 405)
+        #expect(try Self.send("PUT", "/project?id=gt.1", #"{"id": 60, "name": "x"}"#, port: port).status == 405)
+        #expect(try Self.send("PUT", "/project?id=eq.61", #"{"id": 60, "name": "x"}"#, port: port).status == 400)
+        #expect(try Self.rows(put, connection) == ["60|put2|open|NULL"])
+
         // tx=rollback runs the write and keeps nothing.
         let before = try Self.projects(connection)
         let rolledBack = try Self.send("DELETE", "/project?id=gt.0", port: port, [("Prefer", "tx=rollback")])
