@@ -85,6 +85,7 @@ test: setup ## every test against the real database (the HTTP suites with libmic
 	scripts/postgrest-client-check; \
 	scripts/supabase-client-check; \
 	scripts/otlp-check; \
+	scripts/postgrest-write-check; \
 	scripts/readme-examples --check; \
 	scripts/fuzz all 5; \
 	$(MAKE) --no-print-directory format-check; \

@@ -128,6 +128,10 @@ extension Query: RunnableResult {
                     earlier: earlier, returning: returning, location: location, on: connection, access: access, runner: runner,
                     request: request)
             }
+        case .tableWrite(let answer):
+            return try pool.withConnection { connection in
+                try tableWrite(answer, on: connection, access: access, runner: runner, request: request)
+            }
         case .list:
             return try list(runner: runner, request: request, access: access, pool: pool)
         case .object(let notFound):

@@ -31,6 +31,8 @@ public struct Query: Sendable {
         case execute
         /// Statements run in one transaction before `sql`, whose rows answer.
         case write(earlier: [String], returning: Returning, location: String?)
+        /// A ``TableWrite``'s statement, answered as its preferences ask.
+        case tableWrite(TableWriteAnswer)
     }
 
     /// A query nested in each row of its parent under `key`, as an array
@@ -248,6 +250,12 @@ public struct Query: Sendable {
         precondition(!statements.isEmpty, "transaction(_:_:returning:) runs at least one statement")
         return Query(
             statements[statements.count - 1], arguments, shape: .write(earlier: statements.dropLast(), returning: returning, location: nil))
+    }
+
+    /// A ``TableWrite``'s statement (a `WITH` of the write, then the rows
+    /// it wrote as the answer selects them).
+    static func tableWrite(_ sql: String, _ arguments: SQLArguments, answer: TableWriteAnswer) -> Query {
+        Query(sql, arguments, shape: .tableWrite(answer))
     }
 
     /// How the rows of a ``transaction(_:_:returning:)`` answer.

@@ -90,7 +90,7 @@ public final class QueryRunner: Sendable {
         guard let replicas, request.isRead else { return pool }
         switch query.shape {
         case .list, .object: return replicas.next() ?? pool
-        case .execute, .write: return pool
+        case .execute, .write, .tableWrite: return pool
         }
     }
 

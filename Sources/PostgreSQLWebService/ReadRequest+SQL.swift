@@ -12,8 +12,9 @@ extension ReadRequest {
     /// resource's statement binds its parent's columns as parameters, to
     /// run once per block of parent rows. Every value is bound; every
     /// identifier is a label or name the resources declared, quoted.
-    func apply(to query: Query) -> Query {
-        var builder = Builder(counter: Counter(), taken: Set(StatementShape.of(query.sql).parameters.names))
+    /// Values are bound under names neither the query's SQL nor `taken` uses.
+    func apply(to query: Query, taken: Set<String> = []) -> Query {
+        var builder = Builder(counter: Counter(), taken: Set(StatementShape.of(query.sql).parameters.names).union(taken))
         // The query's own embeds (a `details` argument) bind from the root's columns too.
         let labels = Set(root.resource.columns.map(\.label))
         builder.attachedLabels = query.embeds.flatMap { StatementShape.of($0.query.sql).parameters.names.filter(labels.contains) }

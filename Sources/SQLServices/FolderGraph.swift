@@ -27,8 +27,13 @@ import WebService
 ///   of each resource that holds every column of the table.
 struct FolderGraph {
     let graph: ResourceGraph
-    /// The resource of each draft, by the draft's index; `nil` for a write.
+    /// The resource of each draft, by the draft's index: a GET's own, a
+    /// table write's table's; `nil` for another write.
     let resources: [Int?]
+    /// The table each `@writes` draft writes, by the draft's index.
+    let tableWrites: [TableWrite?]
+    /// The `@writes` that name no table or view.
+    let problems: [ServiceProblem]
 
     init(drafts: [OperationDraft], types: [PostgresType: PostgresTypeDescription], on connection: Connection) throws {
         var tables: Set<UInt32> = []
@@ -37,14 +42,68 @@ struct FolderGraph {
                 for column in description.columns { if let table = column.table { tables.insert(table) } }
             }
         }
+        var written: [Int: UInt32] = [:]
+        var problems: [ServiceProblem] = []
+        for (index, draft) in drafts.enumerated() {
+            guard let writes = draft.file.writes else { continue }
+            let found = try connection.fetchAll(
+                TableRow.self, "SELECT CAST(to_regclass(:name) AS oid) AS oid", ["name": writes.text]
+            ).first?.oid
+            guard let oid = found else {
+                problems.append(
+                    ServiceProblem(
+                        file: draft.file.file, line: writes.line, message: "@writes names \(writes.text), which is not a table or view"))
+                continue
+            }
+            written[index] = oid
+            tables.insert(oid)
+        }
+        self.problems = problems
         let catalog = try RelationCatalog.read(tables: tables.sorted(), on: connection)
         var builder = Builder(catalog: catalog, types: types)
-        resources = drafts.map { draft in draft.file.method == .get ? builder.addOperation(draft) : nil }
+        var resources = drafts.map { draft in draft.file.method == .get ? builder.addOperation(draft) : nil }
         builder.addRelations(lists: drafts.filter { $0.kind != .object && $0.file.method == .get })
         builder.addForeignKeys()
         builder.addJunctions()
         builder.addComputedColumns()
         graph = ResourceGraph(builder.finished())
+        var tableWrites: [TableWrite?] = Array(repeating: nil, count: drafts.count)
+        for (index, oid) in written {
+            guard let relation = catalog.relation(oid), let resource = builder.relationResource[oid] else { continue }
+            resources[index] = resource
+            var columns = builder.relationColumns[oid] ?? []
+            let defaults = try connection.fetchAll(
+                DefaultRow.self,
+                """
+                SELECT a.attname AS name,
+                       CASE WHEN a.attidentity <> '' THEN 'nextval(' || quote_literal(pg_get_serial_sequence(:table, a.attname)) || ')'
+                            ELSE pg_get_expr(d.adbin, d.adrelid) END AS expression
+                FROM pg_catalog.pg_attribute a LEFT JOIN pg_catalog.pg_attrdef d ON d.adrelid = a.attrelid AND d.adnum = a.attnum
+                WHERE a.attrelid = CAST(:oid AS oid) AND a.attnum > 0 AND NOT a.attisdropped
+                """, ["oid": Int(oid), "table": relation.qualifiedName])
+            for index in columns.indices {
+                columns[index].defaultExpression = defaults.first { $0.name == columns[index].name }?.expression
+            }
+            let key = (catalog.primaryKeys[oid] ?? []).compactMap { number in relation.columns.first { $0.number == number }?.name }
+            let path =
+                "/"
+                + drafts[index].file.segments.prefix { if case .literal = $0 { true } else { false } }.map { segment in
+                    if case .literal(let text) = segment { text } else { "" }
+                }.joined(separator: "/")
+            tableWrites[index] = TableWrite(
+                table: relation.qualifiedName, path: path, columns: columns, key: key, graph: graph, resource: resource)
+        }
+        self.resources = resources
+        self.tableWrites = tableWrites
+    }
+
+    private struct TableRow: Decodable {
+        let oid: UInt32?
+    }
+
+    private struct DefaultRow: Decodable {
+        let name: String
+        let expression: String?
     }
 
     /// The problems of the `@example`s of read-language arguments that
@@ -88,6 +147,8 @@ extension FolderGraph {
         var relationResource: [UInt32: Int] = [:]
         /// The copies of relation resources under another name (a self-reference's many-to-one), by original and name.
         var copies: [String: (original: Int, copy: Int)] = [:]
+        /// The columns of the catalog's relations, with the labels their resources give them, by OID.
+        var relationColumns: [UInt32: [TableWrite.Column]] = [:]
 
         init(catalog: RelationCatalog, types: [PostgresType: PostgresTypeDescription]) {
             self.catalog = catalog
@@ -202,6 +263,7 @@ extension FolderGraph {
                     columns.append(self.column(label, type: column.type, name: column.name, isFilterable: true, isOrderable: true))
                     lineage.append(ColumnID(table: relation.oid, column: column.number))
                     selected.append(quoted(column.name) + " AS " + quoted(label))
+                    relationColumns[relation.oid, default: []].append(TableWrite.Column(name: column.name, label: label))
                 }
                 var aliases: [String] = []
                 for alias in [list?.file.serviceName, ServiceScaffold.segment(relation.name)].compactMap({ $0 })

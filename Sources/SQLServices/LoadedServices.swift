@@ -45,7 +45,7 @@ public struct LoadedServices: Sendable {
                 return Operation(
                     draft, parameters: Self.withDetailsEnumeration(parameters[group[index]], named: enumerations[index]),
                     graph: graph.graph, resource: graph.resources[group[index]], result: result,
-                    location: Self.location(of: draft, among: group.map { drafts[$0] }))
+                    location: Self.location(of: draft, among: group.map { drafts[$0] }), tableWrite: graph.tableWrites[group[index]])
             }
             let description = group.compactMap { drafts[$0].file.serviceDescription }.first?.text ?? "Operations on /\(name)."
             services.append(SQLService(path: "/" + name, description: description, routes: serviceOperations.map(\.route)))
@@ -79,6 +79,7 @@ public struct LoadedServices: Sendable {
     /// read language on its resource (documented, and the one that reads them).
     static func parameters(of drafts: [OperationDraft], graph: FolderGraph) -> [[Operation.Parameter]] {
         drafts.indices.map { index in
+            if drafts[index].kind == .tableWrite { return drafts[index].parameters + [Operation.writeParameter()] }
             guard let resource = graph.resources[index] else { return drafts[index].parameters }
             let own = drafts[index].parameters
             var read = Operation.readParameters(graph: graph.graph, resource: resource, taken: Set(own.map(\.name)))
@@ -146,6 +147,8 @@ public struct LoadedServices: Sendable {
         let singular = Inflection.typeName(Inflection.singular(draft.file.lastName))
         let columns = draft.described.statements.last?.columns ?? []
         if case .write = draft.kind, columns.isEmpty { return ResultDescription(nil) }
+        // A table write answers nothing unless asked (`Prefer: return=representation`).
+        if draft.kind == .tableWrite { return ResultDescription(nil) }
         let sections = Array(zip(draft.file.sections, draft.described.sections))
         func members(of name: String?, structureName: String) -> [(name: String, type: ValueType)] {
             sections.filter { section, _ in
@@ -165,7 +168,7 @@ public struct LoadedServices: Sendable {
         switch draft.kind {
         case .list: return ResultDescription(.array(.structure(structure)), streamed: true)
         case .write(returning: .list): return ResultDescription(.array(.structure(structure)))
-        case .object, .write: return ResultDescription(.structure(structure))
+        case .object, .write, .tableWrite: return ResultDescription(.structure(structure))
         }
     }
 
@@ -199,8 +202,9 @@ struct SQLService: WebService {
 extension Operation {
     init(
         _ draft: OperationDraft, parameters: [Operation.Parameter], graph: ResourceGraph, resource: Int?, result: ResultDescription,
-        location: String?
+        location: String?, tableWrite: TableWrite? = nil
     ) {
+        self.tableWrite = tableWrite
         file = draft.file.file
         method = draft.file.method
         path = draft.file.path
@@ -211,7 +215,7 @@ extension Operation {
         self.parameters = parameters
         self.resource = resource
         // A GET runs its resource's statement: the file's, unless it had to be wrapped (``FolderGraph``).
-        statements = resource.map { [graph.resources[$0].sql] } ?? draft.file.statements.map(\.text)
+        statements = resource.map { draft.kind == .tableWrite ? [] : [graph.resources[$0].sql] } ?? draft.file.statements.map(\.text)
         details = draft.details
         bindings = draft.bindings
         var detailBindings: [(index: Int, name: String)] = []
@@ -234,6 +238,7 @@ extension Operation {
         switch kind {
         case .list(let paged): text = "list" + (paged ? ", paged" : "")
         case .object: text = "object"
+        case .tableWrite: text = "writes " + (tableWrite?.table ?? "a table")
         case .write(let returning):
             text =
                 "write, " + (statements.count == 1 ? "1 statement" : "\(statements.count) statements")

@@ -33,3 +33,18 @@ extension Operation {
         return documented + [Parameter(role: .read, runtime: read)]
     }
 }
+
+// MARK: - The request of a table write
+
+extension Operation {
+    /// The parameter of a `@writes` operation that hands its handler the
+    /// request (body, filters, `select`, `columns`, `on_conflict`,
+    /// preferences), which ``TableWrite`` reads.
+    static func writeParameter() -> Parameter {
+        let runtime = RuntimeParameter<Argument>.readingOtherArguments(
+            description: "The rows (a JSON object or array), and filters, `select`, `columns` and `on_conflict` in PostgREST's syntax.",
+            readsBody: true
+        ) { request throws(HTTPError) in .write(request) }
+        return Parameter(role: .write, runtime: runtime)
+    }
+}

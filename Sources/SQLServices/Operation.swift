@@ -41,6 +41,8 @@ public struct Operation: Sendable {
     let result: ResultDescription
     /// `@listen`: the channel a list's event streams relay after its rows.
     let channel: String?
+    /// What a `@writes` file writes.
+    let tableWrite: TableWrite?
 
     /// What an operation answers with.
     public enum Kind: Sendable, Equatable {
@@ -50,6 +52,8 @@ public struct Operation: Sendable {
         case object
         /// A write: its statements in one transaction, the last one's rows answer.
         case write(returning: Query.Returning)
+        /// `@writes`: a table's rows written as PostgREST's clients send them (``TableWrite``).
+        case tableWrite
     }
 
     /// A parameter of the route and what its value is for.
@@ -67,6 +71,8 @@ public struct Operation: Sendable {
             /// Every argument no other parameter names, read in PostgREST's
             /// language against the operation's resource (``ReadRequest``).
             case read
+            /// The request a table write reads (body, filters, preferences: ``TableWrite``).
+            case write
         }
 
         let role: Role
@@ -81,6 +87,7 @@ public struct Operation: Sendable {
         case count(Int?)
         case read(ReadRequest)
         case documented
+        case write(RoutedRequest)
     }
 
     /// A detail a request may ask for: a relationship of the operation's
@@ -131,6 +138,16 @@ public struct Operation: Sendable {
         }
         if method == .get { bind(detailBindings, from: values, into: &arguments) }
         switch kind {
+        case .tableWrite:
+            guard let tableWrite else { throw HTTPError(.internalServerError, detail: "The write has no table.") }
+            var keyFilters: [(name: String, values: [String])] = []
+            var request: RoutedRequest?
+            for (parameter, value) in zip(parameters, values) {
+                if case .value(.text(let text)) = value { keyFilters.append((parameter.name, ["eq." + text])) }
+                if case .write(let routed) = value { request = routed }
+            }
+            guard let request else { throw HTTPError(.internalServerError, detail: "The write has no request.") }
+            return try tableWrite.query(request, keyFilters: keyFilters, limits: ReadLimits(request.limits))
         case .write(let returning):
             let query = Query.transaction(statements, arguments, returning: returning)
             return location.map(query.created(at:)) ?? query

@@ -45,7 +45,9 @@ struct OperationDraft {
 
         // The shape, and the directives that only fit some shapes.
         let isWrite = file.method != .get
-        if isWrite {
+        if file.writes != nil {
+            kind = .tableWrite
+        } else if isWrite {
             kind = .write(returning: file.returns?.shape == .list ? .list : .object)
             for section in file.sections {
                 problem(
@@ -94,7 +96,7 @@ struct OperationDraft {
         for directive in file.parameters where typeByName[directive.name] == nil {
             problem(directive.line, "@param \(directive.name): no statement uses :\(directive.name)")
         }
-        for variable in file.variables where typeByName[variable] == nil {
+        for variable in file.variables where typeByName[variable] == nil && file.writes == nil {
             problem(file.headerLine, "the path variable {\(variable)} is not used by any statement (as :\(variable))")
         }
         if let directive = file.parameters.first(where: { file.variables.contains($0.name) && $0.defaultText != nil }) {
@@ -102,6 +104,17 @@ struct OperationDraft {
         }
 
         var parameters: [Operation.Parameter] = []
+        if file.writes != nil {
+            // A table write's path variables are its key columns, read as the filter `eq.` their value.
+            for name in file.variables {
+                parameters.append(
+                    Operation.Parameter(
+                        role: .value,
+                        runtime: RuntimeParameter(name, as: String.self, description: "The \(name) of the row written.") {
+                            .value(.text($0))
+                        }))
+            }
+        }
         for name in routeNames {
             guard let type = typeByName[name] else { continue }
             let directive = file.parameters.first { $0.name == name }

@@ -51,7 +51,17 @@ extension ServiceFile {
         parseHeader(header.dropFirst(), problem: problem)
         parseBody(body, firstLine: bodyLine, problem: problem)
 
-        if statements.isEmpty, problems.isEmpty {
+        if let writes {
+            if method == .get { problem(writes.line, "@writes declares a write: the file's method is POST, PUT, PATCH or DELETE") }
+            if let statement = statements.first {
+                problem(statement.codeLine, "a file with @writes has no statement: the server writes the rows the request sends or selects")
+            }
+            for section in sections { problem(section.line, "a file with @writes has no sections") }
+            if !parameters.isEmpty || returns != nil || pagedLine != nil || filter != nil || order != nil || notFound != nil {
+                problem(
+                    writes.line, "a file with @writes takes no @param, @returns, @paged, @filter, @order or @notfound: its table says them")
+            }
+        } else if statements.isEmpty, problems.isEmpty {
             problem(bodyLine <= lines.count ? bodyLine : headerLine, "the file has no SQL statement after its header")
         }
         guard problems.isEmpty else { throw ServiceProblems(folder: file, problems: problems) }
@@ -161,13 +171,17 @@ extension ServiceFile {
                 }
                 if listen != nil { problem(line, "@listen is given twice") }
                 listen = TextDirective(text: String(argument), line: line)
+            case "writes":
+                if argument.isEmpty { problem(line, "@writes takes the name of the table written (`invoice`, `sales.invoice`)") }
+                if writes != nil { problem(line, "@writes is given twice") }
+                writes = TextDirective(text: String(argument), line: line)
             case "detail", "stream":
                 problem(
                     line, "@\(name) starts a section of its own: put it after the operation's statement, followed by the detail's query")
             default:
                 problem(
                     line,
-                    "unknown directive @\(name); the header takes @param, @returns, @paged, @filter, @order, @notfound, @service, @example and @listen"
+                    "unknown directive @\(name); the header takes @param, @returns, @paged, @filter, @order, @notfound, @service, @example, @listen and @writes"
                 )
             }
         }

@@ -155,6 +155,9 @@ public struct ServiceFile: Sendable {
     public var serviceDescription: TextDirective?
     /// `@listen CHANNEL`: the channel whose notifications a GET list's event streams relay after its rows.
     public var listen: TextDirective?
+    /// `@writes TABLE`: a write of the table's rows as PostgREST's clients
+    /// send it (the server builds the statement); the file has none.
+    public var writes: TextDirective?
     /// The operation's statements, in order: one for a GET, one or more for a write.
     public var statements: [Statement] = []
     public var sections: [Section] = []

@@ -74,7 +74,8 @@ public struct ServiceFolder: Sendable {
             if let draft = OperationDraft(file, catalog: catalog, problems: &problems) { drafts.append(draft) }
         }
         problems += Self.duplicates(in: drafts)
-        // Left out until what is left has no problem: an example's problem is known once the graph is built.
+        // Left out until what is left has no problem: a table write's and an
+        // example's problems are known once the graph is built.
         while true {
             if !problems.isEmpty {
                 guard leavingOut else { throw ServiceProblems(folder: path, problems: problems) }
@@ -83,10 +84,10 @@ public struct ServiceFolder: Sendable {
                 guard !drafts.isEmpty else { throw ServiceProblems(folder: path, problems: problems) }
             }
             let graph = try FolderGraph(drafts: drafts, types: catalog, on: connection)
-            let exampleProblems = graph.exampleProblems(drafts)
-            guard exampleProblems.isEmpty else {
-                problems += exampleProblems
-                let files = Set(exampleProblems.map(\.file))
+            let graphProblems = graph.problems + graph.exampleProblems(drafts)
+            guard graphProblems.isEmpty else {
+                problems += graphProblems
+                let files = Set(graphProblems.map(\.file))
                 // Each round leaves a file out, or ends.
                 guard leavingOut, drafts.contains(where: { files.contains($0.file.file) }) else {
                     throw ServiceProblems(folder: path, problems: problems)

@@ -54,8 +54,11 @@ public struct ServiceScaffold: Sendable {
             files.append(("\(folder)/create.sql", create(relation)))
             if relation.columns.contains(where: { !relation.primaryKey.contains($0.name) && !$0.isGenerated }) {
                 files.append(("\(folder)/update.sql", update(relation)))
+                files.append(("\(folder)/update-where.sql", updateWhere(relation)))
             }
+            files.append(("\(folder)/replace.sql", replace(relation)))
             files.append(("\(folder)/delete.sql", delete(relation)))
+            files.append(("\(folder)/delete-where.sql", deleteWhere(relation)))
         }
         return files
     }
@@ -333,44 +336,56 @@ public struct ServiceScaffold: Sendable {
         return sections
     }
 
+    // The writes: the server builds each statement from the request (`@writes`),
+    // so that a member sent as `null` is stored as NULL and one left out keeps
+    // the column's default (insert) or value (update).
+
     private func create(_ relation: DatabaseCatalog.Relation) -> String {
-        let given = relation.columns.filter { !$0.isGenerated }
-        var lines = ["-- POST /" + pathSegment(relation)]
-        lines.append(Self.printable("-- Adds a row to \(relation.name): the columns given, the others their defaults."))
-        lines.append("-- @returns object")
-        lines += given.map { parameterLine($0, in: relation) }
-        let values = given.map { column in
-            let parameter = ":" + label(column.name, in: relation)
-            return column.defaultExpression.map { "COALESCE(\(parameter), \($0))" } ?? parameter
-        }
-        lines.append("INSERT INTO \(qualified(relation)) (\(given.map { Self.identifier($0.name) }.joined(separator: ", ")))")
-        lines.append("VALUES (\(values.joined(separator: ", ")))")
-        lines.append("RETURNING \(columnList(relation));")
-        return lines.joined(separator: "\n") + "\n"
+        [
+            "-- POST /" + pathSegment(relation),
+            Self.printable("-- Adds rows to \(relation.name): a JSON object, or an array of them in one statement."),
+            Self.printable("-- The members given are the columns written; the others take their defaults."),
+            "-- @writes " + qualified(relation),
+        ].joined(separator: "\n") + "\n"
     }
 
     private func update(_ relation: DatabaseCatalog.Relation) -> String {
-        let changed = relation.columns.filter { !relation.primaryKey.contains($0.name) && !$0.isGenerated }
-        var lines = ["-- PATCH " + keyPath(relation)]
-        lines.append(Self.printable("-- Changes the columns given of one row of \(relation.name); 204 when there is none."))
-        lines.append("-- @returns object")
-        lines += (relation.primaryKey.compactMap { relation.column($0) } + changed).map { parameterLine($0, in: relation) }
-        let assignments = changed.map {
-            "\(Self.identifier($0.name)) = COALESCE(:\(label($0.name, in: relation)), \(Self.identifier($0.name)))"
-        }
-        lines.append("UPDATE \(qualified(relation)) SET \(assignments.joined(separator: ", "))")
-        lines.append("WHERE \(keyCondition(relation))")
-        lines.append("RETURNING \(columnList(relation));")
-        return lines.joined(separator: "\n") + "\n"
+        [
+            "-- PATCH " + keyPath(relation),
+            Self.printable("-- Changes the columns given of one row of \(relation.name); the others keep their values."),
+            "-- @writes " + qualified(relation),
+        ].joined(separator: "\n") + "\n"
+    }
+
+    private func updateWhere(_ relation: DatabaseCatalog.Relation) -> String {
+        [
+            "-- PATCH /" + pathSegment(relation),
+            Self.printable("-- Changes the columns given of the rows of \(relation.name) the filters select (a filter is required)."),
+            "-- @writes " + qualified(relation),
+        ].joined(separator: "\n") + "\n"
+    }
+
+    private func replace(_ relation: DatabaseCatalog.Relation) -> String {
+        [
+            "-- PUT /" + pathSegment(relation),
+            Self.printable("-- Inserts or replaces the row of \(relation.name) whose key the filters give (`?id=eq.1`), as the body says."),
+            "-- @writes " + qualified(relation),
+        ].joined(separator: "\n") + "\n"
     }
 
     private func delete(_ relation: DatabaseCatalog.Relation) -> String {
-        var lines = ["-- DELETE " + keyPath(relation)]
-        lines.append(Self.printable("-- Removes one row of \(relation.name), answered with it; 204 when there is none."))
-        lines.append("-- @returns object")
-        lines += relation.primaryKey.compactMap { relation.column($0).map { parameterLine($0, in: relation) } }
-        lines.append("DELETE FROM \(qualified(relation)) WHERE \(keyCondition(relation))")
-        lines.append("RETURNING \(columnList(relation));")
-        return lines.joined(separator: "\n") + "\n"
+        [
+            "-- DELETE " + keyPath(relation),
+            Self.printable("-- Removes one row of \(relation.name)."),
+            "-- @writes " + qualified(relation),
+        ].joined(separator: "\n") + "\n"
+    }
+
+    private func deleteWhere(_ relation: DatabaseCatalog.Relation) -> String {
+        [
+            "-- DELETE /" + pathSegment(relation),
+            Self.printable("-- Removes the rows of \(relation.name) the filters select (a filter is required)."),
+            "-- @writes " + qualified(relation),
+        ].joined(separator: "\n") + "\n"
     }
 }

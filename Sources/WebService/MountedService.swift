@@ -129,6 +129,7 @@ final class BoundRoute: Sendable {
             case .body: takesBody = true
             default: break
             }
+            if input.readsBody { takesBody = true }
         }
         argumentNames = names
         acceptedNames = Set(names)

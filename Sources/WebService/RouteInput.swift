@@ -57,6 +57,9 @@ public struct InputDeclaration: Sendable {
     /// accepts other arguments (a query language's `select`, say), not by
     /// this input, which only documents it.
     var isReadAsOtherArgument = false
+    /// Whether the input reads the request's body as it is, so that no
+    /// member of it is an argument.
+    var readsBody = false
 
     /// The declaration of an input that reads the arguments no other input
     /// of its route names (``RoutedRequest/otherArguments``): not an

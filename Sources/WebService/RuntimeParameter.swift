@@ -55,6 +55,8 @@ public struct RuntimeParameter<Value: Sendable>: Sendable {
     private let readRequest: (@Sendable (RoutedRequest) throws(HTTPError) -> Value)?
     /// Whether it only documents an argument read by the route's ``readingOtherArguments(description:read:)`` parameter.
     private var isDocumentation = false
+    /// Whether its route takes the body as it is (``readingOtherArguments(description:readsBody:read:)``).
+    private var readsBody = false
 
     /// A parameter of type `type`, converted by `convert` from every value
     /// the request supplied for the name (at least one). Without
@@ -120,10 +122,14 @@ public struct RuntimeParameter<Value: Sendable>: Sendable {
     /// ```swift
     /// RuntimeParameter.readingOtherArguments { request throws(HTTPError) in try filters(request.otherArguments) }
     /// ```
+    /// With `readsBody`, the route also takes the request's body as it
+    /// is: no member of it is read as an argument.
     public static func readingOtherArguments(
-        description: String = "", read: @escaping @Sendable (RoutedRequest) throws(HTTPError) -> Value
+        description: String = "", readsBody: Bool = false, read: @escaping @Sendable (RoutedRequest) throws(HTTPError) -> Value
     ) -> RuntimeParameter {
-        RuntimeParameter(description: description, read: read)
+        var parameter = RuntimeParameter(description: description, read: read)
+        parameter.readsBody = readsBody
+        return parameter
     }
 
     /// A parameter read as the Swift type `T` reads it (same type name,
@@ -224,7 +230,7 @@ public struct RuntimeParameter<Value: Sendable>: Sendable {
     /// ```
     public var declaration: InputDeclaration {
         guard readRequest == nil else {
-            return InputDeclaration(kind: .request, description: description, acceptsOtherArguments: true)
+            return InputDeclaration(kind: .request, description: description, acceptsOtherArguments: true, readsBody: readsBody)
         }
         return InputDeclaration(
             kind: .runtimeArgument(

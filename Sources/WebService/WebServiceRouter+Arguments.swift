@@ -40,7 +40,9 @@ extension WebServiceRouter {
             case .file(let file): arguments.append(field.name, .file(file))
             }
         }
-        guard bodyIsArguments, !request.body.isEmpty, let contentType = request.contentType,
+        guard bodyIsArguments else { return arguments }
+        try refuseUnreadBody(of: request)
+        guard !request.body.isEmpty, let contentType = request.contentType,
             contentType == "application/json" || contentType.hasSuffix("+json")
         else {
             return arguments
@@ -61,6 +63,29 @@ extension WebServiceRouter {
             arguments.append(name, .json(value))
         }
         return arguments
+    }
+
+    /// A write whose body is not read as its arguments is refused, so
+    /// that nothing is written from defaults alone: a body of a media type
+    /// other than JSON or a form (none named, `text/plain`) is a 415, and
+    /// an empty body that says it is JSON a 400, as PostgREST answers both.
+    static func refuseUnreadBody(of request: HTTPRequest) throws(HTTPError) {
+        guard request.method == .post || request.method == .put || request.method == .patch else { return }
+        let contentType = request.contentType
+        if request.body.isEmpty {
+            guard let contentType, contentType == "application/json" || contentType.hasSuffix("+json") else { return }
+            throw HTTPError(.badRequest, detail: "Empty or invalid json: the body is empty.", code: "PGRST102")
+        }
+        if let contentType, isReadable(contentType) { return }
+        throw HTTPError(
+            .unsupportedMediaType,
+            detail: "The body must be application/json or a form (application/x-www-form-urlencoded, multipart/form-data), not "
+                + (contentType.map { "\($0)" } ?? "a body without Content-Type") + ".")
+    }
+
+    private static func isReadable(_ contentType: String) -> Bool {
+        contentType == "application/json" || contentType.hasSuffix("+json") || contentType == "application/x-www-form-urlencoded"
+            || contentType == "multipart/form-data"
     }
 
     private static func tooManyArguments(_ limit: Int) -> HTTPError {

@@ -1,0 +1,79 @@
+import HTTPServer
+import PostgreSQL
+import WebService
+
+// MARK: - A table's write, answered as PostgREST answers it
+
+/// How a ``TableWrite``'s rows answer: its preferences, and where a
+/// created row is read again (`/items?id=eq.1`).
+struct TableWriteAnswer: Sendable {
+    let preferences: WritePreferences
+    /// The primary key's labels, in order, for `Location`.
+    let keyLabels: [String]
+    let path: String
+}
+
+extension Query {
+    /// Runs the statement in one transaction as the request's role: `POST`
+    /// answers 201, `PATCH` and `DELETE` 204 (200 with the rows for
+    /// `return=representation`); more rows than `max-affected` roll it
+    /// back with a 400, as does `tx=rollback` after answering.
+    func tableWrite(_ answer: TableWriteAnswer, on connection: Connection, access: Access, runner: QueryRunner, request: RoutedRequest)
+        throws -> HTTPResponse
+    {
+        let preferences = answer.preferences
+        var body: [UInt8] = [UInt8(ascii: "[")]
+        var rowCount = 0
+        var location: String?
+        do {
+            try connection.transaction(readOnly: false, role: access.role) { connection in
+                let rows = try connection.query(sql, arguments)
+                defer { rows.close() }
+                // Every row is read: a statement stopped halfway would fail the transaction.
+                while let row = try rows.next() {
+                    rowCount += 1
+                    if preferences.returning == .representation {
+                        if rowCount > 1 { body.append(UInt8(ascii: ",")) }
+                        row.appendJSON(options: runner.options, to: &body)
+                    } else if rowCount == 1, preferences.returning == .headersOnly {
+                        location = Self.location(of: row, answer)
+                    }
+                }
+                if let maximum = preferences.maxAffected, rowCount > maximum {
+                    throw HTTPError(
+                        .badRequest, detail: "Query result exceeds max-affected preference constraint", code: "PGRST124",
+                        details: .string("The query affects \(rowCount) rows"))
+                }
+                if preferences.rollsBack { throw RolledBack() }
+            }
+        } catch is RolledBack {
+            // Run and rolled back, as asked: answered as if committed.
+        }
+        body.append(UInt8(ascii: "]"))
+        let isPost = request.method == .post
+        var response: HTTPResponse
+        if preferences.returning == .representation {
+            response = HTTPResponse(status: isPost ? .created : .ok, json: body)
+        } else {
+            response = HTTPResponse(status: isPost ? .created : .noContent)
+        }
+        if isPost, rowCount == 1, let location { response.headers["Location"] = location }
+        let total = preferences.countsExactly ? String(rowCount) : "*"
+        response.headers["Content-Range"] = request.method == .patch && rowCount > 0 ? "0-\(rowCount - 1)/\(total)" : "*/\(total)"
+        if let applied = preferences.applied { response.headers["Preference-Applied"] = applied }
+        return response
+    }
+
+    private struct RolledBack: Error {}
+
+    /// `/items?id=eq.1`: where PostgREST's clients read the row again; `nil` when a key column is missing.
+    private static func location(of row: Row, _ answer: TableWriteAnswer) -> String? {
+        guard !answer.keyLabels.isEmpty else { return nil }
+        var query: [String] = []
+        for label in answer.keyLabels {
+            let value = row[label].map { "eq." + percentEncodedSegment($0) } ?? "is.null"
+            query.append(percentEncodedSegment(label) + "=" + value)
+        }
+        return answer.path + "?" + query.joined(separator: "&")
+    }
+}

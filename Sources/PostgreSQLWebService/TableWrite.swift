@@ -1,0 +1,380 @@
+import HTTPServer
+import PostgreSQL
+import WebService
+
+/// Writes on one table as PostgREST's clients send them: `POST` of a JSON
+/// object or array (one statement for the whole array), `PATCH` and
+/// `DELETE` of the rows the read language's filters select, the answer
+/// chosen by `Prefer: return=…`. The columns written are the body's
+/// members (by label or by column name), or those `columns=` names: a
+/// member sent as `null` is stored as NULL, a member left out keeps the
+/// column's default (insert) or value (update).
+///
+/// The statement is built per request from the names the table declared
+/// at load and the request's members, filters and preferences; every
+/// value is bound (the body as one `json` argument), every name quoted.
+///
+/// ```swift
+/// let write = TableWrite(table: "\"public\".\"item\"", path: "/items", columns: [.init(name: "id", label: "id")],
+///                        key: ["id"], graph: graph, resource: 0)
+/// Route(.post, "/", parameters: [write.parameter()]) { values in values[0] }
+/// ```
+public struct TableWrite: Sendable {
+    /// A column of the table: its name, and the label its rows carry.
+    public struct Column: Sendable {
+        public var name: String
+        public var label: String
+        /// The SQL of its default as the catalog states it (`nextval(…)`,
+        /// `'open'::text`), for `Prefer: missing=default`; `nil` for none.
+        public var defaultExpression: String?
+
+        public init(name: String, label: String, defaultExpression: String? = nil) {
+            self.name = name
+            self.label = label
+            self.defaultExpression = defaultExpression
+        }
+    }
+
+    /// The table, schema-qualified and quoted (`"public"."item"`).
+    public let table: String
+    /// Where its rows are listed, for `Location` (`/items`).
+    public let path: String
+    public let columns: [Column]
+    /// The primary key's column names; a `PATCH` or `DELETE` by filter needs one.
+    public let key: [String]
+    /// The graph whose resource `resource` reads the table, for filters and `select`.
+    public let graph: ResourceGraph
+    public let resource: Int
+
+    public init(table: String, path: String, columns: [Column], key: [String], graph: ResourceGraph, resource: Int) {
+        self.table = table
+        self.path = path
+        self.columns = columns
+        self.key = key
+        self.graph = graph
+        self.resource = resource
+    }
+
+    /// The column a member or argument names, by label or by name.
+    func column(named name: String) -> Column? {
+        columns.first { $0.label == name } ?? columns.first { $0.name == name }
+    }
+
+    /// The arguments of the query string a write reads itself, not as filters.
+    static let ownArguments: Set<String> = ["select", "columns", "on_conflict"]
+
+    // MARK: - The request
+
+    /// The query a request runs: `method` on the rows the body holds
+    /// (`POST`) or those the filters (and `keyFilters`, from the path)
+    /// select (`PATCH`, `DELETE`).
+    public func query(_ request: RoutedRequest, keyFilters: [(name: String, values: [String])], limits: ReadLimits) throws(HTTPError)
+        -> Query
+    {
+        let preferences = try WritePreferences(request.headers)
+        var own: [String: String] = [:]
+        var filters = keyFilters
+        for (name, values) in request.otherArguments {
+            if Self.ownArguments.contains(name) {
+                guard values.count == 1 else {
+                    throw HTTPError(
+                        .badRequest, detail: "The argument \"\(name)\" is given more than once.", parameter: name, code: "PGRST100")
+                }
+                own[name] = values[0]
+            } else {
+                filters.append((name, values))
+            }
+        }
+        var arguments = SQLArguments()
+        let write: String
+        switch request.method {
+        case .post:
+            guard filters.isEmpty else {
+                throw HTTPError(
+                    .badRequest, detail: "A POST writes the rows of its body; it takes no filter (\(filters[0].name)).",
+                    parameter: filters[0].name)
+            }
+            write = try insert(request, own: own, preferences: preferences, arguments: &arguments)
+        case .patch:
+            let body = try Self.body(of: request)
+            guard case .object(let members) = body.document else {
+                throw HTTPError(.badRequest, detail: "A PATCH body is one JSON object: the columns to change.", code: "PGRST102")
+            }
+            var assigned: [Column] = []
+            if let text = own["columns"] {
+                assigned = try chosenColumns(text)
+            } else {
+                for (name, _) in members.members { assigned.append(try knownColumn(name)) }
+            }
+            let source = try rows(of: body, named: assigned, arguments: &arguments, single: true)
+            let target = try selected(filters, method: "PATCH", limits: limits, arguments: &arguments)
+            if assigned.isEmpty {
+                // Nothing to change: the rows the filters select, as they are.
+                write = "SELECT * FROM \(table) WHERE \(target)"
+            } else {
+                let set = assigned.map { quoted($0.name) + " = \"pgrst_body\"." + quoted($0.name) }.joined(separator: ", ")
+                write = "UPDATE \(table) SET \(set) FROM (\(source)) AS \"pgrst_body\" WHERE \(target) RETURNING \(table).*"
+            }
+        case .put:
+            write = try replace(request, filters: filters, arguments: &arguments)
+        case .delete:
+            let target = try selected(filters, method: "DELETE", limits: limits, arguments: &arguments)
+            write = "DELETE FROM \(table) WHERE \(target) RETURNING \(table).*"
+        default:
+            throw HTTPError(.methodNotAllowed, detail: "A table is written by POST, PUT, PATCH or DELETE.")
+        }
+        let answer =
+            "SELECT " + columns.map { quoted($0.name) + " AS " + quoted($0.label) }.joined(separator: ", ") + " FROM \"pgrst_source\""
+        var shaped = Query.list(answer, arguments)
+        if preferences.returning == .representation, let select = own["select"] {
+            do throws(ReadError) {
+                let reading = try ReadRequest(graph: graph, resource: resource, arguments: [("select", [select])], limits: limits)
+                shaped = reading.apply(to: shaped, taken: Set(StatementShape.of(write).parameters.names))
+            } catch {
+                throw error.httpError ?? HTTPError(.badRequest, detail: "The select cannot be read.", parameter: "select")
+            }
+            guard shaped.embeds.isEmpty else {
+                throw HTTPError(
+                    .badRequest,
+                    detail: "The rows a write returns take the table's own columns in select; embedding is not implemented there.",
+                    parameter: "select", code: "PGRST127")
+            }
+        }
+        let sql = "WITH \"pgrst_source\" AS (" + write + ")\n" + shaped.sql
+        return Query.tableWrite(
+            sql, shaped.arguments,
+            answer: .init(
+                preferences: preferences, keyLabels: key.compactMap { name in columns.first { $0.name == name }?.label }, path: path))
+    }
+
+    // MARK: - Insert
+
+    private func insert(_ request: RoutedRequest, own: [String: String], preferences: WritePreferences, arguments: inout SQLArguments)
+        throws(HTTPError) -> String
+    {
+        let body = try Self.body(of: request)
+        let objects: [JSONValue.Members]
+        switch body.document {
+        case .object(let object): objects = [object]
+        case .array(let elements):
+            var found: [JSONValue.Members] = []
+            for element in elements {
+                guard case .object(let object) = element else {
+                    throw HTTPError(
+                        .badRequest, detail: "Empty or invalid json: an array body holds objects, one per row.", code: "PGRST102")
+                }
+                found.append(object)
+            }
+            objects = found
+        default:
+            throw HTTPError(.badRequest, detail: "Empty or invalid json: the body is an object or an array of objects.", code: "PGRST102")
+        }
+        let written: [Column]
+        if let text = own["columns"] {
+            written = try chosenColumns(text)
+        } else {
+            var names = objects.first.map { $0.members.map(\.key) } ?? []
+            var expected = Set(names)
+            for object in objects.dropFirst() where Set(object.members.map(\.key)) != expected {
+                // With missing=default, an object may leave out what another gives.
+                guard preferences.missingDefault else {
+                    throw HTTPError(.badRequest, detail: "All object keys must match.", code: "PGRST102")
+                }
+                for (name, _) in object.members where expected.insert(name).inserted { names.append(name) }
+            }
+            var columns: [Column] = []
+            for name in names { columns.append(try knownColumn(name)) }
+            written = columns
+        }
+        let source = try rows(of: body, named: written, arguments: &arguments, single: false, missingDefault: preferences.missingDefault)
+        let names = written.map { quoted($0.name) }.joined(separator: ", ")
+        var sql = "INSERT INTO \(table) (\(names)) SELECT \(names) FROM (\(source)) AS \"pgrst_body\""
+        if written.isEmpty {
+            sql = "INSERT INTO \(table) SELECT FROM (\(source)) AS \"pgrst_body\""
+        }
+        if let resolution = preferences.resolution {
+            var target = key
+            if let text = own["on_conflict"] { target = try chosenColumns(text, parameter: "on_conflict").map(\.name) }
+            guard !target.isEmpty else {
+                throw HTTPError(
+                    .badRequest, detail: "An upsert needs on_conflict: the table has no primary key.", parameter: "on_conflict")
+            }
+            sql += " ON CONFLICT (" + target.map(quoted).joined(separator: ", ") + ")"
+            let updated = written.filter { !target.contains($0.name) }
+            if resolution == .ignoreDuplicates || updated.isEmpty {
+                sql += " DO NOTHING"
+            } else {
+                sql += " DO UPDATE SET " + updated.map { quoted($0.name) + " = EXCLUDED." + quoted($0.name) }.joined(separator: ", ")
+            }
+        }
+        return sql + " RETURNING \(table).*"
+    }
+
+    // MARK: - Replace
+
+    /// `PUT /t?id=eq.1` with one object: the row of that key inserted, or
+    /// replaced by the members given. The filters are `eq` on every key
+    /// column and nothing else (405, `PGRST105`); the body's key members
+    /// must say the same values (400, `PGRST115`).
+    private func replace(_ request: RoutedRequest, filters: [(name: String, values: [String])], arguments: inout SQLArguments)
+        throws(HTTPError) -> String
+    {
+        var keyValues: [String: String] = [:]
+        for (name, values) in filters {
+            guard let column = column(named: name), key.contains(column.name), values.count == 1, values[0].hasPrefix("eq."),
+                keyValues[column.name] == nil
+            else { throw Self.notByKey }
+            keyValues[column.name] = String(values[0].dropFirst(3))
+        }
+        guard !key.isEmpty, keyValues.count == key.count else { throw Self.notByKey }
+        let body = try Self.body(of: request)
+        guard case .object(let members) = body.document else {
+            throw HTTPError(.badRequest, detail: "A PUT body is one JSON object: the row.", code: "PGRST102")
+        }
+        var written: [Column] = []
+        var given: [String: String] = [:]
+        for (name, value) in members.members {
+            let column = try knownColumn(name)
+            written.append(column)
+            switch value {
+            case .string(let text): given[column.name] = text
+            case .integer(let number): given[column.name] = String(number)
+            case .bool(let flag): given[column.name] = String(flag)
+            default: given[column.name] = nil
+            }
+        }
+        guard key.allSatisfy({ given[$0] != nil && given[$0] == keyValues[$0] }) else {
+            throw HTTPError(.badRequest, detail: "Payload values do not match URL in primary key column(s)", code: "PGRST115")
+        }
+        let source = try rows(of: body, named: written, arguments: &arguments, single: false)
+        let names = written.map { quoted($0.name) }.joined(separator: ", ")
+        let updated = written.filter { !key.contains($0.name) }.map(\.name)
+        let set = (updated.isEmpty ? [key[0]] : updated).map { quoted($0) + " = EXCLUDED." + quoted($0) }.joined(separator: ", ")
+        return "INSERT INTO \(table) (\(names)) SELECT \(names) FROM (\(source)) AS \"pgrst_body\" ON CONFLICT ("
+            + key.map(quoted).joined(separator: ", ") + ") DO UPDATE SET \(set) RETURNING \(table).*"
+    }
+
+    private static let notByKey = HTTPError(
+        .methodNotAllowed, detail: "Filters must include all and only primary key columns with 'eq' operators", code: "PGRST105")
+
+    // MARK: - Parts
+
+    /// The body, which must be JSON (or nothing a write could read: 415).
+    private static func body(of request: RoutedRequest) throws(HTTPError) -> (text: String, document: JSONValue) {
+        let contentType = request.request.contentType
+        guard contentType == "application/json" || contentType?.hasSuffix("+json") == true else {
+            throw HTTPError(
+                .unsupportedMediaType, detail: "The body must be application/json, not \(contentType ?? "a body without Content-Type").")
+        }
+        guard !request.request.body.isEmpty, let document = try? JSONValue.parse(request.request.body) else {
+            throw HTTPError(.badRequest, detail: "Empty or invalid json.", code: "PGRST102")
+        }
+        return (String(decoding: request.request.body, as: UTF8.self), document)
+    }
+
+    /// The rows of the body as a `SELECT` of the table's row type: each
+    /// member read as its column's type by PostgreSQL (`json_populate_record`),
+    /// a member left out NULL (and not written: only `written` columns are).
+    /// With `missingDefault`, a member an object leaves out is the
+    /// column's default there (`Prefer: missing=default`), not NULL.
+    private func rows(
+        of body: (text: String, document: JSONValue), named written: [Column], arguments: inout SQLArguments, single: Bool,
+        missingDefault: Bool = false
+    ) throws(HTTPError) -> String {
+        var text = body.text
+        if case .object = body.document, !single { text = "[" + text + "]" }
+        arguments[value: "writeBody"] = .text(text)
+        // Members named by label are renamed to their columns' names, in SQL.
+        let renamed = written.filter { column in !Self.names(in: body.document).contains(column.name) && column.label != column.name }
+        let function = single ? "json_populate_record" : "json_populate_recordset"
+        if missingDefault, !single {
+            let values = written.map { column in
+                let member = Self.names(in: body.document).contains(column.name) ? column.name : column.label
+                return "CASE WHEN \"pgrst_element\"::jsonb ? " + quotedLiteral(member) + " THEN (json_populate_record(NULL::\(table), "
+                    + "json_build_object(" + quotedLiteral(column.name) + ", \"pgrst_element\"->" + quotedLiteral(member) + ")))."
+                    + quoted(column.name) + " ELSE " + (column.defaultExpression ?? "NULL") + " END AS " + quoted(column.name)
+            }
+            return "SELECT " + (values.isEmpty ? "" : values.joined(separator: ", "))
+                + " FROM json_array_elements(CAST(:writeBody AS json)) AS \"pgrst_elements\"(\"pgrst_element\")"
+        }
+        guard !renamed.isEmpty else {
+            return "SELECT * FROM \(function)(NULL::\(table), CAST(:writeBody AS json))"
+        }
+        let pairs = written.map { column in
+            let member = Self.names(in: body.document).contains(column.name) ? column.name : column.label
+            return quotedLiteral(column.name) + ", \"pgrst_element\"->" + quotedLiteral(member)
+        }.joined(separator: ", ")
+        let elements = single ? "(SELECT CAST(:writeBody AS json) AS \"pgrst_element\")" : "json_array_elements(CAST(:writeBody AS json))"
+        return "SELECT \"pgrst_row\".* FROM \(elements) AS \"pgrst_elements\"(\"pgrst_element\"), "
+            + "json_populate_record(NULL::\(table), json_build_object(\(pairs))) AS \"pgrst_row\""
+    }
+
+    /// The member names of the body's first object.
+    private static func names(in document: JSONValue) -> Set<String> {
+        switch document {
+        case .object(let object): return Set(object.members.map(\.key))
+        case .array(let elements):
+            if case .object(let object) = elements.first { return Set(object.members.map(\.key)) }
+            return []
+        default: return []
+        }
+    }
+
+    private func knownColumn(_ name: String, parameter: String? = nil) throws(HTTPError) -> Column {
+        guard let column = column(named: name) else {
+            throw HTTPError(
+                .badRequest, detail: "Could not find the '\(name)' column of '\(path.dropFirst())' in the schema cache",
+                parameter: parameter, code: "PGRST204")
+        }
+        return column
+    }
+
+    /// `columns=a,b` (or `on_conflict=`): the columns named, each known.
+    private func chosenColumns(_ text: String, parameter: String = "columns") throws(HTTPError) -> [Column] {
+        let names = text.split(separator: ",", omittingEmptySubsequences: false).map {
+            String($0.filter { $0 != " " && $0 != "\"" })
+        }
+        guard !names.contains(where: \.isEmpty) else {
+            throw HTTPError(.badRequest, detail: "\"failed to parse \(parameter) (\(text))\"", parameter: parameter, code: "PGRST100")
+        }
+        var chosen: [Column] = []
+        for name in names where !chosen.contains(where: { $0.name == column(named: name)?.name }) {
+            chosen.append(try knownColumn(name, parameter: parameter))
+        }
+        return chosen
+    }
+
+    /// The condition that selects the rows `filters` select, by the
+    /// table's key; no filter is a 400 (a write of every row is not a
+    /// request's to make by leaving the filters out).
+    private func selected(_ filters: [(name: String, values: [String])], method: String, limits: ReadLimits, arguments: inout SQLArguments)
+        throws(HTTPError) -> String
+    {
+        guard !filters.isEmpty else {
+            throw HTTPError(
+                .badRequest,
+                detail: "A \(method) without a filter would write every row of \(path.dropFirst()); name the rows (?id=eq.1), "
+                    + "or select them all on purpose with a filter every row passes.")
+        }
+        guard !key.isEmpty else {
+            throw HTTPError(.methodNotAllowed, detail: "\(path.dropFirst()) has no primary key: its rows are not written by filter.")
+        }
+        let reading: ReadRequest
+        do throws(ReadError) {
+            reading = try ReadRequest(graph: graph, resource: resource, arguments: filters, limits: limits)
+        } catch {
+            throw error.httpError ?? HTTPError(.badRequest, detail: "The filters cannot be read.")
+        }
+        let filtered = reading.apply(to: Query.list(graph.resources[resource].sql, arguments))
+        arguments = filtered.arguments
+        let labels = key.compactMap { name in columns.first { $0.name == name }?.label }
+        let keyList = key.map { table + "." + quoted($0) }.joined(separator: ", ")
+        return "(\(keyList)) IN (SELECT " + labels.map { "\"pgrst_selected\"." + quoted($0) }.joined(separator: ", ")
+            + " FROM (\(filtered.sql)) AS \"pgrst_selected\")"
+    }
+}
+
+/// `text` as a SQL string literal.
+func quotedLiteral(_ text: String) -> String {
+    "'" + text.replacing("'", with: "''") + "'"
+}
