@@ -68,7 +68,8 @@ struct EncodingTests {
     /// request before calling the server (400, its own HTML body, MHD 0.9.75),
     /// closes the connection without an answer (a NUL in the request line,
     /// MHD 1.0), or cuts the string at the NUL, which our decoding then
-    /// sees; either way no 5xx and the server goes on.
+    /// sees; a NUL in a header may also close the connection without an
+    /// answer on the stock path. Either way no 5xx and the server goes on.
     @Test("raw NUL bytes in the request line, a header and the body")
     func rawNul() throws {
         for target in [Array("/employees?name=a".utf8) + [0] + Array("b".utf8), Array("/employees/1".utf8) + [0]] {
@@ -81,9 +82,13 @@ struct EncodingTests {
             #expect((400...499).contains(response.status) || response.status == 200, "\(response)")
             #expect(response.status < 500, "\(response)")
         }
-        let header = try server.exchange(
-            Array("GET /math/sum?a=1&b=2 HTTP/1.1\r\nHost: 127.0.0.1\r\nX-A: a".utf8) + [0] + Array("b\r\nConnection: close\r\n\r\n".utf8))
-        #expect(header.status < 500, "\(header)")
+        // libmicrohttpd's stock path may close such a connection without an answer, as for the request line.
+        do {
+            let header = try server.exchange(
+                Array("GET /math/sum?a=1&b=2 HTTP/1.1\r\nHost: 127.0.0.1\r\nX-A: a".utf8) + [0]
+                    + Array("b\r\nConnection: close\r\n\r\n".utf8))
+            #expect(header.status < 500, "\(header)")
+        } catch TestClient.Failure.closed {}
         let form = try server.send(
             "/math/sum", headers: [("Content-Type", "application/x-www-form-urlencoded")],
             body: Array("a=1&b=2".utf8) + [0])
