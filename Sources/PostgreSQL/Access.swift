@@ -27,7 +27,7 @@ public struct Access: Sendable, Hashable {
     /// function that writes).
     public var isReadOnly: Bool
     /// The request the work is for, when its span records: each statement
-    /// gets a span under it (``StatementSpan``).
+    /// gets a span under it (`StatementSpan`).
     public var trace: RequestTrace?
 
     /// An access; by default the connection's role, reads and writes, no trace.

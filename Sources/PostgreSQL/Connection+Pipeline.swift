@@ -16,7 +16,7 @@ package struct PipelinedStatement {
     /// ``StatementBatcher`` reads every result whole.
     var firstRowOnly = false
     /// Whether the statement gets a span when the connection has a trace
-    /// (``StatementSpan``): an execution of a prepared statement, or a
+    /// (`StatementSpan`): an execution of a prepared statement, or a
     /// statement of the request's SQL sent as text (a cursor's
     /// declaration); not transaction control.
     package var isTraced: Bool

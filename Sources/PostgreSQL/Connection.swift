@@ -57,7 +57,7 @@ public final class Connection {
     package var streamsThroughLibpq = false
 
     /// The request whose statements the connection runs now: each gets a
-    /// span under it (``StatementSpan``). Set by ``ConnectionPool/acquire(for:)``
+    /// span under it (`StatementSpan`). Set by ``ConnectionPool/acquire(for:)``
     /// for the holder's work, cleared when the connection goes back.
     package var trace: RequestTrace?
 
@@ -310,7 +310,7 @@ public final class Connection {
     /// libpq's `PQsendQueryPrepared` (or `PQsendQueryParams` with its SQL
     /// text when the connection ``preparesNothing``, or with
     /// `commentedSQL`, the text a recording span sends:
-    /// ``StatementSpan``) does; 1 when sent.
+    /// `StatementSpan`) does; 1 when sent.
     func sendExecution(
         of statement: PreparedStatement, _ values: [String?], handle: OpaquePointer, commentedSQL: String? = nil
     ) -> Int32 {

@@ -339,7 +339,7 @@ package final class StatementBatcher {
 
     /// Sends the execution of `statement`, prepared first if it is new to
     /// the connection, or its `commentedSQL` as the unnamed statement (a
-    /// recording span's: ``StatementSpan``); `false` when libpq refuses
+    /// recording span's: `StatementSpan`); `false` when libpq refuses
     /// (the connection is lost).
     func send(
         _ statement: PreparedStatement, _ values: [String?], as expected: BatcherConnection.Expected,

@@ -62,7 +62,7 @@ final class WireRowReader {
     /// those of `preliminaries` (prepared statements whose results are
     /// read and dropped), all in one implicit transaction; with
     /// `describe`, the server describes the result's columns first. With
-    /// `commentedSQL` (a recording span's: ``StatementSpan``), that text
+    /// `commentedSQL` (a recording span's: `StatementSpan`), that text
     /// is parsed as the unnamed statement and run instead; with
     /// `countsRows`, ``completedRows`` says how many rows came.
     init(

@@ -276,7 +276,7 @@ public struct Query: Sendable {
     ///     .created(at: "/products/{id}")
     /// ```
     ///
-    /// This is the one form of a create: on an ``object(_:_:notFound:)-swift.type.method``
+    /// This is the one form of a create: on an `object` query
     /// or a list, it makes the query a one-statement transaction whose
     /// first row answers.
     public func created(at template: String) -> Query {

@@ -2,7 +2,7 @@ import PostgreSQL
 import PostgreSQLWebService
 import WebService
 
-/// The ``ResourceGraph`` of a folder, built when it is loaded: what its
+/// The `ResourceGraph` of a folder, built when it is loaded: what its
 /// GET operations read in PostgREST's language.
 ///
 /// - Each GET operation is a resource: its statement, its result columns

@@ -190,7 +190,7 @@ public struct LoadedServices: Sendable {
     }
 }
 
-/// The operations of one service, as a ``WebService``.
+/// The operations of one service, as a `WebService`.
 struct SQLService: WebService {
     let path: String
     let description: String

@@ -9,7 +9,7 @@ extension Operation {
     /// own (`taken`): those its documents state (`select`, `order`, `or`,
     /// `and`, a filter per filterable column: ``Resource/documentedArguments(taken:value:)``),
     /// and the one that reads every argument its own parameters do not
-    /// name as a ``ReadRequest``, refusing what the resource cannot take
+    /// name as a `ReadRequest`, refusing what the resource cannot take
     /// with PostgREST's problem (a 400 naming the argument).
     ///
     /// ```swift
@@ -39,7 +39,7 @@ extension Operation {
 extension Operation {
     /// The parameter of a `@writes` operation that hands its handler the
     /// request (body, filters, `select`, `columns`, `on_conflict`,
-    /// preferences), which ``TableWrite`` reads.
+    /// preferences), which `TableWrite` reads.
     static func writeParameter() -> Parameter {
         let runtime = RuntimeParameter<Argument>.readingOtherArguments(
             description: "The rows (a JSON object or array), and filters, `select`, `columns` and `on_conflict` in PostgREST's syntax.",

@@ -31,7 +31,7 @@ public struct Operation: Sendable {
     /// The request's arguments that the details embedded from the row bind
     /// (whether `details` or `select` asks for them), with their index.
     let detailBindings: [(index: Int, name: String)]
-    /// A GET's resource in the folder's ``ResourceGraph``.
+    /// A GET's resource in the folder's `ResourceGraph`.
     let resource: Int?
     /// The 404's detail (`{name}` placeholders filled) and the variable it names, for objects.
     let notFound: (template: String, parameter: String?)?
@@ -52,7 +52,7 @@ public struct Operation: Sendable {
         case object
         /// A write: its statements in one transaction, the last one's rows answer.
         case write(returning: Query.Returning)
-        /// `@writes`: a table's rows written as PostgREST's clients send them (``TableWrite``).
+        /// `@writes`: a table's rows written as PostgREST's clients send them (`TableWrite`).
         case tableWrite
     }
 
@@ -69,9 +69,9 @@ public struct Operation: Sendable {
             /// filter); the `read` parameter reads them all.
             case documented
             /// Every argument no other parameter names, read in PostgREST's
-            /// language against the operation's resource (``ReadRequest``).
+            /// language against the operation's resource (`ReadRequest`).
             case read
-            /// The request a table write reads (body, filters, preferences: ``TableWrite``).
+            /// The request a table write reads (body, filters, preferences: `TableWrite`).
             case write
         }
 

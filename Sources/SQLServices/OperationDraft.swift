@@ -19,7 +19,7 @@ struct OperationDraft {
     let orderable: Set<String>
     /// The `@example`s of arguments the read language takes (`select`, a
     /// filter), for their documents; `needsGraph` when its value embeds
-    /// another resource, to be checked once the folder's ``ResourceGraph`` is known.
+    /// another resource, to be checked once the folder's `ResourceGraph` is known.
     let readExamples: [(directive: ServiceFile.ExampleDirective, needsGraph: Bool)]
 
     /// The enumeration of the details, if the operation has details.

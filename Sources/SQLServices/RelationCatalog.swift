@@ -1,7 +1,7 @@
 import PostgreSQL
 
 /// What PostgreSQL's catalog says about the tables and views a folder
-/// reads, for the relationships of its ``ResourceGraph``: their columns,
+/// reads, for the relationships of its `ResourceGraph`: their columns,
 /// keys and foreign keys, where each view's columns come from, and the
 /// functions of their rows (computed columns). Read once per load, in four
 /// queries, for the schemas of the tables the folder's statements read.

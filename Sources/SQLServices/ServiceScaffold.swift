@@ -120,7 +120,7 @@ public struct ServiceScaffold: Sendable {
     /// leave the output folder (`..`, `/`) nor break the file's header.
     /// When an earlier relation of the catalog (by schema, then name) has
     /// that segment, ignoring case, or the server reserves it (`health`,
-    /// `metrics`, `jsonrpc`: ``ReservedPath``), the schema's segment and a
+    /// `metrics`, `jsonrpc`: `ReservedPath`), the schema's segment and a
     /// `-` come first; when that is taken too, `-2`, `-3`… follow it.
     func pathSegment(_ relation: DatabaseCatalog.Relation) -> String {
         segments[SegmentKey(schema: relation.schema, name: relation.name)] ?? Self.segment(relation.name)

@@ -15,7 +15,7 @@ import WebService
 /// - database errors answered over HTTP, by SQLSTATE class;
 /// - every metric made through swift-metrics (`Counter(label:)`, `Timer`,
 ///   …), the program's, a library's or a service's own, from the
-///   ``MetricsRegistry`` that ``ServerProgram`` bootstraps as its backend;
+///   `MetricsRegistry` that ``ServerProgram`` bootstraps as its backend;
 /// - the live feed's streams, groups, batches and statements.
 ///
 /// The server's own series are kept in atomics of each route's record and

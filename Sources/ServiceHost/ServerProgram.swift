@@ -349,7 +349,7 @@ public struct ServerProgram {
 
 extension ServerProgram {
     /// Logs what a pool found of a pooler on its first connection
-    /// (``PoolerProbe``): nothing when it reached PostgreSQL itself.
+    /// (`PoolerProbe`): nothing when it reached PostgreSQL itself.
     static func poolerReport(pool: String, logger: Logger) -> @Sendable (PoolerProbe.Finding) -> Void {
         { finding in
             switch finding {

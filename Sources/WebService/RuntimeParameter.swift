@@ -51,9 +51,9 @@ public struct RuntimeParameter<Value: Sendable>: Sendable {
     /// The value taken when the request does not supply it; `nil` when the argument is required.
     let valueWhenAbsent: Value?
     let convert: @Sendable ([ArgumentInput]) throws(ArgumentConversionError) -> Value
-    /// For a parameter made by ``readingOtherArguments(description:read:)``: what it reads.
+    /// For a parameter made by ``readingOtherArguments(description:readsBody:read:)``: what it reads.
     private let readRequest: (@Sendable (RoutedRequest) throws(HTTPError) -> Value)?
-    /// Whether it only documents an argument read by the route's ``readingOtherArguments(description:read:)`` parameter.
+    /// Whether it only documents an argument read by the route's ``readingOtherArguments(description:readsBody:read:)`` parameter.
     private var isDocumentation = false
     /// Whether its route takes the body as it is (``readingOtherArguments(description:readsBody:read:)``).
     private var readsBody = false
@@ -97,7 +97,7 @@ public struct RuntimeParameter<Value: Sendable>: Sendable {
     }
 
     /// A parameter that only documents `name`, an argument the route's
-    /// ``readingOtherArguments(description:read:)`` parameter reads (as
+    /// ``readingOtherArguments(description:readsBody:read:)`` parameter reads (as
     /// one of the others: this one takes no part in it); its handler value is always `value`.
     ///
     /// ```swift
