@@ -4,7 +4,7 @@
 /// password's UTF-8. Python's passlib reads and writes the same text.
 ///
 /// ```swift
-/// let hash = PasswordHash.make(password: "s3cret")
+/// let hash = PasswordHash.make(password: "s3cret")!
 /// hash.description                       // "$pbkdf2-sha256$600000$…$…"
 /// hash.verifies(password: "s3cret")      // true
 /// ```
@@ -47,14 +47,14 @@ public struct PasswordHash: Sendable, Hashable, CustomStringConvertible {
         PasswordHash(iterations: iterations, salt: LibCrypto.randomBytes(16), hash: LibCrypto.randomBytes(32))
     }
 
-    /// The hash of `password` with a new random 16-byte salt.
+    /// The hash of `password` with a new random 16-byte salt; `nil` for a
+    /// count of iterations outside 1...``maximumIterations``.
     ///
     /// ```swift
-    /// print(PasswordHash.make(password: password, iterations: 100_000))
+    /// PasswordHash.make(password: password, iterations: 100_000).map { print($0) }
     /// ```
-    public static func make(password: String, iterations: Int = defaultIterations) -> PasswordHash {
-        // `hash-password --iterations` takes 1...maximumIterations only: only code passes another count.
-        precondition((1...maximumIterations).contains(iterations), "PBKDF2 takes 1 to \(maximumIterations) iterations")
+    public static func make(password: String, iterations: Int = defaultIterations) -> PasswordHash? {
+        guard (1...maximumIterations).contains(iterations) else { return nil }
         let salt = LibCrypto.randomBytes(16)
         let hash = LibCrypto.pbkdf2SHA256(password: Array(password.utf8), salt: salt, iterations: iterations, length: 32)
         return PasswordHash(iterations: iterations, salt: salt, hash: hash)

@@ -7,6 +7,8 @@ import PostgreSQL
 extension LiveFeed {
     /// What the feed's loop keeps, on its thread only.
     final class LoopState {
+        /// The feed's loop, given when it starts.
+        var loop: EventLoop?
         /// The `LISTEN` connection, and its socket's registration.
         var listener: Connection?
         var registration: EventLoop.Registration?
@@ -23,10 +25,10 @@ extension LiveFeed {
         var hasWarnedOfPayload = false
     }
 
-    /// On the loop, once: the pass hook, the listener.
-    func startLoop() {
-        guard let loop = EventLoop.current else { return }
+    /// On `loop`, the feed's, once: the pass hook, the listener.
+    func startLoop(on loop: EventLoop) {
         let state = loopState
+        state.loop = loop
         state.nextHeartbeat = .now + configuration.heartbeat
         state.nextHousekeeping = .now + .seconds(1)
         loop.addPassHook { [unowned self] in self.passEnded() }
@@ -84,8 +86,8 @@ extension LiveFeed {
     /// Opens the `LISTEN` connection and listens on the feed's channel and
     /// the relayed ones; on failure, tries again later, waiting longer each time.
     private func connectListener() {
-        guard let loop = EventLoop.current else { return }
         let state = loopState
+        guard let loop = state.loop else { return }
         do {
             let connection = try pool.openConnection(applicationName: "sql-rest live")
             do {
@@ -164,8 +166,8 @@ extension LiveFeed {
     /// gets `reset` and ends, every group goes, and the listener connects
     /// again (at once, then waiting longer each time).
     private func lost(_ error: any Error) {
-        guard let loop = EventLoop.current else { return }
         let state = loopState
+        guard let loop = state.loop else { return }
         if let registration = state.registration { loop.unregister(registration) }
         state.registration = nil
         state.listener?.close()

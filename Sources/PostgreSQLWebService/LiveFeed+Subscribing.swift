@@ -124,7 +124,7 @@ extension LiveFeed {
                 }
                 registry.loop = loop
                 let feed = LoopConfined(self)
-                loop.execute { feed.value.startLoop() }
+                loop.execute { feed.value.startLoop(on: loop) }
             }
             while !registry.isListening {
                 guard !registry.isStopped, lock.wait(until: deadline) else {

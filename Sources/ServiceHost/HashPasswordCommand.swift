@@ -34,7 +34,9 @@ struct HashPasswordCommand: ParsableCommand {
         guard let password = readLine(strippingNewline: true), !password.isEmpty else {
             throw ValidationError("No password on standard input.")
         }
-        let hash = PasswordHash.make(password: password, iterations: iterations)
+        guard let hash = PasswordHash.make(password: password, iterations: iterations) else {
+            throw ValidationError("--iterations must be 1 to \(PasswordHash.maximumIterations).")
+        }
         print(user.map { "\($0):\(hash)" } ?? "\(hash)")
     }
 }

@@ -22,8 +22,10 @@ struct PasswordHashTests {
 
     @Test("a new hash has its own salt, and reads back")
     func newHash() throws {
-        let first = PasswordHash.make(password: "pässword", iterations: 1000)
-        let second = PasswordHash.make(password: "pässword", iterations: 1000)
+        let first = try #require(PasswordHash.make(password: "pässword", iterations: 1000))
+        let second = try #require(PasswordHash.make(password: "pässword", iterations: 1000))
+        #expect(
+            PasswordHash.make(password: "pässword", iterations: 0) == nil, "a count outside 1...maximumIterations is refused, not trapped")
         #expect(first != second)
         let read = try #require(PasswordHash(first.description))
         #expect(read.verifies(password: "pässword"))
