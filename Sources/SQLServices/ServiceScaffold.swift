@@ -51,14 +51,10 @@ public struct ServiceScaffold: Sendable {
             guard !relation.isView, !relation.primaryKey.isEmpty else { continue }
             files.append(("\(folder)/one.sql", one(relation)))
             guard writes else { continue }
-            files.append(("\(folder)/create.sql", create(relation)))
-            if relation.columns.contains(where: { !relation.primaryKey.contains($0.name) && !$0.isGenerated }) {
-                files.append(("\(folder)/update.sql", update(relation)))
-                files.append(("\(folder)/update-where.sql", updateWhere(relation)))
+            let changesColumns = relation.columns.contains { !relation.primaryKey.contains($0.name) && !$0.isGenerated }
+            for write in Self.writes where changesColumns || !write.changesColumns {
+                files.append(("\(folder)/\(write.file).sql", writeFile(write, relation)))
             }
-            files.append(("\(folder)/replace.sql", replace(relation)))
-            files.append(("\(folder)/delete.sql", delete(relation)))
-            files.append(("\(folder)/delete-where.sql", deleteWhere(relation)))
         }
         return files
     }
@@ -340,52 +336,45 @@ public struct ServiceScaffold: Sendable {
     // so that a member sent as `null` is stored as NULL and one left out keeps
     // the column's default (insert) or value (update).
 
-    private func create(_ relation: DatabaseCatalog.Relation) -> String {
-        [
-            "-- POST /" + pathSegment(relation),
-            Self.printable("-- Adds rows to \(relation.name): a JSON object, or an array of them in one statement."),
-            Self.printable("-- The members given are the columns written; the others take their defaults."),
-            "-- @writes " + qualified(relation),
-        ].joined(separator: "\n") + "\n"
+    /// A write file of `init --writes`: its name, method, whether its path
+    /// ends with the key, whether it changes columns other than the key,
+    /// and what it does (`TABLE` stands for the relation's name).
+    private struct Write {
+        let file: String
+        let method: String
+        let byKey: Bool
+        let changesColumns: Bool
+        let description: [String]
     }
 
-    private func update(_ relation: DatabaseCatalog.Relation) -> String {
-        [
-            "-- PATCH " + keyPath(relation),
-            Self.printable("-- Changes the columns given of one row of \(relation.name); the others keep their values."),
-            "-- @writes " + qualified(relation),
-        ].joined(separator: "\n") + "\n"
-    }
+    private static let writes = [
+        Write(
+            file: "create", method: "POST", byKey: false, changesColumns: false,
+            description: [
+                "Adds rows to TABLE: a JSON object, or an array of them in one statement.",
+                "The members given are the columns written; the others take their defaults.",
+            ]),
+        Write(
+            file: "update", method: "PATCH", byKey: true, changesColumns: true,
+            description: ["Changes the columns given of one row of TABLE; the others keep their values."]),
+        Write(
+            file: "update-where", method: "PATCH", byKey: false, changesColumns: true,
+            description: ["Changes the columns given of the rows of TABLE the filters select (a filter is required)."]),
+        Write(
+            file: "replace", method: "PUT", byKey: false, changesColumns: false,
+            description: ["Inserts or replaces the row of TABLE whose key the filters give (`?id=eq.1`), as the body says."]),
+        Write(file: "delete", method: "DELETE", byKey: true, changesColumns: false, description: ["Removes one row of TABLE."]),
+        Write(
+            file: "delete-where", method: "DELETE", byKey: false, changesColumns: false,
+            description: ["Removes the rows of TABLE the filters select (a filter is required)."]),
+    ]
 
-    private func updateWhere(_ relation: DatabaseCatalog.Relation) -> String {
-        [
-            "-- PATCH /" + pathSegment(relation),
-            Self.printable("-- Changes the columns given of the rows of \(relation.name) the filters select (a filter is required)."),
-            "-- @writes " + qualified(relation),
-        ].joined(separator: "\n") + "\n"
-    }
-
-    private func replace(_ relation: DatabaseCatalog.Relation) -> String {
-        [
-            "-- PUT /" + pathSegment(relation),
-            Self.printable("-- Inserts or replaces the row of \(relation.name) whose key the filters give (`?id=eq.1`), as the body says."),
-            "-- @writes " + qualified(relation),
-        ].joined(separator: "\n") + "\n"
-    }
-
-    private func delete(_ relation: DatabaseCatalog.Relation) -> String {
-        [
-            "-- DELETE " + keyPath(relation),
-            Self.printable("-- Removes one row of \(relation.name)."),
-            "-- @writes " + qualified(relation),
-        ].joined(separator: "\n") + "\n"
-    }
-
-    private func deleteWhere(_ relation: DatabaseCatalog.Relation) -> String {
-        [
-            "-- DELETE /" + pathSegment(relation),
-            Self.printable("-- Removes the rows of \(relation.name) the filters select (a filter is required)."),
-            "-- @writes " + qualified(relation),
-        ].joined(separator: "\n") + "\n"
+    private func writeFile(_ write: Write, _ relation: DatabaseCatalog.Relation) -> String {
+        let path = write.byKey ? keyPath(relation) : "/" + pathSegment(relation)
+        let lines =
+            ["-- \(write.method) \(path)"]
+            + write.description.map { Self.printable("-- " + $0.replacing("TABLE", with: relation.name)) }
+            + ["-- @writes " + qualified(relation)]
+        return lines.joined(separator: "\n") + "\n"
     }
 }
