@@ -216,7 +216,10 @@ def live_metrics(port):
 def live_transactions():
     """Transactions the sample database has run so far, as PostgreSQL counts them: each
     re-read of a group is one (an implicit transaction, as its role), each change one."""
-    time.sleep(1.2)  # the backends report their counts at most once a second
+    # A backend reports its counts when it goes idle, but at most once a
+    # second: counts it could not report then wait for its idle timer,
+    # 10 s (PostgreSQL's PGSTAT_IDLE_INTERVAL), or its next report.
+    time.sleep(10.5)
     return int(live_admin("SELECT xact_commit + xact_rollback FROM pg_stat_database WHERE datname = 'employees'"))
 
 
@@ -293,7 +296,8 @@ def live_scenario(args, results, log):
         statements = after.get("live_statements_total", 0) - before.get("live_statements_total", 0)
         delivered = after.get("live_events_total", 0) - before.get("live_events_total", 0)
         changes = int(LIVE_RATE * seconds)
-        transactions = transactions_after - transactions_before - changes
+        # Less the changes and the measuring query's own transaction.
+        transactions = transactions_after - transactions_before - changes - 1
         p50, p99 = live_percentile(latencies, 0.5), live_percentile(latencies, 0.99)
         results.note(f"{title}: {ready:,} streams with their snapshot in {opened:.1f} s ({failure_count} failed: "
                      f"{', '.join(failures) or 'none'}; {closed} closed by the server), server RSS {mb(rss_open):.1f} MB "
@@ -308,7 +312,8 @@ def live_scenario(args, results, log):
         per_batch, database_per_batch = statements / max(batches, 1), transactions / max(batches, 1)
         results.add(title + ": statements per batch", f"{per_batch:.2f} ({database_per_batch:.2f} by PostgreSQL's count)",
                     f"{len(groups)} groups", "-", "<= the groups",
-                    per_batch <= len(groups) and database_per_batch <= len(groups))
+                    # PostgreSQL's count is the whole database's: 1 % for other sessions (autovacuum).
+                    per_batch <= len(groups) and database_per_batch <= len(groups) * 1.01)
         results.add(title + ": peak RSS", f"{mb(peak):.1f} MB", "-", "-", "<= 200 MB", mb(peak) <= 200)
 
         # One group's work per change, on a server of its own: 1 caller, then 1,000.
