@@ -2,7 +2,6 @@ import EventLoops
 import FoundationEssentials
 import PrometheusMetrics
 import Locking
-import Synchronization
 
 // MARK: - The pool's own loop
 
@@ -55,7 +54,7 @@ final class BatcherThread: @unchecked Sendable {
 /// `@unchecked Sendable`: `batchers` is touched only with `lock` held, and
 /// each batcher's state only on its loop.
 final class LoopBatchers: @unchecked Sendable {
-    private let lock = Mutex<[ObjectIdentifier: (loop: EventLoop, batcher: LoopConfined<StatementBatcher>)]>([:])
+    private let lock = Locked<[ObjectIdentifier: (loop: EventLoop, batcher: LoopConfined<StatementBatcher>)]>([:])
 
     /// The batcher on `loop`; made by `make` the first time.
     func batcher(on loop: EventLoop, make: (_ on: EventLoop) -> StatementBatcher) -> StatementBatcher {

@@ -1,4 +1,4 @@
-import Synchronization
+import Locking
 
 /// What the text of a statement says about its parameters and labels,
 /// worked out once per text and kept for the process: a query built per
@@ -25,7 +25,7 @@ package final class StatementShape: Sendable {
 
     /// How many texts the table keeps before it is emptied.
     static let limit = 4096
-    private static let known = Mutex<[String: StatementShape]>([:])
+    private static let known = Locked<[String: StatementShape]>([:])
 
     /// The shape of `sql`, worked out on first use.
     package static func of(_ sql: String) -> StatementShape {
