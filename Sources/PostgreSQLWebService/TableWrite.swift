@@ -96,7 +96,7 @@ public struct TableWrite: Sendable {
             }
             write = try insert(request, own: own, preferences: preferences, arguments: &arguments)
         case .patch:
-            let body = try Self.body(of: request)
+            let body = try Self.body(of: request, oneRow: true)
             guard case .object(let members) = body.document else {
                 throw HTTPError(.badRequest, detail: "A PATCH body is one JSON object: the columns to change.", code: "PGRST102")
             }
@@ -227,7 +227,7 @@ public struct TableWrite: Sendable {
             keyValues[column.name] = String(values[0].dropFirst(3))
         }
         guard !key.isEmpty, keyValues.count == key.count else { throw Self.notByKey }
-        let body = try Self.body(of: request)
+        let body = try Self.body(of: request, oneRow: true)
         guard case .object(let members) = body.document else {
             throw HTTPError(.badRequest, detail: "A PUT body is one JSON object: the row.", code: "PGRST102")
         }
@@ -259,12 +259,28 @@ public struct TableWrite: Sendable {
 
     // MARK: - Parts
 
-    /// The body, which must be JSON (or nothing a write could read: 415).
-    private static func body(of request: RoutedRequest) throws(HTTPError) -> (text: String, document: JSONValue) {
+    /// The body, JSON or CSV (``CSVBody``), as JSON; anything else is 415.
+    /// With `oneRow` (PATCH and PUT), a CSV body of one line is that row's
+    /// object rather than an array.
+    private static func body(of request: RoutedRequest, oneRow: Bool = false) throws(HTTPError) -> (
+        text: String, document: JSONValue
+    ) {
         let contentType = request.request.contentType
+        if contentType == "text/csv" {
+            var text = try CSVBody.json(request.request.body)
+            guard var document = try? JSONValue.parse(Array(text.utf8)) else {
+                throw HTTPError(.badRequest, detail: "Empty or invalid CSV.", code: "PGRST102")
+            }
+            if oneRow, case .array(let rows) = document, rows.count == 1 {
+                document = rows[0]
+                text = String(text.dropFirst().dropLast())
+            }
+            return (text, document)
+        }
         guard contentType == "application/json" || contentType?.hasSuffix("+json") == true else {
             throw HTTPError(
-                .unsupportedMediaType, detail: "The body must be application/json, not \(contentType ?? "a body without Content-Type").")
+                .unsupportedMediaType,
+                detail: "The body must be application/json or text/csv, not \(contentType ?? "a body without Content-Type").")
         }
         guard !request.request.body.isEmpty, let document = try? JSONValue.parse(request.request.body) else {
             throw HTTPError(.badRequest, detail: "Empty or invalid json.", code: "PGRST102")
