@@ -181,7 +181,7 @@ extension Query: RunnableResult {
                 return try singular(page: &page, runner: runner, request: request, access: access, connection: connection, pool: pool)
             }
             var headers: HTTPHeaders = [
-                "Content-Type": preferences.representation == .csv ? "text/csv; charset=utf-8; header=present" : "application/json"
+                "Content-Type": preferences.representation == .csv ? "text/csv; charset=utf-8" : "application/json"
             ]
             if let links = page.links { headers.add("Link", links) }
             var status = HTTPStatus.ok

@@ -4,10 +4,12 @@ import WebService
 
 // MARK: - A table's write, answered as PostgREST answers it
 
-/// How a ``TableWrite``'s rows answer: its preferences, and where a
-/// created row is read again (`/items?id=eq.1`).
+/// How a ``TableWrite``'s rows answer: its preferences, the representation
+/// `Accept` asks for (JSON, CSV or one object), and where a created row is
+/// read again (`/items?id=eq.1`).
 struct TableWriteAnswer: Sendable {
     let preferences: WritePreferences
+    let representation: ReadPreferences.Representation
     /// The primary key's labels, in order, for `Location`.
     let keyLabels: [String]
     let path: String
@@ -16,13 +18,16 @@ struct TableWriteAnswer: Sendable {
 extension Query {
     /// Runs the statement in one transaction as the request's role: `POST`
     /// answers 201, `PATCH` and `DELETE` 204 (200 with the rows for
-    /// `return=representation`); more rows than `max-affected` roll it
-    /// back with a 400, as does `tx=rollback` after answering.
+    /// `return=representation`, as JSON, CSV or, asked for one object, the
+    /// object: 406 and rolled back unless one row was written); more rows
+    /// than `max-affected` roll it back with a 400, as does `tx=rollback`
+    /// after answering.
     func tableWrite(_ answer: TableWriteAnswer, on connection: Connection, access: Access, runner: QueryRunner, request: RoutedRequest)
         throws -> HTTPResponse
     {
         let preferences = answer.preferences
-        var body: [UInt8] = [UInt8(ascii: "[")]
+        let represents = preferences.returning == .representation
+        var body: [UInt8] = answer.representation == .json ? [UInt8(ascii: "[")] : []
         var rowCount = 0
         var location: String?
         do {
@@ -32,28 +37,46 @@ extension Query {
                 // Every row is read: a statement stopped halfway would fail the transaction.
                 while let row = try rows.next() {
                     rowCount += 1
-                    if preferences.returning == .representation {
-                        if rowCount > 1 { body.append(UInt8(ascii: ",")) }
-                        row.appendJSON(options: runner.options, to: &body)
+                    if represents {
+                        switch answer.representation {
+                        case .csv:
+                            if rowCount == 1 { CSVWriter.appendHeader(row.layout.columns, to: &body) }
+                            CSVWriter.appendRow(row, to: &body)
+                        case .singular where rowCount > 1: break
+                        default:
+                            if rowCount > 1 { body.append(UInt8(ascii: ",")) }
+                            row.appendJSON(options: runner.options, to: &body)
+                        }
                     } else if rowCount == 1, preferences.returning == .headersOnly {
                         location = Self.location(of: row, answer)
                     }
                 }
+                if represents, answer.representation == .csv, rowCount == 0 { CSVWriter.appendHeader(rows.columns, to: &body) }
                 if let maximum = preferences.maxAffected, rowCount > maximum {
                     throw HTTPError(
                         .badRequest, detail: "Query result exceeds max-affected preference constraint", code: "PGRST124",
                         details: .string("The query affects \(rowCount) rows"))
+                }
+                if answer.representation == .singular, rowCount != 1 {
+                    throw HTTPError(
+                        .notAcceptable, detail: "JSON object requested, multiple (or no) rows returned", code: "PGRST116",
+                        details: .string("The result contains \(rowCount) rows"))
                 }
                 if preferences.rollsBack { throw RolledBack() }
             }
         } catch is RolledBack {
             // Run and rolled back, as asked: answered as if committed.
         }
-        body.append(UInt8(ascii: "]"))
+        if answer.representation == .json { body.append(UInt8(ascii: "]")) }
         let isPost = request.method == .post
         var response: HTTPResponse
-        if preferences.returning == .representation {
+        if represents {
             response = HTTPResponse(status: isPost ? .created : .ok, json: body)
+            switch answer.representation {
+            case .csv: response.headers["Content-Type"] = "text/csv; charset=utf-8"
+            case .singular: response.headers["Content-Type"] = ReadPreferences.singularType + "; charset=utf-8"
+            default: break
+            }
         } else {
             response = HTTPResponse(status: isPost ? .created : .noContent)
         }

@@ -66,7 +66,7 @@ struct ReadPreferences: Sendable {
 
     /// The representation `Accept` prefers, by its quality values: JSON for
     /// `application/json`, `*/*`, `application/*` or no `Accept` at all.
-    private static func representation(_ values: [String]) throws(HTTPError) -> Representation {
+    static func representation(_ values: [String]) throws(HTTPError) -> Representation {
         var best: (quality: Double, representation: Representation)?
         var named: [String] = []
         for value in values {

@@ -72,6 +72,12 @@ public struct TableWrite: Sendable {
         -> Query
     {
         let preferences = try WritePreferences(request.headers)
+        let representation = try ReadPreferences.representation(request.headers.values(for: "Accept"))
+        guard representation != .events else {
+            throw HTTPError(
+                .notAcceptable, detail: "A write answers application/json, text/csv or \(ReadPreferences.singularType).",
+                code: "PGRST107")
+        }
         var own: [String: String] = [:]
         var filters = keyFilters
         for (name, values) in request.otherArguments {
@@ -144,7 +150,8 @@ public struct TableWrite: Sendable {
         return Query.tableWrite(
             sql, shaped.arguments,
             answer: .init(
-                preferences: preferences, keyLabels: key.compactMap { name in columns.first { $0.name == name }?.label }, path: path))
+                preferences: preferences, representation: representation,
+                keyLabels: key.compactMap { name in columns.first { $0.name == name }?.label }, path: path))
     }
 
     // MARK: - Insert

@@ -147,13 +147,30 @@ struct TableWriteTests {
             [csv, ("Prefer", "return=representation")])
         #expect(fromCSV.status == 201, "\(fromCSV)")
         #expect(fromCSV.text == #"[{"name":"c1","clientId":null},{"name":"c2, \"quoted\"\nline","clientId":4}]"#, "\(fromCSV)")
+        // The rows written, as CSV or as one object (406 and rolled back unless one row).
+        let asCSV = try Self.send(
+            "POST", "/project?select=name,clientId", "name\nc5", port: port,
+            [csv, ("Accept", "text/csv"), ("Prefer", "return=representation")])
+        #expect(asCSV.status == 201 && asCSV.text == "name,clientId\r\nc5,7\r\n", "\(asCSV)")
+        #expect(asCSV.header("content-type") == "text/csv; charset=utf-8")
+        let one = try Self.send(
+            "PATCH", "/project?name=eq.c5&select=name,status", #"{"status": "done"}"#, port: port,
+            [Self.json, ("Accept", "application/vnd.pgrst.object+json"), ("Prefer", "return=representation")])
+        #expect(one.status == 200 && one.text == #"{"name":"c5","status":"done"}"#, "\(one)")
+        let notOne = try Self.send(
+            "DELETE", "/project?name=like.c*", port: port,
+            [("Accept", "application/vnd.pgrst.object+json"), ("Prefer", "return=representation")])
+        #expect(notOne.status == 406 && notOne.object["code"] as? String == "PGRST116", "\(notOne)")
+        #expect(try Self.send("DELETE", "/project?name=eq.c5", port: port, [("Accept", "text/event-stream")]).status == 406)
+        #expect(try Self.send("DELETE", "/project?name=eq.c5", port: port, []).status == 204)
         let fewer = try Self.send("POST", "/project", "name,client_id\nc3,1\nc4", port: port, [csv])
         #expect(fewer.status == 400 && fewer.object["message"] as? String == "All lines must have same number of fields", "\(fewer)")
         #expect(try Self.send("POST", "/project", "name\n\"open", port: port, [csv]).status == 400)
         #expect(try Self.send("POST", "/project", "", port: port, [csv]).status == 400)
         #expect(try Self.send("PATCH", "/project?name=eq.c1", "status,client_id\ndone,9", port: port, [csv]).status == 204)
         #expect(
-            try Self.rows("SELECT ARRAY[name, status, client_id::text] FROM write_test.project WHERE name LIKE 'c_' ORDER BY name", connection)
+            try Self.rows(
+                "SELECT ARRAY[name, status, client_id::text] FROM write_test.project WHERE name LIKE 'c_' ORDER BY name", connection)
                 == ["c1|done|9"])
     }
 
