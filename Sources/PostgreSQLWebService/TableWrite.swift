@@ -102,7 +102,12 @@ public struct TableWrite: Sendable {
             }
             write = try insert(request, own: own, preferences: preferences, arguments: &arguments)
         case .patch:
-            let body = try Self.body(of: request, oneRow: true)
+            var body = try Self.body(of: request, oneRow: true)
+            // An array, as PostgREST takes it: its first object sets the columns.
+            if case .array(let elements) = body.document {
+                let first = elements.first ?? .object(JSONValue.Members())
+                body = (first.jsonText, first)
+            }
             guard case .object(let members) = body.document else {
                 throw HTTPError(.badRequest, detail: "A PATCH body is one JSON object: the columns to change.", code: "PGRST102")
             }

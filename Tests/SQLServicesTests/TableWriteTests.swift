@@ -89,6 +89,11 @@ struct TableWriteTests {
         // PATCH by key: null sets NULL, the others keep their values.
         #expect(try Self.send("PATCH", "/project/1", #"{"clientId": null}"#, port: port).status == 204)
         #expect(try Self.projects(connection).first == "1|a|open|NULL")
+        // An array, as PostgREST's clients may send it: its first object.
+        #expect(try Self.send("PATCH", "/project/1", #"[{"clientId": 8}, {"clientId": 9}]"#, port: port).status == 204)
+        #expect(try Self.projects(connection).first == "1|a|open|8")
+        #expect(try Self.send("PATCH", "/project/1", #"[{"clientId": null}]"#, port: port).status == 204)
+        #expect(try Self.projects(connection).first == "1|a|open|NULL")
         // PATCH by filter, with the rows changed.
         let patched = try Self.send(
             "PATCH", "/project?name=in.(d,e)&select=id,status", #"{"status": "done"}"#, port: port,
