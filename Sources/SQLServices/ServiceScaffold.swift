@@ -5,7 +5,8 @@ import WebService
 /// and view, `list.sql` (`GET /<table>`, paged, filtered and ordered by the
 /// caller), and for each table with a primary key `one.sql`
 /// (`GET /<table>/{key}`), with a detail for each table that refers to it;
-/// with `writes`, `create.sql`, `update.sql` and `delete.sql` too.
+/// with `writes`, the table's writes too (`create.sql`, `update.sql`,
+/// `delete.sql`…; for a table without a key, `create.sql` alone).
 ///
 /// Paths are the table's name (`invoice_line`); JSON keys and path
 /// variables are the column names in lowerCamelCase (docs/SQL-SERVICES.md
@@ -48,11 +49,13 @@ public struct ServiceScaffold: Sendable {
         for relation in catalog.relations where Self.isWritable(relation) {
             let folder = folderName(relation)
             files.append(("\(folder)/list.sql", list(relation)))
-            guard !relation.isView, !relation.primaryKey.isEmpty else { continue }
-            files.append(("\(folder)/one.sql", one(relation)))
+            guard !relation.isView else { continue }
+            let hasKey = !relation.primaryKey.isEmpty
+            if hasKey { files.append(("\(folder)/one.sql", one(relation))) }
             guard writes else { continue }
+            // Without a key, POST alone: the server selects the rows a filter names by their key.
             let changesColumns = relation.columns.contains { !relation.primaryKey.contains($0.name) && !$0.isGenerated }
-            for write in Self.writes where changesColumns || !write.changesColumns {
+            for write in Self.writes where (changesColumns || !write.changesColumns) && (hasKey || write.method == "POST") {
                 files.append(("\(folder)/\(write.file).sql", writeFile(write, relation)))
             }
         }

@@ -94,6 +94,16 @@ struct InitTests {
         #expect(try TestClient.request("GET", "/invoice_line/1/9", port: port).status == 404)
         #expect(try TestClient.request("GET", "/unpaid", port: port).objects.count == 2)
         #expect(try TestClient.request("GET", "/audit_log", port: port).objects.first?["message"] as? String == "made")
+        // A table without a key takes POST (its rows are written by filter through their key: none here).
+        #expect(!FileManager.default.fileExists(atPath: "\(out)/audit_log/update-where.sql"), "no key, no PATCH")
+        let logged = try TestClient.request(
+            "POST", "/audit_log?select=message", port: port,
+            headers: [("Content-Type", "application/json"), ("Prefer", "return=representation")],
+            body: Array(#"[{"message": "one"}, {"message": "two"}]"#.utf8))
+        #expect(logged.status == 201 && logged.text == #"[{"message":"one"},{"message":"two"}]"#, "\(logged)")
+        #expect(try TestClient.request("DELETE", "/audit_log?message=in.(one,two)", port: port).status == 405)
+        try connection.execute("DELETE FROM init_test.audit_log WHERE message <> 'made'")
+        #expect(try TestClient.request("GET", "/audit_log", port: port).objects.map { $0["message"] as? String } == ["made"])
         let json = [("Content-Type", "application/json"), ("Prefer", "return=representation")]
         let created = try TestClient.request(
             "POST", "/invoice", port: port, headers: json, body: Array(#"{"customerId": 1, "total": 5}"#.utf8))
