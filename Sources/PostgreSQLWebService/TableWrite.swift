@@ -164,40 +164,45 @@ public struct TableWrite: Sendable {
     private func insert(_ request: RoutedRequest, own: [String: String], preferences: WritePreferences, arguments: inout SQLArguments)
         throws(HTTPError) -> String
     {
-        let body = try Self.body(of: request)
-        let objects: [JSONValue.Members]
-        switch body.document {
-        case .object(let object): objects = [object]
-        case .array(let elements):
-            var found: [JSONValue.Members] = []
-            for element in elements {
-                guard case .object(let object) = element else {
-                    throw HTTPError(
-                        .badRequest, detail: "Empty or invalid json: an array body holds objects, one per row.", code: "PGRST102")
+        // The body is scanned for its objects' member names, not parsed into
+        // values: a bulk insert is held once, as the text PostgreSQL reads.
+        let text = try Self.bodyText(of: request)
+        var memberNames: [String] = []
+        var expected: Set<String> = []
+        var firstKeys: [String]?
+        let shape: JSONObjectKeys.Shape?
+        do {
+            shape = try JSONObjectKeys.scan(Array(text.utf8)) { keys in
+                guard firstKeys != nil else {
+                    firstKeys = keys
+                    memberNames = keys
+                    expected = Set(keys)
+                    return
                 }
-                found.append(object)
-            }
-            objects = found
-        default:
-            throw HTTPError(.badRequest, detail: "Empty or invalid json: the body is an object or an array of objects.", code: "PGRST102")
-        }
-        let written: [Column]
-        if let text = own["columns"] {
-            written = try chosenColumns(text)
-        } else {
-            var names = objects.first.map { $0.members.map(\.key) } ?? []
-            var expected = Set(names)
-            for object in objects.dropFirst() where Set(object.members.map(\.key)) != expected {
+                guard Set(keys) != expected else { return }
                 // With missing=default, an object may leave out what another gives.
                 guard preferences.missingDefault else {
                     throw HTTPError(.badRequest, detail: "All object keys must match.", code: "PGRST102")
                 }
-                for (name, _) in object.members where expected.insert(name).inserted { names.append(name) }
+                for name in keys where expected.insert(name).inserted { memberNames.append(name) }
             }
+        } catch {
+            throw error as? HTTPError ?? HTTPError(.badRequest, detail: "Empty or invalid json.", code: "PGRST102")
+        }
+        guard let shape else {
+            throw HTTPError(.badRequest, detail: "Empty or invalid json: the body is an object or an array of objects.", code: "PGRST102")
+        }
+        let written: [Column]
+        if let chosen = own["columns"] {
+            written = try chosenColumns(chosen)
+        } else {
             var columns: [Column] = []
-            for name in names { columns.append(try knownColumn(name)) }
+            for name in memberNames { columns.append(try knownColumn(name)) }
             written = columns
         }
+        // What `rows(of:)` reads of the document: its shape and its first object's names.
+        let first = JSONValue.object(JSONValue.Members((firstKeys ?? []).map { (key: $0, value: JSONValue.null) }))
+        let body = (text: text, document: shape == .object ? first : JSONValue.array(firstKeys == nil ? [] : [first]))
         let source = try rows(of: body, named: written, arguments: &arguments, single: false, missingDefault: preferences.missingDefault)
         let names = written.map { quoted($0.name) }.joined(separator: ", ")
         var sql = "INSERT INTO \(table) (\(names)) SELECT \(names) FROM (\(source)) AS \"pgrst_body\""
@@ -271,33 +276,35 @@ public struct TableWrite: Sendable {
 
     // MARK: - Parts
 
-    /// The body, JSON or CSV (``CSVBody``), as JSON; anything else is 415.
-    /// With `oneRow` (PATCH and PUT), a CSV body of one line is that row's
-    /// object rather than an array.
-    private static func body(of request: RoutedRequest, oneRow: Bool = false) throws(HTTPError) -> (
-        text: String, document: JSONValue
-    ) {
+    /// The body's text, JSON or CSV (``CSVBody``) as JSON; anything else is
+    /// 415, an empty body 400.
+    private static func bodyText(of request: RoutedRequest) throws(HTTPError) -> String {
         let contentType = request.request.contentType
-        if contentType == "text/csv" {
-            var text = try CSVBody.json(request.request.body)
-            guard var document = try? JSONValue.parse(Array(text.utf8)) else {
-                throw HTTPError(.badRequest, detail: "Empty or invalid CSV.", code: "PGRST102")
-            }
-            if oneRow, case .array(let rows) = document, rows.count == 1 {
-                document = rows[0]
-                text = String(text.dropFirst().dropLast())
-            }
-            return (text, document)
-        }
+        if contentType == "text/csv" { return try CSVBody.json(request.request.body) }
         guard contentType == "application/json" || contentType?.hasSuffix("+json") == true else {
             throw HTTPError(
                 .unsupportedMediaType,
                 detail: "The body must be application/json or text/csv, not \(contentType ?? "a body without Content-Type").")
         }
-        guard !request.request.body.isEmpty, let document = try? JSONValue.parse(request.request.body) else {
+        guard !request.request.body.isEmpty else { throw HTTPError(.badRequest, detail: "Empty or invalid json.", code: "PGRST102") }
+        return String(decoding: request.request.body, as: UTF8.self)
+    }
+
+    /// The body, JSON or CSV (``CSVBody``), as JSON text and its value;
+    /// anything else is 415. With `oneRow` (PATCH and PUT), a CSV body of
+    /// one line is that row's object rather than an array.
+    private static func body(of request: RoutedRequest, oneRow: Bool = false) throws(HTTPError) -> (
+        text: String, document: JSONValue
+    ) {
+        var text = try bodyText(of: request)
+        guard var document = try? JSONValue.parse(Array(text.utf8)) else {
             throw HTTPError(.badRequest, detail: "Empty or invalid json.", code: "PGRST102")
         }
-        return (String(decoding: request.request.body, as: UTF8.self), document)
+        if oneRow, request.request.contentType == "text/csv", case .array(let rows) = document, rows.count == 1 {
+            document = rows[0]
+            text = String(text.dropFirst().dropLast())
+        }
+        return (text, document)
     }
 
     /// The rows of the body as a `SELECT` of the table's row type: each

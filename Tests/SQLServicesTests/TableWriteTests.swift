@@ -80,6 +80,11 @@ struct TableWriteTests {
         let located = try Self.send("POST", "/project", #"{"name": "f"}"#, port: port, [Self.json, ("Prefer", "return=headers-only")])
         #expect(located.header("location") == "/project?id=eq.6", "\(located)")
         #expect(try Self.projects(connection).last == "6|f|open|7")
+        // Brackets and quotes inside strings are the values' own; an escaped member name is read as JSON reads it.
+        let tricky = try Self.send(
+            "POST", "/project?select=name", #"[{"name": "a]}\"[{b", "client_id": 1}, {"n\u0061me": "c{", "client_id": 2}]"#, port: port,
+            [Self.json, ("Prefer", "return=representation, tx=rollback")])
+        #expect(tricky.status == 201 && tricky.text == #"[{"name":"a]}\"[{b"},{"name":"c{"}]"#, "\(tricky)")
         // 1,000 rows, one request.
         let thousand = "[" + (1...1_000).map { #"{"name": "bulk\#($0)"}"# }.joined(separator: ",") + "]"
         #expect(try Self.send("POST", "/project", thousand, port: port).status == 201)
@@ -212,6 +217,9 @@ struct TableWriteTests {
         #expect(try Self.send("POST", "/project", #"{"name": "x"}"#, port: port, [("Content-Type", "text/plain")]).status == 415)
         #expect(try Self.send("POST", "/project", "", port: port).status == 400)
         #expect(try Self.send("POST", "/project", "{", port: port).status == 400)
+        for malformed in [#"[1]"#, #"[{"name": "x"}] x"#, #"{"name": "x",}"#, #"[{"name": "x"}"#, #"{"name" "x"}"#, #"{"name": "x]"#] {
+            #expect(try Self.send("POST", "/project", malformed, port: port).status == 400, "\(malformed)")
+        }
         #expect(try Self.send("POST", "/project", #"[{"name": "x"}, {"name": "w", "status": "open"}]"#, port: port).status == 400)
         let unknown = try Self.send("POST", "/project", #"{"name": "x", "owner": 1}"#, port: port)
         #expect(unknown.status == 400 && unknown.object["code"] as? String == "PGRST204", "\(unknown)")
