@@ -172,7 +172,8 @@ public struct TableWrite: Sendable {
         var firstKeys: [String]?
         let shape: JSONObjectKeys.Shape?
         do {
-            shape = try JSONObjectKeys.scan(Array(text.utf8)) { keys in
+            let bytes = request.request.contentType == "text/csv" ? Array(text.utf8) : request.request.body
+            shape = try JSONObjectKeys.scan(bytes) { keys in
                 guard firstKeys != nil else {
                     firstKeys = keys
                     memberNames = keys
