@@ -43,7 +43,8 @@ enum CSVBody {
     }
 
     /// The body's lines, each its fields (`nil`: an unquoted `NULL`); a
-    /// final line break ends the last line rather than starting one.
+    /// final line break ends the last line rather than starting one, and a
+    /// blank line is skipped.
     static func records(_ body: [UInt8]) throws(HTTPError) -> [[String?]] {
         var lines: [[String?]] = []
         var line: [String?] = []
@@ -85,10 +86,12 @@ enum CSVBody {
             case UInt8(ascii: ","):
                 endField()
             case UInt8(ascii: "\n"):
+                // A blank line holds no row.
+                guard !line.isEmpty || !field.isEmpty || quoted else { continue }
                 endField()
                 lines.append(line)
                 line.removeAll()
-            case UInt8(ascii: "\r") where index < body.count && body[index] == UInt8(ascii: "\n"):
+            case UInt8(ascii: "\r") where index == body.count || body[index] == UInt8(ascii: "\n"):
                 continue
             default:
                 guard !quoted else {

@@ -78,7 +78,8 @@ enum JSONObjectKeys {
             while true {
                 skipSpace()
                 guard let key = string() else { return nil }
-                keys.append(key)
+                // A repeated name is one member, as PostgreSQL reads it (the last value wins).
+                if !keys.contains(key) { keys.append(key) }
                 skipSpace()
                 guard next() == UInt8(ascii: ":"), skipValue() else { return nil }
                 skipSpace()
@@ -114,6 +115,21 @@ enum JSONObjectKeys {
             return nil
         }
 
+        /// Skips a string at `index`, not reading its escapes.
+        mutating func skipString() -> Bool {
+            guard next() == UInt8(ascii: "\"") else { return false }
+            while let byte = next() {
+                if byte == UInt8(ascii: "\\") {
+                    guard next() != nil else { return false }
+                } else if byte == UInt8(ascii: "\"") {
+                    return true
+                } else if byte < 0x20 {
+                    return false
+                }
+            }
+            return false
+        }
+
         /// Skips one value: a string, or brackets matched to their depth
         /// (strings inside skipped whole), or a literal up to its end.
         mutating func skipValue() -> Bool {
@@ -121,13 +137,13 @@ enum JSONObjectKeys {
             guard let first = peek else { return false }
             switch first {
             case UInt8(ascii: "\""):
-                return string() != nil
+                return skipString()
             case UInt8(ascii: "{"), UInt8(ascii: "["):
                 var closers: [UInt8] = []
                 while let byte = peek {
                     switch byte {
                     case UInt8(ascii: "\""):
-                        guard string() != nil else { return false }
+                        guard skipString() else { return false }
                         continue
                     case UInt8(ascii: "{"): closers.append(UInt8(ascii: "}"))
                     case UInt8(ascii: "["): closers.append(UInt8(ascii: "]"))

@@ -103,10 +103,12 @@ public struct TableWrite: Sendable {
             write = try insert(request, own: own, preferences: preferences, arguments: &arguments)
         case .patch:
             var body = try Self.body(of: request, oneRow: true)
-            // An array, as PostgREST takes it: its first object sets the columns.
+            // An array, as PostgREST takes it: its first object sets the columns
+            // (read from the text as sent, so that numbers keep every digit).
+            var firstOfArray = false
             if case .array(let elements) = body.document {
-                let first = elements.first ?? .object(JSONValue.Members())
-                body = (first.jsonText, first)
+                body.document = elements.first ?? .object(JSONValue.Members())
+                firstOfArray = true
             }
             guard case .object(let members) = body.document else {
                 throw HTTPError(.badRequest, detail: "A PATCH body is one JSON object: the columns to change.", code: "PGRST102")
@@ -117,7 +119,7 @@ public struct TableWrite: Sendable {
             } else {
                 for (name, _) in members.members { assigned.append(try knownColumn(name)) }
             }
-            let source = try rows(of: body, named: assigned, arguments: &arguments, single: true)
+            let source = try rows(of: body, named: assigned, arguments: &arguments, single: true, firstOfArray: firstOfArray)
             let target = try selected(filters, method: "PATCH", limits: limits, arguments: &arguments)
             if assigned.isEmpty {
                 // Nothing to change: the rows the filters select, as they are.
@@ -180,9 +182,10 @@ public struct TableWrite: Sendable {
                     expected = Set(keys)
                     return
                 }
-                guard Set(keys) != expected else { return }
-                // With missing=default, an object may leave out what another gives.
-                guard preferences.missingDefault else {
+                guard keys != firstKeys, Set(keys) != expected else { return }
+                // With missing=default, an object may leave out what another gives; with
+                // columns=, the columns are those it names, whatever the objects hold.
+                guard preferences.missingDefault || own["columns"] != nil else {
                     throw HTTPError(.badRequest, detail: "All object keys must match.", code: "PGRST102")
                 }
                 for name in keys where expected.insert(name).inserted { memberNames.append(name) }
@@ -201,8 +204,9 @@ public struct TableWrite: Sendable {
             for name in memberNames { columns.append(try knownColumn(name)) }
             written = columns
         }
-        // What `rows(of:)` reads of the document: its shape and its first object's names.
-        let first = JSONValue.object(JSONValue.Members((firstKeys ?? []).map { (key: $0, value: JSONValue.null) }))
+        // What `rows(of:)` reads of the document: its shape, and the names its objects use
+        // (each column's member is its name when an object spells it so, else its label).
+        let first = JSONValue.object(JSONValue.Members(memberNames.map { (key: $0, value: JSONValue.null) }))
         let body = (text: text, document: shape == .object ? first : JSONValue.array(firstKeys == nil ? [] : [first]))
         let source = try rows(of: body, named: written, arguments: &arguments, single: false, missingDefault: preferences.missingDefault)
         let names = written.map { quoted($0.name) }.joined(separator: ", ")
@@ -281,14 +285,19 @@ public struct TableWrite: Sendable {
     /// 415, an empty body 400.
     private static func bodyText(of request: RoutedRequest) throws(HTTPError) -> String {
         let contentType = request.request.contentType
-        if contentType == "text/csv" { return try CSVBody.json(request.request.body) }
-        guard contentType == "application/json" || contentType?.hasSuffix("+json") == true else {
+        let body = request.request.body
+        let isCSV = contentType == "text/csv"
+        guard isCSV || contentType == "application/json" || contentType?.hasSuffix("+json") == true else {
             throw HTTPError(
                 .unsupportedMediaType,
                 detail: "The body must be application/json or text/csv, not \(contentType ?? "a body without Content-Type").")
         }
-        guard !request.request.body.isEmpty else { throw HTTPError(.badRequest, detail: "Empty or invalid json.", code: "PGRST102") }
-        return String(decoding: request.request.body, as: UTF8.self)
+        guard isCSV || !body.isEmpty else { throw HTTPError(.badRequest, detail: "Empty or invalid json.", code: "PGRST102") }
+        // Text that is not UTF-8 is refused, not stored with its bytes replaced.
+        guard let text = String(validating: body, as: UTF8.self) else {
+            throw HTTPError(.badRequest, detail: "The body is not UTF-8 text.", code: "PGRST102")
+        }
+        return isCSV ? try CSVBody.json(body) : text
     }
 
     /// The body, JSON or CSV (``CSVBody``), as JSON text and its value;
@@ -315,8 +324,10 @@ public struct TableWrite: Sendable {
     /// column's default there (`Prefer: missing=default`), not NULL.
     private func rows(
         of body: (text: String, document: JSONValue), named written: [Column], arguments: inout SQLArguments, single: Bool,
-        missingDefault: Bool = false
+        missingDefault: Bool = false, firstOfArray: Bool = false
     ) throws(HTTPError) -> String {
+        // With `firstOfArray` (a PATCH's array), the text is the array and the row its first element.
+        let value = firstOfArray ? "(CAST(:writeBody AS json)->0)" : "CAST(:writeBody AS json)"
         var text = body.text
         if case .object = body.document, !single { text = "[" + text + "]" }
         arguments[value: "writeBody"] = .text(text)
@@ -334,13 +345,13 @@ public struct TableWrite: Sendable {
                 + " FROM json_array_elements(CAST(:writeBody AS json)) AS \"pgrst_elements\"(\"pgrst_element\")"
         }
         guard !renamed.isEmpty else {
-            return "SELECT * FROM \(function)(NULL::\(table), CAST(:writeBody AS json))"
+            return "SELECT * FROM \(function)(NULL::\(table), \(value))"
         }
         let pairs = written.map { column in
             let member = Self.names(in: body.document).contains(column.name) ? column.name : column.label
             return quotedLiteral(column.name) + ", \"pgrst_element\"->" + quotedLiteral(member)
         }.joined(separator: ", ")
-        let elements = single ? "(SELECT CAST(:writeBody AS json) AS \"pgrst_element\")" : "json_array_elements(CAST(:writeBody AS json))"
+        let elements = single ? "(SELECT \(value) AS \"pgrst_element\")" : "json_array_elements(CAST(:writeBody AS json))"
         return "SELECT \"pgrst_row\".* FROM \(elements) AS \"pgrst_elements\"(\"pgrst_element\"), "
             + "json_populate_record(NULL::\(table), json_build_object(\(pairs))) AS \"pgrst_row\""
     }

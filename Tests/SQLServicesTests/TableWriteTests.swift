@@ -85,6 +85,20 @@ struct TableWriteTests {
             "POST", "/project?select=name", #"[{"name": "a]}\"[{b", "client_id": 1}, {"n\u0061me": "c{", "client_id": 2}]"#, port: port,
             [Self.json, ("Prefer", "return=representation, tx=rollback")])
         #expect(tricky.status == 201 && tricky.text == #"[{"name":"a]}\"[{b"},{"name":"c{"}]"#, "\(tricky)")
+        // A repeated member is one, its last value as PostgreSQL reads it; with columns=, objects may differ (absent: NULL).
+        let repeated = try Self.send(
+            "POST", "/project?select=name", #"[{"name": "r1", "name": "r2"}]"#, port: port,
+            [Self.json, ("Prefer", "return=representation, tx=rollback")])
+        #expect(repeated.status == 201 && repeated.text == #"[{"name":"r2"}]"#, "\(repeated)")
+        let chosen = try Self.send(
+            "POST", "/project?columns=name,client_id&select=name,clientId", #"[{"name": "k1"}, {"name": "k2", "client_id": 3}]"#,
+            port: port, [Self.json, ("Prefer", "return=representation, tx=rollback")])
+        #expect(chosen.status == 201 && chosen.text == #"[{"name":"k1","clientId":null},{"name":"k2","clientId":3}]"#, "\(chosen)")
+        // missing=default: a member only a later object gives is read from it.
+        let later = try Self.send(
+            "POST", "/project?select=name,clientId", #"[{"name": "l1"}, {"name": "l2", "client_id": 4}]"#, port: port,
+            [Self.json, ("Prefer", "missing=default, return=representation, tx=rollback")])
+        #expect(later.status == 201 && later.text == #"[{"name":"l1","clientId":7},{"name":"l2","clientId":4}]"#, "\(later)")
         // 1,000 rows, one request.
         let thousand = "[" + (1...1_000).map { #"{"name": "bulk\#($0)"}"# }.joined(separator: ",") + "]"
         #expect(try Self.send("POST", "/project", thousand, port: port).status == 201)
@@ -173,6 +187,11 @@ struct TableWriteTests {
         #expect(notOne.status == 406 && notOne.object["code"] as? String == "PGRST116", "\(notOne)")
         #expect(try Self.send("DELETE", "/project?name=eq.c5", port: port, [("Accept", "text/event-stream")]).status == 406)
         #expect(try Self.send("DELETE", "/project?name=eq.c5", port: port, []).status == 204)
+        // A blank line holds no row.
+        let blank = try Self.send(
+            "POST", "/project?select=name", "name\r\n\r\nc6\r\n\r\n", port: port,
+            [csv, ("Prefer", "return=representation, tx=rollback")])
+        #expect(blank.status == 201 && blank.text == #"[{"name":"c6"}]"#, "\(blank)")
         let fewer = try Self.send("POST", "/project", "name,client_id\nc3,1\nc4", port: port, [csv])
         #expect(fewer.status == 400 && fewer.object["message"] as? String == "All lines must have same number of fields", "\(fewer)")
         #expect(try Self.send("POST", "/project", "name\n\"open", port: port, [csv]).status == 400)
@@ -217,6 +236,9 @@ struct TableWriteTests {
         #expect(try Self.send("POST", "/project", #"{"name": "x"}"#, port: port, [("Content-Type", "text/plain")]).status == 415)
         #expect(try Self.send("POST", "/project", "", port: port).status == 400)
         #expect(try Self.send("POST", "/project", "{", port: port).status == 400)
+        let latin1 = try TestClient.request(
+            "POST", "/project", port: port, headers: [Self.json], body: Array(#"{"name": "caf"#.utf8) + [0xE9] + Array(#""}"#.utf8))
+        #expect(latin1.status == 400, "not UTF-8: \(latin1)")
         for malformed in [#"[1]"#, #"[{"name": "x"}] x"#, #"{"name": "x",}"#, #"[{"name": "x"}"#, #"{"name" "x"}"#, #"{"name": "x]"#] {
             #expect(try Self.send("POST", "/project", malformed, port: port).status == 400, "\(malformed)")
         }
