@@ -48,7 +48,8 @@ struct HTTPCachingTests {
             #expect(try again.decode(String.self) == "\(path) 1")
             #expect(server.requests(path).count == 1, "\(path) was asked again while fresh")
             let age = try #require(again.age)
-            #expect(age >= 0 && age < 60)
+            // No older than the test: the whole parallel run can hold it up for minutes.
+            #expect(age >= 0 && age <= Date().timeIntervalSince(now) + 1, "\(age)")
             #expect(again.header("Age") == String(Int(age)))
         }
         // In the past, or not a date ("0"): stale at once, so the server is asked again.
