@@ -20,15 +20,7 @@ final class Socket {
         }
         var timeout = timeval(tv_sec: timeoutSeconds, tv_usec: 0)
         setsockopt(descriptor, SOL_SOCKET, SO_RCVTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
-        var address = sockaddr_in()
-        address.sin_family = sa_family_t(AF_INET)
-        address.sin_port = in_port_t(UInt16(port).bigEndian)
-        address.sin_addr.s_addr = inet_addr("127.0.0.1")
-        let result = withUnsafePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
-                connect(descriptor, $0, socklen_t(MemoryLayout<sockaddr_in>.size))
-            }
-        }
+        let result = withLoopbackAddress(port: port) { connect(descriptor, $0, $1) }
         // Not closed here: `deinit` runs for an initializer that throws
         // once every property is set, and a second `close` would close
         // whatever descriptor another thread opened in the meantime.
@@ -85,5 +77,37 @@ final class Socket {
         let result = recv(descriptor, &byte, 1, Int32(MSG_PEEK | MSG_DONTWAIT))
         if result == 0 { return true }
         return result < 0 && errno != EAGAIN && errno != EWOULDBLOCK
+    }
+}
+
+/// Calls `body` with the address 127.0.0.1:`port` and its length.
+func withLoopbackAddress<Result>(port: Int, _ body: (UnsafePointer<sockaddr>, socklen_t) -> Result) -> Result {
+    var address = sockaddr_in()
+    address.sin_family = sa_family_t(AF_INET)
+    address.sin_port = in_port_t(UInt16(port).bigEndian)
+    address.sin_addr.s_addr = inet_addr("127.0.0.1")
+    return withUnsafePointer(to: &address) {
+        $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { body($0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
+    }
+}
+
+/// 127.0.0.1:`port` held by a socket bound to it that never listens: a
+/// connection to it is refused, and a server asking for any port is not
+/// given it. Released when the holder is.
+public final class HeldPort {
+    private let descriptor: Int32
+
+    /// Holds `port`; `nil` when it cannot be bound.
+    public init?(_ port: Int) {
+        descriptor = Glibc.socket(AF_INET, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
+        guard descriptor >= 0 else { return nil }
+        var reuse: Int32 = 1
+        // A stopped server's closed connections may still be in TIME_WAIT on the port.
+        setsockopt(descriptor, SOL_SOCKET, SO_REUSEADDR, &reuse, socklen_t(MemoryLayout<Int32>.size))
+        guard withLoopbackAddress(port: port, { bind(descriptor, $0, $1) }) == 0 else { return nil }
+    }
+
+    deinit {
+        if descriptor >= 0 { Glibc.close(descriptor) }
     }
 }

@@ -76,10 +76,9 @@ struct EmployeesClientProcessTests {
         #expect(!online.errors.contains("stale"))
         let port = server.port
         server.stop()
-        // The port held, bound and not listening, so that it stays unreachable:
-        // another test's server, asking for any port, cannot be given it.
-        let holder = Self.holdPort(port)
-        defer { if holder >= 0 { close(holder) } }
+        // The port held, so that it stays unreachable: another test's server cannot be given it.
+        let held = HeldPort(port)
+        defer { withExtendedLifetime(held) {} }
 
         let offline = try await Self.run(["--base-url", url, "--cache", cache.path, "get", "10010", "--details", "titles"])
         #expect(offline.status == 0, "\(offline.errors)")
@@ -96,28 +95,6 @@ struct EmployeesClientProcessTests {
         #expect(noCache.status != 0)
         #expect(noCache.errors.contains("cannot reach \(url)"))
         #expect(noCache.output.isEmpty)
-    }
-
-    /// A socket bound to 127.0.0.1:`port` that never listens (a connection
-    /// to it is refused), or -1 when the port cannot be bound.
-    static func holdPort(_ port: Int) -> Int32 {
-        let holder = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-        guard holder >= 0 else { return -1 }
-        var reuse: Int32 = 1
-        // The stopped server's closed connections may still be in TIME_WAIT on the port.
-        setsockopt(holder, SOL_SOCKET, SO_REUSEADDR, &reuse, socklen_t(MemoryLayout<Int32>.size))
-        var address = sockaddr_in()
-        address.sin_family = sa_family_t(AF_INET)
-        address.sin_port = in_port_t(UInt16(port).bigEndian)
-        address.sin_addr.s_addr = inet_addr("127.0.0.1")
-        let bound = withUnsafePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(holder, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
-        }
-        guard bound == 0 else {
-            close(holder)
-            return -1
-        }
-        return holder
     }
 
     @Test func aServerErrorIsAClearMessage() async throws {
