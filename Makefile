@@ -129,11 +129,15 @@ soak: build db ## the release server under full mixed load for SOAK_DURATION sec
 
 # The same tests under AddressSanitizer (and LeakSanitizer), then
 # ThreadSanitizer, each in its own build folder; the cluster is started
-# (and stopped afterwards) only if it is not running. Two groups are left to
-# the plain run: the fault tests, whose server is a separate, unsanitized
-# employees-server process, and the memory tests, since sanitizers' shadow
-# memory makes a process's RSS meaningless.
-sanitizer_skip := ReliabilityTests|$(solo_tests)
+# (and stopped afterwards) only if it is not running. Three groups are left
+# to the plain run: the fault tests and the suites whose code under test runs
+# in separate, unsanitized processes (the server and the client both
+# launched as programs, or a browser against a server program), where a
+# sanitized test process would check nothing but its own waiting; and the
+# memory tests, since sanitizers' shadow memory makes a process's RSS
+# meaningless.
+process_suites := ProcessTests|CrossOriginBrowserTests|LiveBrowserTests|LiveMigrationTests|FirstHourTests|OptionAttackTests
+sanitizer_skip := ReliabilityTests|$(process_suites)|$(solo_tests)
 
 test-sanitizers: setup ## the tests under AddressSanitizer, then ThreadSanitizer
 	@if $(cluster) status >/dev/null 2>&1; then started=0; else started=1; fi; \
