@@ -15,6 +15,11 @@ public struct StatementDescription: Sendable, Hashable {
     public struct Parameter: Sendable, Hashable {
         public var name: String
         public var type: PostgresType
+
+        public init(name: String, type: PostgresType) {
+            self.name = name
+            self.type = type
+        }
     }
 
     /// One column of the result.
@@ -30,12 +35,25 @@ public struct StatementDescription: Sendable, Hashable {
         /// `true` for any other (an expression, an outer join may still
         /// make a `NOT NULL` column's value NULL: the catalog cannot say).
         public var isNullable: Bool
+
+        public init(label: String, type: PostgresType, table: UInt32?, tableColumn: Int?, isNullable: Bool) {
+            self.label = label
+            self.type = type
+            self.table = table
+            self.tableColumn = tableColumn
+            self.isNullable = isNullable
+        }
     }
 
     /// The parameters in order of first appearance in the SQL.
     public var parameters: [Parameter]
     /// The result's columns; none for a statement without rows (an `UPDATE` without `RETURNING`).
     public var columns: [ResultColumn]
+
+    public init(parameters: [Parameter], columns: [ResultColumn]) {
+        self.parameters = parameters
+        self.columns = columns
+    }
 }
 
 /// A data type as the catalog describes it (`pg_type`), for the types that

@@ -9,7 +9,7 @@ enum CSVWriter {
         for (index, column) in columns.enumerated() {
             if column.label == ObjectTemplate.hiddenColumnsMarker { break }
             if index > 0 { output.append(UInt8(ascii: ",")) }
-            var label = column.label
+            var label = column.label == ObjectTemplate.valueMarker ? "value" : column.label
             label.withUTF8 { appendField(UnsafeRawBufferPointer($0), to: &output) }
         }
         output.append(0x0D)

@@ -51,6 +51,10 @@ struct ObjectTemplate {
     /// The same for an embed whose members are written among the row's own (a spread).
     static let spreadMarker = "\u{3}"
 
+    /// The label of a result's one column whose value is written alone,
+    /// without an object around it (a function's scalar result: `3`).
+    static let valueMarker = "\u{4}value"
+
     /// The embed a marker column stands for, and whether it is spread.
     private static func embedPlace(_ label: String) -> (index: Int, isSpread: Bool)? {
         guard let first = label.unicodeScalars.first, first == "\u{2}" || first == "\u{3}",
@@ -194,6 +198,15 @@ struct ObjectTemplate {
         _ entries: [Entry], _ value: (Int) -> UnsafeRawBufferPointer?, options: JSONRenderingOptions,
         to output: inout Output, braces: Bool = true, embed: (Int, inout Output) throws -> Void
     ) rethrows {
+        if braces, entries.count == 1, entries[0].key.isEmpty, entries[0].kind == .column {
+            // The value alone (`valueMarker`).
+            if let bytes = value(entries[0].index), let format = entries[0].format {
+                PostgresJSON.append(bytes, format: format, to: &output, options: options)
+            } else {
+                JSONWriter.appendNull(to: &output)
+            }
+            return
+        }
         if entries.isEmpty, braces { output.append(UInt8(ascii: "{")) }
         // By index, fields read in place: a copy of each entry (its two
         // arrays) would cost retains and releases on every row.
@@ -282,6 +295,7 @@ struct ObjectTemplate {
         /// A key as written: after `{` or `,`, escaped, with its `:`; a
         /// spread's, the separator alone.
         private static func written(_ key: String, position: Int) -> [UInt8] {
+            if key == ObjectTemplate.valueMarker { return [] }
             var bytes: [UInt8] = [position == 0 ? UInt8(ascii: "{") : UInt8(ascii: ",")]
             if key.unicodeScalars.first == "\u{3}" { return bytes }
             JSONWriter.appendString(key, to: &bytes)

@@ -53,6 +53,27 @@ public struct DatabaseCatalog: Sendable {
 
     public var relations: [Relation]
 
+    /// A function of the schemas that a request can call (`/rpc`): one
+    /// entry per name, its overloads together.
+    public struct Function: Sendable {
+        public var schema: String
+        public var name: String
+        public var comment: String?
+        /// Whether an overload is `STABLE` or `IMMUTABLE`, which a `GET` may call.
+        public var isReadOnly: Bool
+    }
+
+    /// The functions (not procedures, nor those of extensions, nor
+    /// triggers), by schema then name, each with at least one overload a
+    /// request can call (``FunctionCatalog``).
+    public var functions: [Function] = []
+
+    private struct FunctionRow: Decodable {
+        let schema: String
+        let name: String
+        let comment: String?
+    }
+
     private struct RelationRow: Decodable {
         let oid: Int
         let schema: String
@@ -145,6 +166,28 @@ public struct DatabaseCatalog: Sendable {
                             referencedColumns: ($0.referencedColumns ?? "").split(separator: "\u{1F}").map(String.init))
                     })
             })
+        let functions = try connection.fetchAll(
+            FunctionRow.self,
+            """
+            SELECT n.nspname AS schema, p.proname AS name,
+                   (array_agg(obj_description(p.oid, 'pg_proc') ORDER BY p.oid)
+                      FILTER (WHERE obj_description(p.oid, 'pg_proc') IS NOT NULL))[1] AS comment
+            FROM pg_proc p JOIN pg_namespace n ON n.oid = p.pronamespace
+            WHERE n.nspname = ANY(:schemas::text[]) AND p.prokind = 'f'
+              AND p.prorettype NOT IN ('trigger'::regtype, 'event_trigger'::regtype)
+              AND NOT EXISTS (SELECT 1 FROM pg_depend d
+                              WHERE d.classid = 'pg_proc'::regclass AND d.objid = p.oid AND d.deptype = 'e')
+            GROUP BY n.nspname, p.proname
+            ORDER BY array_position(:schemas::text[], n.nspname::text), p.proname
+            """, ["schemas": names])
+        for function in functions {
+            let text = ServiceScaffold.identifier(function.schema) + "." + ServiceScaffold.identifier(function.name)
+            guard let found = try FunctionCatalog.read(text, on: connection), !found.overloads.isEmpty else { continue }
+            catalog.functions.append(
+                Function(
+                    schema: function.schema, name: function.name, comment: function.comment,
+                    isReadOnly: found.overloads.contains { !$0.isVolatile }))
+        }
         for index in catalog.relations.indices {
             catalog.relations[index].sampleKey = sampleKey(of: catalog.relations[index], on: connection)
         }

@@ -32,12 +32,14 @@ struct FolderGraph {
     let resources: [Int?]
     /// The table each `@writes` draft writes, by the draft's index.
     let tableWrites: [TableWrite?]
+    /// The function each `@function` draft calls, by the draft's index.
+    let functionCalls: [FunctionCall?]
     /// The `@writes` that name no table or view.
     let problems: [ServiceProblem]
 
     init(drafts: [OperationDraft], types: [PostgresType: PostgresTypeDescription], on connection: Connection) throws {
         var tables: Set<UInt32> = []
-        for draft in drafts where draft.file.method == .get {
+        for draft in drafts where draft.file.method == .get || draft.kind == .function {
             for description in draft.described.descriptions {
                 for column in description.columns { if let table = column.table { tables.insert(table) } }
             }
@@ -61,8 +63,19 @@ struct FolderGraph {
         self.problems = problems
         let catalog = try RelationCatalog.read(tables: tables.sorted(), on: connection)
         var builder = Builder(catalog: catalog, types: types)
-        var resources = drafts.map { draft in draft.file.method == .get ? builder.addOperation(draft) : nil }
-        builder.addRelations(lists: drafts.filter { $0.kind != .object && $0.file.method == .get })
+        var resources = drafts.map { draft in draft.file.method == .get && draft.kind != .function ? builder.addOperation(draft) : nil }
+        builder.addRelations(lists: drafts.filter { $0.kind != .object && $0.kind != .function && $0.file.method == .get })
+        var functionResults: [Int: [FunctionCall.Result]] = [:]
+        for (index, draft) in drafts.enumerated() where draft.kind == .function {
+            let results = builder.addFunction(draft)
+            functionResults[index] = results
+            for result in results {
+                switch result {
+                case .rows(let resource, _), .row(let resource, _): resources[index] = resources[index] ?? resource
+                default: break
+                }
+            }
+        }
         builder.addForeignKeys()
         builder.addJunctions()
         builder.addComputedColumns()
@@ -95,6 +108,7 @@ struct FolderGraph {
         }
         self.resources = resources
         self.tableWrites = tableWrites
+        functionCalls = Self.functionCalls(of: drafts, results: functionResults, graph: graph)
     }
 
     private struct TableRow: Decodable {
@@ -133,7 +147,7 @@ struct FolderGraph {
 extension FolderGraph {
     typealias ColumnID = RelationCatalog.ColumnID
 
-    fileprivate struct Builder {
+    struct Builder {
         let catalog: RelationCatalog
         let types: [PostgresType: PostgresTypeDescription]
         var resources: [Resource] = []

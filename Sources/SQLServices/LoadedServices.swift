@@ -45,7 +45,8 @@ public struct LoadedServices: Sendable {
                 return Operation(
                     draft, parameters: Self.withDetailsEnumeration(parameters[group[index]], named: enumerations[index]),
                     graph: graph.graph, resource: graph.resources[group[index]], result: result,
-                    location: Self.location(of: draft, among: group.map { drafts[$0] }), tableWrite: graph.tableWrites[group[index]])
+                    location: Self.location(of: draft, among: group.map { drafts[$0] }), tableWrite: graph.tableWrites[group[index]],
+                    functionCall: graph.functionCalls[group[index]])
             }
             let description = group.compactMap { drafts[$0].file.serviceDescription }.first?.text ?? "Operations on /\(name)."
             services.append(SQLService(path: "/" + name, description: description, routes: serviceOperations.map(\.route)))
@@ -80,6 +81,16 @@ public struct LoadedServices: Sendable {
     static func parameters(of drafts: [OperationDraft], graph: FolderGraph) -> [[Operation.Parameter]] {
         drafts.indices.map { index in
             if drafts[index].kind == .tableWrite { return drafts[index].parameters + [Operation.writeParameter()] }
+            if drafts[index].kind == .function {
+                var read: [Operation.Parameter] = []
+                if let resource = graph.resources[index] {
+                    let taken = Set(drafts[index].parameters.map(\.name))
+                    read = Operation.readParameters(graph: graph.graph, resource: resource, taken: taken).filter {
+                        if case .documented = $0.role { true } else { false }
+                    }
+                }
+                return drafts[index].parameters + read + [Operation.callParameter(readsBody: drafts[index].file.method != .get)]
+            }
             guard let resource = graph.resources[index] else { return drafts[index].parameters }
             let own = drafts[index].parameters
             var read = Operation.readParameters(graph: graph.graph, resource: resource, taken: Set(own.map(\.name)))
@@ -149,6 +160,15 @@ public struct LoadedServices: Sendable {
         if case .write = draft.kind, columns.isEmpty { return ResultDescription(nil) }
         // A table write answers nothing unless asked (`Prefer: return=representation`).
         if draft.kind == .tableWrite { return ResultDescription(nil) }
+        if draft.kind == .function, let overload = draft.described.function?.overloads.first {
+            switch overload.returns {
+            case .none: return ResultDescription(nil)
+            case .value(let type): return ResultDescription(ArgumentType.of(type, catalog: structures.catalog).valueType)
+            case .values(let type):
+                return ResultDescription(.array(ArgumentType.of(type, catalog: structures.catalog).valueType), streamed: true)
+            case .rows, .row: break
+            }
+        }
         let sections = Array(zip(draft.file.sections, draft.described.sections))
         func members(of name: String?, structureName: String) -> [(name: String, type: ValueType)] {
             sections.filter { section, _ in
@@ -168,6 +188,11 @@ public struct LoadedServices: Sendable {
         switch draft.kind {
         case .list: return ResultDescription(.array(.structure(structure)), streamed: true)
         case .write(returning: .list): return ResultDescription(.array(.structure(structure)))
+        case .function:
+            if case .rows = draft.described.function?.overloads.first?.returns {
+                return ResultDescription(.array(.structure(structure)), streamed: true)
+            }
+            return ResultDescription(.structure(structure))
         case .object, .write, .tableWrite: return ResultDescription(.structure(structure))
         }
     }
@@ -202,9 +227,10 @@ struct SQLService: WebService {
 extension Operation {
     init(
         _ draft: OperationDraft, parameters: [Operation.Parameter], graph: ResourceGraph, resource: Int?, result: ResultDescription,
-        location: String?, tableWrite: TableWrite? = nil
+        location: String?, tableWrite: TableWrite? = nil, functionCall: FunctionCall? = nil
     ) {
         self.tableWrite = tableWrite
+        self.functionCall = functionCall
         file = draft.file.file
         method = draft.file.method
         path = draft.file.path
@@ -215,7 +241,9 @@ extension Operation {
         self.parameters = parameters
         self.resource = resource
         // A GET runs its resource's statement: the file's, unless it had to be wrapped (``FolderGraph``).
-        statements = resource.map { draft.kind == .tableWrite ? [] : [graph.resources[$0].sql] } ?? draft.file.statements.map(\.text)
+        statements =
+            resource.map { draft.kind == .tableWrite || draft.kind == .function ? [] : [graph.resources[$0].sql] }
+            ?? draft.file.statements.map(\.text)
         details = draft.details
         bindings = draft.bindings
         var detailBindings: [(index: Int, name: String)] = []
@@ -239,6 +267,9 @@ extension Operation {
         case .list(let paged): text = "list" + (paged ? ", paged" : "")
         case .object: text = "object"
         case .tableWrite: text = "writes " + (tableWrite?.table ?? "a table")
+        case .function:
+            let count = functionCall?.overloads.count ?? 0
+            text = "calls " + (functionCall?.name ?? "a function") + (count > 1 ? " (\(count) overloads)" : "")
         case .write(let returning):
             text =
                 "write, " + (statements.count == 1 ? "1 statement" : "\(statements.count) statements")

@@ -48,3 +48,19 @@ extension Operation {
         return Parameter(role: .write, runtime: runtime)
     }
 }
+
+// MARK: - The request of a function call
+
+extension Operation {
+    /// The parameter of a `@function` operation that hands its handler the
+    /// request (the arguments, in the body of a POST or the query string of
+    /// a GET, and the read language's), which `FunctionCall` reads.
+    static func callParameter(readsBody: Bool) -> Parameter {
+        let runtime = RuntimeParameter<Argument>.readingOtherArguments(
+            description: "The function's arguments by name"
+                + (readsBody ? " (a JSON object)" : "") + ", and filters, `order`, `select` and embedding in PostgREST's syntax.",
+            readsBody: readsBody
+        ) { request throws(HTTPError) in .write(request) }
+        return Parameter(role: .write, runtime: runtime)
+    }
+}

@@ -43,6 +43,8 @@ public struct Operation: Sendable {
     let channel: String?
     /// What a `@writes` file writes.
     let tableWrite: TableWrite?
+    /// What a `@function` file calls.
+    let functionCall: FunctionCall?
 
     /// What an operation answers with.
     public enum Kind: Sendable, Equatable {
@@ -54,6 +56,8 @@ public struct Operation: Sendable {
         case write(returning: Query.Returning)
         /// `@writes`: a table's rows written as PostgREST's clients send them (`TableWrite`).
         case tableWrite
+        /// `@function`: a call of a PostgreSQL function as PostgREST's `/rpc` makes it (`FunctionCall`).
+        case function
     }
 
     /// A parameter of the route and what its value is for.
@@ -148,6 +152,13 @@ public struct Operation: Sendable {
             }
             guard let request else { throw HTTPError(.internalServerError, detail: "The write has no request.") }
             return try tableWrite.query(request, keyFilters: keyFilters, limits: ReadLimits(request.limits))
+        case .function:
+            for value in values {
+                if case .write(let request) = value, let functionCall {
+                    return try functionCall.query(request, limits: ReadLimits(request.limits))
+                }
+            }
+            throw HTTPError(.internalServerError, detail: "The call has no request.")
         case .write(let returning):
             let query = Query.transaction(statements, arguments, returning: returning)
             return location.map(query.created(at:)) ?? query

@@ -22,6 +22,78 @@ struct OperationDraft {
     /// another resource, to be checked once the folder's `ResourceGraph` is known.
     let readExamples: [(directive: ServiceFile.ExampleDirective, needsGraph: Bool)]
 
+    /// A `@function` file's draft: a documented parameter per argument
+    /// of its overloads (the call reads them from the request itself),
+    /// every result column filterable and orderable.
+    static func function(
+        _ described: DescribedFile, catalog: [PostgresType: PostgresTypeDescription], problems: inout [ServiceProblem]
+    ) -> OperationDraft? {
+        let file = described.file
+        let count = problems.count
+        var parameters: [Operation.Parameter] = []
+        for overload in described.function?.overloads ?? [] {
+            for argument in overload.arguments where !argument.name.isEmpty && !parameters.contains(where: { $0.name == argument.name }) {
+                let type = ArgumentType.of(argument.type, catalog: catalog)
+                let required =
+                    described.function?.overloads.allSatisfy { overload in
+                        overload.arguments.contains { $0.name == argument.name && !$0.hasDefault }
+                    } ?? false
+                parameters.append(
+                    Operation.Parameter(
+                        role: .documented,
+                        runtime: .documenting(
+                            argument.name, type: type.valueType,
+                            description: "The function's argument \(argument.name) (\(argument.typeName))"
+                                + (required ? "." : ", which the function may leave to its default."),
+                            value: .documented)))
+            }
+        }
+        if let reserved = ReservedPath.claimed(by: file.path) {
+            problems.append(
+                ServiceProblem(
+                    file: file.file, line: file.headerLine,
+                    message: "\(reserved.path) is reserved for \(reserved.purpose); name the service otherwise"))
+        }
+        for example in file.examples {
+            guard let index = parameters.firstIndex(where: { $0.name == example.name }) else {
+                problems.append(
+                    ServiceProblem(
+                        file: file.file, line: example.line,
+                        message: "@example names \"\(example.name)\", which is not an argument of the function; "
+                            + (parameters.isEmpty ? "it takes none" : "its arguments are \(parameters.map(\.name).joined(separator: ", "))")
+                    ))
+                continue
+            }
+            var runtime = parameters[index].runtime
+            runtime.example = example.text
+            parameters[index] = Operation.Parameter(role: parameters[index].role, runtime: runtime)
+        }
+        guard problems.count == count else { return nil }
+        let labels = Set(described.statements.last?.columns.map(\.label) ?? [])
+        return OperationDraft(
+            file: file, described: described, kind: .function, parameters: parameters, bindings: [], details: [:], detailNames: [],
+            notFound: nil, filterable: labels, orderable: labels, readExamples: [])
+    }
+
+    private init(
+        file: ServiceFile, described: DescribedFile, kind: Operation.Kind, parameters: [Operation.Parameter],
+        bindings: [(index: Int, name: String)], details: [String: Operation.Detail], detailNames: [String],
+        notFound: (template: String, parameter: String?)?, filterable: Set<String>, orderable: Set<String>,
+        readExamples: [(directive: ServiceFile.ExampleDirective, needsGraph: Bool)]
+    ) {
+        self.file = file
+        self.described = described
+        self.kind = kind
+        self.parameters = parameters
+        self.bindings = bindings
+        self.details = details
+        self.detailNames = detailNames
+        self.notFound = notFound
+        self.filterable = filterable
+        self.orderable = orderable
+        self.readExamples = readExamples
+    }
+
     /// The enumeration of the details, if the operation has details.
     var detailsEnumeration: (name: String, values: [String])? {
         for parameter in parameters {

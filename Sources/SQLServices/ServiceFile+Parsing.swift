@@ -61,6 +61,24 @@ extension ServiceFile {
                 problem(
                     writes.line, "a file with @writes takes no @param, @returns, @paged, @filter, @order or @notfound: its table says them")
             }
+        } else if let function {
+            if method != .get, method != .post {
+                problem(function.line, "@function calls a function: the file's method is GET (for a stable or immutable one) or POST")
+            }
+            if let statement = statements.first {
+                problem(
+                    statement.codeLine, "a file with @function has no statement: the server calls the function with the request's arguments"
+                )
+            }
+            for section in sections { problem(section.line, "a file with @function has no sections") }
+            if !parameters.isEmpty || returns != nil || pagedLine != nil || filter != nil || order != nil || notFound != nil
+                || listen != nil
+            {
+                problem(
+                    function.line,
+                    "a file with @function takes no @param, @returns, @paged, @filter, @order, @notfound or @listen: its function says them"
+                )
+            }
         } else if statements.isEmpty, problems.isEmpty {
             problem(bodyLine <= lines.count ? bodyLine : headerLine, "the file has no SQL statement after its header")
         }
@@ -175,13 +193,19 @@ extension ServiceFile {
                 if argument.isEmpty { problem(line, "@writes takes the name of the table written (`invoice`, `sales.invoice`)") }
                 if writes != nil { problem(line, "@writes is given twice") }
                 writes = TextDirective(text: String(argument), line: line)
+                if function != nil { problem(line, "a file has @writes or @function, not both") }
+            case "function":
+                if argument.isEmpty { problem(line, "@function takes the name of the function called (`add_them`, `api.add_them`)") }
+                if function != nil { problem(line, "@function is given twice") }
+                if writes != nil { problem(line, "a file has @writes or @function, not both") }
+                function = TextDirective(text: String(argument), line: line)
             case "detail", "stream":
                 problem(
                     line, "@\(name) starts a section of its own: put it after the operation's statement, followed by the detail's query")
             default:
                 problem(
                     line,
-                    "unknown directive @\(name); the header takes @param, @returns, @paged, @filter, @order, @notfound, @service, @example, @listen and @writes"
+                    "unknown directive @\(name); the header takes @param, @returns, @paged, @filter, @order, @notfound, @service, @example, @listen, @writes and @function"
                 )
             }
         }

@@ -158,6 +158,10 @@ public struct ServiceFile: Sendable {
     /// `@writes TABLE`: a write of the table's rows as PostgREST's clients
     /// send it (the server builds the statement); the file has none.
     public var writes: TextDirective?
+    /// `@function NAME`: a call of the PostgreSQL function (each of its
+    /// overloads) with the arguments the request names, as PostgREST's
+    /// `/rpc` calls it (the server builds the statement); the file has none.
+    public var function: TextDirective?
     /// The operation's statements, in order: one for a GET, one or more for a write.
     public var statements: [Statement] = []
     public var sections: [Section] = []

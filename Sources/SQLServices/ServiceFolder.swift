@@ -71,7 +71,11 @@ public struct ServiceFolder: Sendable {
 
         var drafts: [OperationDraft] = []
         for file in described {
-            if let draft = OperationDraft(file, catalog: catalog, problems: &problems) { drafts.append(draft) }
+            let draft =
+                file.function != nil
+                ? OperationDraft.function(file, catalog: catalog, problems: &problems)
+                : OperationDraft(file, catalog: catalog, problems: &problems)
+            if let draft { drafts.append(draft) }
         }
         problems += Self.duplicates(in: drafts)
         // Left out until what is left has no problem: a table write's and an
@@ -174,6 +178,10 @@ struct DescribedFile {
     let statements: [StatementDescription]
     /// One per section, in the file's order.
     let sections: [StatementDescription]
+    /// For a `@function` file: the function's overloads. Its `statements`
+    /// then hold one description made from the catalog, of the first
+    /// overload's arguments (as parameters) and result, for the documents.
+    let function: FunctionCatalog?
 
     var descriptions: [StatementDescription] { statements + sections }
 
@@ -195,6 +203,29 @@ struct DescribedFile {
                 return nil
             }
         }
+        if let directive = file.function {
+            let found: FunctionCatalog?
+            do {
+                found = try FunctionCatalog.read(directive.text, on: connection)
+            } catch let error as DatabaseError where !error.isConnectionFailure {
+                problems.append(
+                    ServiceProblem(file: file.file, line: directive.line, message: "@function \(directive.text): \(error.message)"))
+                return nil
+            }
+            guard let found, let first = found.overloads.first else {
+                let reasons = found.map { "; " + $0.leftOut.joined(separator: "; ") } ?? ""
+                problems.append(
+                    ServiceProblem(
+                        file: file.file, line: directive.line,
+                        message: "@function names \(directive.text), which is no function a request can call\(reasons)"))
+                return nil
+            }
+            self.file = file
+            self.function = found
+            self.sections = []
+            self.statements = [Self.description(of: first)]
+            return
+        }
         let statements = try file.statements.compactMap(describe)
         let sections = try file.sections.compactMap { try describe($0.statement) }
         // A statement that did not describe noted its problem.
@@ -202,6 +233,7 @@ struct DescribedFile {
         self.file = file
         self.statements = statements
         self.sections = sections
+        self.function = nil
 
         if file.method == .get {
             for (statement, line) in zip(file.statements + file.sections.map(\.statement), [nil] + file.sections.map(\.line)) {
@@ -225,6 +257,26 @@ struct DescribedFile {
             }
             guard problems.count == count else { return nil }
         }
+    }
+
+    /// An overload as a statement's description: its arguments as
+    /// parameters, its result's columns (a scalar's one column, `value`).
+    static func description(of overload: FunctionCatalog.Overload) -> StatementDescription {
+        let parameters = overload.arguments.map { StatementDescription.Parameter(name: $0.name, type: $0.type) }
+        let columns: [StatementDescription.ResultColumn]
+        switch overload.returns {
+        case .rows(let found), .row(let found):
+            columns = found.map {
+                StatementDescription.ResultColumn(
+                    label: ServiceScaffold.lowerCamelCase($0.name), type: $0.type, table: $0.table, tableColumn: $0.number,
+                    isNullable: $0.isNullable)
+            }
+        case .value(let type), .values(let type):
+            columns = [StatementDescription.ResultColumn(label: "value", type: type, table: nil, tableColumn: nil, isNullable: true)]
+        case .none:
+            columns = []
+        }
+        return StatementDescription(parameters: parameters, columns: columns)
     }
 
     /// The server's message, with `$n` named as the file names it (`:employeeNumber`) and its hint.

@@ -59,7 +59,37 @@ public struct ServiceScaffold: Sendable {
                 files.append(("\(folder)/\(write.file).sql", writeFile(write, relation)))
             }
         }
+        var taken: Set<String> = []
+        for function in catalog.functions where Self.isPrintable([function.schema, function.name]) {
+            var segment = Self.segment(function.name)
+            if !taken.insert(segment.lowercased()).inserted {
+                segment = Self.segment(function.schema + "-" + function.name)
+                guard taken.insert(segment.lowercased()).inserted else { continue }
+            }
+            files.append(("rpc/\(segment)/call.sql", functionFile(function, method: "POST", segment: segment)))
+            if function.isReadOnly { files.append(("rpc/\(segment)/read.sql", functionFile(function, method: "GET", segment: segment))) }
+        }
         return files
+    }
+
+    /// Whether no name holds a control character, which no header line could carry.
+    static func isPrintable(_ names: [String]) -> Bool {
+        names.allSatisfy { name in name.unicodeScalars.allSatisfy { $0.value >= 0x20 && $0.value != 0x7F } }
+    }
+
+    /// `rpc/<name>/call.sql` (`POST /rpc/<name>`, any function) or
+    /// `read.sql` (`GET`, a stable or immutable one): the server calls the
+    /// overload the request's argument names choose (`@function`).
+    private func functionFile(_ function: DatabaseCatalog.Function, method: String, segment: String) -> String {
+        let text =
+            Self.oneLine(function.comment)
+            ?? (method == "GET"
+                ? "Calls \(function.name) with the arguments of the query string (a stable or immutable overload)."
+                : "Calls \(function.name) with the arguments of a JSON object.")
+        let lines =
+            ["-- \(method) /rpc/\(segment)"] + Self.commentLines(text)
+            + ["-- @function " + Self.identifier(function.schema) + "." + Self.identifier(function.name)]
+        return lines.joined(separator: "\n") + "\n"
     }
 
     // MARK: - Names

@@ -1,0 +1,279 @@
+import HTTPServer
+import JSONStreaming
+import PostgreSQL
+import WebService
+
+/// A call of a PostgreSQL function as PostgREST's `/rpc` makes it: `POST`
+/// with a JSON object of named arguments, or `GET` with them in the query
+/// string (for a stable or immutable function). The overload is the one
+/// whose argument names the request gives: every name it sends is an
+/// argument of it, and every argument without a default is sent; an
+/// argument left out takes the function's default. A function of one
+/// unnamed `json` or `jsonb` argument takes the whole body.
+///
+/// The arguments are bound as one JSON object and read by PostgreSQL as
+/// the arguments' types (`json_to_record`), so a number, a string, an
+/// array or an object reaches the function as its type takes it; the
+/// function's name and its arguments' names and types come from the
+/// catalog at load, quoted. The result answers by its type:
+///
+/// | returns | answer |
+/// | --- | --- |
+/// | a set of rows (`SETOF t`, `TABLE (…)`) | a list, read in PostgREST's language (filters, `order`, `select`, embedding, pages, counts), streamed |
+/// | one row of a composite type | an object |
+/// | a scalar | the bare JSON value (`3`, `"text"`) |
+/// | a set of scalars | a JSON array of the values |
+/// | `void` | `204 No Content` |
+///
+/// ```swift
+/// let call = FunctionCall(name: "public.add_them", overloads: [...], graph: graph)
+/// Route(.post, "/rpc/add_them", parameters: [call.parameter()]) { values in try call.query(values[0]) }
+/// ```
+public struct FunctionCall: Sendable {
+    /// An argument the function takes.
+    public struct Argument: Sendable {
+        public var name: String
+        /// Its type as SQL writes it (`integer`, `text[]`, `public.mood`), from `format_type`.
+        public var typeName: String
+        public var isArray: Bool
+        /// The function's `VARIADIC` argument (its type is the array).
+        public var isVariadic: Bool
+        /// Whether a call may leave it out (the function declares a default).
+        public var hasDefault: Bool
+
+        public init(name: String, typeName: String, isArray: Bool, isVariadic: Bool = false, hasDefault: Bool = false) {
+            self.name = name
+            self.typeName = typeName
+            self.isArray = isArray
+            self.isVariadic = isVariadic
+            self.hasDefault = hasDefault
+        }
+    }
+
+    /// What an overload returns, and so how its answer is written.
+    public enum Result: Sendable {
+        /// A set of rows: a list of the resource's rows (its columns in order).
+        case rows(resource: Int, columns: [(name: String, label: String)])
+        /// One row of a composite type: an object.
+        case row(resource: Int, columns: [(name: String, label: String)])
+        /// A scalar: the value.
+        case value
+        /// A set of scalars: an array of the values.
+        case values
+        /// `void`: nothing (204).
+        case none
+    }
+
+    /// One overload of the function.
+    public struct Overload: Sendable {
+        /// The function, schema-qualified and quoted (`"public"."add_them"`).
+        public var function: String
+        /// Its input arguments, in order.
+        public var arguments: [Argument]
+        /// Whether it is volatile: called by `POST` only.
+        public var isVolatile: Bool
+        public var result: Result
+        /// A function of one unnamed `json` or `jsonb` argument: the body is that argument.
+        public var wholeBodyType: String?
+
+        public init(function: String, arguments: [Argument], isVolatile: Bool, result: Result, wholeBodyType: String? = nil) {
+            self.function = function
+            self.arguments = arguments
+            self.isVolatile = isVolatile
+            self.result = result
+            self.wholeBodyType = wholeBodyType
+        }
+
+        /// Whether a call naming `names` (and nothing else) calls this overload.
+        func accepts(_ names: Set<String>) -> Bool {
+            guard wholeBodyType == nil else { return false }
+            for name in names where !arguments.contains(where: { $0.name == name }) { return false }
+            return arguments.allSatisfy { $0.hasDefault || names.contains($0.name) }
+        }
+    }
+
+    /// The function as the catalog names it, for messages (`public.add_them`).
+    public let name: String
+    public let overloads: [Overload]
+    /// The graph whose resources read the rows of overloads that return rows.
+    public let graph: ResourceGraph
+
+    public init(name: String, overloads: [Overload], graph: ResourceGraph) {
+        self.name = name
+        self.overloads = overloads
+        self.graph = graph
+    }
+
+    /// Every argument name of every overload: the query string's arguments
+    /// of a `GET` that are the call's, not the read language's.
+    public var argumentNames: Set<String> {
+        Set(overloads.flatMap { $0.arguments.map(\.name) })
+    }
+
+    /// The label of a scalar result's one column: written as the bare value.
+    static let valueLabel = ObjectTemplate.valueMarker
+
+    // MARK: - A request's call
+
+    /// The query `request` makes: the overload its argument names choose,
+    /// called with its arguments, answered as the overload's result says.
+    public func query(_ request: RoutedRequest, limits: ReadLimits) throws -> Query {
+        let isGet = request.isRead
+        var readArguments: [(name: String, values: [String])] = []
+        let names: Set<String>
+        var json: String
+        var wholeBody: Overload?
+        if isGet {
+            let taken = argumentNames
+            var sent: [(name: String, values: [String])] = []
+            for argument in request.otherArguments {
+                if taken.contains(argument.name) { sent.append(argument) } else { readArguments.append(argument) }
+            }
+            names = Set(sent.map(\.name))
+            json = try Self.object(of: sent, overloads: overloads)
+        } else {
+            readArguments = request.otherArguments
+            let body = request.request.body
+            let contentType = request.request.contentType
+            if body.isEmpty {
+                json = "{}"
+                names = []
+            } else {
+                guard contentType == "application/json" || contentType?.hasSuffix("+json") == true else {
+                    throw HTTPError(
+                        .unsupportedMediaType,
+                        detail: "The arguments are a JSON object (application/json), not \(contentType ?? "a body without Content-Type").")
+                }
+                guard let text = String(validating: body, as: UTF8.self) else {
+                    throw HTTPError(.badRequest, detail: "The body is not UTF-8 text.", code: "PGRST102")
+                }
+                json = text
+                wholeBody = overloads.first { $0.wholeBodyType != nil }
+                var keys: [String] = []
+                let shape = try? JSONObjectKeys.scan(body) { found in if keys.isEmpty { keys = found } }
+                if shape == .object {
+                    names = Set(keys)
+                } else if wholeBody != nil {
+                    names = []
+                } else {
+                    throw HTTPError(.badRequest, detail: "The arguments are one JSON object, by name.", code: "PGRST102")
+                }
+            }
+        }
+        let overload = try choose(names, wholeBody: wholeBody)
+        if isGet, overload.isVolatile {
+            throw HTTPError(
+                .methodNotAllowed, detail: "The function \(name) is volatile: call it with POST.", code: "PGRST101",
+                headers: ["Allow": "POST"])
+        }
+        var arguments = SQLArguments()
+        let from: String
+        if let type = overload.wholeBodyType {
+            from = overload.function + "(CAST(:rpcArguments AS " + type + "))"
+        } else {
+            let sent = overload.arguments.filter { names.contains($0.name) }
+            if sent.isEmpty {
+                from = overload.function + "()"
+            } else {
+                let record = sent.map { quoted($0.name) + " " + $0.typeName }.joined(separator: ", ")
+                let call = sent.map { ($0.isVariadic ? "VARIADIC " : "") + quoted($0.name) + " := \"arguments\"." + quoted($0.name) }
+                from =
+                    "json_to_record(CAST(:rpcArguments AS json)) AS \"arguments\"(" + record + ") CROSS JOIN LATERAL "
+                    + overload.function + "(" + call.joined(separator: ", ") + ")"
+            }
+        }
+        // Bound only where the call reads it: a statement binds each argument it names, and no other.
+        if from.contains(":rpcArguments") { arguments[value: "rpcArguments"] = .text(json) }
+        let read = { (resource: Int) throws -> ReadRequest? in
+            guard !readArguments.isEmpty else { return nil }
+            do throws(ReadError) {
+                return try ReadRequest(graph: graph, resource: resource, arguments: readArguments, limits: limits)
+            } catch {
+                throw error.httpError ?? HTTPError(.badRequest, detail: "The request cannot be read.")
+            }
+        }
+        switch overload.result {
+        case .rows(let resource, let columns):
+            let query = Query.list(Self.selecting(columns, from: from), arguments)
+            return try read(resource).map(query.reading) ?? query
+        case .row(let resource, let columns):
+            let query = Query.object(
+                Self.selecting(columns, from: from), arguments,
+                notFound: HTTPError(.notFound, detail: "The function \(name) returned no row."))
+            return try read(resource).map(query.reading) ?? query
+        case .value, .values:
+            if let first = readArguments.first {
+                throw HTTPError(
+                    .badRequest, detail: "\(first.name) is no argument of \(name), whose result is not rows to filter.",
+                    parameter: first.name, code: "PGRST100")
+            }
+            let sql = "SELECT \"call\".\"value\" AS " + quoted(Self.valueLabel) + " FROM " + from + " AS \"call\"(\"value\")"
+            if case .values = overload.result { return Query.list(sql, arguments) }
+            return Query.object(sql, arguments, notFound: HTTPError(.notFound, detail: "The function \(name) returned nothing."))
+        case .none:
+            return Query.execute("SELECT FROM " + from + " AS \"call\"", arguments)
+        }
+    }
+
+    /// The columns of the rows of `from` (aliased `call`), each labelled.
+    private static func selecting(_ columns: [(name: String, label: String)], from: String) -> String {
+        let list = columns.map { "\"call\"." + quoted($0.name) + " AS " + quoted($0.label) }
+        return "SELECT " + (list.isEmpty ? "" : list.joined(separator: ", ")) + " FROM " + from + " AS \"call\""
+    }
+
+    /// The overload a call naming `names` calls: PostgREST's `PGRST202`
+    /// (404) for none, `PGRST203` (300) for several.
+    private func choose(_ names: Set<String>, wholeBody: Overload?) throws -> Overload {
+        let candidates = overloads.filter { $0.accepts(names) }
+        if candidates.count == 1 { return candidates[0] }
+        if candidates.isEmpty, let wholeBody { return wholeBody }
+        if candidates.isEmpty {
+            let listed = names.sorted().joined(separator: ", ")
+            throw HTTPError(
+                .notFound, detail: "Could not find the function \(name)(\(listed)) in the schema cache", code: "PGRST202",
+                hint: "Its arguments are: "
+                    + overloads.map { "(" + $0.arguments.map { $0.name + ($0.hasDefault ? "?" : "") }.joined(separator: ", ") + ")" }
+                    .joined(separator: " or "))
+        }
+        // The overload that takes exactly the names sent wins over those with defaults left out.
+        let exact = candidates.filter { $0.arguments.count == names.count }
+        if exact.count == 1 { return exact[0] }
+        throw HTTPError(
+            HTTPStatus(300),
+            detail: "Could not choose the best candidate function between: "
+                + candidates.map { name + "(" + $0.arguments.map { $0.name + " => " + $0.typeName }.joined(separator: ", ") + ")" }
+                .joined(separator: ", "),
+            code: "PGRST203", hint: "Name the arguments of one overload only.")
+    }
+
+    /// The query string's arguments of a `GET` as one JSON object: a value
+    /// as a JSON string (PostgreSQL reads it as the argument's type), the
+    /// values of an array argument as an array (or one value as written,
+    /// `{1,2}`). A repeated argument that is not an array is a 400.
+    static func object(of sent: [(name: String, values: [String])], overloads: [Overload]) throws -> String {
+        var bytes: [UInt8] = [UInt8(ascii: "{")]
+        for (position, argument) in sent.enumerated() {
+            if position > 0 { bytes.append(UInt8(ascii: ",")) }
+            JSONWriter.appendString(argument.name, to: &bytes)
+            bytes.append(UInt8(ascii: ":"))
+            let isArray = overloads.contains { $0.arguments.contains { $0.name == argument.name && $0.isArray } }
+            if isArray, !(argument.values.count == 1 && argument.values[0].hasPrefix("{")) {
+                bytes.append(UInt8(ascii: "["))
+                for (index, value) in argument.values.enumerated() {
+                    if index > 0 { bytes.append(UInt8(ascii: ",")) }
+                    JSONWriter.appendString(value, to: &bytes)
+                }
+                bytes.append(UInt8(ascii: "]"))
+            } else {
+                guard argument.values.count == 1 else {
+                    throw HTTPError(
+                        .badRequest, detail: "The argument \(argument.name) takes one value; it was given \(argument.values.count).",
+                        parameter: argument.name)
+                }
+                JSONWriter.appendString(argument.values[0], to: &bytes)
+            }
+        }
+        bytes.append(UInt8(ascii: "}"))
+        return String(decoding: bytes, as: UTF8.self)
+    }
+}
