@@ -62,6 +62,8 @@ public struct TableWrite: Sendable {
 
     /// The arguments of the query string a write reads itself, not as filters.
     static let ownArguments: Set<String> = ["select", "columns", "on_conflict"]
+    /// The read language's arguments that order and page the rows a `PATCH` or `DELETE` selects.
+    static let pageArguments: Set<String> = ["order", "limit", "offset"]
 
     // MARK: - The request
 
@@ -397,7 +399,8 @@ public struct TableWrite: Sendable {
     private func selected(_ filters: [(name: String, values: [String])], method: String, limits: ReadLimits, arguments: inout SQLArguments)
         throws(HTTPError) -> String
     {
-        guard !filters.isEmpty else {
+        // `order`, `limit` and `offset` choose among the rows the filters select; they select none themselves.
+        guard filters.contains(where: { !Self.pageArguments.contains($0.name) }) else {
             throw HTTPError(
                 .badRequest,
                 detail: "A \(method) without a filter would write every row of \(path.dropFirst()); name the rows (?id=eq.1), "
@@ -414,10 +417,22 @@ public struct TableWrite: Sendable {
         }
         let filtered = reading.apply(to: Query.list(graph.resources[resource].sql, arguments))
         arguments = filtered.arguments
+        var rows = filtered.sql
+        // `limit` and `offset` (after `order`) take that many of the rows selected, as PostgREST's limited writes do.
+        if let page = reading.page {
+            if let limit = page.limit {
+                arguments[value: "writeLimit"] = .text(String(limit))
+                rows += "\nLIMIT CAST(:writeLimit AS int8)"
+            }
+            if page.offset > 0 {
+                arguments[value: "writeOffset"] = .text(String(page.offset))
+                rows += "\nOFFSET CAST(:writeOffset AS int8)"
+            }
+        }
         let labels = key.compactMap { name in columns.first { $0.name == name }?.label }
         let keyList = key.map { table + "." + quoted($0) }.joined(separator: ", ")
         return "(\(keyList)) IN (SELECT " + labels.map { "\"pgrst_selected\"." + quoted($0) }.joined(separator: ", ")
-            + " FROM (\(filtered.sql)) AS \"pgrst_selected\")"
+            + " FROM (\(rows)) AS \"pgrst_selected\")"
     }
 }
 
