@@ -68,7 +68,7 @@ extension WebServiceClient {
         returning: WriteReturn<Element> = .minimal, query: ListQuery = ListQuery(), counted: Bool = false,
         headers: [String: String] = [:]
     ) async throws -> WriteResult<Element> {
-        try await write(
+        try await insertRows(
             .post, path, rows: rows, columns: columns, onConflict: [], preferences: missingAsDefault ? ["missing=default"] : [],
             returning: returning, query: query, counted: counted, headers: headers)
     }
@@ -92,7 +92,7 @@ extension WebServiceClient {
     ) async throws -> WriteResult<Element> {
         var preferences = [ignoringDuplicates ? "resolution=ignore-duplicates" : "resolution=merge-duplicates"]
         if missingAsDefault { preferences.append("missing=default") }
-        return try await write(
+        return try await insertRows(
             .post, path, rows: rows, columns: columns, onConflict: onConflict, preferences: preferences, returning: returning,
             query: query, counted: counted, headers: headers)
     }
@@ -112,7 +112,7 @@ extension WebServiceClient {
         _ path: String, _ query: ListQuery, set changes: Changes, returning: WriteReturn<Element> = .minimal, counted: Bool = false,
         headers: [String: String] = [:]
     ) async throws -> WriteResult<Element> {
-        try await send(
+        try await write(
             .patch, path, body: try .json(changes), preferences: [], returning: returning, query: query, counted: counted,
             headers: headers)
     }
@@ -128,13 +128,13 @@ extension WebServiceClient {
         _ path: String, _ query: ListQuery, returning: WriteReturn<Element> = .minimal, counted: Bool = false,
         headers: [String: String] = [:]
     ) async throws -> WriteResult<Element> {
-        try await send(.delete, path, body: nil, preferences: [], returning: returning, query: query, counted: counted, headers: headers)
+        try await write(.delete, path, body: nil, preferences: [], returning: returning, query: query, counted: counted, headers: headers)
     }
 
     // MARK: - Sending a write
 
-    /// `POST path` of `rows`, `columns=` and `on_conflict=` after the query's arguments.
-    private func write<Row: Encodable, Element: Decodable & Sendable>(
+    /// `method path` with `rows` as a JSON array, `columns=` and `on_conflict=` after the query's arguments.
+    private func insertRows<Row: Encodable, Element: Decodable & Sendable>(
         _ method: WebServiceRequest.Method, _ path: String, rows: [Row], columns: [String]?, onConflict: [String],
         preferences: [String], returning: WriteReturn<Element>, query: ListQuery, counted: Bool, headers: [String: String]
     ) async throws -> WriteResult<Element> {
@@ -144,7 +144,7 @@ extension WebServiceClient {
             own.append(("columns", .string(names.joined(separator: ","))))
         }
         if !onConflict.isEmpty { own.append(("on_conflict", .string(onConflict.joined(separator: ",")))) }
-        return try await send(
+        return try await write(
             method, path, body: body, preferences: preferences, returning: returning, query: query, own: own, counted: counted,
             headers: headers)
     }
@@ -154,7 +154,7 @@ extension WebServiceClient {
     /// `Prefer`. A query with an order or a page is `.invalidRequest`: the
     /// server would read them as conditions of none (`order=id` alone
     /// would select every row).
-    private func send<Element: Decodable & Sendable>(
+    private func write<Element: Decodable & Sendable>(
         _ method: WebServiceRequest.Method, _ path: String, body: WebServiceRequest.Body?, preferences: [String],
         returning: WriteReturn<Element>, query: ListQuery, own: [(name: String, value: RequestArgumentValue)] = [], counted: Bool,
         headers: [String: String]
@@ -163,7 +163,8 @@ extension WebServiceClient {
         if counted { preferences.append("count=exact") }
         var headers = headers
         headers.addPreferences(preferences)
-        if let name = query.limit != nil ? "limit" : query.offset != nil ? "offset" : query.order.isEmpty ? nil : "order" {
+        let unwritable = [("order", !query.order.isEmpty), ("limit", query.limit != nil), ("offset", query.offset != nil)]
+        if let name = unwritable.first(where: \.1)?.0 {
             throw WebServiceError(
                 .invalidRequest, detail: "A write takes conditions and select; it is not ordered nor paged (\(name)).", parameter: name)
         }
