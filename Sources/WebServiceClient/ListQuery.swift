@@ -171,9 +171,8 @@ extension WebServiceClient {
         var all = query.arguments
         all.elements += arguments.elements
         var headers = headers
-        if counted { headers["Prefer"] = "count=exact" }
+        if counted { headers.addPreferences(["count=exact"]) }
         let response = try await send(WebServiceRequest(.get, path, arguments: all, headers: headers))
-        let total = response.header("Content-Range").flatMap { $0.split(separator: "/").last.flatMap { Int($0) } }
-        return ListPage(elements: try response.decode([Element].self), total: total)
+        return ListPage(elements: try response.decode([Element].self), total: response.contentRangeTotal)
     }
 }
