@@ -118,6 +118,21 @@ struct TableWriteTests {
             "PATCH", "/project?name=in.(d,e)&select=id,status", #"{"status": "done"}"#, port: port,
             [Self.json, ("Prefer", "return=representation")])
         #expect(patched.status == 200 && patched.text == #"[{"id":4,"status":"done"},{"id":5,"status":"done"}]"#, "\(patched)")
+        // order, limit and offset select no row: alone, they are refused as no filter is, and nothing is written.
+        let unpaged = try Self.projects(connection)
+        for (method, target) in [("PATCH", "/project?order=id"), ("PATCH", "/project?limit=1"), ("DELETE", "/project?order=id&limit=1")] {
+            let refused = try Self.send(method, target, method == "PATCH" ? #"{"status": "done"}"# : "", port: port)
+            #expect(refused.status == 400, "\(method) \(target): \(refused)")
+        }
+        #expect(try Self.projects(connection) == unpaged)
+        // With a filter, limit takes that many of the rows selected, after order.
+        let limited = try Self.send(
+            "PATCH", "/project?id=gt.0&order=id.desc&limit=2&offset=1&select=id", #"{"clientId": 42}"#, port: port,
+            [Self.json, ("Prefer", "return=representation, tx=rollback")])
+        let expected = unpaged.suffix(3).prefix(2).map { "{\"id\":" + $0.prefix { $0 != "|" } + "}" }.sorted()
+        let returned = limited.text.dropFirst().dropLast().split(separator: "},").map { $0.hasSuffix("}") ? String($0) : $0 + "}" }.sorted()
+        #expect(limited.status == 200 && returned == expected, "\(limited) \(expected)")
+        #expect(try Self.projects(connection) == unpaged)
         // DELETE by filter.
         #expect(try Self.send("DELETE", "/project?status=eq.done", port: port, []).status == 204)
         #expect(try Self.projects(connection).map { $0.prefix(1) } == ["1", "2", "3", "6"])

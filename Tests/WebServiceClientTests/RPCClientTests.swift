@@ -1,38 +1,34 @@
 import Foundation
-import HTTPServer
+import HTTPTestClient
 import PostgreSQL
 import Testing
 import WebServiceClient
 
-/// The client's `rpc` calls: lists and objects against `sql-rest serve`
-/// on files of the PostgREST contract's paths (`POST /rpc/f` with a JSON
-/// object of named arguments, `GET /rpc/f?name=value` taking the read
-/// language), and the bare values and 204 of scalar and void functions
-/// against a small server of the test that answers them as PostgREST does.
+/// The client's `rpc` calls against `sql-rest serve` on the folder
+/// `sql-rest init` writes for a schema with functions (`@function` files,
+/// PostgREST's `/rpc`): an object, lists read with the `ListQuery`'s
+/// filters, order, select and page, a scalar's bare value and a void
+/// function's 204; what a call writes is read back from the database.
 @Suite("RPC through the client", .serialized)
 struct RPCClientTests {
-    /// Files served beside the folder `sql-rest init --writes` writes for the schema `client_rpc`.
-    static let files = [
-        "rpc/projects_of.sql": """
-        -- GET /rpc/projects_of
-        -- The projects of a client.
-        -- @filter *
-        -- @order *
-        SELECT id, name, status FROM client_rpc.project WHERE client_id = :client::int ORDER BY id
-        """,
-        "rpc/projects_named.sql": """
-        -- POST /rpc/projects_named
-        -- The projects whose name is like the pattern.
-        -- @returns list
-        SELECT id, name FROM client_rpc.project WHERE name LIKE :pattern::text ORDER BY id
-        """,
-        "rpc/rename_project.sql": """
-        -- POST /rpc/rename_project
-        -- Renames a project; the project as it is now.
-        -- @returns object
-        UPDATE client_rpc.project SET name = :name::text WHERE id = :id::int RETURNING id, name, status, client_id AS "clientId"
-        """,
-    ]
+    static let functions = """
+        CREATE FUNCTION client_rpc.projects_of(client int) RETURNS SETOF client_rpc.project
+          LANGUAGE sql STABLE AS 'SELECT * FROM client_rpc.project WHERE client_id = client ORDER BY id';
+        CREATE FUNCTION client_rpc.projects_named(pattern text) RETURNS SETOF client_rpc.project
+          LANGUAGE sql STABLE AS 'SELECT * FROM client_rpc.project WHERE name LIKE pattern ORDER BY id';
+        CREATE FUNCTION client_rpc.rename_project(id int, name text) RETURNS client_rpc.project
+          LANGUAGE sql AS 'UPDATE client_rpc.project SET name = rename_project.name WHERE project.id = rename_project.id RETURNING *';
+        CREATE FUNCTION client_rpc.add_them(a int, b int) RETURNS int LANGUAGE sql IMMUTABLE AS 'SELECT a + b';
+        CREATE FUNCTION client_rpc.touch() RETURNS void LANGUAGE sql AS '';
+        """
+
+    /// The server on the folder init writes for `client_rpc`, its functions made first.
+    static func start() throws -> (SQLRestFolder, Connection) {
+        let connection = try Connection(try SampleDatabase.conninfo(user: "postgres"))
+        try connection.executeScript(TableWriteClientTests.script("client_rpc") + "\n" + functions)
+        try connection.execute("INSERT INTO client_rpc.project (name, client_id) VALUES ('a', 1), ('b', 2)")
+        return (try SQLRestFolder(schema: "client_rpc"), connection)
+    }
 
     struct Renaming: Encodable {
         var id: Int
@@ -41,7 +37,7 @@ struct RPCClientTests {
 
     @Test("POST with an Encodable object of arguments: an object, a list; the database changed")
     func postForms() async throws {
-        let (served, connection) = try TableWriteClientTests.start(schema: "client_rpc", files: Self.files)
+        let (served, connection) = try Self.start()
         defer { served.stop() }
         let client = WebServiceClient(baseURL: served.baseURL)
 
@@ -51,14 +47,11 @@ struct RPCClientTests {
 
         let named = try await client.rpc("projects_named", ["pattern": "b%"], as: [TableWriteClientTests.Named].self)
         #expect(named == [TableWriteClientTests.Named(id: 2, name: "b2")])
-
-        // No row: the file answers 204, an optional decodes it as nil.
-        #expect(try await client.rpc("rename_project", Renaming(id: 99, name: "x"), as: TableWriteClientTests.Project?.self) == nil)
     }
 
     @Test("GET with the arguments in the query, then the ListQuery's filters, order, select and page")
     func getForm() async throws {
-        let (served, connection) = try TableWriteClientTests.start(schema: "client_rpc", files: Self.files)
+        let (served, connection) = try Self.start()
         defer { served.stop() }
         try connection.execute("INSERT INTO client_rpc.project (name, client_id, status) VALUES ('c', 1, 'done'), ('d', 1, 'open')")
         let client = WebServiceClient(baseURL: served.baseURL)
@@ -72,12 +65,9 @@ struct RPCClientTests {
 
     @Test("a scalar function's bare value, POST and GET; a void function's 204")
     func bareValues() async throws {
-        let server = HTTPServer(configuration: .init(port: 0, shutdownTimeout: 2)) { request in
-            Self.answer(request)
-        }
-        try server.start()
-        defer { server.stop() }
-        let client = WebServiceClient(baseURL: URL(string: "http://127.0.0.1:\(server.port)")!)
+        let (served, _) = try Self.start()
+        defer { served.stop() }
+        let client = WebServiceClient(baseURL: served.baseURL)
 
         #expect(try await client.rpc("add_them", ["a": 1, "b": 2], as: Int.self) == 3)
         #expect(try await client.rpc("add_them", reading: ["a": 40, "b": 2], as: Int.self) == 42)
@@ -86,33 +76,7 @@ struct RPCClientTests {
         await #expect {
             try await client.rpc("add_them", ["a": 1], as: Int.self)
         } throws: { error in
-            (error as? WebServiceError)?.status == 400
-        }
-    }
-
-    /// PostgREST's answers for `add_them(a int, b int) RETURNS int` (POST with
-    /// a JSON object, or GET) and `touch() RETURNS void` (POST with `{}`).
-    static func answer(_ request: borrowing HTTPRequest) -> HTTPResponse {
-        let path = String(request.rawPath.prefix { $0 != "?" })
-        var arguments: [String: Int] = [:]
-        if request.method == .get {
-            for item in request.queryItems { arguments[item.name] = Int(item.value) }
-        } else {
-            guard request.contentType == "application/json",
-                let object = try? JSONSerialization.jsonObject(with: Data(request.body)) as? [String: Int]
-            else { return HTTPResponse(status: .badRequest, text: "not a JSON object of integers") }
-            arguments = object
-        }
-        switch path {
-        case "/rpc/add_them":
-            guard arguments.count == 2, let a = arguments["a"], let b = arguments["b"] else {
-                return HTTPResponse(status: .badRequest, text: "add_them takes a and b")
-            }
-            return HTTPResponse(json: Array(String(a + b).utf8))
-        case "/rpc/touch" where request.method == .post && arguments.isEmpty:
-            return HTTPResponse(status: .noContent)
-        default:
-            return HTTPResponse(status: .notFound, text: "no such function")
+            (error as? WebServiceError)?.status == 404
         }
     }
 }
