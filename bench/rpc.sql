@@ -1,3 +1,3 @@
--- pgbench: what GET /rpc/employees_named?name=Facello asks of the database
--- (scenario 18), written by hand; run with -D name=Facello.
-SELECT * FROM bench_rpc.employees_named(:name);
+-- pgbench: what GET /rpc/employees_from?first=10001 asks of the database
+-- (scenario 18), written by hand; run with -D first=10001.
+SELECT * FROM bench_rpc.employees_from(:first);

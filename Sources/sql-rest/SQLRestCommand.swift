@@ -166,8 +166,8 @@ struct Init: ParsableCommand {
             let connection = try Connection(databaseURL)
             defer { connection.close() }
             let catalog = try DatabaseCatalog.read(schemas: schemas, on: connection)
-            guard !catalog.relations.isEmpty else {
-                SQLRestCommand.printError("Error: no table or view in \(schemas.joined(separator: ", ")).")
+            guard !catalog.relations.isEmpty || !catalog.functions.isEmpty else {
+                SQLRestCommand.printError("Error: no table, view or function in \(schemas.joined(separator: ", ")).")
                 throw ExitCode.failure
             }
             let scaffold = ServiceScaffold(catalog: catalog, writes: writes)
