@@ -13,8 +13,10 @@ extension ReadRequest {
     /// run once per block of parent rows. Every value is bound; every
     /// identifier is a label or name the resources declared, quoted.
     /// Values are bound under names neither the query's SQL nor `taken` uses.
-    func apply(to query: Query, taken: Set<String> = []) -> Query {
+    /// `passing`: columns of the query's statement the root's rows carry after their members (a write's row addresses).
+    func apply(to query: Query, taken: Set<String> = [], passing: [String] = []) -> Query {
         var builder = Builder(counter: Counter(), taken: Set(StatementShape.of(query.sql).parameters.names).union(taken))
+        builder.passing = passing
         // The query's own embeds (a `details` argument) bind from the root's columns too.
         let labels = Set(root.resource.columns.map(\.label))
         builder.attachedLabels = query.embeds.flatMap { StatementShape.of($0.query.sql).parameters.names.filter(labels.contains) }
@@ -47,6 +49,7 @@ extension ReadRequest {
         let taken: Set<String>
         /// Root columns the query's own embeds bind from, kept among its hidden columns.
         var attachedLabels: [String] = []
+        var passing: [String] = []
 
         /// `value` bound under a new name in `arguments`: the placeholder to write.
         mutating func bind(_ value: SQLValue, into arguments: inout SQLArguments) -> String {
@@ -78,6 +81,7 @@ extension ReadRequest {
             } else {
                 sql += members(of: node, alias: alias, arguments: &arguments)
                 sql += hiddenColumns(of: node, alias: alias)
+                if depth == 0 { sql += passing.map { ", " + quoted(alias) + "." + quoted($0) }.joined() }
             }
             // The closing parenthesis on a line of its own: the base may end with a `--` comment.
             sql += " FROM (" + Self.withoutTrailingSemicolons(base) + "\n) AS " + quoted(alias)

@@ -45,14 +45,22 @@ public struct TableWrite: Sendable {
     /// The graph whose resource `resource` reads the table, for filters and `select`.
     public let graph: ResourceGraph
     public let resource: Int
+    /// For a table without a primary key: whether the rows a `PATCH` or
+    /// `DELETE` selects are written by their address (`tableoid`, `ctid`,
+    /// read in the same statement), which a table's rows have and a view's
+    /// or a foreign table's do not.
+    public let writesByAddress: Bool
 
-    public init(table: String, path: String, columns: [Column], key: [String], graph: ResourceGraph, resource: Int) {
+    public init(
+        table: String, path: String, columns: [Column], key: [String], graph: ResourceGraph, resource: Int, writesByAddress: Bool = false
+    ) {
         self.table = table
         self.path = path
         self.columns = columns
         self.key = key
         self.graph = graph
         self.resource = resource
+        self.writesByAddress = writesByAddress
     }
 
     /// The column a member or argument names, by label or by name.
@@ -406,7 +414,8 @@ public struct TableWrite: Sendable {
                 detail: "A \(method) without a filter would write every row of \(path.dropFirst()); name the rows (?id=eq.1), "
                     + "or select them all on purpose with a filter every row passes.")
         }
-        guard !key.isEmpty else {
+        let byAddress = key.isEmpty && writesByAddress && !columns.isEmpty
+        guard !key.isEmpty || byAddress else {
             throw HTTPError(.methodNotAllowed, detail: "\(path.dropFirst()) has no primary key: its rows are not written by filter.")
         }
         let reading: ReadRequest
@@ -415,7 +424,12 @@ public struct TableWrite: Sendable {
         } catch {
             throw error.httpError ?? HTTPError(.badRequest, detail: "The filters cannot be read.")
         }
-        let filtered = reading.apply(to: Query.list(graph.resources[resource].sql, arguments))
+        var base = graph.resources[resource].sql
+        if byAddress {
+            // The relation's resource is `SELECT <columns> FROM <table>`: each row's address goes first.
+            base = "SELECT tableoid AS \"pgrst_tableoid\", ctid AS \"pgrst_ctid\", " + base.dropFirst("SELECT ".count)
+        }
+        let filtered = reading.apply(to: Query.list(base, arguments), passing: byAddress ? ["pgrst_tableoid", "pgrst_ctid"] : [])
         arguments = filtered.arguments
         var rows = filtered.sql
         // `limit` and `offset` (after `order`) take that many of the rows selected, as PostgREST's limited writes do.
@@ -428,6 +442,10 @@ public struct TableWrite: Sendable {
                 arguments[value: "writeOffset"] = .text(String(page.offset))
                 rows += "\nOFFSET CAST(:writeOffset AS int8)"
             }
+        }
+        if byAddress {
+            return "(\(table).tableoid, \(table).ctid) IN (SELECT \"pgrst_selected\".\"pgrst_tableoid\", \"pgrst_selected\".\"pgrst_ctid\""
+                + " FROM (\(rows)) AS \"pgrst_selected\")"
         }
         let labels = key.compactMap { name in columns.first { $0.name == name }?.label }
         let keyList = key.map { table + "." + quoted($0) }.joined(separator: ", ")

@@ -37,6 +37,8 @@ public struct DatabaseCatalog: Sendable {
         public var schema: String
         public var name: String
         public var isView: Bool
+        /// A table (plain or partitioned), whose rows a filter writes without a key; not a foreign table.
+        public var isTable: Bool = true
         public var comment: String?
         public var columns: [Column]
         /// The primary key's columns, in key order; empty without one.
@@ -152,7 +154,8 @@ public struct DatabaseCatalog: Sendable {
             relations: relations.map { row in
                 let keys = constraintsByRelation[row.oid] ?? []
                 return Relation(
-                    schema: row.schema, name: row.name, isView: row.kind == "v" || row.kind == "m", comment: row.comment,
+                    schema: row.schema, name: row.name, isView: row.kind == "v" || row.kind == "m",
+                    isTable: row.kind == "r" || row.kind == "p", comment: row.comment,
                     columns: (columnsByRelation[row.oid] ?? []).map {
                         Column(
                             name: $0.name, isNotNull: $0.notNull, defaultExpression: $0.defaultExpression,

@@ -104,7 +104,8 @@ struct FolderGraph {
                     if case .literal(let text) = segment { text } else { "" }
                 }.joined(separator: "/")
             tableWrites[index] = TableWrite(
-                table: relation.qualifiedName, path: path, columns: columns, key: key, graph: graph, resource: resource)
+                table: relation.qualifiedName, path: path, columns: columns, key: key, graph: graph, resource: resource,
+                writesByAddress: relation.isTable)
         }
         self.resources = resources
         self.tableWrites = tableWrites

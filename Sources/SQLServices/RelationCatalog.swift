@@ -29,6 +29,8 @@ struct RelationCatalog {
         var schema: String
         var name: String
         var isView: Bool
+        /// A table (plain or partitioned), whose rows have an address (`tableoid`, `ctid`).
+        var isTable: Bool = false
         /// Its row type's OID, which a computed column's function takes.
         var rowType: UInt32
         var columns: [Column]
@@ -117,6 +119,7 @@ struct RelationCatalog {
                 catalog.relations.append(
                     Relation(
                         oid: row.oid, schema: row.schema, name: row.name, isView: row.kind == "v" || row.kind == "m",
+                        isTable: row.kind == "r" || row.kind == "p",
                         rowType: row.rowType, columns: []))
             }
             catalog.relations[catalog.relations.count - 1].columns.append(

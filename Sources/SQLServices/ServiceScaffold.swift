@@ -6,7 +6,7 @@ import WebService
 /// caller), and for each table with a primary key `one.sql`
 /// (`GET /<table>/{key}`), with a detail for each table that refers to it;
 /// with `writes`, the table's writes too (`create.sql`, `update.sql`,
-/// `delete.sql`…; for a table without a key, `create.sql` alone).
+/// `delete.sql`…; for a table without a key, those by filter alone).
 ///
 /// Paths are the table's name (`invoice_line`); JSON keys and path
 /// variables are the column names in lowerCamelCase (docs/SQL-SERVICES.md
@@ -53,9 +53,13 @@ public struct ServiceScaffold: Sendable {
             let hasKey = !relation.primaryKey.isEmpty
             if hasKey { files.append(("\(folder)/one.sql", one(relation))) }
             guard writes else { continue }
-            // Without a key, POST alone: the server selects the rows a filter names by their key.
+            // Without a key, no write by key, and none by filter but on a table (its rows' addresses choose them).
             let changesColumns = relation.columns.contains { !relation.primaryKey.contains($0.name) && !$0.isGenerated }
-            for write in Self.writes where (changesColumns || !write.changesColumns) && (hasKey || write.method == "POST") {
+            let byFilter = hasKey || (relation.isTable && !relation.columns.isEmpty)
+            for write in Self.writes
+            where (changesColumns || !write.changesColumns)
+                && (hasKey || write.method == "POST" || (byFilter && !write.byKey && write.method != "PUT"))
+            {
                 files.append(("\(folder)/\(write.file).sql", writeFile(write, relation)))
             }
         }

@@ -94,15 +94,21 @@ struct InitTests {
         #expect(try TestClient.request("GET", "/invoice_line/1/9", port: port).status == 404)
         #expect(try TestClient.request("GET", "/unpaid", port: port).objects.count == 2)
         #expect(try TestClient.request("GET", "/audit_log", port: port).objects.first?["message"] as? String == "made")
-        // A table without a key takes POST (its rows are written by filter through their key: none here).
-        #expect(!FileManager.default.fileExists(atPath: "\(out)/audit_log/update-where.sql"), "no key, no PATCH")
+        // A table without a key takes POST, and PATCH and DELETE by filter (its rows chosen by their address), none by key.
+        #expect(FileManager.default.fileExists(atPath: "\(out)/audit_log/update-where.sql"), "no key, PATCH by filter")
+        #expect(!FileManager.default.fileExists(atPath: "\(out)/audit_log/update.sql"), "no key, no PATCH by key")
+        #expect(!FileManager.default.fileExists(atPath: "\(out)/audit_log/replace.sql"), "no key, no PUT")
         let logged = try TestClient.request(
             "POST", "/audit_log?select=message", port: port,
             headers: [("Content-Type", "application/json"), ("Prefer", "return=representation")],
             body: Array(#"[{"message": "one"}, {"message": "two"}]"#.utf8))
         #expect(logged.status == 201 && logged.text == #"[{"message":"one"},{"message":"two"}]"#, "\(logged)")
-        #expect(try TestClient.request("DELETE", "/audit_log?message=in.(one,two)", port: port).status == 405)
-        try connection.execute("DELETE FROM init_test.audit_log WHERE message <> 'made'")
+        let renamed = try TestClient.request(
+            "PATCH", "/audit_log?message=eq.one&select=message", port: port,
+            headers: [("Content-Type", "application/json"), ("Prefer", "return=representation")], body: Array(#"{"message": "uno"}"#.utf8))
+        #expect(renamed.status == 200 && renamed.text == #"[{"message":"uno"}]"#, "\(renamed.status) \(renamed.text)")
+        #expect(try TestClient.request("DELETE", "/audit_log?message=in.(uno,two)", port: port).status == 204)
+        #expect(try TestClient.request("DELETE", "/audit_log", port: port).status == 400, "no filter")
         #expect(try TestClient.request("GET", "/audit_log", port: port).objects.map { $0["message"] as? String } == ["made"])
         let json = [("Content-Type", "application/json"), ("Prefer", "return=representation")]
         let created = try TestClient.request(
