@@ -13,6 +13,8 @@ struct TableWriteAnswer: Sendable {
     /// The primary key's labels, in order, for `Location`.
     let keyLabels: [String]
     let path: String
+    /// An upsert (`POST` with `resolution`, or `PUT`): 201 when it inserted a row, else 200 (204 without rows asked for).
+    var isUpsert = false
 }
 
 extension Query {
@@ -29,6 +31,7 @@ extension Query {
         let represents = preferences.returning == .representation
         var body: [UInt8] = answer.representation == .json ? [UInt8(ascii: "[")] : []
         var rowCount = 0
+        var inserted = 0
         var location: String?
         do {
             try connection.transaction(readOnly: false, role: access.role) { connection in
@@ -37,6 +40,7 @@ extension Query {
                 // Every row is read: a statement stopped halfway would fail the transaction.
                 while let row = try rows.next() {
                     rowCount += 1
+                    if rowCount == 1, answer.isUpsert { inserted = row[TableWrite.insertedCount].flatMap { Int($0) } ?? 0 }
                     if represents {
                         switch answer.representation {
                         case .csv:
@@ -69,16 +73,18 @@ extension Query {
         }
         if answer.representation == .json { body.append(UInt8(ascii: "]")) }
         let isPost = request.method == .post
+        // A POST creates (201) unless it is an upsert that inserted nothing; a PUT that inserted its row creates too.
+        let created = answer.isUpsert ? inserted > 0 : isPost
         var response: HTTPResponse
         if represents {
-            response = HTTPResponse(status: isPost ? .created : .ok, json: body)
+            response = HTTPResponse(status: created ? .created : .ok, json: body)
             switch answer.representation {
             case .csv: response.headers["Content-Type"] = "text/csv; charset=utf-8"
             case .singular: response.headers["Content-Type"] = ReadPreferences.singularType + "; charset=utf-8"
             default: break
             }
         } else {
-            response = HTTPResponse(status: isPost ? .created : .noContent)
+            response = HTTPResponse(status: created ? .created : isPost ? .ok : .noContent)
         }
         if isPost, rowCount == 1, let location { response.headers["Location"] = location }
         let total = preferences.countsExactly ? String(rowCount) : "*"

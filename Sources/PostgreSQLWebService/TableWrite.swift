@@ -163,12 +163,20 @@ public struct TableWrite: Sendable {
                     parameter: "select", code: "PGRST127")
             }
         }
-        let sql = "WITH \"pgrst_source\" AS (" + write + ")\n" + shaped.sql
+        var sql = "WITH \"pgrst_source\" AS (" + write + ")\n" + shaped.sql
+        let isUpsert = request.method == .put || (request.method == .post && preferences.resolution != nil)
+        if isUpsert {
+            // How many rows were inserted, after the hidden marker: 201 when some were, 200 (or 204) when all were updated.
+            sql =
+                "WITH \"pgrst_source\" AS (" + write + ")\nSELECT \"pgrst_shaped\".*, NULL AS " + quoted(ObjectTemplate.hiddenColumnsMarker)
+                + ", (SELECT count(*) FROM \"pgrst_source\" WHERE \"pgrst_inserted\") AS " + quoted(Self.insertedCount)
+                + " FROM (" + shaped.sql + "\n) AS \"pgrst_shaped\""
+        }
         return Query.tableWrite(
             sql, shaped.arguments,
             answer: .init(
                 preferences: preferences, representation: representation,
-                keyLabels: key.compactMap { name in columns.first { $0.name == name }?.label }, path: path))
+                keyLabels: key.compactMap { name in columns.first { $0.name == name }?.label }, path: path, isUpsert: isUpsert))
     }
 
     // MARK: - Insert
@@ -238,9 +246,19 @@ public struct TableWrite: Sendable {
             } else {
                 sql += " DO UPDATE SET " + updated.map { quoted($0.name) + " = EXCLUDED." + quoted($0.name) }.joined(separator: ", ")
             }
+            return sql + " RETURNING \(table).*, " + Self.inserted(table)
         }
         return sql + " RETURNING \(table).*"
     }
+
+    /// Whether an upsert's row was inserted rather than updated: a row
+    /// version a transaction just inserted has no deleting transaction yet.
+    static func inserted(_ table: String) -> String {
+        "(\(table).xmax = 0) AS \"pgrst_inserted\""
+    }
+
+    /// The label of the answer's column (after the hidden ones) that counts the rows an upsert inserted.
+    static let insertedCount = "pgrst_inserted_count"
 
     // MARK: - Replace
 
@@ -283,7 +301,7 @@ public struct TableWrite: Sendable {
         let updated = written.filter { !key.contains($0.name) }.map(\.name)
         let set = (updated.isEmpty ? [key[0]] : updated).map { quoted($0) + " = EXCLUDED." + quoted($0) }.joined(separator: ", ")
         return "INSERT INTO \(table) (\(names)) SELECT \(names) FROM (\(source)) AS \"pgrst_body\" ON CONFLICT ("
-            + key.map(quoted).joined(separator: ", ") + ") DO UPDATE SET \(set) RETURNING \(table).*"
+            + key.map(quoted).joined(separator: ", ") + ") DO UPDATE SET \(set) RETURNING \(table).*, " + Self.inserted(table)
     }
 
     private static let notByKey = HTTPError(

@@ -146,6 +146,11 @@ struct TableWriteTests {
             [Self.json, ("Prefer", "resolution=merge-duplicates")])
         #expect(merged.status == 201 && merged.header("preference-applied") == "resolution=merge-duplicates")
         #expect(try Self.projects(connection).first == "1|a2|open|NULL" && Self.projects(connection).last == "50|new|open|7")
+        // Every row updated, none inserted: 200, with the rows asked for.
+        let updatedOnly = try Self.send(
+            "POST", "/project?select=id,name", #"[{"id": 1, "name": "a2"}]"#, port: port,
+            [Self.json, ("Prefer", "resolution=merge-duplicates, return=representation")])
+        #expect(updatedOnly.status == 200 && updatedOnly.text == #"[{"id":1,"name":"a2"}]"#, "\(updatedOnly)")
         let ignored = try Self.send(
             "POST", "/project?on_conflict=name", #"[{"name": "b", "status": "done"}, {"name": "g", "status": "open"}]"#, port: port,
             [Self.json, ("Prefer", "resolution=ignore-duplicates, return=representation")])
@@ -154,7 +159,8 @@ struct TableWriteTests {
 
         // PUT by key: inserts, then replaces the members given; a filter other than eq on the key is 405, a body key that differs 400.
         let put = "SELECT ARRAY[id::text, name, status, client_id::text] FROM write_test.project WHERE id = 60"
-        #expect(try Self.send("PUT", "/project?id=eq.60", #"{"id": 60, "name": "put"}"#, port: port).status == 204)
+        // Inserted: 201; replaced: 204 (200 with the row asked for), as PostgREST answers a PUT.
+        #expect(try Self.send("PUT", "/project?id=eq.60", #"{"id": 60, "name": "put"}"#, port: port).status == 201)
         #expect(try Self.rows(put, connection) == ["60|put|open|7"])
         #expect(try Self.send("PUT", "/project?id=eq.60", #"{"id": 60, "name": "put2", "client_id": null}"#, port: port).status == 204)
         #expect(try Self.rows(put, connection) == ["60|put2|open|NULL"])
