@@ -35,6 +35,12 @@ extension Query {
         var location: String?
         do {
             try connection.transaction(readOnly: false, role: access.role) { connection in
+                if !embeds.isEmpty {
+                    (rowCount, inserted) = try writeEmbedding(answer, on: connection, options: runner.options, into: &body)
+                    try Self.check(rowCount, answer)
+                    if preferences.rollsBack { throw RolledBack() }
+                    return
+                }
                 let rows = try connection.query(sql, arguments)
                 defer { rows.close() }
                 // Every row is read: a statement stopped halfway would fail the transaction.
@@ -56,16 +62,7 @@ extension Query {
                     }
                 }
                 if represents, answer.representation == .csv, rowCount == 0 { CSVWriter.appendHeader(rows.columns, to: &body) }
-                if let maximum = preferences.maxAffected, rowCount > maximum {
-                    throw HTTPError(
-                        .badRequest, detail: "Query result exceeds max-affected preference constraint", code: "PGRST124",
-                        details: .string("The query affects \(rowCount) rows"))
-                }
-                if answer.representation == .singular, rowCount != 1 {
-                    throw HTTPError(
-                        .notAcceptable, detail: "JSON object requested, multiple (or no) rows returned", code: "PGRST116",
-                        details: .string("The result contains \(rowCount) rows"))
-                }
+                try Self.check(rowCount, answer)
                 if preferences.rollsBack { throw RolledBack() }
             }
         } catch is RolledBack {
@@ -94,6 +91,49 @@ extension Query {
     }
 
     private struct RolledBack: Error {}
+
+    /// What the number of rows written refuses, rolling the write back:
+    /// more than `max-affected`, or other than one for a singular answer.
+    private static func check(_ rowCount: Int, _ answer: TableWriteAnswer) throws {
+        if let maximum = answer.preferences.maxAffected, rowCount > maximum {
+            throw HTTPError(
+                .badRequest, detail: "Query result exceeds max-affected preference constraint", code: "PGRST124",
+                details: .string("The query affects \(rowCount) rows"))
+        }
+        if answer.representation == .singular, rowCount != 1 {
+            throw HTTPError(
+                .notAcceptable, detail: "JSON object requested, multiple (or no) rows returned", code: "PGRST116",
+                details: .string("The result contains \(rowCount) rows"))
+        }
+    }
+
+    /// The written rows with the resources `select` embeds: the write's
+    /// rows read whole, then each embed's rows for all of them in one
+    /// pipeline, in the same transaction (so they see what was written),
+    /// each row written into `body` with its embeds. Returns the rows
+    /// written and, for an upsert, how many were inserted.
+    private func writeEmbedding(
+        _ answer: TableWriteAnswer, on connection: Connection, options: JSONRenderingOptions, into body: inout [UInt8]
+    ) throws -> (rows: Int, inserted: Int) {
+        let statement = try connection.preparedStatement(for: sql)
+        let result = try connection.run(statement, values: arguments.textValues(for: statement.parameters))
+        let layout = ColumnLayout(result.columns)
+        let children = try ChildBlock.blocks(
+            embeds, parents: result, parentLayout: layout, firstColumn: 0, arguments: arguments, connection: connection)
+        let template = layout.objectTemplate(embedKeys: embeds.map(\.key))
+        let written = answer.representation == .singular ? min(result.rowCount, 1) : result.rowCount
+        for row in 0..<written {
+            if row > 0 { body.append(UInt8(ascii: ",")) }
+            template.write(row: row, of: result, options: options, to: &body) { index, output in
+                children[index].write(forParent: row, options: options, to: &output)
+            }
+        }
+        let inserted =
+            layout.index(of: TableWrite.insertedCount).flatMap { column in
+                result.rowCount > 0 ? result.string(row: 0, column: Int32(column)).flatMap { Int($0) } : nil
+            } ?? 0
+        return (Int(result.rowCount), inserted)
+    }
 
     /// `/items?id=eq.1`: where PostgREST's clients read the row again; `nil` when a key column is missing.
     private static func location(of row: Row, _ answer: TableWriteAnswer) -> String? {

@@ -254,8 +254,9 @@ public struct Query: Sendable {
 
     /// A ``TableWrite``'s statement (a `WITH` of the write, then the rows
     /// it wrote as the answer selects them).
-    static func tableWrite(_ sql: String, _ arguments: SQLArguments, answer: TableWriteAnswer) -> Query {
-        Query(sql, arguments, shape: .tableWrite(answer))
+    static func tableWrite(_ sql: String, _ arguments: SQLArguments, embeds: [Embed] = [], answer: TableWriteAnswer) -> Query {
+        let query = Query(sql, arguments, shape: .tableWrite(answer))
+        return embeds.isEmpty ? query : query.with(sql: sql, arguments: arguments, embeds: embeds)
     }
 
     /// How the rows of a ``transaction(_:_:returning:)`` answer.

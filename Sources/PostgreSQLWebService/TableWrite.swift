@@ -156,11 +156,10 @@ public struct TableWrite: Sendable {
             } catch {
                 throw error.httpError ?? HTTPError(.badRequest, detail: "The select cannot be read.", parameter: "select")
             }
-            guard shaped.embeds.isEmpty else {
+            if !shaped.embeds.isEmpty, representation == .csv {
                 throw HTTPError(
-                    .badRequest,
-                    detail: "The rows a write returns take the table's own columns in select; embedding is not implemented there.",
-                    parameter: "select", code: "PGRST127")
+                    .notAcceptable, detail: "CSV cannot hold the embedded resources: ask for application/json.", parameter: "select",
+                    code: "PGRST107")
             }
         }
         var sql = "WITH \"pgrst_source\" AS (" + write + ")\n" + shaped.sql
@@ -173,7 +172,7 @@ public struct TableWrite: Sendable {
                 + " FROM (" + shaped.sql + "\n) AS \"pgrst_shaped\""
         }
         return Query.tableWrite(
-            sql, shaped.arguments,
+            sql, shaped.arguments, embeds: shaped.embeds,
             answer: .init(
                 preferences: preferences, representation: representation,
                 keyLabels: key.compactMap { name in columns.first { $0.name == name }?.label }, path: path, isUpsert: isUpsert))

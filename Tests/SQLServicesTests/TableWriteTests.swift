@@ -224,6 +224,41 @@ struct TableWriteTests {
                 == ["c1|done|9"])
     }
 
+    @Test("the rows a write returns embed related resources as select asks, read in the write's transaction")
+    func embedding() throws {
+        let connection = try Connection(try Environment.conninfo(user: "postgres"))
+        try connection.executeScript(Self.schema)
+        let out = InitTests.folder()
+        defer { try? FileManager.default.removeItem(atPath: out) }
+        #expect(try ProcessTests.start(["init", "--out", out, "--schema", "write_test", "--writes"]).wait(timeout: 60) == 0)
+        let server = try ProcessTests.start(["serve", "--services", out, "--port", "0"])
+        let port = try server.servingPort()
+        let represent = [Self.json, ("Prefer", "return=representation")]
+
+        // A to-one resource of each inserted row, and the rows inserted before it in the same request.
+        let created = try Self.send(
+            "POST", "/task?select=title,project(name,status)", #"[{"project_id": 1, "title": "t1"}, {"project_id": 2, "title": "t2"}]"#,
+            port: port, represent)
+        #expect(
+            created.status == 201
+                && created.text
+                    == #"[{"title":"t1","project":{"name":"a","status":"open"}},{"title":"t2","project":{"name":"b","status":"open"}}]"#,
+            "\(created)")
+        // A to-many resource of an updated row sees the rows as the transaction left them.
+        let updated = try Self.send("PATCH", "/project?id=eq.1&select=name,task(title)", #"{"name": "a1"}"#, port: port, represent)
+        #expect(updated.status == 200 && updated.text == #"[{"name":"a1","task":[{"title":"t1"}]}]"#, "\(updated)")
+        // One object; CSV cannot nest (406, nothing kept).
+        let one = try Self.send(
+            "PATCH", "/task?title=eq.t2&select=title,project(name)", #"{"title": "t3"}"#, port: port,
+            [Self.json, ("Prefer", "return=representation"), ("Accept", "application/vnd.pgrst.object+json")])
+        #expect(one.status == 200 && one.text == #"{"title":"t3","project":{"name":"b"}}"#, "\(one)")
+        let csv = try Self.send(
+            "PATCH", "/task?title=eq.t3&select=title,project(name)", #"{"title": "t4"}"#, port: port,
+            [Self.json, ("Prefer", "return=representation"), ("Accept", "text/csv")])
+        #expect(csv.status == 406, "\(csv)")
+        #expect(try Self.rows("SELECT ARRAY[title] FROM write_test.task ORDER BY id", connection) == ["t1", "t3"])
+    }
+
     @Test("refused writes leave the table as it was: no filter, max-affected, constraints, row-level security, unread bodies")
     func refusals() throws {
         let connection = try Connection(try Environment.conninfo(user: "postgres"))
