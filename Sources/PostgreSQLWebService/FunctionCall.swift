@@ -123,16 +123,34 @@ public struct FunctionCall: Sendable {
         let names: Set<String>
         var json: String
         var wholeBody: Overload?
+        var firstOfArray = false
         if isGet {
             let taken = argumentNames
             var sent: [(name: String, values: [String])] = []
             for argument in request.otherArguments {
-                if taken.contains(argument.name) { sent.append(argument) } else { readArguments.append(argument) }
+                guard taken.contains(argument.name) else {
+                    readArguments.append(argument)
+                    continue
+                }
+                // A name that is an argument and a result column: its first value is the argument, the others filters.
+                if argument.values.count > 1, !isArray(argument.name) {
+                    sent.append((argument.name, [argument.values[0]]))
+                    readArguments.append((argument.name, Array(argument.values.dropFirst())))
+                } else {
+                    sent.append(argument)
+                }
             }
             names = Set(sent.map(\.name))
             json = try Self.object(of: sent, overloads: overloads)
         } else {
-            readArguments = request.otherArguments
+            var chosen: Set<String>?
+            for argument in request.otherArguments {
+                guard argument.name == "columns" else {
+                    readArguments.append(argument)
+                    continue
+                }
+                chosen = Set(argument.values.flatMap { $0.split(separator: ",").map { String($0.filter { $0 != " " }) } })
+            }
             let body = request.request.body
             let contentType = request.request.contentType
             if body.isEmpty {
@@ -149,10 +167,12 @@ public struct FunctionCall: Sendable {
                 }
                 json = text
                 wholeBody = overloads.first { $0.wholeBodyType != nil }
-                var keys: [String] = []
-                let shape = try? JSONObjectKeys.scan(body) { found in if keys.isEmpty { keys = found } }
-                if shape == .object {
-                    names = Set(keys)
+                var keys: [String]?
+                let shape = try? JSONObjectKeys.scan(body) { found in if keys == nil { keys = found } }
+                if shape == .object || (shape == .array && keys != nil) {
+                    // An array, as PostgREST takes one: its first object's members are the arguments.
+                    firstOfArray = shape == .array
+                    names = Set(keys ?? []).intersection(chosen ?? Set(keys ?? []))
                 } else if wholeBody != nil {
                     names = []
                 } else {
@@ -178,7 +198,8 @@ public struct FunctionCall: Sendable {
                 let record = sent.map { quoted($0.name) + " " + $0.typeName }.joined(separator: ", ")
                 let call = sent.map { ($0.isVariadic ? "VARIADIC " : "") + quoted($0.name) + " := \"arguments\"." + quoted($0.name) }
                 from =
-                    "json_to_record(CAST(:rpcArguments AS json)) AS \"arguments\"(" + record + ") CROSS JOIN LATERAL "
+                    "json_to_record(CAST(:rpcArguments AS json)" + (firstOfArray ? " -> 0" : "") + ") AS \"arguments\"(" + record
+                    + ") CROSS JOIN LATERAL "
                     + overload.function + "(" + call.joined(separator: ", ") + ")"
             }
         }
@@ -192,6 +213,17 @@ public struct FunctionCall: Sendable {
                 throw error.httpError ?? HTTPError(.badRequest, detail: "The request cannot be read.")
             }
         }
+        var query = try query(of: overload, from: from, arguments: arguments, read: read, readArguments: readArguments)
+        // As PostgREST runs it: a STABLE or IMMUTABLE function read-only by POST too.
+        query.readsOnly = !overload.isVolatile
+        return query
+    }
+
+    /// The query of `overload`'s call `from`, answered as its result says.
+    private func query(
+        of overload: Overload, from: String, arguments: SQLArguments, read: (Int) throws -> ReadRequest?,
+        readArguments: [(name: String, values: [String])]
+    ) throws -> Query {
         switch overload.result {
         case .rows(let resource, let columns):
             let query = Query.list(Self.selecting(columns, from: from), arguments)
@@ -213,6 +245,11 @@ public struct FunctionCall: Sendable {
         case .none:
             return Query.execute("SELECT FROM " + from + " AS \"call\"", arguments)
         }
+    }
+
+    /// Whether an overload takes an argument of this name as an array.
+    private func isArray(_ name: String) -> Bool {
+        overloads.contains { $0.arguments.contains { $0.name == name && $0.isArray } }
     }
 
     /// The columns of the rows of `from` (aliased `call`), each labelled.

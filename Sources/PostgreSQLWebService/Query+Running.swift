@@ -18,7 +18,7 @@ extension Query: RunnableResult {
         } catch {
             return request.response(for: error)
         }
-        let access = Access(role: request.role, isReadOnly: request.isRead, trace: request.request.trace)
+        let access = Access(role: request.role, isReadOnly: request.isRead || query.readsOnly, trace: request.request.trace)
         let pool = runner.pool(for: query, request: request)
         if case .object(let notFound) = query.shape, query.members.isEmpty, query.embeds.allSatisfy({ $0.query.embeds.isEmpty }) {
             return HTTPResponse.later { promise in

@@ -75,6 +75,7 @@ public struct Query: Sendable {
         /// The statement whose rows a count counts, once ``reading`` was applied.
         var counted: (sql: String, arguments: SQLArguments)?
         var channel: String?
+        var readsOnly = false
 
         init(_ sql: String, _ arguments: SQLArguments, shape: Shape) {
             self.sql = sql
@@ -90,6 +91,7 @@ public struct Query: Sendable {
             copy.reading = reading
             copy.counted = counted
             copy.channel = channel
+            copy.readsOnly = readsOnly
             return copy
         }
     }
@@ -131,6 +133,13 @@ public struct Query: Sendable {
     var channel: String? {
         get { storage.channel }
         set { uniqueStorage().channel = newValue }
+    }
+
+    /// Whether it runs read-only whatever the request's method (a call of
+    /// a `STABLE` or `IMMUTABLE` function by `POST`); a GET's always does.
+    var readsOnly: Bool {
+        get { storage.readsOnly }
+        set { uniqueStorage().readsOnly = newValue }
     }
 
     /// This query with its ``reading`` request applied to its statement,

@@ -37,6 +37,9 @@ struct FunctionCallProcessTests {
         CREATE FUNCTION rpc_test.nothing() RETURNS void LANGUAGE sql AS '';
         CREATE FUNCTION rpc_test.sneaky() RETURNS int LANGUAGE sql STABLE AS 'SELECT 1';
         CREATE FUNCTION rpc_test.take(name text) RETURNS text LANGUAGE sql VOLATILE AS 'SELECT name';
+        CREATE SEQUENCE rpc_test.ticket;
+        GRANT USAGE ON SEQUENCE rpc_test.ticket TO employees_reader;
+        CREATE FUNCTION rpc_test.next_ticket() RETURNS bigint LANGUAGE plpgsql STABLE AS $$BEGIN RETURN nextval('rpc_test.ticket'); END$$;
         """
 
     static let json = ("Content-Type", "application/json")
@@ -100,6 +103,16 @@ struct FunctionCallProcessTests {
         let unknownColumn = try Self.send("GET", "/rpc/projects_below?id=4&nope=eq.1", port: port)
         #expect(unknownColumn.status == 400 && unknownColumn.text.contains("nope"), "\(unknownColumn)")
 
+        // As PostgREST reads a call: a repeated argument's other values filter the rows, columns= chooses the
+        // members that are arguments, an array body's first object is the arguments.
+        try expectAnswer("GET", "/rpc/projects_below?id=4&id=gt.1&select=id", "", 200, #"[{"id":2},{"id":3}]"#)
+        try expectAnswer("POST", "/rpc/add_them?columns=a,b", #"{"a": 1, "b": 2, "c": 3}"#, 200, "3")
+        try expectAnswer("POST", "/rpc/add_them", #"[{"a": 1, "b": 2}, {"a": 4, "b": 6}]"#, 200, "3")
+        // A STABLE function runs read-only by POST too: one that writes anyway is refused (405), and nothing changes.
+        let stable = try Self.send("POST", "/rpc/next_ticket", port: port)
+        #expect(stable.status == 405 && stable.text.contains("25006"), "\(stable)")
+        #expect(try connection.fetchOne(Int.self, "SELECT CAST(last_value AS int) FROM rpc_test.ticket WHERE is_called") == nil)
+
         // Overloads: by argument names; none (404 PGRST202) or several (300 PGRST203) named.
         let ambiguous = try Self.send("GET", "/rpc/same?a=1", port: port)
         #expect(ambiguous.status == 300 && ambiguous.text.contains("PGRST203"), "\(ambiguous)")
@@ -124,8 +137,10 @@ struct FunctionCallProcessTests {
         // A body the call cannot read is refused, and nothing is written.
         let plain = try Self.send("POST", "/rpc/add_client", #"{"id": 4, "name": "IBM"}"#, port: port, [("Content-Type", "text/plain")])
         #expect(plain.status == 415, "\(plain)")
-        let array = try Self.send("POST", "/rpc/add_client", #"[{"id": 4, "name": "IBM"}]"#, port: port)
-        #expect(array.status == 400, "\(array)")
+        let scalar = try Self.send("POST", "/rpc/add_client", "4", port: port)
+        #expect(scalar.status == 400, "\(scalar)")
+        let broken = try Self.send("POST", "/rpc/add_client", #"{"id": 4, "name": "#, port: port)
+        #expect(broken.status == 400, "\(broken)")
         #expect(try connection.fetchOne(Int.self, "SELECT count(*)::int FROM rpc_test.client WHERE id = 4") == 0)
 
         // Documented: ?api answers, and the OpenAPI document has each call.
