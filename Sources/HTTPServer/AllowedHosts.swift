@@ -24,12 +24,15 @@ import Glibc
 struct AllowedHosts: Sendable, CustomStringConvertible {
     /// Lower-cased, without brackets or a final dot; `nil`: any name.
     let names: [String]?
+    /// The names' bytes, for the check every request passes.
+    private let nameBytes: [[UInt8]]
 
     /// `configured` (`*` among them: any name), or the default names of
     /// the address `host` when `nil`.
     init(configured: [String]?, listeningOn host: String) {
         let names = configured ?? Self.defaultNames(listeningOn: host)
         self.names = names.contains("*") ? nil : Array(Set(names.map(Self.normalized))).sorted()
+        nameBytes = self.names?.map { Array($0.utf8) } ?? []
     }
 
     var description: String {
@@ -126,9 +129,25 @@ struct AllowedHosts: Sendable, CustomStringConvertible {
     private func check(_ authority: UnsafeBufferPointer<UInt8>) -> Verdict {
         guard let host = Self.hostRange(authority) else { return .malformed }
         let name = UnsafeBufferPointer(rebasing: authority[host])
-        guard let names else { return .allowed }
-        for allowed in names where Self.matches(name, allowed.utf8) { return .allowed }
+        guard names != nil else { return .allowed }
+        for allowed in nameBytes where Self.isNamed(name, allowed) { return .allowed }
         return .refused(String(decoding: name, as: UTF8.self))
+    }
+
+    /// Whether a request's host is `allowed` (lower-cased, without a final
+    /// dot): the same bytes but for ASCII case and a final dot.
+    private static func isNamed(_ name: UnsafeBufferPointer<UInt8>, _ allowed: [UInt8]) -> Bool {
+        var count = name.count
+        if count > 1, name[count - 1] == UInt8(ascii: ".") { count -= 1 }
+        guard count == allowed.count else { return false }
+        return allowed.withUnsafeBufferPointer { allowed in
+            for index in 0..<count {
+                let byte = name[index]
+                let lower = byte >= UInt8(ascii: "A") && byte <= UInt8(ascii: "Z") ? byte | 0x20 : byte
+                if lower != allowed[index] { return false }
+            }
+            return true
+        }
     }
 
     /// The range of the host in `authority` (`host[:port]` or
