@@ -5,7 +5,7 @@ import WebService
 
 /// A call of a PostgreSQL function as PostgREST's `/rpc` makes it: `POST`
 /// with a JSON object of named arguments, or `GET` with them in the query
-/// string (for a stable or immutable function). The overload is the one
+/// string, read-only (a function that writes fails, 405). The overload is the one
 /// whose argument names the request gives: every name it sends is an
 /// argument of it, and every argument without a default is sent; an
 /// argument left out takes the function's default. A function of one
@@ -157,10 +157,10 @@ public struct FunctionCall: Sendable {
                 json = "{}"
                 names = []
             } else {
-                guard contentType == "application/json" || contentType?.hasSuffix("+json") == true else {
+                // A body without Content-Type is JSON, as PostgREST reads it (and refused when it is not).
+                guard contentType == nil || contentType == "application/json" || contentType?.hasSuffix("+json") == true else {
                     throw HTTPError(
-                        .unsupportedMediaType,
-                        detail: "The arguments are a JSON object (application/json), not \(contentType ?? "a body without Content-Type").")
+                        .unsupportedMediaType, detail: "The arguments are a JSON object (application/json), not \(contentType ?? "").")
                 }
                 guard let text = String(validating: body, as: UTF8.self) else {
                     throw HTTPError(.badRequest, detail: "The body is not UTF-8 text.", code: "PGRST102")
@@ -181,11 +181,6 @@ public struct FunctionCall: Sendable {
             }
         }
         let overload = try choose(names, wholeBody: wholeBody)
-        if isGet, overload.isVolatile {
-            throw HTTPError(
-                .methodNotAllowed, detail: "The function \(name) is volatile: call it with POST.", code: "PGRST101",
-                headers: ["Allow": "POST"])
-        }
         var arguments = SQLArguments()
         let from: String
         if let type = overload.wholeBodyType {
@@ -214,7 +209,7 @@ public struct FunctionCall: Sendable {
             }
         }
         var query = try query(of: overload, from: from, arguments: arguments, read: read, readArguments: readArguments)
-        // As PostgREST runs it: a STABLE or IMMUTABLE function read-only by POST too.
+        // As PostgREST runs it: read-only by GET (a GET is), and a STABLE or IMMUTABLE function by POST too.
         query.readsOnly = !overload.isVolatile
         return query
     }

@@ -314,10 +314,9 @@ public struct TableWrite: Sendable {
         let contentType = request.request.contentType
         let body = request.request.body
         let isCSV = contentType == "text/csv"
-        guard isCSV || contentType == "application/json" || contentType?.hasSuffix("+json") == true else {
-            throw HTTPError(
-                .unsupportedMediaType,
-                detail: "The body must be application/json or text/csv, not \(contentType ?? "a body without Content-Type").")
+        // A body without Content-Type is JSON, as PostgREST reads it (and refused when it is not).
+        guard isCSV || contentType == nil || contentType == "application/json" || contentType?.hasSuffix("+json") == true else {
+            throw HTTPError(.unsupportedMediaType, detail: "The body must be application/json or text/csv, not \(contentType ?? "").")
         }
         guard isCSV || !body.isEmpty else { throw HTTPError(.badRequest, detail: "Empty or invalid json.", code: "PGRST102") }
         // Text that is not UTF-8 is refused, not stored with its bytes replaced.

@@ -61,8 +61,6 @@ public struct DatabaseCatalog: Sendable {
         public var schema: String
         public var name: String
         public var comment: String?
-        /// Whether an overload is `STABLE` or `IMMUTABLE`, which a `GET` may call.
-        public var isReadOnly: Bool
     }
 
     /// The functions (not procedures, nor those of extensions, nor
@@ -187,9 +185,7 @@ public struct DatabaseCatalog: Sendable {
             let text = ServiceScaffold.identifier(function.schema) + "." + ServiceScaffold.identifier(function.name)
             guard let found = try FunctionCatalog.read(text, on: connection), !found.overloads.isEmpty else { continue }
             catalog.functions.append(
-                Function(
-                    schema: function.schema, name: function.name, comment: function.comment,
-                    isReadOnly: found.overloads.contains { !$0.isVolatile }))
+                Function(schema: function.schema, name: function.name, comment: function.comment))
         }
         for index in catalog.relations.indices {
             catalog.relations[index].sampleKey = sampleKey(of: catalog.relations[index], on: connection)

@@ -54,7 +54,8 @@ public struct ServiceScaffold: Sendable {
             if hasKey { files.append(("\(folder)/one.sql", one(relation))) }
             guard writes else { continue }
             // Without a key, no write by key, and none by filter but on a table (its rows' addresses choose them).
-            let changesColumns = relation.columns.contains { !relation.primaryKey.contains($0.name) && !$0.isGenerated }
+            // A PATCH may change any column that is not generated, the key's too (a table of key columns alone).
+            let changesColumns = relation.columns.contains { !$0.isGenerated }
             let byFilter = hasKey || (relation.isTable && !relation.columns.isEmpty)
             for write in Self.writes
             where (changesColumns || !write.changesColumns)
@@ -71,7 +72,7 @@ public struct ServiceScaffold: Sendable {
                 guard taken.insert(segment.lowercased()).inserted else { continue }
             }
             files.append(("rpc/\(segment)/call.sql", functionFile(function, method: "POST", segment: segment)))
-            if function.isReadOnly { files.append(("rpc/\(segment)/read.sql", functionFile(function, method: "GET", segment: segment))) }
+            files.append(("rpc/\(segment)/read.sql", functionFile(function, method: "GET", segment: segment)))
         }
         return files
     }
@@ -81,14 +82,14 @@ public struct ServiceScaffold: Sendable {
         names.allSatisfy { name in name.unicodeScalars.allSatisfy { $0.value >= 0x20 && $0.value != 0x7F } }
     }
 
-    /// `rpc/<name>/call.sql` (`POST /rpc/<name>`, any function) or
-    /// `read.sql` (`GET`, a stable or immutable one): the server calls the
-    /// overload the request's argument names choose (`@function`).
+    /// `rpc/<name>/call.sql` (`POST /rpc/<name>`) and `read.sql` (`GET`,
+    /// read-only, as PostgREST calls any function by GET): the server calls
+    /// the overload the request's argument names choose (`@function`).
     private func functionFile(_ function: DatabaseCatalog.Function, method: String, segment: String) -> String {
         let text =
             Self.oneLine(function.comment)
             ?? (method == "GET"
-                ? "Calls \(function.name) with the arguments of the query string (a stable or immutable overload)."
+                ? "Calls \(function.name) with the arguments of the query string, read-only."
                 : "Calls \(function.name) with the arguments of a JSON object.")
         let lines =
             ["-- \(method) /rpc/\(segment)"] + Self.commentLines(text)

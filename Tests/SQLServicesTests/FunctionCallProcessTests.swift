@@ -58,15 +58,12 @@ struct FunctionCallProcessTests {
         defer { try? FileManager.default.removeItem(atPath: out) }
         let run = try ProcessTests.start(["init", "--out", out, "--schema", "rpc_test"])
         #expect(run.wait(timeout: 60) == 0, "\(run.output)")
-        // A POST file for every function, a GET file for the stable and immutable ones only.
+        // A POST file and a GET file for every function (a GET runs read-only).
         let files = try FileManager.default.subpathsOfDirectory(atPath: out + "/rpc").filter { $0.hasSuffix(".sql") }.sorted()
         #expect(files.contains("add_them/call.sql") && files.contains("add_them/read.sql"), "\(files)")
-        #expect(files.contains("add_client/call.sql") && !files.contains("add_client/read.sql"), "\(files)")
+        #expect(files.contains("add_client/call.sql") && files.contains("add_client/read.sql"), "\(files)")
         let text = try String(contentsOfFile: out + "/rpc/add_them/read.sql", encoding: .utf8)
         #expect(text == "-- GET /rpc/add_them\n-- Adds two numbers.\n-- @function rpc_test.add_them\n", "\(text)")
-        // A GET file on a volatile function (written by hand) is refused at the call: 405.
-        try FileManager.default.createDirectory(atPath: out + "/rpc/take", withIntermediateDirectories: true)
-        try "-- GET /rpc/take\n-- @function rpc_test.take\n".write(toFile: out + "/rpc/take/read.sql", atomically: true, encoding: .utf8)
 
         let server = try ProcessTests.start(["serve", "--services", out, "--port", "0"])
         let port = try server.servingPort()
@@ -129,14 +126,21 @@ struct FunctionCallProcessTests {
         let typed = try Self.send("GET", "/rpc/add_them?a=abc&b=1", port: port)
         #expect(typed.status == 400 && !typed.text.contains("abc"), "\(typed)")
 
-        // A volatile function writes by POST, committed; by GET it is refused (405) and runs nothing.
+        // A volatile function writes by POST, committed; by GET it runs read-only: one that only reads answers,
+        // one that writes is refused (405, 25006) and writes nothing.
         try expectAnswer("POST", "/rpc/add_client", #"{"id": 3, "name": "Google"}"#, 200, #"{"id":3,"name":"Google"}"#)
         #expect(try connection.fetchOne(String.self, "SELECT name FROM rpc_test.client WHERE id = 3") == "Google")
-        let refused = try Self.send("GET", "/rpc/take?name=x", port: port)
-        #expect(refused.status == 405 && refused.header("allow") == "POST", "\(refused)")
+        try expectAnswer("GET", "/rpc/take?name=x", "", 200, #""x""#)
+        let refused = try Self.send("GET", "/rpc/add_client?id=5&name=Oracle", port: port)
+        #expect(refused.status == 405 && refused.text.contains("25006"), "\(refused)")
+        #expect(try connection.fetchOne(Int.self, "SELECT count(*)::int FROM rpc_test.client WHERE id = 5") == 0)
         // A body the call cannot read is refused, and nothing is written.
         let plain = try Self.send("POST", "/rpc/add_client", #"{"id": 4, "name": "IBM"}"#, port: port, [("Content-Type", "text/plain")])
         #expect(plain.status == 415, "\(plain)")
+        // Without Content-Type the body is read as JSON, as PostgREST reads it.
+        let untyped = try Self.send("POST", "/rpc/add_them", #"{"a": 2, "b": 2}"#, port: port, [])
+        #expect(untyped.status == 200 && untyped.text == "4", "\(untyped)")
+        #expect(try Self.send("POST", "/rpc/add_client", "id=4&name=IBM", port: port, []).status == 400)
         let scalar = try Self.send("POST", "/rpc/add_client", "4", port: port)
         #expect(scalar.status == 400, "\(scalar)")
         let broken = try Self.send("POST", "/rpc/add_client", #"{"id": 4, "name": "#, port: port)
