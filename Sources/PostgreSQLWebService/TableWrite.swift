@@ -45,14 +45,14 @@ public struct TableWrite: Sendable {
     /// The graph whose resource `resource` reads the table, for filters and `select`.
     public let graph: ResourceGraph
     public let resource: Int
-    /// For a table without a primary key: whether the rows a `PATCH` or
-    /// `DELETE` selects are written by their address (`tableoid`, `ctid`,
-    /// read in the same statement), which a table's rows have and a view's
-    /// or a foreign table's do not.
-    public let writesByAddress: Bool
+    /// Whether it is a table (plain or partitioned), whose rows have an
+    /// address (`tableoid`, `ctid`: a `PATCH` or `DELETE` of a table without
+    /// a primary key selects its rows by it) and a version (`xmax`: whether
+    /// an upsert inserted); a view's or a foreign table's have neither.
+    public let isTable: Bool
 
     public init(
-        table: String, path: String, columns: [Column], key: [String], graph: ResourceGraph, resource: Int, writesByAddress: Bool = false
+        table: String, path: String, columns: [Column], key: [String], graph: ResourceGraph, resource: Int, isTable: Bool = false
     ) {
         self.table = table
         self.path = path
@@ -60,7 +60,7 @@ public struct TableWrite: Sendable {
         self.key = key
         self.graph = graph
         self.resource = resource
-        self.writesByAddress = writesByAddress
+        self.isTable = isTable
     }
 
     /// The column a member or argument names, by label or by name.
@@ -163,7 +163,7 @@ public struct TableWrite: Sendable {
             }
         }
         var sql = "WITH \"pgrst_source\" AS (" + write + ")\n" + shaped.sql
-        let isUpsert = request.method == .put || (request.method == .post && preferences.resolution != nil)
+        let isUpsert = isTable && (request.method == .put || (request.method == .post && preferences.resolution != nil))
         if isUpsert {
             // How many rows were inserted, after the hidden marker: 201 when some were, 200 (or 204) when all were updated.
             sql =
@@ -245,7 +245,7 @@ public struct TableWrite: Sendable {
             } else {
                 sql += " DO UPDATE SET " + updated.map { quoted($0.name) + " = EXCLUDED." + quoted($0.name) }.joined(separator: ", ")
             }
-            return sql + " RETURNING \(table).*, " + Self.inserted(table)
+            return sql + " RETURNING \(table).*" + (isTable ? ", " + Self.inserted(table) : "")
         }
         return sql + " RETURNING \(table).*"
     }
@@ -300,7 +300,8 @@ public struct TableWrite: Sendable {
         let updated = written.filter { !key.contains($0.name) }.map(\.name)
         let set = (updated.isEmpty ? [key[0]] : updated).map { quoted($0) + " = EXCLUDED." + quoted($0) }.joined(separator: ", ")
         return "INSERT INTO \(table) (\(names)) SELECT \(names) FROM (\(source)) AS \"pgrst_body\" ON CONFLICT ("
-            + key.map(quoted).joined(separator: ", ") + ") DO UPDATE SET \(set) RETURNING \(table).*, " + Self.inserted(table)
+            + key.map(quoted).joined(separator: ", ") + ") DO UPDATE SET \(set) RETURNING \(table).*"
+            + (isTable ? ", " + Self.inserted(table) : "")
     }
 
     private static let notByKey = HTTPError(
@@ -430,7 +431,7 @@ public struct TableWrite: Sendable {
                 detail: "A \(method) without a filter would write every row of \(path.dropFirst()); name the rows (?id=eq.1), "
                     + "or select them all on purpose with a filter every row passes.")
         }
-        let byAddress = key.isEmpty && writesByAddress && !columns.isEmpty
+        let byAddress = key.isEmpty && isTable && !columns.isEmpty
         guard !key.isEmpty || byAddress else {
             throw HTTPError(.methodNotAllowed, detail: "\(path.dropFirst()) has no primary key: its rows are not written by filter.")
         }

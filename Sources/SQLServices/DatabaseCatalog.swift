@@ -39,9 +39,13 @@ public struct DatabaseCatalog: Sendable {
         public var isView: Bool
         /// A table (plain or partitioned), whose rows a filter writes without a key; not a foreign table.
         public var isTable: Bool = true
+        /// What a view lets a statement do to its rows (an updatable view,
+        /// or INSTEAD OF triggers: `pg_relation_is_updatable`); a table all.
+        public var canInsert = true, canUpdate = true, canDelete = true
         public var comment: String?
         public var columns: [Column]
-        /// The primary key's columns, in key order; empty without one.
+        /// The primary key's columns, in key order; empty without one. A
+        /// view's is its columns that show a table's whole primary key.
         public var primaryKey: [String]
         public var foreignKeys: [ForeignKey]
         /// The primary key of the table's first row in key order, each
@@ -167,6 +171,7 @@ public struct DatabaseCatalog: Sendable {
                             referencedColumns: ($0.referencedColumns ?? "").split(separator: "\u{1F}").map(String.init))
                     })
             })
+        try readViews(of: relations.map(\.oid), into: &catalog, on: connection)
         let functions = try connection.fetchAll(
             FunctionRow.self,
             """
@@ -191,6 +196,27 @@ public struct DatabaseCatalog: Sendable {
             catalog.relations[index].sampleKey = sampleKey(of: catalog.relations[index], on: connection)
         }
         return catalog
+    }
+
+    /// What each view lets a statement write (`pg_relation_is_updatable`,
+    /// INSTEAD OF triggers included), and its key, from the table it shows.
+    private static func readViews(of oids: [Int], into catalog: inout DatabaseCatalog, on connection: Connection) throws {
+        let views = oids.indices.filter { catalog.relations[$0].isView }
+        guard !views.isEmpty else { return }
+        let lineage = try RelationCatalog.read(tables: views.map { UInt32(oids[$0]) }, on: connection)
+        for index in views {
+            let oid = oids[index]
+            let events =
+                try connection.fetchOne(
+                    Int.self, "SELECT pg_relation_is_updatable(CAST(:oid AS oid), true) AS events", ["oid": oid]) ?? 0
+            // Bits of PostgreSQL's command types: UPDATE (2), INSERT (3), DELETE (4).
+            catalog.relations[index].canUpdate = events & (1 << 2) != 0
+            catalog.relations[index].canInsert = events & (1 << 3) != 0
+            catalog.relations[index].canDelete = events & (1 << 4) != 0
+            let columns = lineage.relation(UInt32(oid))?.columns ?? []
+            catalog.relations[index].primaryKey =
+                lineage.derivedKey(ofView: UInt32(oid))?.compactMap { number in columns.first { $0.number == number }?.name } ?? []
+        }
     }
 
     /// Whether PostgreSQL can sort values of `type` (a type's name as

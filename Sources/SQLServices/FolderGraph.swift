@@ -97,7 +97,9 @@ struct FolderGraph {
             for index in columns.indices {
                 columns[index].defaultExpression = defaults.first { $0.name == columns[index].name }?.expression
             }
-            let key = (catalog.primaryKeys[oid] ?? []).compactMap { number in relation.columns.first { $0.number == number }?.name }
+            // A view's rows are written by the key of the table it shows (an updatable view, or one with INSTEAD OF triggers).
+            let keyNumbers = catalog.primaryKeys[oid] ?? (relation.isView ? catalog.derivedKey(ofView: oid) : nil) ?? []
+            let key = keyNumbers.compactMap { number in relation.columns.first { $0.number == number }?.name }
             let path =
                 "/"
                 + drafts[index].file.segments.prefix { if case .literal = $0 { true } else { false } }.map { segment in
@@ -105,7 +107,7 @@ struct FolderGraph {
                 }.joined(separator: "/")
             tableWrites[index] = TableWrite(
                 table: relation.qualifiedName, path: path, columns: columns, key: key, graph: graph, resource: resource,
-                writesByAddress: relation.isTable)
+                isTable: relation.isTable)
         }
         self.resources = resources
         self.tableWrites = tableWrites

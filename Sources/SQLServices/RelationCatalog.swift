@@ -82,6 +82,23 @@ struct RelationCatalog {
         return nil
     }
 
+    /// A view's key: the numbers of its columns that show, as they are,
+    /// every column of the primary key of a table it reads (in key order);
+    /// `nil` when it shows no table's whole key.
+    func derivedKey(ofView view: UInt32) -> [Int]? {
+        guard let columns = viewColumns[view] else { return nil }
+        var shown: [ColumnID: Int] = [:]
+        for number in columns.keys.sorted() {
+            if let base = base(of: ColumnID(table: view, column: number)), shown[base] == nil { shown[base] = number }
+        }
+        for table in Set(shown.keys.map(\.table)).sorted() {
+            guard let key = primaryKeys[table] else { continue }
+            let numbers = key.compactMap { shown[ColumnID(table: table, column: $0)] }
+            if numbers.count == key.count { return numbers }
+        }
+        return nil
+    }
+
     /// Whether `columns` of `table` are its primary key or a unique key.
     func isUnique(_ columns: [Int], of table: UInt32) -> Bool {
         let set = Set(columns)

@@ -49,10 +49,22 @@ public struct ServiceScaffold: Sendable {
         for relation in catalog.relations where Self.isWritable(relation) {
             let folder = folderName(relation)
             files.append(("\(folder)/list.sql", list(relation)))
-            guard !relation.isView else { continue }
             let hasKey = !relation.primaryKey.isEmpty
-            if hasKey { files.append(("\(folder)/one.sql", one(relation))) }
+            if hasKey, !relation.isView { files.append(("\(folder)/one.sql", one(relation))) }
             guard writes else { continue }
+            if relation.isView {
+                // What the view lets a statement do: rows written by the key of the table it shows; no upsert.
+                for write in Self.writes where write.method != "PUT" {
+                    let allowed =
+                        switch write.method {
+                        case "POST": relation.canInsert
+                        case "PATCH": relation.canUpdate && hasKey
+                        default: relation.canDelete && hasKey
+                        }
+                    if allowed { files.append(("\(folder)/\(write.file).sql", writeFile(write, relation))) }
+                }
+                continue
+            }
             // Without a key, no write by key, and none by filter but on a table (its rows' addresses choose them).
             // A PATCH may change any column that is not generated, the key's too (a table of key columns alone).
             let changesColumns = relation.columns.contains { !$0.isGenerated }

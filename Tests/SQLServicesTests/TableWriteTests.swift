@@ -29,6 +29,8 @@ struct TableWriteTests {
         CREATE POLICY shared_only ON write_test.note USING (shared) WITH CHECK (shared);
         INSERT INTO write_test.project (name, client_id) VALUES ('a', 1), ('b', 2);
         INSERT INTO write_test.note (body, shared) VALUES ('public', true), ('secret', false);
+        CREATE VIEW write_test.open_project AS SELECT id, name, client_id FROM write_test.project WHERE status = 'open';
+        CREATE VIEW write_test.project_count AS SELECT count(*) AS projects FROM write_test.project;
         GRANT SELECT, INSERT, UPDATE, DELETE ON ALL TABLES IN SCHEMA write_test TO employees_reader;
         GRANT USAGE ON ALL SEQUENCES IN SCHEMA write_test TO employees_reader;
         """
@@ -257,6 +259,35 @@ struct TableWriteTests {
             [Self.json, ("Prefer", "return=representation"), ("Accept", "text/csv")])
         #expect(csv.status == 406, "\(csv)")
         #expect(try Self.rows("SELECT ARRAY[title] FROM write_test.task ORDER BY id", connection) == ["t1", "t3"])
+    }
+
+    @Test("an updatable view is written as its table is, by the key of the table it shows; a view that cannot be written is read only")
+    func views() throws {
+        let connection = try Connection(try Environment.conninfo(user: "postgres"))
+        try connection.executeScript(Self.schema)
+        let out = InitTests.folder()
+        defer { try? FileManager.default.removeItem(atPath: out) }
+        #expect(try ProcessTests.start(["init", "--out", out, "--schema", "write_test", "--writes"]).wait(timeout: 60) == 0)
+        let written = try FileManager.default.contentsOfDirectory(atPath: out + "/open_project").sorted()
+        #expect(written == ["create.sql", "delete-where.sql", "delete.sql", "list.sql", "update-where.sql", "update.sql"], "\(written)")
+        #expect(try FileManager.default.contentsOfDirectory(atPath: out + "/project_count") == ["list.sql"])
+        let server = try ProcessTests.start(["serve", "--services", out, "--port", "0"])
+        let port = try server.servingPort()
+        let represent = [Self.json, ("Prefer", "return=representation")]
+
+        let created = try Self.send(
+            "POST", "/open_project?select=id,name", #"{"id": 30, "name": "v1", "client_id": 3}"#, port: port, represent)
+        #expect(created.status == 201 && created.text == #"[{"id":30,"name":"v1"}]"#, "\(created)")
+        let changed = try Self.send("PATCH", "/open_project?name=eq.v1&select=name,clientId", #"{"name": "v2"}"#, port: port, represent)
+        #expect(changed.status == 200 && changed.text == #"[{"name":"v2","clientId":3}]"#, "\(changed)")
+        #expect(try Self.send("PATCH", "/open_project/30", #"{"client_id": 4}"#, port: port).status == 204)
+        #expect(
+            try Self.rows("SELECT ARRAY[id::text, name, status, client_id::text] FROM write_test.project WHERE id = 30", connection) == [
+                "30|v2|open|4"
+            ])
+        #expect(try Self.send("DELETE", "/open_project?id=eq.30", port: port, []).status == 204)
+        #expect(try Self.rows("SELECT ARRAY[count(*)::text] FROM write_test.project WHERE id = 30", connection) == ["0"])
+        #expect(try Self.send("POST", "/project_count", #"{"projects": 1}"#, port: port).status == 405)
     }
 
     @Test("refused writes leave the table as it was: no filter, max-affected, constraints, row-level security, unread bodies")
