@@ -153,22 +153,28 @@ public struct FunctionCall: Sendable {
             }
             let body = request.request.body
             let contentType = request.request.contentType
-            if body.isEmpty {
+            // A body without Content-Type is JSON, as PostgREST reads it (and refused when it is not); a form's fields are arguments.
+            let isForm = contentType == FormBody.contentType
+            if body.isEmpty, !isForm || request.request.formFields.isEmpty {
                 json = "{}"
                 names = []
             } else {
-                // A body without Content-Type is JSON, as PostgREST reads it (and refused when it is not).
-                guard contentType == nil || contentType == "application/json" || contentType?.hasSuffix("+json") == true else {
+                guard isForm || contentType == nil || contentType == "application/json" || contentType?.hasSuffix("+json") == true else {
                     throw HTTPError(
-                        .unsupportedMediaType, detail: "The arguments are a JSON object (application/json), not \(contentType ?? "").")
+                        .unsupportedMediaType,
+                        detail: "The arguments are a JSON object (application/json) or a form, not \(contentType ?? "").")
                 }
-                guard let text = String(validating: body, as: UTF8.self) else {
-                    throw HTTPError(.badRequest, detail: "The body is not UTF-8 text.", code: "PGRST102")
+                if isForm {
+                    json = try FormBody.json(request.request.formFields)
+                } else {
+                    guard let text = String(validating: body, as: UTF8.self) else {
+                        throw HTTPError(.badRequest, detail: "The body is not UTF-8 text.", code: "PGRST102")
+                    }
+                    json = text
                 }
-                json = text
-                wholeBody = overloads.first { $0.wholeBodyType != nil }
+                wholeBody = isForm ? nil : overloads.first { $0.wholeBodyType != nil }
                 var keys: [String]?
-                let shape = try? JSONObjectKeys.scan(body) { found in if keys == nil { keys = found } }
+                let shape = try? JSONObjectKeys.scan(isForm ? Array(json.utf8) : body) { found in if keys == nil { keys = found } }
                 if shape == .object || (shape == .array && keys != nil) {
                     // An array, as PostgREST takes one: its first object's members are the arguments.
                     firstOfArray = shape == .array

@@ -191,7 +191,8 @@ public struct TableWrite: Sendable {
         var firstKeys: [String]?
         let shape: JSONObjectKeys.Shape?
         do {
-            let bytes = request.request.contentType == "text/csv" ? Array(text.utf8) : request.request.body
+            let isConverted = request.request.contentType == "text/csv" || request.request.contentType == FormBody.contentType
+            let bytes = isConverted ? Array(text.utf8) : request.request.body
             shape = try JSONObjectKeys.scan(bytes) { keys in
                 guard firstKeys != nil else {
                     firstKeys = keys
@@ -315,9 +316,12 @@ public struct TableWrite: Sendable {
         let contentType = request.request.contentType
         let body = request.request.body
         let isCSV = contentType == "text/csv"
+        // A form is one row of its fields, as PostgREST reads it.
+        if contentType == FormBody.contentType { return try FormBody.json(request.request.formFields) }
         // A body without Content-Type is JSON, as PostgREST reads it (and refused when it is not).
         guard isCSV || contentType == nil || contentType == "application/json" || contentType?.hasSuffix("+json") == true else {
-            throw HTTPError(.unsupportedMediaType, detail: "The body must be application/json or text/csv, not \(contentType ?? "").")
+            throw HTTPError(
+                .unsupportedMediaType, detail: "The body must be application/json, text/csv or a form, not \(contentType ?? "").")
         }
         guard isCSV || !body.isEmpty else { throw HTTPError(.badRequest, detail: "Empty or invalid json.", code: "PGRST102") }
         // Text that is not UTF-8 is refused, not stored with its bytes replaced.

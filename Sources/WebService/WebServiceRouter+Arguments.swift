@@ -108,8 +108,9 @@ extension WebServiceRouter {
             if candidates[index].acceptsOtherArguments {
                 // Other arguments come from the query string: a body's must
                 // be one the route's inputs read themselves (a documented
-                // filter is read from the query string only).
-                guard arguments.bodyNames.allSatisfy(candidates[index].ownNames.contains) else { continue }
+                // filter is read from the query string only), unless the
+                // route reads the body as it is (a form's fields too).
+                guard candidates[index].takesBody || arguments.bodyNames.allSatisfy(candidates[index].ownNames.contains) else { continue }
                 let unused = accepted.count - arguments.names.filter(accepted.contains).count
                 if best == nil || unused < best!.unused { best = (index, unused) }
                 continue
@@ -151,10 +152,13 @@ extension WebServiceRouter {
         )
     }
 
+    /// The names `candidate` does not read. A route that reads other
+    /// arguments and the body as it is (a table's write, a function's call)
+    /// reads a form's fields too, as its body.
     private static func uncovered(by candidate: BoundRoute, in arguments: Arguments) -> [String] {
         arguments.names.filter { name in
             candidate.acceptsOtherArguments
-                ? arguments.bodyNames.contains(name) && !candidate.ownNames.contains(name)
+                ? !candidate.takesBody && arguments.bodyNames.contains(name) && !candidate.ownNames.contains(name)
                 : !candidate.argumentNames.contains(name)
         }
     }

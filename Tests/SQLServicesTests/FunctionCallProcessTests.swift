@@ -141,6 +141,10 @@ struct FunctionCallProcessTests {
         let untyped = try Self.send("POST", "/rpc/add_them", #"{"a": 2, "b": 2}"#, port: port, [])
         #expect(untyped.status == 200 && untyped.text == "4", "\(untyped)")
         #expect(try Self.send("POST", "/rpc/add_client", "id=4&name=IBM", port: port, []).status == 400)
+        // A form's fields are arguments, as PostgREST reads them.
+        let form = [("Content-Type", "application/x-www-form-urlencoded")]
+        let greeted = try Self.send("POST", "/rpc/greet", "name=J%C3%BCrgen+K", port: port, form)
+        #expect(greeted.status == 200 && greeted.text == #""hello Jürgen K""#, "\(greeted)")
         let scalar = try Self.send("POST", "/rpc/add_client", "4", port: port)
         #expect(scalar.status == 400, "\(scalar)")
         let broken = try Self.send("POST", "/rpc/add_client", #"{"id": 4, "name": "#, port: port)

@@ -321,6 +321,11 @@ struct TableWriteTests {
         // A body without Content-Type is read as JSON, as PostgREST reads it: one that is not JSON is refused.
         #expect(try Self.send("POST", "/project", #"{"name": "x", "status": "lost"}"#, port: port, []).status == 400)
         #expect(try Self.send("POST", "/project", "name=x", port: port, []).status == 400)
+        // A form is one row of its fields, as PostgREST reads it.
+        let formed = try Self.send(
+            "POST", "/project?select=name,clientId", "name=form+row&client_id=12", port: port,
+            [("Content-Type", "application/x-www-form-urlencoded"), ("Prefer", "return=representation, tx=rollback")])
+        #expect(formed.status == 201 && formed.text == #"[{"name":"form row","clientId":12}]"#, "\(formed)")
         // Bodies the server does not read: text/plain, empty JSON, not JSON, keys that differ, unknown columns.
         #expect(try Self.send("POST", "/project", #"{"name": "x"}"#, port: port, [("Content-Type", "text/plain")]).status == 415)
         #expect(try Self.send("POST", "/project", "", port: port).status == 400)
