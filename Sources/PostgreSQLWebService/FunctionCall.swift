@@ -214,7 +214,8 @@ public struct FunctionCall: Sendable {
                 throw error.httpError ?? HTTPError(.badRequest, detail: "The request cannot be read.")
             }
         }
-        var query = try query(of: overload, from: from, arguments: arguments, read: read, readArguments: readArguments)
+        var query = try query(
+            of: overload, from: from, arguments: arguments, read: read, readArguments: readArguments, request: request)
         // As PostgREST runs it: read-only by GET (a GET is), and a STABLE or IMMUTABLE function by POST too.
         query.readsOnly = !overload.isVolatile
         return query
@@ -223,7 +224,7 @@ public struct FunctionCall: Sendable {
     /// The query of `overload`'s call `from`, answered as its result says.
     private func query(
         of overload: Overload, from: String, arguments: SQLArguments, read: (Int) throws -> ReadRequest?,
-        readArguments: [(name: String, values: [String])]
+        readArguments: [(name: String, values: [String])], request: RoutedRequest
     ) throws -> Query {
         switch overload.result {
         case .rows(let resource, let columns):
@@ -235,6 +236,8 @@ public struct FunctionCall: Sendable {
                 notFound: HTTPError(.notFound, detail: "The function \(name) returned no row."))
             return try read(resource).map(query.reading) ?? query
         case .value, .values:
+            // JSON, or the 406 of an Accept that names nothing a read writes (`PGRST107`).
+            _ = try ReadPreferences.representation(request.headers.values(for: "Accept"))
             if let first = readArguments.first {
                 throw HTTPError(
                     .badRequest, detail: "\(first.name) is no argument of \(name), whose result is not rows to filter.",

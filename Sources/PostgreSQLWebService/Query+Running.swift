@@ -166,7 +166,7 @@ extension Query: RunnableResult {
     /// counted), 206 for a counted page short of the whole, `Link`,
     /// `Preference-Applied` for a count.
     private func list(runner: QueryRunner, request: RoutedRequest, access: Access, pool: ConnectionPool) throws -> HTTPResponse {
-        let preferences = try ReadPreferences(request.headers)
+        let preferences = try ReadPreferences(request.headers, method: request.method)
         if preferences.representation == .csv, !embeds.isEmpty {
             throw HTTPError(
                 .notAcceptable,

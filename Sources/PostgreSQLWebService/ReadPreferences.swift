@@ -48,11 +48,12 @@ struct ReadPreferences: Sendable {
     /// The media types a read answers with, as `Accept` names them.
     static let singularType = "application/vnd.pgrst.object+json"
 
-    /// Reads `headers`; an `Accept` that names none of the types a read
+    /// Reads `headers` of a request of `method`; an `Accept` that names none of the types a read
     /// can be written as is a 406 (`PGRST107`), a malformed `Range` a 416 (`PGRST103`).
-    init(_ headers: HTTPHeaders) throws(HTTPError) {
+    init(_ headers: HTTPHeaders, method: HTTPMethod = .get) throws(HTTPError) {
         representation = try Self.representation(headers.values(for: "Accept"))
-        if let range = headers["Range"] {
+        // `Range` is a GET's (RFC 9110, section 14.2): another method's is ignored, as PostgREST ignores it.
+        if method == .get, let range = headers["Range"] {
             self.range = try Self.range(range)
         }
         for value in headers.values(for: "Prefer") {

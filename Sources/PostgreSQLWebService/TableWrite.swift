@@ -81,7 +81,7 @@ public struct TableWrite: Sendable {
     public func query(_ request: RoutedRequest, keyFilters: [(name: String, values: [String])], limits: ReadLimits) throws(HTTPError)
         -> Query
     {
-        let preferences = try WritePreferences(request.headers)
+        var preferences = try WritePreferences(request.headers)
         let representation = try ReadPreferences.representation(request.headers.values(for: "Accept"))
         guard representation != .events else {
             throw HTTPError(
@@ -90,6 +90,7 @@ public struct TableWrite: Sendable {
         }
         var own: [String: String] = [:]
         var filters = keyFilters
+        var embedded: [(name: String, values: [String])] = []
         for (name, values) in request.otherArguments {
             if Self.ownArguments.contains(name) {
                 guard values.count == 1 else {
@@ -97,10 +98,15 @@ public struct TableWrite: Sendable {
                         .badRequest, detail: "The argument \"\(name)\" is given more than once.", parameter: name, code: "PGRST100")
                 }
                 own[name] = values[0]
+            } else if name.contains(".") {
+                // An embedded resource's filter, order or page shapes the rows returned, not those written.
+                embedded.append((name, values))
             } else {
                 filters.append((name, values))
             }
         }
+        // As PostgREST: a resolution on a table without a key and without on_conflict is no upsert (nor applied).
+        if key.isEmpty, own["on_conflict"] == nil { preferences.resolution = nil }
         var arguments = SQLArguments()
         let write: String
         switch request.method {
@@ -136,22 +142,26 @@ public struct TableWrite: Sendable {
                 write = "SELECT * FROM \(table) WHERE \(target)"
             } else {
                 let set = assigned.map { quoted($0.name) + " = \"pgrst_body\"." + quoted($0.name) }.joined(separator: ", ")
-                write = "UPDATE \(table) SET \(set) FROM (\(source)) AS \"pgrst_body\" WHERE \(target) RETURNING \(table).*"
+                write = "UPDATE \(table) SET \(set) FROM (\(source)) AS \"pgrst_body\" WHERE \(target) RETURNING " + returned(preferences)
             }
         case .put:
-            write = try replace(request, filters: filters, arguments: &arguments)
+            write = try replace(request, filters: filters, preferences: preferences, arguments: &arguments)
         case .delete:
             let target = try selected(filters, method: "DELETE", limits: limits, arguments: &arguments)
-            write = "DELETE FROM \(table) WHERE \(target) RETURNING \(table).*"
+            write = "DELETE FROM \(table) WHERE \(target) RETURNING " + returned(preferences)
         default:
             throw HTTPError(.methodNotAllowed, detail: "A table is written by POST, PUT, PATCH or DELETE.")
         }
+        let answered = answeredColumns(preferences)
         let answer =
-            "SELECT " + columns.map { quoted($0.name) + " AS " + quoted($0.label) }.joined(separator: ", ") + " FROM \"pgrst_source\""
+            answered.isEmpty
+            ? "SELECT 1 AS \"pgrst_row\" FROM \"pgrst_source\""
+            : "SELECT " + answered.map { quoted($0.name) + " AS " + quoted($0.label) }.joined(separator: ", ") + " FROM \"pgrst_source\""
         var shaped = Query.list(answer, arguments)
-        if preferences.returning == .representation, let select = own["select"] {
+        if preferences.returning == .representation, own["select"] != nil || !embedded.isEmpty {
             do throws(ReadError) {
-                let reading = try ReadRequest(graph: graph, resource: resource, arguments: [("select", [select])], limits: limits)
+                let reading = try ReadRequest(
+                    graph: graph, resource: resource, arguments: [("select", [own["select"] ?? "*"])] + embedded, limits: limits)
                 shaped = reading.apply(to: shaped, taken: Set(StatementShape.of(write).parameters.names))
             } catch {
                 throw error.httpError ?? HTTPError(.badRequest, detail: "The select cannot be read.", parameter: "select")
@@ -246,9 +256,28 @@ public struct TableWrite: Sendable {
             } else {
                 sql += " DO UPDATE SET " + updated.map { quoted($0.name) + " = EXCLUDED." + quoted($0.name) }.joined(separator: ", ")
             }
-            return sql + " RETURNING \(table).*" + (isTable ? ", " + Self.inserted(table) : "")
+            return sql + " RETURNING " + returned(preferences) + (isTable ? ", " + Self.inserted(table) : "")
         }
-        return sql + " RETURNING \(table).*"
+        return sql + " RETURNING " + returned(preferences)
+    }
+
+    /// The columns the answer reads of the rows written: all of them for
+    /// `return=representation`, the key for `headers-only` (`Location`),
+    /// none otherwise, so that a role that may write a table without
+    /// reading it back (an insert-only table, column privileges) can.
+    private func answeredColumns(_ preferences: WritePreferences) -> [Column] {
+        switch preferences.returning {
+        case .representation: columns
+        case .headersOnly: columns.filter { key.contains($0.name) }
+        case .minimal: []
+        }
+    }
+
+    /// The `RETURNING` list of the write: the columns the answer reads, or a constant.
+    private func returned(_ preferences: WritePreferences) -> String {
+        let answered = answeredColumns(preferences)
+        if answered.count == columns.count, !columns.isEmpty { return "\(table).*" }
+        return answered.isEmpty ? "1" : answered.map { table + "." + quoted($0.name) }.joined(separator: ", ")
     }
 
     /// Whether an upsert's row was inserted rather than updated: a row
@@ -266,9 +295,13 @@ public struct TableWrite: Sendable {
     /// replaced by the members given. The filters are `eq` on every key
     /// column and nothing else (405, `PGRST105`); the body's key members
     /// must say the same values (400, `PGRST115`).
-    private func replace(_ request: RoutedRequest, filters: [(name: String, values: [String])], arguments: inout SQLArguments)
-        throws(HTTPError) -> String
-    {
+    private func replace(
+        _ request: RoutedRequest, filters: [(name: String, values: [String])], preferences: WritePreferences, arguments: inout SQLArguments
+    ) throws(HTTPError) -> String {
+        if let paged = filters.first(where: { $0.name == "limit" || $0.name == "offset" }) {
+            throw HTTPError(
+                .badRequest, detail: "limit/offset querystring parameters are not allowed for PUT", parameter: paged.name, code: "PGRST114")
+        }
         var keyValues: [String: String] = [:]
         for (name, values) in filters {
             guard let column = column(named: name), key.contains(column.name), values.count == 1, values[0].hasPrefix("eq."),
@@ -278,7 +311,10 @@ public struct TableWrite: Sendable {
         }
         guard !key.isEmpty, keyValues.count == key.count else { throw Self.notByKey }
         let body = try Self.body(of: request, oneRow: true)
-        guard case .object(let members) = body.document else {
+        // One object, or an array of one, as PostgREST takes it.
+        var document = body.document
+        if case .array(let elements) = document, elements.count == 1 { document = elements[0] }
+        guard case .object(let members) = document else {
             throw HTTPError(.badRequest, detail: "A PUT body is one JSON object: the row.", code: "PGRST102")
         }
         var written: [Column] = []

@@ -59,12 +59,15 @@ struct FunctionCatalog: Sendable {
             WITH ident AS (SELECT parse_ident(:name) AS parts)
             SELECT CAST(p.oid AS int8) AS oid, n.nspname AS schema, p.proname AS name,
                    p.provolatile = 'v' AS "isVolatile", p.proretset AS "returnsSet",
-                   CAST(t.typtype AS text) AS "returnKind", CAST(t.typrelid AS int8) AS "returnRelation",
+                   CAST(coalesce(b.typtype, t.typtype) AS text) AS "returnKind",
+                   CAST(coalesce(b.typrelid, t.typrelid) AS int8) AS "returnRelation",
                    CAST(p.prorettype AS int8) AS "returnType", CAST(p.pronargdefaults AS int4) AS "defaultCount",
                    obj_description(p.oid, 'pg_proc') AS description
             FROM pg_catalog.pg_proc p
             JOIN pg_catalog.pg_namespace n ON n.oid = p.pronamespace
-            JOIN pg_catalog.pg_type t ON t.oid = p.prorettype, ident
+            JOIN pg_catalog.pg_type t ON t.oid = p.prorettype
+            -- A domain's base type says what the function returns (a domain over a table's row type is its rows).
+            LEFT JOIN pg_catalog.pg_type b ON t.typtype = 'd' AND b.oid = t.typbasetype, ident
             WHERE p.prokind = 'f' AND p.proname = ident.parts[cardinality(ident.parts)]
               AND CASE WHEN cardinality(ident.parts) = 2 THEN n.nspname = ident.parts[1]
                        ELSE cardinality(ident.parts) = 1 AND pg_catalog.pg_function_is_visible(p.oid) END

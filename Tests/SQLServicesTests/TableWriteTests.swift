@@ -32,6 +32,10 @@ struct TableWriteTests {
         CREATE VIEW write_test.open_project AS SELECT id, name, client_id FROM write_test.project WHERE status = 'open';
         CREATE VIEW write_test.project_count AS SELECT count(*) AS projects FROM write_test.project;
         GRANT SELECT, INSERT, UPDATE, DELETE ON ALL TABLES IN SCHEMA write_test TO employees_reader;
+        CREATE TABLE write_test.inbox (id serial PRIMARY KEY, body text NOT NULL);
+        CREATE TABLE write_test.tally (label text, amount int);
+        GRANT INSERT ON write_test.inbox TO employees_reader;
+        GRANT SELECT, INSERT ON write_test.tally TO employees_reader;
         GRANT USAGE ON ALL SEQUENCES IN SCHEMA write_test TO employees_reader;
         """
 
@@ -288,6 +292,48 @@ struct TableWriteTests {
         #expect(try Self.send("DELETE", "/open_project?id=eq.30", port: port, []).status == 204)
         #expect(try Self.rows("SELECT ARRAY[count(*)::text] FROM write_test.project WHERE id = 30", connection) == ["0"])
         #expect(try Self.send("POST", "/project_count", #"{"projects": 1}"#, port: port).status == 405)
+    }
+
+    @Test("as PostgREST: an insert-only table takes rows it may not read back, a PUT body of one-element array, no upsert without a key")
+    func postgrestForms() throws {
+        let connection = try Connection(try Environment.conninfo(user: "postgres"))
+        try connection.executeScript(Self.schema)
+        let out = InitTests.folder()
+        defer { try? FileManager.default.removeItem(atPath: out) }
+        #expect(try ProcessTests.start(["init", "--out", out, "--schema", "write_test", "--writes"]).wait(timeout: 60) == 0)
+        // inbox cannot be read by the role: init writes its files all the same (its list answers 403).
+        try FileManager.default.createDirectory(atPath: out + "/inbox", withIntermediateDirectories: true)
+        try "-- POST /inbox\n-- @writes write_test.inbox\n".write(toFile: out + "/inbox/create.sql", atomically: true, encoding: .utf8)
+        let server = try ProcessTests.start(["serve", "--services", out, "--port", "0"])
+        let port = try server.servingPort()
+
+        // The answer reads only what it needs: nothing for return=minimal, so an insert-only role may insert.
+        #expect(try Self.send("POST", "/inbox", #"{"body": "hello"}"#, port: port).status == 201)
+        #expect(try Self.rows("SELECT ARRAY[body] FROM write_test.inbox", connection) == ["hello"])
+        #expect(
+            try Self.send("POST", "/inbox", #"{"body": "again"}"#, port: port, [Self.json, ("Prefer", "return=representation")]).status
+                == 403)
+        #expect(try Self.rows("SELECT ARRAY[body] FROM write_test.inbox", connection) == ["hello"])
+        // A PUT body may be an array of one object; limit and offset are refused (PGRST114).
+        let put = try Self.send("PUT", "/project?id=eq.70", #"[{"id": 70, "name": "seventy"}]"#, port: port)
+        #expect(put.status == 201, "\(put)")
+        let paged = try Self.send("PUT", "/project?id=eq.70&limit=1", #"{"id": 70, "name": "x"}"#, port: port)
+        #expect(paged.status == 400 && paged.text.contains("PGRST114"), "\(paged)")
+        // A resolution on a table without a key is no upsert: the rows are inserted, and the preference not applied.
+        let tallied = try Self.send(
+            "POST", "/tally", #"{"label": "a", "amount": 1}"#, port: port, [Self.json, ("Prefer", "resolution=merge-duplicates")])
+        #expect(tallied.status == 201 && tallied.header("preference-applied") == nil, "\(tallied)")
+        // Range applies to a GET only.
+        let ranged = try Self.send(
+            "POST", "/tally", #"{"label": "b", "amount": 2}"#, port: port,
+            [Self.json, ("Range", "5-9"), ("Prefer", "return=representation")])
+        #expect(ranged.status == 201, "\(ranged)")
+        // An embedded resource's filter shapes the rows returned, not those written.
+        try connection.execute("INSERT INTO write_test.task (project_id, title) VALUES (1, 'keep'), (1, 'drop')")
+        let shaped = try Self.send(
+            "PATCH", "/project?id=eq.1&select=name,task(title)&task.title=eq.keep", #"{"name": "a9"}"#, port: port,
+            [Self.json, ("Prefer", "return=representation")])
+        #expect(shaped.status == 200 && shaped.text == #"[{"name":"a9","task":[{"title":"keep"}]}]"#, "\(shaped)")
     }
 
     @Test("refused writes leave the table as it was: no filter, max-affected, constraints, row-level security, unread bodies")
