@@ -125,20 +125,18 @@ public struct FunctionCall: Sendable {
         var wholeBody: Overload?
         var firstOfArray = false
         if isGet {
-            let taken = argumentNames
+            // As PostgREST reads a GET: the read language's own names, embedded resources' (`rel.col`) and values
+            // that are filters (`gt.2`) are read; every other value is an argument (its last, unless an array's).
             var sent: [(name: String, values: [String])] = []
             for argument in request.otherArguments {
-                guard taken.contains(argument.name) else {
+                guard !Self.readNames.contains(argument.name), !argument.name.contains(".") else {
                     readArguments.append(argument)
                     continue
                 }
-                // A name that is an argument and a result column: its first value is the argument, the others filters.
-                if argument.values.count > 1, !isArray(argument.name) {
-                    sent.append((argument.name, [argument.values[0]]))
-                    readArguments.append((argument.name, Array(argument.values.dropFirst())))
-                } else {
-                    sent.append(argument)
-                }
+                let filters = argument.values.filter(Self.isFilter)
+                let values = argument.values.filter { !Self.isFilter($0) }
+                if !filters.isEmpty { readArguments.append((argument.name, filters)) }
+                if !values.isEmpty { sent.append((argument.name, isArray(argument.name) ? values : [values[values.count - 1]])) }
             }
             names = Set(sent.map(\.name))
             json = try Self.object(of: sent, overloads: overloads)
@@ -249,6 +247,18 @@ public struct FunctionCall: Sendable {
         case .none:
             return Query.execute("SELECT FROM " + from + " AS \"call\"", arguments)
         }
+    }
+
+    /// The read language's own arguments, never a function's.
+    static let readNames: Set<String> = ["select", "order", "limit", "offset", "or", "and", "not.or", "not.and", "columns"]
+
+    /// Whether a query value is a filter (`gt.2`, `not.eq.x`, `eq(any).{1,2}`, `fts(english).cat`), not an argument.
+    static func isFilter(_ value: String) -> Bool {
+        var rest = Substring(value)
+        if rest.hasPrefix("not.") { rest = rest.dropFirst(4) }
+        let word = rest.prefix { $0 != "." && $0 != "(" }
+        guard let next = rest.dropFirst(word.count).first, next == "." || next == "(" else { return false }
+        return ReadSyntax.Operator(rawValue: String(word)) != nil
     }
 
     /// Whether an overload takes an argument of this name as an array.

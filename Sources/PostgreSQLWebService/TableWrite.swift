@@ -50,6 +50,9 @@ public struct TableWrite: Sendable {
     /// a primary key selects its rows by it) and a version (`xmax`: whether
     /// an upsert inserted); a view's or a foreign table's have neither.
     public let isTable: Bool
+    /// Whether a `PATCH` or `DELETE` without a filter writes every row
+    /// (the file says `@unfiltered`); otherwise it is refused.
+    public var writesEveryRowUnfiltered = false
 
     public init(
         table: String, path: String, columns: [Column], key: [String], graph: ResourceGraph, resource: Int, isTable: Bool = false
@@ -135,12 +138,12 @@ public struct TableWrite: Sendable {
             } else {
                 for (name, _) in members.members { assigned.append(try knownColumn(name)) }
             }
-            let source = try rows(of: body, named: assigned, arguments: &arguments, single: true, firstOfArray: firstOfArray)
-            let target = try selected(filters, method: "PATCH", limits: limits, arguments: &arguments)
             if assigned.isEmpty {
-                // Nothing to change: the rows the filters select, as they are.
-                write = "SELECT * FROM \(table) WHERE \(target)"
+                // Nothing to change (`{}`): nothing written, nothing answered, as PostgREST answers it.
+                write = "SELECT (CAST(NULL AS \(table))).* WHERE false"
             } else {
+                let source = try rows(of: body, named: assigned, arguments: &arguments, single: true, firstOfArray: firstOfArray)
+                let target = try selected(filters, method: "PATCH", limits: limits, arguments: &arguments)
                 let set = assigned.map { quoted($0.name) + " = \"pgrst_body\"." + quoted($0.name) }.joined(separator: ", ")
                 write = "UPDATE \(table) SET \(set) FROM (\(source)) AS \"pgrst_body\" WHERE \(target) RETURNING " + returned(preferences)
             }
@@ -465,7 +468,7 @@ public struct TableWrite: Sendable {
         throws(HTTPError) -> String
     {
         // `order`, `limit` and `offset` choose among the rows the filters select; they select none themselves.
-        guard filters.contains(where: { !Self.pageArguments.contains($0.name) }) else {
+        guard writesEveryRowUnfiltered || filters.contains(where: { !Self.pageArguments.contains($0.name) }) else {
             throw HTTPError(
                 .badRequest,
                 detail: "A \(method) without a filter would write every row of \(path.dropFirst()); name the rows (?id=eq.1), "

@@ -105,9 +105,11 @@ struct FolderGraph {
                 + drafts[index].file.segments.prefix { if case .literal = $0 { true } else { false } }.map { segment in
                     if case .literal(let text) = segment { text } else { "" }
                 }.joined(separator: "/")
-            tableWrites[index] = TableWrite(
+            var write = TableWrite(
                 table: relation.qualifiedName, path: path, columns: columns, key: key, graph: graph, resource: resource,
                 isTable: relation.isTable)
+            write.writesEveryRowUnfiltered = drafts[index].file.unfilteredLine != nil
+            tableWrites[index] = write
         }
         self.resources = resources
         self.tableWrites = tableWrites

@@ -57,6 +57,9 @@ extension ServiceFile {
                 problem(statement.codeLine, "a file with @writes has no statement: the server writes the rows the request sends or selects")
             }
             for section in sections { problem(section.line, "a file with @writes has no sections") }
+            if let line = unfilteredLine, !(method == .patch || method == .delete) || !variables.isEmpty {
+                problem(line, "@unfiltered lets a PATCH or DELETE by filter (no path variable) write every row")
+            }
             if !parameters.isEmpty || returns != nil || pagedLine != nil || filter != nil || order != nil || notFound != nil {
                 problem(
                     writes.line, "a file with @writes takes no @param, @returns, @paged, @filter, @order or @notfound: its table says them")
@@ -82,6 +85,7 @@ extension ServiceFile {
         } else if statements.isEmpty, problems.isEmpty {
             problem(bodyLine <= lines.count ? bodyLine : headerLine, "the file has no SQL statement after its header")
         }
+        if let line = unfilteredLine, writes == nil { problem(line, "@unfiltered lets a @writes PATCH or DELETE write every row") }
         guard problems.isEmpty else { throw ServiceProblems(folder: file, problems: problems) }
     }
 
@@ -194,6 +198,9 @@ extension ServiceFile {
                 if writes != nil { problem(line, "@writes is given twice") }
                 writes = TextDirective(text: String(argument), line: line)
                 if function != nil { problem(line, "a file has @writes or @function, not both") }
+            case "unfiltered":
+                if !argument.isEmpty { problem(line, "@unfiltered takes no argument") }
+                unfilteredLine = line
             case "function":
                 if argument.isEmpty { problem(line, "@function takes the name of the function called (`add_them`, `api.add_them`)") }
                 if function != nil { problem(line, "@function is given twice") }
@@ -205,7 +212,7 @@ extension ServiceFile {
             default:
                 problem(
                     line,
-                    "unknown directive @\(name); the header takes @param, @returns, @paged, @filter, @order, @notfound, @service, @example, @listen, @writes and @function"
+                    "unknown directive @\(name); the header takes @param, @returns, @paged, @filter, @order, @notfound, @service, @example, @listen, @writes, @unfiltered and @function"
                 )
             }
         }

@@ -158,6 +158,9 @@ public struct ServiceFile: Sendable {
     /// `@writes TABLE`: a write of the table's rows as PostgREST's clients
     /// send it (the server builds the statement); the file has none.
     public var writes: TextDirective?
+    /// `@unfiltered`: a `@writes` PATCH or DELETE that takes no filter too,
+    /// and then writes every row (refused without it).
+    public var unfilteredLine: Int?
     /// `@function NAME`: a call of the PostgreSQL function (each of its
     /// overloads) with the arguments the request names, as PostgREST's
     /// `/rpc` calls it (the server builds the statement); the file has none.

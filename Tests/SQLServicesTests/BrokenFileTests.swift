@@ -150,7 +150,7 @@ struct BrokenFileTests {
         #expect(
             problems == [
                 "column.sql:2: column \"nope\" does not exist",
-                "directive.sql:2: unknown directive @cache; the header takes @param, @returns, @paged, @filter, @order, @notfound, @service, @example, @listen, @writes and @function",
+                "directive.sql:2: unknown directive @cache; the header takes @param, @returns, @paged, @filter, @order, @notfound, @service, @example, @listen, @writes, @unfiltered and @function",
                 "header.sql:1: the header's first line must be a method and a path, such as `-- GET /employees/{employeeNumber}`; found `-- GETS /a`",
             ])
     }

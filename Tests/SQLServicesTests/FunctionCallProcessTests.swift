@@ -115,6 +115,10 @@ struct FunctionCallProcessTests {
         #expect(ambiguous.status == 300 && ambiguous.text.contains("PGRST203"), "\(ambiguous)")
         let unknown = try Self.send("POST", "/rpc/add_them", #"{"a": 1, "c": 2}"#, port: port)
         #expect(unknown.status == 404 && unknown.text.contains("PGRST202"), "\(unknown)")
+        // A GET's every value that is not a filter is an argument, as PostgREST reads it: an unknown one is no overload's.
+        let extra = try Self.send("GET", "/rpc/add_them?a=1&b=2&c=3", port: port)
+        #expect(extra.status == 404 && extra.text.contains("PGRST202"), "\(extra)")
+        try expectAnswer("GET", "/rpc/greet?name=x&name=y", "", 200, #""hello y""#)
         let missing = try Self.send("GET", "/rpc/add_them?a=1", port: port)
         #expect(missing.status == 404 && missing.text.contains("PGRST202"), "\(missing)")
 

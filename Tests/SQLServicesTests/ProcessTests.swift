@@ -70,7 +70,7 @@ struct ProcessTests {
         #expect(
             run.errors == """
                 The services in \(folder) have 1 problem:
-                \(folder)/things/bad.sql:2: unknown directive @cache; the header takes @param, @returns, @paged, @filter, @order, @notfound, @service, @example, @listen, @writes and @function
+                \(folder)/things/bad.sql:2: unknown directive @cache; the header takes @param, @returns, @paged, @filter, @order, @notfound, @service, @example, @listen, @writes, @unfiltered and @function
 
                 """)
     }

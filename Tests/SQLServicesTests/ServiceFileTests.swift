@@ -175,7 +175,7 @@ struct ServiceFileTests {
                 -- @other
                 SELECT 2
                 """) == [
-                    "2: unknown directive @frobnicate; the header takes @param, @returns, @paged, @filter, @order, @notfound, @service, @example, @listen, @writes and @function",
+                    "2: unknown directive @frobnicate; the header takes @param, @returns, @paged, @filter, @order, @notfound, @service, @example, @listen, @writes, @unfiltered and @function",
                     "3: @returns takes `list` or `object`, and optionally the name of the returned structure",
                     "4: @param needs a parameter name, as in `@param employeeNumber The employee's number.`",
                     "5: @detail starts a section of its own: put it after the operation's statement, followed by the detail's query",

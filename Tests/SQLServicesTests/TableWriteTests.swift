@@ -343,7 +343,10 @@ struct TableWriteTests {
         let out = InitTests.folder()
         defer { try? FileManager.default.removeItem(atPath: out) }
         #expect(try ProcessTests.start(["init", "--out", out, "--schema", "write_test", "--writes"]).wait(timeout: 60) == 0)
-        // A hand-written write, whose arguments are the body's members.
+        // A write of every row, said so; a hand-written write, whose arguments are the body's members.
+        try FileManager.default.createDirectory(atPath: "\(out)/every-project", withIntermediateDirectories: true)
+        try "-- PATCH /every-project\n-- @writes write_test.project\n-- @unfiltered\n".write(
+            toFile: "\(out)/every-project/update.sql", atomically: true, encoding: .utf8)
         try FileManager.default.createDirectory(atPath: "\(out)/legacy", withIntermediateDirectories: true)
         try "-- POST /legacy\nINSERT INTO write_test.note (body) VALUES (:body) RETURNING id\n".write(
             toFile: "\(out)/legacy/add.sql", atomically: true, encoding: .utf8)
@@ -352,9 +355,16 @@ struct TableWriteTests {
         let before = try Self.projects(connection)
         let notes = try Self.rows("SELECT ARRAY[id::text, body, shared::text] FROM write_test.note ORDER BY id", connection)
 
-        // A PATCH or DELETE without a filter would write every row.
+        // A PATCH or DELETE without a filter would write every row: refused, unless the file says @unfiltered.
         #expect(try Self.send("PATCH", "/project", #"{"status": "done"}"#, port: port).status == 400)
         #expect(try Self.send("DELETE", "/project", port: port, []).status == 400)
+        #expect(try Self.projects(connection) == before)
+        let all = try Self.send(
+            "PATCH", "/every-project?select=id", #"{"client_id": 5}"#, port: port,
+            [Self.json, ("Prefer", "return=representation, tx=rollback")])
+        #expect(all.status == 200 && all.objects.count == before.count, "\(all)")
+        // An empty PATCH changes nothing and needs no filter, as PostgREST answers it.
+        #expect(try Self.send("PATCH", "/project", "{}", port: port).status == 204)
         // More rows than max-affected: 400 PGRST124, rolled back.
         let tooMany = try Self.send("DELETE", "/project?id=gt.0", port: port, [("Prefer", "max-affected=1")])
         #expect(tooMany.status == 400 && tooMany.object["code"] as? String == "PGRST124", "\(tooMany)")
