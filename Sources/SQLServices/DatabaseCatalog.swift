@@ -69,7 +69,7 @@ public struct DatabaseCatalog: Sendable {
 
     /// The functions (not procedures, nor those of extensions, nor
     /// triggers), by schema then name, each with at least one overload a
-    /// request can call (``FunctionCatalog``).
+    /// request can call.
     public var functions: [Function] = []
 
     private struct FunctionRow: Decodable {
