@@ -213,8 +213,8 @@ let package = Package(
         .testTarget(
             name: "LiveTests",
             dependencies: [
-                "Authentication", "HTTPServer", "HTTPTestClient", "PostgreSQL", "PostgreSQLWebService", "SQLServices", "WebService",
-                "WebServiceClient", .product(name: "Logging", package: "swift-log"),
+                "Authentication", "HTTPServer", "HTTPTestClient", "Locking", "PostgreSQL", "PostgreSQLWebService", "SQLServices",
+                "WebService", "WebServiceClient", .product(name: "Logging", package: "swift-log"),
             ]
         ),
         .testTarget(
