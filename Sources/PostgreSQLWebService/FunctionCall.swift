@@ -104,15 +104,6 @@ public struct FunctionCall: Sendable {
         self.graph = graph
     }
 
-    /// Every argument name of every overload: the query string's arguments
-    /// of a `GET` that are the call's, not the read language's.
-    public var argumentNames: Set<String> {
-        Set(overloads.flatMap { $0.arguments.map(\.name) })
-    }
-
-    /// The label of a scalar result's one column: written as the bare value.
-    static let valueLabel = ObjectTemplate.valueMarker
-
     // MARK: - A request's call
 
     /// The query `request` makes: the overload its argument names choose,
@@ -136,10 +127,10 @@ public struct FunctionCall: Sendable {
                 let filters = argument.values.filter(Self.isFilter)
                 let values = argument.values.filter { !Self.isFilter($0) }
                 if !filters.isEmpty { readArguments.append((argument.name, filters)) }
-                if !values.isEmpty { sent.append((argument.name, isArray(argument.name) ? values : [values[values.count - 1]])) }
+                if !values.isEmpty { sent.append((argument.name, values)) }
             }
             names = Set(sent.map(\.name))
-            json = try Self.object(of: sent, overloads: overloads)
+            json = object(of: sent)
         } else {
             var chosen: Set<String>?
             for argument in request.otherArguments {
@@ -149,34 +140,22 @@ public struct FunctionCall: Sendable {
                 }
                 chosen = Set(argument.values.flatMap { $0.split(separator: ",").map { String($0.filter { $0 != " " }) } })
             }
-            let body = request.request.body
-            let contentType = request.request.contentType
-            // A body without Content-Type is JSON, as PostgREST reads it (and refused when it is not); a form's fields are arguments.
-            let isForm = contentType == FormBody.contentType
-            if body.isEmpty, !isForm || request.request.formFields.isEmpty {
+            let isForm = request.request.contentType == FormBody.contentType
+            if request.request.body.isEmpty, !isForm || request.request.formFields.isEmpty {
                 json = "{}"
                 names = []
             } else {
-                guard isForm || contentType == nil || contentType == "application/json" || contentType?.hasSuffix("+json") == true else {
-                    throw HTTPError(
-                        .unsupportedMediaType,
-                        detail: "The arguments are a JSON object (application/json) or a form, not \(contentType ?? "").")
-                }
-                if isForm {
-                    json = try FormBody.json(request.request.formFields)
-                } else {
-                    guard let text = String(validating: body, as: UTF8.self) else {
-                        throw HTTPError(.badRequest, detail: "The body is not UTF-8 text.", code: "PGRST102")
-                    }
-                    json = text
-                }
+                json = try TableWrite.bodyText(of: request, takesCSV: false)
                 wholeBody = isForm ? nil : overloads.first { $0.wholeBodyType != nil }
-                var keys: [String]?
-                let shape = try? JSONObjectKeys.scan(isForm ? Array(json.utf8) : body) { found in if keys == nil { keys = found } }
+                // A form's fields are its members; a JSON body is scanned for its first object's.
+                var keys: [String]? = isForm ? request.request.formFields.map(\.name) : nil
+                let shape =
+                    isForm ? .object : try? JSONObjectKeys.scan(request.request.body) { found in if keys == nil { keys = found } }
                 if shape == .object || (shape == .array && keys != nil) {
                     // An array, as PostgREST takes one: its first object's members are the arguments.
                     firstOfArray = shape == .array
-                    names = Set(keys ?? []).intersection(chosen ?? Set(keys ?? []))
+                    let given = Set(keys ?? [])
+                    names = chosen.map(given.intersection) ?? given
                 } else if wholeBody != nil {
                     names = []
                 } else {
@@ -241,7 +220,7 @@ public struct FunctionCall: Sendable {
                     .badRequest, detail: "\(first.name) is no argument of \(name), whose result is not rows to filter.",
                     parameter: first.name, code: "PGRST100")
             }
-            let sql = "SELECT \"call\".\"value\" AS " + quoted(Self.valueLabel) + " FROM " + from + " AS \"call\"(\"value\")"
+            let sql = "SELECT \"call\".\"value\" AS " + quoted(ObjectTemplate.valueMarker) + " FROM " + from + " AS \"call\"(\"value\")"
             if case .values = overload.result { return Query.list(sql, arguments) }
             return Query.object(sql, arguments, notFound: HTTPError(.notFound, detail: "The function \(name) returned nothing."))
         case .none:
@@ -300,15 +279,14 @@ public struct FunctionCall: Sendable {
     /// The query string's arguments of a `GET` as one JSON object: a value
     /// as a JSON string (PostgreSQL reads it as the argument's type), the
     /// values of an array argument as an array (or one value as written,
-    /// `{1,2}`). A repeated argument that is not an array is a 400.
-    static func object(of sent: [(name: String, values: [String])], overloads: [Overload]) throws -> String {
+    /// `{1,2}`); any other argument has one value.
+    private func object(of sent: [(name: String, values: [String])]) -> String {
         var bytes: [UInt8] = [UInt8(ascii: "{")]
         for (position, argument) in sent.enumerated() {
             if position > 0 { bytes.append(UInt8(ascii: ",")) }
             JSONWriter.appendString(argument.name, to: &bytes)
             bytes.append(UInt8(ascii: ":"))
-            let isArray = overloads.contains { $0.arguments.contains { $0.name == argument.name && $0.isArray } }
-            if isArray, !(argument.values.count == 1 && argument.values[0].hasPrefix("{")) {
+            if isArray(argument.name), !(argument.values.count == 1 && argument.values[0].hasPrefix("{")) {
                 bytes.append(UInt8(ascii: "["))
                 for (index, value) in argument.values.enumerated() {
                     if index > 0 { bytes.append(UInt8(ascii: ",")) }
@@ -316,12 +294,7 @@ public struct FunctionCall: Sendable {
                 }
                 bytes.append(UInt8(ascii: "]"))
             } else {
-                guard argument.values.count == 1 else {
-                    throw HTTPError(
-                        .badRequest, detail: "The argument \(argument.name) takes one value; it was given \(argument.values.count).",
-                        parameter: argument.name)
-                }
-                JSONWriter.appendString(argument.values[0], to: &bytes)
+                JSONWriter.appendString(argument.values[argument.values.count - 1], to: &bytes)
             }
         }
         bytes.append(UInt8(ascii: "}"))

@@ -39,6 +39,9 @@ struct ObjectTemplate {
     }
 
     let entries: [Entry]
+    /// Whether the row is its one column's value alone (``valueMarker``):
+    /// its entry's key is empty, and no braces are written around it.
+    private let isValue: Bool
 
     /// The label of a column after which a result's columns are not
     /// written: they are there for embedded queries to bind from (a read
@@ -93,6 +96,7 @@ struct ObjectTemplate {
         keyBytes = KeyBytes(root.keyBytes())
         var offset = 0
         entries = root.entries(keyBytes, offset: &offset)
+        isValue = entries.count == 1 && entries[0].key.isEmpty && entries[0].kind == .column
     }
 
     /// The keys' bytes, in one block of memory that lives as long as the template.
@@ -115,7 +119,8 @@ struct ObjectTemplate {
         row: Int32, of result: QueryResult, options: JSONRenderingOptions, to output: inout Output,
         embed: (Int, inout Output) throws -> Void
     ) rethrows {
-        try Self.write(entries, { result.bytes(row: row, column: Int32($0)) }, options: options, to: &output, embed: embed)
+        try Self.write(
+            entries, { result.bytes(row: row, column: Int32($0)) }, options: options, to: &output, braces: !isValue, embed: embed)
     }
 
     /// Writes the object for `row`; `embed` writes the value (an
@@ -127,9 +132,10 @@ struct ObjectTemplate {
         // Where the values are is decided once per row, not per value.
         switch row.values {
         case .wire(let values):
-            try Self.write(entries, { values.bytes($0) }, options: options, to: &output, embed: embed)
+            try Self.write(entries, { values.bytes($0) }, options: options, to: &output, braces: !isValue, embed: embed)
         case .result(let result, let index):
-            try Self.write(entries, { result.bytes(row: index, column: Int32($0)) }, options: options, to: &output, embed: embed)
+            try Self.write(
+                entries, { result.bytes(row: index, column: Int32($0)) }, options: options, to: &output, braces: !isValue, embed: embed)
         }
     }
 
@@ -186,7 +192,7 @@ struct ObjectTemplate {
     func write<Output: JSONOutput>(
         values value: (Int) -> UnsafeRawBufferPointer?, options: JSONRenderingOptions, to output: inout Output
     ) {
-        Self.write(entries, value, options: options, to: &output) { _, _ in }
+        Self.write(entries, value, options: options, to: &output, braces: !isValue) { _, _ in }
     }
 
     /// `value(column)` gives a column's text bytes, `nil` for NULL: a
@@ -198,15 +204,6 @@ struct ObjectTemplate {
         _ entries: [Entry], _ value: (Int) -> UnsafeRawBufferPointer?, options: JSONRenderingOptions,
         to output: inout Output, braces: Bool = true, embed: (Int, inout Output) throws -> Void
     ) rethrows {
-        if braces, entries.count == 1, entries[0].key.isEmpty, entries[0].kind == .column {
-            // The value alone (`valueMarker`).
-            if let bytes = value(entries[0].index), let format = entries[0].format {
-                PostgresJSON.append(bytes, format: format, to: &output, options: options)
-            } else {
-                JSONWriter.appendNull(to: &output)
-            }
-            return
-        }
         if entries.isEmpty, braces { output.append(UInt8(ascii: "{")) }
         // By index, fields read in place: a copy of each entry (its two
         // arrays) would cost retains and releases on every row.

@@ -349,18 +349,21 @@ public struct TableWrite: Sendable {
 
     // MARK: - Parts
 
-    /// The body's text, JSON or CSV (``CSVBody``) as JSON; anything else is
-    /// 415, an empty body 400.
-    private static func bodyText(of request: RoutedRequest) throws(HTTPError) -> String {
+    /// The body's text as JSON: JSON, a form's fields (``FormBody``), or,
+    /// `takesCSV`, CSV (``CSVBody``); a body without `Content-Type` is JSON,
+    /// as PostgREST reads it. Anything else is 415, an empty body 400. A
+    /// function's call reads its body by the same rule.
+    static func bodyText(of request: RoutedRequest, takesCSV: Bool = true) throws(HTTPError) -> String {
         let contentType = request.request.contentType
         let body = request.request.body
-        let isCSV = contentType == "text/csv"
+        let isCSV = takesCSV && contentType == "text/csv"
         // A form is one row of its fields, as PostgREST reads it.
         if contentType == FormBody.contentType { return try FormBody.json(request.request.formFields) }
         // A body without Content-Type is JSON, as PostgREST reads it (and refused when it is not).
         guard isCSV || contentType == nil || contentType == "application/json" || contentType?.hasSuffix("+json") == true else {
             throw HTTPError(
-                .unsupportedMediaType, detail: "The body must be application/json, text/csv or a form, not \(contentType ?? "").")
+                .unsupportedMediaType,
+                detail: "The body must be application/json\(takesCSV ? ", text/csv" : "") or a form, not \(contentType ?? "").")
         }
         guard isCSV || !body.isEmpty else { throw HTTPError(.badRequest, detail: "Empty or invalid json.", code: "PGRST102") }
         // Text that is not UTF-8 is refused, not stored with its bytes replaced.

@@ -84,6 +84,8 @@ public struct DatabaseCatalog: Sendable {
         let name: String
         let kind: String
         let comment: String?
+        /// What a statement may do to its rows (`pg_relation_is_updatable`, INSTEAD OF triggers included).
+        let events: Int
     }
 
     private struct ColumnRow: Decodable {
@@ -115,7 +117,7 @@ public struct DatabaseCatalog: Sendable {
             RelationRow.self,
             """
             SELECT c.oid::int AS oid, n.nspname AS schema, c.relname AS name, c.relkind::text AS kind,
-                   obj_description(c.oid, 'pg_class') AS comment
+                   obj_description(c.oid, 'pg_class') AS comment, pg_relation_is_updatable(c.oid, true) AS events
             FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace
             WHERE n.nspname = ANY(:schemas::text[]) AND c.relkind IN ('r', 'p', 'v', 'm', 'f') AND NOT c.relispartition
             ORDER BY array_position(:schemas::text[], n.nspname::text), c.relname
@@ -171,7 +173,7 @@ public struct DatabaseCatalog: Sendable {
                             referencedColumns: ($0.referencedColumns ?? "").split(separator: "\u{1F}").map(String.init))
                     })
             })
-        try readViews(of: relations.map(\.oid), into: &catalog, on: connection)
+        try readViews(of: relations, into: &catalog, on: connection)
         let functions = try connection.fetchAll(
             FunctionRow.self,
             """
@@ -200,22 +202,19 @@ public struct DatabaseCatalog: Sendable {
 
     /// What each view lets a statement write (`pg_relation_is_updatable`,
     /// INSTEAD OF triggers included), and its key, from the table it shows.
-    private static func readViews(of oids: [Int], into catalog: inout DatabaseCatalog, on connection: Connection) throws {
-        let views = oids.indices.filter { catalog.relations[$0].isView }
+    private static func readViews(of rows: [RelationRow], into catalog: inout DatabaseCatalog, on connection: Connection) throws {
+        let views = rows.indices.filter { catalog.relations[$0].isView }
         guard !views.isEmpty else { return }
-        let lineage = try RelationCatalog.read(tables: views.map { UInt32(oids[$0]) }, on: connection)
+        let lineage = try RelationCatalog.read(tables: views.map { UInt32(rows[$0].oid) }, on: connection)
         for index in views {
-            let oid = oids[index]
-            let events =
-                try connection.fetchOne(
-                    Int.self, "SELECT pg_relation_is_updatable(CAST(:oid AS oid), true) AS events", ["oid": oid]) ?? 0
+            let oid = UInt32(rows[index].oid)
             // Bits of PostgreSQL's command types: UPDATE (2), INSERT (3), DELETE (4).
-            catalog.relations[index].canUpdate = events & (1 << 2) != 0
-            catalog.relations[index].canInsert = events & (1 << 3) != 0
-            catalog.relations[index].canDelete = events & (1 << 4) != 0
-            let columns = lineage.relation(UInt32(oid))?.columns ?? []
+            catalog.relations[index].canUpdate = rows[index].events & (1 << 2) != 0
+            catalog.relations[index].canInsert = rows[index].events & (1 << 3) != 0
+            catalog.relations[index].canDelete = rows[index].events & (1 << 4) != 0
+            let columns = lineage.relation(oid)?.columns ?? []
             catalog.relations[index].primaryKey =
-                lineage.derivedKey(ofView: UInt32(oid))?.compactMap { number in columns.first { $0.number == number }?.name } ?? []
+                lineage.derivedKey(ofView: oid)?.compactMap { number in columns.first { $0.number == number }?.name } ?? []
         }
     }
 
