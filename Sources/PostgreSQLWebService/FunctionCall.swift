@@ -75,6 +75,8 @@ public struct FunctionCall: Sendable {
         public var result: Result
         /// A function of one unnamed `json` or `jsonb` argument: the body is that argument.
         public var wholeBodyType: String?
+        /// The select list of its rows (aliased `call`), each column labelled: written once, at load.
+        let selection: String
 
         public init(function: String, arguments: [Argument], isVolatile: Bool, result: Result, wholeBodyType: String? = nil) {
             self.function = function
@@ -82,6 +84,14 @@ public struct FunctionCall: Sendable {
             self.isVolatile = isVolatile
             self.result = result
             self.wholeBodyType = wholeBodyType
+            switch result {
+            case .rows(_, let columns), .row(_, let columns):
+                selection = columns.map { "\"call\"." + quoted($0.name) + " AS " + quoted($0.label) }.joined(separator: ", ")
+            case .value, .values:
+                selection = "\"call\".\"value\" AS " + quoted(ObjectTemplate.valueMarker)
+            case .none:
+                selection = ""
+            }
         }
 
         /// Whether a call naming `names` (and nothing else) calls this overload.
@@ -168,6 +178,7 @@ public struct FunctionCall: Sendable {
         let from: String
         if let type = overload.wholeBodyType {
             from = overload.function + "(CAST(:rpcArguments AS " + type + "))"
+            arguments[value: "rpcArguments"] = .text(json)
         } else {
             let sent = overload.arguments.filter { names.contains($0.name) }
             if sent.isEmpty {
@@ -179,10 +190,10 @@ public struct FunctionCall: Sendable {
                     "json_to_record(CAST(:rpcArguments AS json)" + (firstOfArray ? " -> 0" : "") + ") AS \"arguments\"(" + record
                     + ") CROSS JOIN LATERAL "
                     + overload.function + "(" + call.joined(separator: ", ") + ")"
+                // Bound only where the call reads it: a statement binds each argument it names, and no other.
+                arguments[value: "rpcArguments"] = .text(json)
             }
         }
-        // Bound only where the call reads it: a statement binds each argument it names, and no other.
-        if from.contains(":rpcArguments") { arguments[value: "rpcArguments"] = .text(json) }
         let read = { (resource: Int) throws -> ReadRequest? in
             guard !readArguments.isEmpty else { return nil }
             do throws(ReadError) {
@@ -204,12 +215,12 @@ public struct FunctionCall: Sendable {
         readArguments: [(name: String, values: [String])], request: RoutedRequest
     ) throws -> Query {
         switch overload.result {
-        case .rows(let resource, let columns):
-            let query = Query.list(Self.selecting(columns, from: from), arguments)
+        case .rows(let resource, _):
+            let query = Query.list(Self.selecting(overload, from: from), arguments)
             return try read(resource).map(query.reading) ?? query
-        case .row(let resource, let columns):
+        case .row(let resource, _):
             let query = Query.object(
-                Self.selecting(columns, from: from), arguments,
+                Self.selecting(overload, from: from), arguments,
                 notFound: HTTPError(.notFound, detail: "The function \(name) returned no row."))
             return try read(resource).map(query.reading) ?? query
         case .value, .values:
@@ -220,7 +231,7 @@ public struct FunctionCall: Sendable {
                     .badRequest, detail: "\(first.name) is no argument of \(name), whose result is not rows to filter.",
                     parameter: first.name, code: "PGRST100")
             }
-            let sql = "SELECT \"call\".\"value\" AS " + quoted(ObjectTemplate.valueMarker) + " FROM " + from + " AS \"call\"(\"value\")"
+            let sql = "SELECT " + overload.selection + " FROM " + from + " AS \"call\"(\"value\")"
             if case .values = overload.result { return Query.list(sql, arguments) }
             return Query.object(sql, arguments, notFound: HTTPError(.notFound, detail: "The function \(name) returned nothing."))
         case .none:
@@ -245,10 +256,9 @@ public struct FunctionCall: Sendable {
         overloads.contains { $0.arguments.contains { $0.name == name && $0.isArray } }
     }
 
-    /// The columns of the rows of `from` (aliased `call`), each labelled.
-    private static func selecting(_ columns: [(name: String, label: String)], from: String) -> String {
-        let list = columns.map { "\"call\"." + quoted($0.name) + " AS " + quoted($0.label) }
-        return "SELECT " + (list.isEmpty ? "" : list.joined(separator: ", ")) + " FROM " + from + " AS \"call\""
+    /// The rows of `from` (aliased `call`), as `overload` returns them.
+    private static func selecting(_ overload: Overload, from: String) -> String {
+        "SELECT " + overload.selection + " FROM " + from + " AS \"call\""
     }
 
     /// The overload a call naming `names` calls: PostgREST's `PGRST202`

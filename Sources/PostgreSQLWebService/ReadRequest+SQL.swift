@@ -493,7 +493,32 @@ extension ReadRequest {
 
 /// `name` as a quoted SQL identifier (`"a""b"`).
 func quoted(_ name: String) -> String {
-    "\"" + name.replacing("\"", with: "\"\"") + "\""
+    enclosed(name, in: UInt8(ascii: "\""))
+}
+
+/// `text` between two `mark`s, each `mark` within doubled: how SQL quotes
+/// an identifier (`"`) or a string literal (`'`). Built from the bytes: it
+/// runs for every name of every statement a request writes.
+func enclosed(_ text: String, in mark: UInt8) -> String {
+    var text = text
+    return text.withUTF8 { bytes in
+        let marks = bytes.reduce(0) { $0 + ($1 == mark ? 1 : 0) }
+        return String(unsafeUninitializedCapacity: bytes.count + marks + 2) { buffer in
+            var end = 0
+            buffer[end] = mark
+            end += 1
+            for byte in bytes {
+                buffer[end] = byte
+                end += 1
+                if byte == mark {
+                    buffer[end] = mark
+                    end += 1
+                }
+            }
+            buffer[end] = mark
+            return end + 1
+        }
+    }
 }
 
 extension PostgresType {
