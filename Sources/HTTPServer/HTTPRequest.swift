@@ -32,8 +32,22 @@ public struct HTTPRequest: Sendable {
     /// `multipart/form-data` body, in order. Empty for other bodies.
     public var formFields: [FormField]
     /// The raw body for any other content type (a JSON document, say).
-    /// Empty for form bodies and bodiless requests.
-    public var body: [UInt8]
+    /// Empty for form bodies and bodiless requests. A body the server
+    /// holds in a temporary file (``spooledBody``) is read from it on each
+    /// access, and empty if the file cannot be read.
+    public var body: [UInt8] {
+        get { spooledBody.map { (try? $0.contents()) ?? [] } ?? heldBody }
+        set {
+            heldBody = newValue
+            spooledBody = nil
+        }
+    }
+    /// The body as held in memory (empty when it is spooled).
+    private var heldBody: [UInt8]
+    /// The body, when it is larger than the server holds in memory
+    /// (``HTTPServer/Configuration/bodyMemoryLimit``): a handler that
+    /// reads it in pieces from there keeps its memory flat.
+    public internal(set) var spooledBody: SpooledBody?
     /// The client's address, as `host:port`, when known.
     public var remoteAddress: String? {
         get { peerAddress.text }
@@ -92,8 +106,8 @@ public struct HTTPRequest: Sendable {
     /// A request with the client's address as received (the server's).
     init(
         method: HTTPMethod, rawPath: String, pathSegments: [String], rawQuery: String?, queryItems: [QueryItem],
-        headers: HTTPHeaders, formFields: [FormField], body: [UInt8], peerAddress: PeerAddress, requestID: String = "",
-        role: String? = nil, eventLoop: EventLoop? = nil, trace: RequestTrace? = nil
+        headers: HTTPHeaders, formFields: [FormField], body: [UInt8], spooledBody: SpooledBody? = nil, peerAddress: PeerAddress,
+        requestID: String = "", role: String? = nil, eventLoop: EventLoop? = nil, trace: RequestTrace? = nil
     ) {
         self.trace = trace
         self.role = role
@@ -105,7 +119,8 @@ public struct HTTPRequest: Sendable {
         self.queryItems = queryItems
         self.headers = headers
         self.formFields = formFields
-        self.body = body
+        self.heldBody = body
+        self.spooledBody = spooledBody
         self.peerAddress = peerAddress
         self.requestID = requestID
     }

@@ -99,6 +99,10 @@ public final class HTTPServer: Sendable {
         /// together (in memory or in temporary files); a body that would go
         /// past it is discarded and its request answered 503.
         public var maximumBodyBytesInFlight: Int = 64 << 20
+        /// The largest body held in memory: past it, a body (other than a
+        /// form's) goes on to a temporary file (``HTTPRequest/spooledBody``),
+        /// so that a handler reading it in pieces holds none of it at once.
+        public var bodyMemoryLimit: Int = 1 << 20
         /// Whether a request that may change state (any method but GET,
         /// HEAD and OPTIONS) from a web page of another site is refused with
         /// 403: its `Origin` is not one of ``allowedHosts`` on the port the

@@ -1,3 +1,6 @@
+#if canImport(Glibc)
+import Glibc
+#endif
 import JSONStreaming
 import Logging
 import Synchronization
@@ -201,10 +204,42 @@ final class RequestProcessor: Sendable {
         }
         if let form = context.form {
             if let problem = form.process(chunk) { context.rejection = problem }
+        } else if let spooled = context.spooledBody {
+            if !spooled.append(chunk) { bodyNotStored(context) }
+        } else if context.body.count + chunk.count > configuration.bodyMemoryLimit {
+            spool(context, chunk)
         } else {
+            if context.body.isEmpty, let length = context.headers["Content-Length"].flatMap({ Int($0.trimmingCharacters(in: " \t")) }) {
+                context.body.reserveCapacity(min(length, configuration.bodyMemoryLimit))
+            }
             context.body.append(contentsOf: chunk)
         }
         return true
+    }
+
+    /// Moves the body received so far, and `chunk`, into a temporary file, where the rest goes too.
+    private func spool(_ context: RequestState, _ chunk: UnsafeRawBufferPointer) {
+        guard let spooled = SpooledBody() else {
+            bodyNotStored(context)
+            return
+        }
+        let stored = context.body.withUnsafeBytes { spooled.append($0) } && spooled.append(chunk)
+        context.body = []
+        guard stored else {
+            bodyNotStored(context)
+            return
+        }
+        context.spooledBody = spooled
+    }
+
+    /// The body cannot be written to its temporary file: the rest is discarded and the request answered 503.
+    private func bodyNotStored(_ context: RequestState) {
+        logger.error("cannot store the body of \(context.methodForLog) \(context.rawPathForLog) in a temporary file: errno \(errno)")
+        releaseBody(of: context)
+        context.closesConnection = true
+        context.rejection = HTTPError(
+            .serviceUnavailable, detail: "The server cannot store the request body now; send again shortly.",
+            headers: ["Retry-After": "1"])
     }
 
     /// The whole request is in: run the handler (unless the request was
@@ -266,6 +301,7 @@ final class RequestProcessor: Sendable {
         context.form?.abandon()
         context.form = nil
         context.body = []
+        context.spooledBody = nil
         if context.heldBodyBytes > 0 {
             bodyBytesInFlight.subtract(context.heldBodyBytes, ordering: .relaxed)
             context.heldBodyBytes = 0

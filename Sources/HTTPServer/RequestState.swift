@@ -41,6 +41,8 @@ final class RequestState {
     @exclusivity(unchecked) var bodyLimitPath: String?
     var receivedBytes = 0
     @exclusivity(unchecked) var body: [UInt8] = []
+    /// The body past the server's ``HTTPServer/Configuration/bodyMemoryLimit``, in a file (`body` is empty then).
+    @exclusivity(unchecked) var spooledBody: SpooledBody?
     @exclusivity(unchecked) var form: FormReader?
     /// Bytes of the body counted in the server's bodies in flight.
     var heldBodyBytes = 0
@@ -109,6 +111,7 @@ final class RequestState {
             headers: headers,
             formFields: form?.fields ?? [],
             body: body,
+            spooledBody: spooledBody,
             peerAddress: remoteAddress,
             requestID: requestID,
             role: role,

@@ -15,6 +15,10 @@ struct TableWriteAnswer: Sendable {
     let path: String
     /// An upsert (`POST` with `resolution`, or `PUT`): 201 when it inserted a row, else 200 (204 without rows asked for).
     var isUpsert = false
+    /// A JSON array body the server holds in a file, whose objects the
+    /// statement reads from the temporary table `pgrst_body` (`element json`):
+    /// copied there, an object at a time, in the write's transaction.
+    var stagedBody: SpooledBody?
 }
 
 extension Query {
@@ -35,6 +39,7 @@ extension Query {
         var location: String?
         do {
             try connection.transaction(readOnly: false, role: access.role) { connection in
+                if let staged = answer.stagedBody { try Self.stage(staged, on: connection) }
                 if !embeds.isEmpty {
                     (rowCount, inserted) = try writeEmbedding(answer, on: connection, options: runner.options, into: &body)
                     try Self.check(rowCount, answer)
@@ -91,6 +96,26 @@ extension Query {
     }
 
     private struct RolledBack: Error {}
+
+    /// Copies the objects of `body`, a JSON array, into a temporary table
+    /// `pgrst_body` that the transaction drops: one `COPY` streamed in
+    /// pieces of 64 KiB, so the server holds one piece, never the body.
+    /// The caller's role creates the table (PostgreSQL's `TEMPORARY`
+    /// privilege, which every role has unless revoked).
+    private static func stage(_ body: SpooledBody, on connection: Connection) throws {
+        try connection.runSimple("CREATE TEMPORARY TABLE \"pgrst_body\" (\"element\" json) ON COMMIT DROP")
+        try connection.copyIn("COPY pg_temp.\"pgrst_body\" FROM STDIN") { send in
+            var data: [UInt8] = []
+            _ = try SpooledJSONArray.forEachElement(of: body) { element in
+                SpooledJSONArray.appendCopyRow(element, to: &data)
+                if data.count >= 64 << 10 {
+                    try send(data)
+                    data.removeAll(keepingCapacity: true)
+                }
+            }
+            try send(data)
+        }
+    }
 
     /// What the number of rows written refuses, rolling the write back:
     /// more than `max-affected`, or other than one for a singular answer.

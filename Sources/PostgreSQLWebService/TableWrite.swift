@@ -112,6 +112,7 @@ public struct TableWrite: Sendable {
         if key.isEmpty, own["on_conflict"] == nil { preferences.resolution = nil }
         var arguments = SQLArguments()
         let write: String
+        var staged: SpooledBody?
         switch request.method {
         case .post:
             guard filters.isEmpty else {
@@ -119,7 +120,7 @@ public struct TableWrite: Sendable {
                     .badRequest, detail: "A POST writes the rows of its body; it takes no filter (\(filters[0].name)).",
                     parameter: filters[0].name)
             }
-            write = try insert(request, own: own, preferences: preferences, arguments: &arguments)
+            write = try insert(request, own: own, preferences: preferences, arguments: &arguments, staged: &staged)
         case .patch:
             var body = try Self.body(of: request, oneRow: true)
             // An array, as PostgREST takes it: its first object sets the columns
@@ -188,41 +189,54 @@ public struct TableWrite: Sendable {
             sql, shaped.arguments, embeds: shaped.embeds,
             answer: .init(
                 preferences: preferences, representation: representation,
-                keyLabels: key.compactMap { name in columns.first { $0.name == name }?.label }, path: path, isUpsert: isUpsert))
+                keyLabels: key.compactMap { name in columns.first { $0.name == name }?.label }, path: path, isUpsert: isUpsert,
+                stagedBody: staged))
     }
 
     // MARK: - Insert
 
-    private func insert(_ request: RoutedRequest, own: [String: String], preferences: WritePreferences, arguments: inout SQLArguments)
-        throws(HTTPError) -> String
-    {
+    private func insert(
+        _ request: RoutedRequest, own: [String: String], preferences: WritePreferences, arguments: inout SQLArguments,
+        staged: inout SpooledBody?
+    ) throws(HTTPError) -> String {
         // The body is scanned for its objects' member names, not parsed into
-        // values: a bulk insert is held once, as the text PostgreSQL reads.
-        let text = try Self.bodyText(of: request)
+        // values: a bulk insert is held once, as the text PostgreSQL reads,
+        // or, past the server's memory limit for a body, not at all (staged).
         var memberNames: [String] = []
         var expected: Set<String> = []
         var firstKeys: [String]?
-        let shape: JSONObjectKeys.Shape?
-        do {
-            let isConverted = request.request.contentType == "text/csv" || request.request.contentType == FormBody.contentType
-            let bytes = isConverted ? Array(text.utf8) : request.request.body
-            shape = try JSONObjectKeys.scan(bytes) { keys in
-                guard firstKeys != nil else {
-                    firstKeys = keys
-                    memberNames = keys
-                    expected = Set(keys)
-                    return
-                }
-                guard keys != firstKeys, Set(keys) != expected else { return }
-                // With missing=default, an object may leave out what another gives; with
-                // columns=, the columns are those it names, whatever the objects hold.
-                guard preferences.missingDefault || own["columns"] != nil else {
-                    throw HTTPError(.badRequest, detail: "All object keys must match.", code: "PGRST102")
-                }
-                for name in keys where expected.insert(name).inserted { memberNames.append(name) }
+        let takeKeys = { (keys: [String]) throws(HTTPError) in
+            guard firstKeys != nil else {
+                firstKeys = keys
+                memberNames = keys
+                expected = Set(keys)
+                return
             }
-        } catch {
-            throw error as? HTTPError ?? HTTPError(.badRequest, detail: "Empty or invalid json.", code: "PGRST102")
+            guard keys != firstKeys, Set(keys) != expected else { return }
+            // With missing=default, an object may leave out what another gives; with
+            // columns=, the columns are those it names, whatever the objects hold.
+            guard preferences.missingDefault || own["columns"] != nil else {
+                throw HTTPError(.badRequest, detail: "All object keys must match.", code: "PGRST102")
+            }
+            for name in keys where expected.insert(name).inserted { memberNames.append(name) }
+        }
+        var text = ""
+        var shape: JSONObjectKeys.Shape?
+        if let spooled = request.request.spooledBody, try Self.bodyKind(of: request) == .json,
+            try Self.scanElements(of: spooled, takeKeys)
+        {
+            // A JSON array the server holds in a file: copied into a temporary table, an object at a time, when the write runs.
+            shape = .array
+            staged = spooled
+        } else {
+            text = try Self.bodyText(of: request)
+            do {
+                let isConverted = request.request.contentType == "text/csv" || request.request.contentType == FormBody.contentType
+                let bytes = isConverted ? Array(text.utf8) : request.request.body
+                shape = try JSONObjectKeys.scan(bytes) { keys throws(HTTPError) in try takeKeys(keys) }
+            } catch {
+                throw error as? HTTPError ?? HTTPError(.badRequest, detail: "Empty or invalid json.", code: "PGRST102")
+            }
         }
         guard let shape else {
             throw HTTPError(.badRequest, detail: "Empty or invalid json: the body is an object or an array of objects.", code: "PGRST102")
@@ -239,7 +253,9 @@ public struct TableWrite: Sendable {
         // (each column's member is its name when an object spells it so, else its label).
         let first = JSONValue.object(JSONValue.Members(memberNames.map { (key: $0, value: JSONValue.null) }))
         let body = (text: text, document: shape == .object ? first : JSONValue.array(firstKeys == nil ? [] : [first]))
-        let source = try rows(of: body, named: written, arguments: &arguments, single: false, missingDefault: preferences.missingDefault)
+        let source = try rows(
+            of: body, named: written, arguments: &arguments, single: false, missingDefault: preferences.missingDefault,
+            staged: staged != nil)
         let names = written.map { quoted($0.name) }.joined(separator: ", ")
         var sql = "INSERT INTO \(table) (\(names)) SELECT \(names) FROM (\(source)) AS \"pgrst_body\""
         if written.isEmpty {
@@ -349,22 +365,33 @@ public struct TableWrite: Sendable {
 
     // MARK: - Parts
 
-    /// The body's text as JSON: JSON, a form's fields (``FormBody``), or,
-    /// `takesCSV`, CSV (``CSVBody``); a body without `Content-Type` is JSON,
-    /// as PostgREST reads it. Anything else is 415, an empty body 400. A
-    /// function's call reads its body by the same rule.
-    static func bodyText(of request: RoutedRequest, takesCSV: Bool = true) throws(HTTPError) -> String {
+    /// How a body reads.
+    enum BodyKind { case json, csv, form }
+
+    /// How the body reads by its `Content-Type`: JSON, a form, or, `takesCSV`,
+    /// CSV; a body without `Content-Type` is JSON, as PostgREST reads it
+    /// (and refused when it is not). Anything else is 415.
+    static func bodyKind(of request: RoutedRequest, takesCSV: Bool = true) throws(HTTPError) -> BodyKind {
         let contentType = request.request.contentType
-        let body = request.request.body
-        let isCSV = takesCSV && contentType == "text/csv"
-        // A form is one row of its fields, as PostgREST reads it.
-        if contentType == FormBody.contentType { return try FormBody.json(request.request.formFields) }
-        // A body without Content-Type is JSON, as PostgREST reads it (and refused when it is not).
-        guard isCSV || contentType == nil || contentType == "application/json" || contentType?.hasSuffix("+json") == true else {
+        if contentType == FormBody.contentType { return .form }
+        if takesCSV, contentType == "text/csv" { return .csv }
+        guard contentType == nil || contentType == "application/json" || contentType?.hasSuffix("+json") == true else {
             throw HTTPError(
                 .unsupportedMediaType,
                 detail: "The body must be application/json\(takesCSV ? ", text/csv" : "") or a form, not \(contentType ?? "").")
         }
+        return .json
+    }
+
+    /// The body's text as JSON: JSON, a form's fields (``FormBody``), or,
+    /// `takesCSV`, CSV (``CSVBody``), by ``bodyKind(of:takesCSV:)``; an
+    /// empty body is 400. A function's call reads its body by the same rule.
+    static func bodyText(of request: RoutedRequest, takesCSV: Bool = true) throws(HTTPError) -> String {
+        let kind = try bodyKind(of: request, takesCSV: takesCSV)
+        // A form is one row of its fields, as PostgREST reads it.
+        if kind == .form { return try FormBody.json(request.request.formFields) }
+        let body = request.request.body
+        let isCSV = kind == .csv
         guard isCSV || !body.isEmpty else { throw HTTPError(.badRequest, detail: "Empty or invalid json.", code: "PGRST102") }
         // Text that is not UTF-8 is refused, not stored with its bytes replaced.
         guard let text = String(validating: body, as: UTF8.self) else {
@@ -397,13 +424,18 @@ public struct TableWrite: Sendable {
     /// column's default there (`Prefer: missing=default`), not NULL.
     private func rows(
         of body: (text: String, document: JSONValue), named written: [Column], arguments: inout SQLArguments, single: Bool,
-        missingDefault: Bool = false, firstOfArray: Bool = false
+        missingDefault: Bool = false, firstOfArray: Bool = false, staged: Bool = false
     ) throws(HTTPError) -> String {
         // With `firstOfArray` (a PATCH's array), the text is the array and the row its first element.
         let value = firstOfArray ? "(CAST(:writeBody AS json)->0)" : "CAST(:writeBody AS json)"
-        var text = body.text
-        if case .object = body.document, !single { text = "[" + text + "]" }
-        arguments[value: "writeBody"] = .text(text)
+        // A staged body's objects are the rows of the temporary table the write copies them into first
+        // (Query.stageBody), read back in the order written: a table new in this transaction, local to it.
+        let arrayElements = staged ? "pg_temp.\"pgrst_body\"" : "json_array_elements(CAST(:writeBody AS json))"
+        if !staged {
+            var text = body.text
+            if case .object = body.document, !single { text = "[" + text + "]" }
+            arguments[value: "writeBody"] = .text(text)
+        }
         // Members named by label are renamed to their columns' names, in SQL.
         let renamed = written.filter { column in !Self.names(in: body.document).contains(column.name) && column.label != column.name }
         let function = single ? "json_populate_record" : "json_populate_recordset"
@@ -415,18 +447,42 @@ public struct TableWrite: Sendable {
                     + quoted(column.name) + " ELSE " + (column.defaultExpression ?? "NULL") + " END AS " + quoted(column.name)
             }
             return "SELECT " + (values.isEmpty ? "" : values.joined(separator: ", "))
-                + " FROM json_array_elements(CAST(:writeBody AS json)) AS \"pgrst_elements\"(\"pgrst_element\")"
+                + " FROM \(arrayElements) AS \"pgrst_elements\"(\"pgrst_element\")"
         }
         guard !renamed.isEmpty else {
+            if staged {
+                return "SELECT \"pgrst_row\".* FROM \(arrayElements) AS \"pgrst_elements\"(\"pgrst_element\"), "
+                    + "json_populate_record(NULL::\(table), \"pgrst_element\") AS \"pgrst_row\""
+            }
             return "SELECT * FROM \(function)(NULL::\(table), \(value))"
         }
         let pairs = written.map { column in
             let member = Self.names(in: body.document).contains(column.name) ? column.name : column.label
             return quotedLiteral(column.name) + ", \"pgrst_element\"->" + quotedLiteral(member)
         }.joined(separator: ", ")
-        let elements = single ? "(SELECT \(value) AS \"pgrst_element\")" : "json_array_elements(CAST(:writeBody AS json))"
+        let elements = single ? "(SELECT \(value) AS \"pgrst_element\")" : arrayElements
         return "SELECT \"pgrst_row\".* FROM \(elements) AS \"pgrst_elements\"(\"pgrst_element\"), "
             + "json_populate_record(NULL::\(table), json_build_object(\(pairs))) AS \"pgrst_row\""
+    }
+
+    /// Calls `takeKeys` with the member names of each object of a spooled
+    /// JSON array; `false` when the body is no array (an object is read as
+    /// other bodies are). An element that is not an object is 400.
+    private static func scanElements(of spooled: SpooledBody, _ takeKeys: ([String]) throws(HTTPError) -> Void) throws(HTTPError)
+        -> Bool
+    {
+        do {
+            return try SpooledJSONArray.forEachElement(of: spooled) { element in
+                guard try JSONObjectKeys.scan(element, { keys throws(HTTPError) in try takeKeys(keys) }) == .object else {
+                    throw HTTPError(
+                        .badRequest, detail: "Empty or invalid json: the body is an object or an array of objects.", code: "PGRST102")
+                }
+            }
+        } catch let error as HTTPError {
+            throw error
+        } catch {
+            throw HTTPError(.serviceUnavailable, detail: "The server cannot read the request body back now; send again shortly.")
+        }
     }
 
     /// The member names of the body's first object.
@@ -519,5 +575,5 @@ public struct TableWrite: Sendable {
 
 /// `text` as a SQL string literal.
 func quotedLiteral(_ text: String) -> String {
-    "'" + text.replacing("'", with: "''") + "'"
+    enclosed(text, in: UInt8(ascii: "'"))
 }

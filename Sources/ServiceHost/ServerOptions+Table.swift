@@ -307,6 +307,10 @@ extension ServerOptions {
             "Seconds a request's body may take to arrive once its header fields are in; past it the connection is closed",
             apply: { set(&$0.bodyTimeout, Double($1).flatMap { $0 > 0 ? $0 : nil }) }, defaultValue: { seconds($0.bodyTimeout) }),
         Option(
+            "max-body-size", .prefixed("MAX_BODY_SIZE"),
+            "Largest request body, in bytes; a longer one is answered 413 unread (a service's lower limit for its path holds). A body past 1 MiB is held in a temporary file, not in memory, and a JSON array posted to a table is read from there an object at a time",
+            apply: { set(&$0.maxBodySize, Int($1).flatMap { $0 > 0 ? $0 : nil }) }, defaultValue: { String($0.maxBodySize) }),
+        Option(
             "body-bytes-in-flight", .prefixed("BODY_BYTES_IN_FLIGHT"),
             "Most bytes of request bodies held at once, all requests together; a body past it is discarded and answered 503",
             apply: { set(&$0.bodyBytesInFlight, Int($1).flatMap { $0 > 0 ? $0 : nil }) }, defaultValue: { String($0.bodyBytesInFlight) }),

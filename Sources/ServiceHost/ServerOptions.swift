@@ -125,6 +125,8 @@ public struct ServerOptions: Equatable, Sendable {
     public internal(set) var admissionTimeout = 10.0
     /// `--body-timeout`: seconds a request's body may take to arrive.
     public internal(set) var bodyTimeout = 30.0
+    /// `--max-body-size`: the largest request body, in bytes.
+    public internal(set) var maxBodySize = 10 << 20
     /// `--body-bytes-in-flight`: the most bytes of request bodies held at once.
     public internal(set) var bodyBytesInFlight = 64 << 20
     /// `--response-timeout`: seconds a streamed response may take to be sent.
@@ -285,6 +287,7 @@ public struct ServerOptions: Equatable, Sendable {
             port: port,
             maximumConnections: maxConnections,
             connectionTimeout: connectionTimeout,
+            maximumBodySize: maxBodySize,
             shutdownTimeout: shutdownTimeout,
             eventLoops: eventLoops ?? Self.automaticEventLoops,
             crossOrigin: corsOrigins.isEmpty ? nil : CrossOriginPolicy(allowedOrigins: corsOrigins),

@@ -6,6 +6,41 @@ import Testing
 import HTTPTestClient
 
 extension HTTPServerTests {
+    // MARK: - Bodies past the memory limit
+
+    @Test func aBodyPastTheMemoryLimitIsSpooledAndReadWhole() throws {
+        let seen = Shared<[(spooled: Int?, body: [UInt8], pieces: [UInt8])]>([])
+        var configuration = HTTPServer.Configuration()
+        configuration.bodyMemoryLimit = 64 << 10
+        let server = try startServer(configuration) { request in
+            var pieces: [UInt8] = []
+            try? request.spooledBody?.forEachPiece(size: 1000) { pieces.append(contentsOf: $0) }
+            seen.mutate { $0.append((request.spooledBody?.size, request.body, pieces)) }
+            return HTTPResponse(status: .noContent)
+        }
+        defer { server.stop() }
+        let client = try TestClient(port: server.port)
+        let large = (0..<300_000).map { UInt8(truncatingIfNeeded: $0 &* 31) }
+        let small = Array(repeating: UInt8(ascii: "s"), count: 64 << 10)
+        #expect(try client.request("POST", "/large", body: large).status == 204)
+        #expect(try client.request("POST", "/small", body: small).status == 204)
+        // Chunked: spooled as it passes the limit, whatever the chunks.
+        var chunked = Array("POST /chunked HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\nTransfer-Encoding: chunked\r\n\r\n".utf8)
+        for start in stride(from: 0, to: large.count, by: 50_000) {
+            let chunk = large[start..<min(start + 50_000, large.count)]
+            chunked += Array((String(chunk.count, radix: 16) + "\r\n").utf8) + chunk + Array("\r\n".utf8)
+        }
+        chunked += Array("0\r\n\r\n".utf8)
+        let raw = try TestClient(port: server.port)
+        try raw.send(chunked)
+        #expect(try TestClient.Response(parsing: try raw.readToEnd()).status == 204)
+        let requests = seen.value
+        #expect(requests.count == 3)
+        #expect(requests.first?.spooled == large.count && requests.first?.body == large && requests.first?.pieces == large)
+        #expect(requests.dropFirst().first?.spooled == nil && requests.dropFirst().first?.body == small)
+        #expect(requests.last?.spooled == large.count && requests.last?.body == large)
+    }
+
     // MARK: - Forms
 
     @Test func urlencodedFormBecomesTextFields() throws {
