@@ -50,6 +50,38 @@ enum JSONObjectKeys {
         return reader.index == bytes.count ? shape : nil
     }
 
+    /// The members of one object, each name with where its value's text
+    /// lies in `bytes` (a repeated name once, at its last value, as
+    /// PostgreSQL reads it); `nil` when `bytes` is not one object.
+    static func members(_ bytes: [UInt8]) -> [(name: String, value: Range<Int>)]? {
+        var reader = Reader(bytes: bytes)
+        reader.skipSpace()
+        guard reader.next() == UInt8(ascii: "{") else { return nil }
+        var members: [(name: String, value: Range<Int>)] = []
+        reader.skipSpace()
+        if reader.peek == UInt8(ascii: "}") {
+            reader.index += 1
+        } else {
+            while true {
+                reader.skipSpace()
+                guard let name = reader.string() else { return nil }
+                reader.skipSpace()
+                guard reader.next() == UInt8(ascii: ":") else { return nil }
+                reader.skipSpace()
+                let start = reader.index
+                guard reader.skipValue() else { return nil }
+                if let repeated = members.firstIndex(where: { $0.name == name }) { members.remove(at: repeated) }
+                members.append((name, start..<reader.index))
+                reader.skipSpace()
+                guard let separator = reader.next() else { return nil }
+                if separator == UInt8(ascii: "}") { break }
+                guard separator == UInt8(ascii: ",") else { return nil }
+            }
+        }
+        reader.skipSpace()
+        return reader.index == bytes.count ? members : nil
+    }
+
     private struct Reader {
         let bytes: [UInt8]
         var index = 0

@@ -16,9 +16,19 @@ struct TableWriteAnswer: Sendable {
     /// An upsert (`POST` with `resolution`, or `PUT`): 201 when it inserted a row, else 200 (204 without rows asked for).
     var isUpsert = false
     /// A JSON array body the server holds in a file, whose objects the
-    /// statement reads from the temporary table `pgrst_body` (`element json`):
-    /// copied there, an object at a time, in the write's transaction.
-    var stagedBody: SpooledBody?
+    /// statement reads from the temporary table `pgrst_body`: copied there,
+    /// an object at a time, in the write's transaction.
+    var stagedBody: StagedBody?
+}
+
+/// A JSON array body held in a file (``SpooledBody``), as a write's
+/// transaction copies it into the temporary table `pgrst_body`: into
+/// `columns`, of their own types, each object's members read as
+/// `json_populate_record` reads them; without columns, each object whole
+/// into one `json` column, `element`.
+struct StagedBody: Sendable {
+    let body: SpooledBody
+    var columns: [TableWrite.Column]?
 }
 
 extension Query {
@@ -102,12 +112,20 @@ extension Query {
     /// pieces of 64 KiB, so the server holds one piece, never the body.
     /// The caller's role creates the table (PostgreSQL's `TEMPORARY`
     /// privilege, which every role has unless revoked).
-    private static func stage(_ body: SpooledBody, on connection: Connection) throws {
-        try connection.runSimple("CREATE TEMPORARY TABLE \"pgrst_body\" (\"element\" json) ON COMMIT DROP")
+    private static func stage(_ staged: StagedBody, on connection: Connection) throws {
+        let columns = staged.columns ?? []
+        let definitions =
+            staged.columns == nil
+            ? "\"element\" json" : columns.map { quoted($0.name) + " " + ($0.typeName ?? "json") }.joined(separator: ", ")
+        try connection.runSimple("CREATE TEMPORARY TABLE \"pgrst_body\" (" + definitions + ") ON COMMIT DROP")
         try connection.copyIn("COPY pg_temp.\"pgrst_body\" FROM STDIN") { send in
             var data: [UInt8] = []
-            _ = try SpooledJSONArray.forEachElement(of: body) { element in
-                SpooledJSONArray.appendCopyRow(element, to: &data)
+            _ = try SpooledJSONArray.forEachElement(of: staged.body) { element in
+                if columns.isEmpty {
+                    SpooledJSONArray.appendCopyRow(element, to: &data)
+                } else {
+                    try SpooledJSONArray.appendCopyRow(element, columns: columns, to: &data)
+                }
                 if data.count >= 64 << 10 {
                     try send(data)
                     data.removeAll(keepingCapacity: true)

@@ -27,11 +27,20 @@ public struct TableWrite: Sendable {
         /// The SQL of its default as the catalog states it (`nextval(…)`,
         /// `'open'::text`), for `Prefer: missing=default`; `nil` for none.
         public var defaultExpression: String?
+        /// Its type, schema-qualified and quoted, without modifiers
+        /// (`"pg_catalog"."numeric"`, `"pg_catalog"."_text"`): a large
+        /// body's rows are copied into columns of these types. `nil` when
+        /// not known: they are copied as JSON.
+        public var typeName: String?
+        /// Whether its type is `json` or `jsonb`, which take any JSON value as it is written.
+        public var isJSON = false
 
-        public init(name: String, label: String, defaultExpression: String? = nil) {
+        public init(name: String, label: String, defaultExpression: String? = nil, typeName: String? = nil, isJSON: Bool = false) {
             self.name = name
             self.label = label
             self.defaultExpression = defaultExpression
+            self.typeName = typeName
+            self.isJSON = isJSON
         }
     }
 
@@ -112,7 +121,7 @@ public struct TableWrite: Sendable {
         if key.isEmpty, own["on_conflict"] == nil { preferences.resolution = nil }
         var arguments = SQLArguments()
         let write: String
-        var staged: SpooledBody?
+        var staged: StagedBody?
         switch request.method {
         case .post:
             guard filters.isEmpty else {
@@ -197,7 +206,7 @@ public struct TableWrite: Sendable {
 
     private func insert(
         _ request: RoutedRequest, own: [String: String], preferences: WritePreferences, arguments: inout SQLArguments,
-        staged: inout SpooledBody?
+        staged: inout StagedBody?
     ) throws(HTTPError) -> String {
         // The body is scanned for its objects' member names, not parsed into
         // values: a bulk insert is held once, as the text PostgreSQL reads,
@@ -222,12 +231,14 @@ public struct TableWrite: Sendable {
         }
         var text = ""
         var shape: JSONObjectKeys.Shape?
+        // Members whose value is an object or an array somewhere in a spooled body.
+        var composite: Set<String> = []
         if let spooled = request.request.spooledBody, try Self.bodyKind(of: request) == .json,
-            try Self.scanElements(of: spooled, takeKeys)
+            try Self.scanElements(of: spooled, takeKeys, composite: &composite)
         {
             // A JSON array the server holds in a file: copied into a temporary table, an object at a time, when the write runs.
             shape = .array
-            staged = spooled
+            staged = StagedBody(body: spooled, columns: nil)
         } else {
             text = try Self.bodyText(of: request)
             do {
@@ -249,13 +260,25 @@ public struct TableWrite: Sendable {
             for name in memberNames { columns.append(try knownColumn(name)) }
             written = columns
         }
+        // Copied as the columns' own types, unless an object leaves a column to its default (missing=default), a
+        // column's type is unknown, or an object or array goes to a column that is not JSON: those copy each object as JSON.
+        if staged != nil, !preferences.missingDefault, !written.isEmpty,
+            written.allSatisfy({ column in
+                column.typeName != nil && (column.isJSON || !composite.contains(column.name) && !composite.contains(column.label))
+            })
+        {
+            staged?.columns = written
+        }
         // What `rows(of:)` reads of the document: its shape, and the names its objects use
         // (each column's member is its name when an object spells it so, else its label).
         let first = JSONValue.object(JSONValue.Members(memberNames.map { (key: $0, value: JSONValue.null) }))
         let body = (text: text, document: shape == .object ? first : JSONValue.array(firstKeys == nil ? [] : [first]))
-        let source = try rows(
-            of: body, named: written, arguments: &arguments, single: false, missingDefault: preferences.missingDefault,
-            staged: staged != nil)
+        let source =
+            staged?.columns != nil
+            ? "SELECT * FROM pg_temp.\"pgrst_body\""
+            : try rows(
+                of: body, named: written, arguments: &arguments, single: false, missingDefault: preferences.missingDefault,
+                staged: staged != nil)
         let names = written.map { quoted($0.name) }.joined(separator: ", ")
         var sql = "INSERT INTO \(table) (\(names)) SELECT \(names) FROM (\(source)) AS \"pgrst_body\""
         if written.isEmpty {
@@ -468,14 +491,19 @@ public struct TableWrite: Sendable {
     /// Calls `takeKeys` with the member names of each object of a spooled
     /// JSON array; `false` when the body is no array (an object is read as
     /// other bodies are). An element that is not an object is 400.
-    private static func scanElements(of spooled: SpooledBody, _ takeKeys: ([String]) throws(HTTPError) -> Void) throws(HTTPError)
-        -> Bool
-    {
+    private static func scanElements(
+        of spooled: SpooledBody, _ takeKeys: ([String]) throws(HTTPError) -> Void, composite: inout Set<String>
+    ) throws(HTTPError) -> Bool {
         do {
             return try SpooledJSONArray.forEachElement(of: spooled) { element in
-                guard try JSONObjectKeys.scan(element, { keys throws(HTTPError) in try takeKeys(keys) }) == .object else {
+                guard let members = JSONObjectKeys.members(element) else {
                     throw HTTPError(
                         .badRequest, detail: "Empty or invalid json: the body is an object or an array of objects.", code: "PGRST102")
+                }
+                try takeKeys(members.map(\.name))
+                for member in members {
+                    let first = element[member.value.lowerBound]
+                    if first == UInt8(ascii: "{") || first == UInt8(ascii: "[") { composite.insert(member.name) }
                 }
             }
         } catch let error as HTTPError {

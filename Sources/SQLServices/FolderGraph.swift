@@ -86,16 +86,22 @@ struct FolderGraph {
             resources[index] = resource
             var columns = builder.relationColumns[oid] ?? []
             let defaults = try connection.fetchAll(
-                DefaultRow.self,
+                ColumnRow.self,
                 """
                 SELECT a.attname AS name,
                        CASE WHEN a.attidentity <> '' THEN 'nextval(' || quote_literal(pg_get_serial_sequence(:table, a.attname)) || ')'
-                            ELSE pg_get_expr(d.adbin, d.adrelid) END AS expression
+                            ELSE pg_get_expr(d.adbin, d.adrelid) END AS expression,
+                       (SELECT quote_ident(n.nspname) || '.' || quote_ident(t.typname) FROM pg_catalog.pg_type t
+                        JOIN pg_catalog.pg_namespace n ON n.oid = t.typnamespace WHERE t.oid = a.atttypid) AS "typeName",
+                       a.atttypid IN ('json'::regtype, 'jsonb'::regtype) AS "isJSON"
                 FROM pg_catalog.pg_attribute a LEFT JOIN pg_catalog.pg_attrdef d ON d.adrelid = a.attrelid AND d.adnum = a.attnum
                 WHERE a.attrelid = CAST(:oid AS oid) AND a.attnum > 0 AND NOT a.attisdropped
                 """, ["oid": Int(oid), "table": relation.qualifiedName])
             for index in columns.indices {
-                columns[index].defaultExpression = defaults.first { $0.name == columns[index].name }?.expression
+                guard let row = defaults.first(where: { $0.name == columns[index].name }) else { continue }
+                columns[index].defaultExpression = row.expression
+                columns[index].typeName = row.typeName
+                columns[index].isJSON = row.isJSON
             }
             // A view's rows are written by the key of the table it shows (an updatable view, or one with INSTEAD OF triggers).
             let keyNumbers = catalog.primaryKeys[oid] ?? (relation.isView ? catalog.derivedKey(ofView: oid) : nil) ?? []
@@ -120,9 +126,11 @@ struct FolderGraph {
         let oid: UInt32?
     }
 
-    private struct DefaultRow: Decodable {
+    private struct ColumnRow: Decodable {
         let name: String
         let expression: String?
+        let typeName: String
+        let isJSON: Bool
     }
 
     /// The problems of the `@example`s of read-language arguments that

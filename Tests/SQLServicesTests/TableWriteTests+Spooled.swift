@@ -20,6 +20,12 @@ extension TableWriteTests {
     func spooledBodies() throws {
         let connection = try Connection(try Environment.conninfo(user: "postgres"))
         try connection.executeScript(Self.schema)
+        try connection.executeScript(
+            """
+            CREATE TABLE write_test.measure (id serial PRIMARY KEY, label text, amount numeric, flag boolean, doc jsonb, tags text[]);
+            GRANT SELECT, INSERT ON write_test.measure TO employees_reader;
+            GRANT USAGE ON ALL SEQUENCES IN SCHEMA write_test TO employees_reader;
+            """)
         let out = InitTests.folder()
         defer { try? FileManager.default.removeItem(atPath: out) }
         #expect(try ProcessTests.start(["init", "--out", out, "--schema", "write_test", "--writes"]).wait(timeout: 60) == 0)
@@ -91,6 +97,36 @@ extension TableWriteTests {
         }
         #expect(try Self.send("POST", "/note", noteBody + "]", port: port).status == 403)
         #expect(try Self.rows("SELECT ARRAY[count(*)::text] FROM write_test.note", connection) == notes)
+
+        // Every JSON value as its column's type reads it: strings with their escapes, numbers, booleans, JSON
+        // columns taking any value whole; an array for an array column (copied as JSON objects then).
+        var measures = "["
+        for index in 0..<10_000 {
+            if index > 0 { measures += ",\n" }
+            let label =
+                index == 1 ? #"tab\tnew\nline \"q\" back\\slash \u00e9 \ud83d\ude00 \/"# : "m\(index) \(String(repeating: "z", count: 60))"
+            measures += #"{"label": "\#(label)", "amount": \#(index)e-2, "flag": \#(index % 2 == 0), "doc": {"n": [\#(index), "x"]}}"#
+        }
+        measures += "]"
+        #expect(try Self.send("POST", "/measure", measures, port: port).status == 201)
+        let measured = try Self.rows(
+            "SELECT ARRAY[count(*)::text, sum(amount)::text, count(*) FILTER (WHERE flag)::text, max((doc->'n'->>0)::int)::text] FROM write_test.measure",
+            connection)
+        #expect(measured == ["10000|499950.00|5000|9999"])
+        #expect(
+            try Self.rows("SELECT ARRAY[label] FROM write_test.measure WHERE id = 2", connection)
+                == ["tab\tnew\nline \"q\" back\\slash é 😀 /"])
+        let tagged = Self.projectArray(10_000, prefix: "tags").replacingOccurrences(of: #"{"name""#, with: #"{"tags": ["a", "b"], "label""#)
+        #expect(try Self.send("POST", "/measure", tagged, port: port).status == 201)
+        #expect(try Self.rows("SELECT ARRAY[count(*)::text] FROM write_test.measure WHERE tags = '{a,b}'", connection) == ["10000"])
+        let measureCount = try Self.rows("SELECT ARRAY[count(*)::text] FROM write_test.measure", connection)
+        for bad in [#""\ud83d x""#, "\"a\u{01}b\"", #""\u0000""#, "01", "1.", "-", "nul", "\"\\x\""] {
+            let text = Self.projectArray(10_000, prefix: "bad").replacingOccurrences(of: #"{"name""#, with: #"{"amount": 1, "label""#)
+                .replacingOccurrences(of: "{\"amount\": 1, \"label\":\t\"bad-9999", with: "{\"amount\": \(bad), \"label\":\t\"bad-9999")
+            let answer = try Self.send("POST", "/measure", text, port: port)
+            #expect(answer.status == 400, "\(bad): \(answer.status) \(answer.text.prefix(200))")
+        }
+        #expect(try Self.rows("SELECT ARRAY[count(*)::text] FROM write_test.measure", connection) == measureCount)
 
         // One object past the limit is read whole, as any object is.
         let large = #"{"body": "large \#(String(repeating: "y", count: 1_200_000))"}"#
