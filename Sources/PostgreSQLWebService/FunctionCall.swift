@@ -246,9 +246,9 @@ public struct FunctionCall: Sendable {
     static func isFilter(_ value: String) -> Bool {
         var rest = Substring(value)
         if rest.hasPrefix("not.") { rest = rest.dropFirst(4) }
-        let word = rest.prefix { $0 != "." && $0 != "(" }
-        guard let next = rest.dropFirst(word.count).first, next == "." || next == "(" else { return false }
-        return ReadSyntax.Operator(rawValue: String(word)) != nil
+        // Read by bytes: an argument's value (a number, most often) is no operator, and is told so at its first byte past a word.
+        guard let end = rest.utf8.firstIndex(where: { $0 == UInt8(ascii: ".") || $0 == UInt8(ascii: "(") }) else { return false }
+        return ReadSyntax.Operator(rawValue: String(rest[..<end])) != nil
     }
 
     /// Whether an overload takes an argument of this name as an array.
