@@ -54,13 +54,18 @@ public struct HTTPResponse {
     /// ```
     public var isDeferred: Bool { work != nil }
 
+    /// The `Content-Type` of a JSON answer, with the charset PostgREST's
+    /// answers name (JSON is UTF-8 whatever it says; clients that read the
+    /// parameter find it).
+    public static let jsonContentType = "application/json; charset=utf-8"
+
     /// A JSON response of the given bytes.
     public init(status: HTTPStatus = .ok, json: [UInt8]) {
         // Room for the fields a JSON response gains on its way out (`ETag`,
         // `Vary`, `Cache-Control`), so that adding them does not reallocate.
         var headers = HTTPHeaders()
         headers.reserveCapacity(4)
-        headers.add("Content-Type", "application/json")
+        headers.add("Content-Type", Self.jsonContentType)
         self.init(status: status, headers: headers, body: .bytes(json))
     }
 

@@ -101,7 +101,7 @@ public struct ResponseCompression: Sendable {
     static func isCompressible(_ contentType: String?) -> Bool {
         guard var contentType else { return false }
         // The type of nearly every response, as `HTTPResponse(json:)` writes it.
-        if contentType == "application/json" { return true }
+        if contentType == HTTPResponse.jsonContentType { return true }
         return contentType.withUTF8 { bytes in
             let type = ASCIIText.trimmed(
                 UnsafeBufferPointer(rebasing: bytes[..<(bytes.firstIndex(of: UInt8(ascii: ";")) ?? bytes.endIndex)]))

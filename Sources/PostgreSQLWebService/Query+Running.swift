@@ -157,7 +157,7 @@ extension Query: RunnableResult {
         }
     }
 
-    private static let jsonHeaders: HTTPHeaders = ["Content-Type": "application/json"]
+    private static let jsonHeaders: HTTPHeaders = ["Content-Type": HTTPResponse.jsonContentType]
 
     /// A list's answer: its rows as `Accept` asks (JSON, CSV, or the one
     /// row as an object), its page, and what the answer says of the page:
@@ -181,7 +181,7 @@ extension Query: RunnableResult {
                 return try singular(page: &page, runner: runner, request: request, access: access, connection: connection, pool: pool)
             }
             var headers: HTTPHeaders = [
-                "Content-Type": preferences.representation == .csv ? "text/csv; charset=utf-8" : "application/json"
+                "Content-Type": preferences.representation == .csv ? "text/csv; charset=utf-8" : HTTPResponse.jsonContentType
             ]
             if let links = page.links { headers.add("Link", links) }
             var status = HTTPStatus.ok

@@ -88,7 +88,7 @@ public struct Route: Sendable {
 
     /// The header fields of a streamed response, built once.
     @usableFromInline
-    static let jsonHeaders: HTTPHeaders = ["Content-Type": "application/json"]
+    static let jsonHeaders: HTTPHeaders = ["Content-Type": HTTPResponse.jsonContentType]
 
     @usableFromInline
     static func declarations<each Input: RouteInput>(_ inputs: repeat each Input) -> [InputDeclaration] {

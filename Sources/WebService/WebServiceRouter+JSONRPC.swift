@@ -70,7 +70,7 @@ extension WebServiceRouter {
                 response.close()
                 return HTTPResponse(status: .noContent)
             }
-            return HTTPResponse(status: .ok, headers: ["Content-Type": "application/json"], body: .stream(response))
+            return HTTPResponse(status: .ok, headers: ["Content-Type": HTTPResponse.jsonContentType], body: .stream(response))
         }
     }
 

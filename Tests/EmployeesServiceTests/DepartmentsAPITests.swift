@@ -20,7 +20,7 @@ struct DepartmentsAPITests {
     func list() throws {
         let reply = try server.get("/departments")
         #expect(reply.status == 200)
-        #expect(reply.header("Content-Type") == "application/json")
+        #expect(reply.header("Content-Type") == "application/json; charset=utf-8")
         let departments = reply.objects
         #expect(departments.count == 9)
         #expect(

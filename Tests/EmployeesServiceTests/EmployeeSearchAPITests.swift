@@ -28,7 +28,7 @@ struct EmployeeSearchAPITests {
     func search(_ query: String) throws -> TestClient.Response {
         let reply = try server.get("/employees?\(query)")
         #expect(reply.status == 200, "\(query): \(reply)")
-        #expect(reply.header("Content-Type") == "application/json")
+        #expect(reply.header("Content-Type") == "application/json; charset=utf-8")
         return reply
     }
 

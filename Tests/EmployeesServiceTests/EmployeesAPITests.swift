@@ -22,7 +22,7 @@ struct EmployeeAPITests {
     func oneEmployee() throws {
         let reply = try server.get("/employees/10004")
         #expect(reply.status == 200)
-        #expect(reply.header("Content-Type") == "application/json")
+        #expect(reply.header("Content-Type") == "application/json; charset=utf-8")
         #expect(
             JSONReader.keyOrder(ofObject: reply.text)
                 == ["employeeNumber", "firstName", "lastName", "birthDate", "gender", "hireDate"])

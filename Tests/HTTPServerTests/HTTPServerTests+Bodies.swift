@@ -184,7 +184,7 @@ extension HTTPServerTests {
 
         #expect(response.status == 200)
         #expect(response.body == json)
-        #expect(response.header("Content-Type") == "application/json")
+        #expect(response.header("Content-Type") == "application/json; charset=utf-8")
         let request = try #require(seen.value.first)
         #expect(request.contentType == "application/json")
         #expect(request.formFields.isEmpty)

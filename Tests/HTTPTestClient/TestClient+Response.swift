@@ -5,7 +5,7 @@ extension TestClient {
     ///
     /// ```swift
     /// let reply = try TestClient.request("GET", "/departments", port: port)
-    /// #expect(reply.header("Content-Type") == "application/json")
+    /// #expect(reply.header("Content-Type") == "application/json; charset=utf-8")
     /// #expect(reply.objects.count == 9)
     /// ```
     public struct Response: Sendable, CustomStringConvertible {

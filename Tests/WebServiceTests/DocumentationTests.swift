@@ -45,7 +45,7 @@ struct DocumentationTests {
 
     @Test func apiJSONOnRequest() throws {
         let response = router.resolvedResponse(to: makeRequest(.get, "/math?api", headers: ["Accept": "application/json"]))
-        #expect(response.headers["Content-Type"] == "application/json")
+        #expect(response.headers["Content-Type"] == "application/json; charset=utf-8")
         #expect(
             response.text == #"{"path":"/math","description":"Math operations.","endpoints":[{"path":"/math/sum","operations":["#
                 + #"{"method":"GET","operationId":"math.getSum","description":"Returns the sum of two numbers.","parameters":["#
@@ -128,7 +128,7 @@ struct DocumentationTests {
         #expect(html.text.contains(#"<li><a href="/math?api">/math</a> &mdash; Math operations.</li>"#))
         #expect(html.text.contains(#"<a href="/catalog?api">/catalog</a>"#))
         let json = router.resolvedResponse(to: makeRequest(.get, "/", headers: ["Accept": "application/json"]))
-        #expect(json.headers["Content-Type"] == "application/json")
+        #expect(json.headers["Content-Type"] == "application/json; charset=utf-8")
         #expect(json.text.hasPrefix(#"[{"path":"/math","description":"Math operations.","api":"/math?api"},{"path":"/catalog","#))
     }
 }

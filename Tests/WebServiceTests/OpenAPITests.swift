@@ -18,7 +18,7 @@ struct OpenAPITests {
         get throws {
             let response = router.resolvedResponse(to: makeRequest(.get, "/openapi.json"))
             #expect(response.status == .ok)
-            #expect(response.headers["Content-Type"] == "application/json")
+            #expect(response.headers["Content-Type"] == "application/json; charset=utf-8")
             return try #require(try JSONReader.value(response.text.utf8) as? [String: Any])
         }
     }

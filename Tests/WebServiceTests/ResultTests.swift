@@ -16,7 +16,7 @@ struct ResultTests {
     @Test func encodableKeepsDeclarationOrderAndOmitsNil() {
         let response = router.resolvedResponse(to: makeRequest(.get, "/catalog/employee"))
         #expect(response.status == .ok)
-        #expect(response.headers["Content-Type"] == "application/json")
+        #expect(response.headers["Content-Type"] == "application/json; charset=utf-8")
         #expect(
             response.text == #"{"employeeNumber":10004,"firstName":"Chirstian","lastName":"Koblick","#
                 + #""hireDate":"1986-12-01T00:00:00Z","titles":[{"title":"Engineer","fromDate":"1986-12-01T00:00:00Z"}]}"#)
@@ -53,7 +53,7 @@ struct ResultTests {
     @Test func streamingBodyIsSentAsJSONStream() {
         let response = router.resolvedResponse(to: makeRequest(.get, "/catalog/stream?count=5"))
         #expect(response.status == .ok)
-        #expect(response.headers["Content-Type"] == "application/json")
+        #expect(response.headers["Content-Type"] == "application/json; charset=utf-8")
         guard case .stream(let body) = response.body, let counting = body as? CountingStream else {
             Issue.record("expected a stream")
             return

@@ -37,7 +37,7 @@ struct RoutingTests {
     @Test func overloadChoiceFollowsSuppliedNames() {
         let pair = router.resolvedResponse(to: makeRequest(.get, "/math/sum?a=2&b=4"))
         #expect(pair.status == .ok)
-        #expect(pair.headers["Content-Type"] == "application/json")
+        #expect(pair.headers["Content-Type"] == "application/json; charset=utf-8")
         #expect(pair.text == "6")
         #expect(router.resolvedResponse(to: makeRequest(.get, "/math/sum?values=1&values=2&values=3")).text == "6")
         #expect(router.resolvedResponse(to: makeRequest(.get, "/math/sum?values=1.5")).text == "1.5")
@@ -70,7 +70,7 @@ struct RoutingTests {
         // The server pulls its first block, for the GET's framing, and sends no body (HTTPServerTests).
         let head = router.resolvedResponse(to: makeRequest(.head, "/catalog/stream"))
         #expect(head.status == .ok)
-        #expect(head.headers["Content-Type"] == "application/json")
+        #expect(head.headers["Content-Type"] == "application/json; charset=utf-8")
         guard case .stream(let body) = head.body else {
             Issue.record("HEAD of a stream should keep it for the server")
             return

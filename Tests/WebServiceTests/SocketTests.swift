@@ -49,7 +49,7 @@ final class SocketTests {
     @Test func headAndOptions() throws {
         let head = try send("HEAD", "/math/sum?a=1&b=2")
         #expect(head.status == 200)
-        #expect(head.header("Content-Type") == "application/json")
+        #expect(head.header("Content-Type") == "application/json; charset=utf-8")
         #expect(head.header("Content-Length") == "1")
         #expect(head.body.isEmpty)
         let options = try send("OPTIONS", "/catalog/items/1")
@@ -94,7 +94,7 @@ final class SocketTests {
         #expect(custom.header("Location") == "/catalog/items/7")
         #expect(custom.text == "made")
         let stream = try send("GET", "/catalog/stream?count=1000")
-        #expect(stream.header("Content-Type") == "application/json")
+        #expect(stream.header("Content-Type") == "application/json; charset=utf-8")
         let numbers = try JSONReader.value(stream.body) as? [Int]
         #expect(numbers == Array(1...1000))
     }
