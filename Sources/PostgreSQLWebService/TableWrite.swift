@@ -30,7 +30,10 @@ public struct TableWrite: Sendable {
         /// Its type, schema-qualified and quoted, without modifiers
         /// (`"pg_catalog"."numeric"`, `"pg_catalog"."_text"`): a large
         /// body's rows are copied into columns of these types. `nil` when
-        /// not known: they are copied as JSON.
+        /// not known, and for a type of another schema than `pg_catalog`
+        /// (an enum, a domain: a role may write a column whose type's
+        /// schema it may not name, and a domain over JSON reads a string
+        /// as JSON): they are copied as JSON.
         public var typeName: String?
         /// Whether its type is `json` or `jsonb`, which take any JSON value as it is written.
         public var isJSON = false
