@@ -23,12 +23,12 @@ struct TableWriteAnswer: Sendable {
 
 /// A JSON array body held in a file (``SpooledBody``), as a write's
 /// transaction copies it into the temporary table `pgrst_body`: into
-/// `columns`, of their own types, each object's members read as
-/// `json_populate_record` reads them; without columns, each object whole
-/// into one `json` column, `element`.
+/// `columns`, of their own types, each from its `member` of each object,
+/// read as `json_populate_record` reads it; without columns, each object
+/// whole into one `json` column, `element`.
 struct StagedBody: Sendable {
     let body: SpooledBody
-    var columns: [TableWrite.Column]?
+    var columns: [(column: TableWrite.Column, member: String)]?
 }
 
 extension Query {
@@ -116,7 +116,8 @@ extension Query {
         let columns = staged.columns ?? []
         let definitions =
             staged.columns == nil
-            ? "\"element\" json" : columns.map { quoted($0.name) + " " + ($0.typeName ?? "json") }.joined(separator: ", ")
+            ? "\"element\" json"
+            : columns.map { quoted($0.column.name) + " " + ($0.column.typeName ?? "json") }.joined(separator: ", ")
         try connection.runSimple("CREATE TEMPORARY TABLE \"pgrst_body\" (" + definitions + ") ON COMMIT DROP")
         try connection.copyIn("COPY pg_temp.\"pgrst_body\" FROM STDIN") { send in
             var data: [UInt8] = []

@@ -103,13 +103,15 @@ enum SpooledJSONArray {
 
 extension SpooledJSONArray {
     /// `element`, an object, as one row of `COPY … FROM STDIN` for
-    /// `columns`: each column's member (by its name, else its label) as
-    /// ``appendField(_:_:isJSON:to:)`` writes it, NULL when the object has none.
-    static func appendCopyRow(_ element: [UInt8], columns: [TableWrite.Column], to data: inout [UInt8]) throws(HTTPError) {
+    /// `columns`: each column's `member` as ``appendField(_:_:isJSON:to:)``
+    /// writes it, NULL when the object has none.
+    static func appendCopyRow(
+        _ element: [UInt8], columns: [(column: TableWrite.Column, member: String)], to data: inout [UInt8]
+    ) throws(HTTPError) {
         guard let members = JSONObjectKeys.members(element) else { throw invalid }
-        for (position, column) in columns.enumerated() {
+        for (position, (column, name)) in columns.enumerated() {
             if position > 0 { data.append(0x09) }
-            if let member = members.last(where: { $0.name == column.name }) ?? members.last(where: { $0.name == column.label }) {
+            if let member = members.last(where: { $0.name == name }) {
                 try appendField(element, member.value, isJSON: column.isJSON, to: &data)
             } else {
                 data.append(contentsOf: [UInt8(ascii: "\\"), UInt8(ascii: "N")])
