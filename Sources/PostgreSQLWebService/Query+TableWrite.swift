@@ -111,14 +111,22 @@ extension Query {
     /// `pgrst_body` that the transaction drops: one `COPY` streamed in
     /// pieces of 64 KiB, so the server holds one piece, never the body.
     /// The caller's role creates the table (PostgreSQL's `TEMPORARY`
-    /// privilege, which every role has unless revoked).
+    /// privilege, which every role has unless revoked: without it, 403).
     private static func stage(_ staged: StagedBody, on connection: Connection) throws {
         let columns = staged.columns ?? []
         let definitions =
             staged.columns == nil
             ? "\"element\" json"
             : columns.map { quoted($0.column.name) + " " + ($0.column.typeName ?? "json") }.joined(separator: ", ")
-        try connection.runSimple("CREATE TEMPORARY TABLE \"pgrst_body\" (" + definitions + ") ON COMMIT DROP")
+        do {
+            try connection.runSimple("CREATE TEMPORARY TABLE \"pgrst_body\" (" + definitions + ") ON COMMIT DROP")
+        } catch let error as DatabaseError where error.code == .insufficientPrivilege {
+            throw HTTPError(
+                .forbidden,
+                detail: "A large JSON array is copied through a temporary table, which this role may not create "
+                    + "(PostgreSQL's TEMPORARY privilege on the database): grant it, or send the rows in smaller bodies.",
+                code: error.code.rawValue)
+        }
         try connection.copyIn("COPY pg_temp.\"pgrst_body\" FROM STDIN") { send in
             var data: [UInt8] = []
             _ = try SpooledJSONArray.forEachElement(of: staged.body) { element in
