@@ -55,7 +55,7 @@ private func help(_ defaults: ServerOptions = ServerOptions(), prefix: String = 
     #expect(text.contains("--port <port>"))
     #expect(text.contains("(default: 9001)"))
     #expect(text.contains("-h, --help"))
-    #expect(ServerOptions.table.count == 57)
+    #expect(ServerOptions.table.count == 58)
 }
 
 @Test func versionIsAskedForAnywhereAnOptionMayBe() throws {
