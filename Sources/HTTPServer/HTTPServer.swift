@@ -97,7 +97,8 @@ public final class HTTPServer: Sendable {
         public var responseTimeout: Double = 600
         /// The most bytes of request bodies held at once, every request's
         /// together (in memory or in temporary files); a body that would go
-        /// past it is discarded and its request answered 503.
+        /// past it is discarded and its request answered 503. It bounds
+        /// ``maximumBodySize`` too: a body larger than it is answered 413.
         public var maximumBodyBytesInFlight: Int = 64 << 20
         /// The largest body held in memory: past it, a body (other than a
         /// form's) goes on to a temporary file (``HTTPRequest/spooledBody``),

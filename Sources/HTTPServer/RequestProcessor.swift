@@ -80,7 +80,9 @@ final class RequestProcessor: Sendable {
             context.rejection = error
         }
 
-        context.maximumBodySize = configuration.maximumBodySize
+        // No body may be larger than all bodies together may be: one that is could never be held, and is
+        // answered 413 here rather than the 503 of a full server, which its retries would meet forever.
+        context.maximumBodySize = min(configuration.maximumBodySize, configuration.maximumBodyBytesInFlight)
         if Self.expectsBody(context), !configuration.maximumBodySizeByPath.isEmpty, let target = context.target {
             // The path as the router reads it: decoded segments, one slash between them.
             let path = "/" + target.pathSegments.joined(separator: "/")

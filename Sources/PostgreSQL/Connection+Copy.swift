@@ -28,12 +28,19 @@ extension Connection {
         var failure: (any Error)?
         do {
             try write { data in
-                guard !data.isEmpty else { return }
-                let sent = data.withUnsafeBytes { bytes in
-                    bytes.withMemoryRebound(to: CChar.self) { PQputCopyData(handle, $0.baseAddress, Int32($0.count)) }
+                // Sent in messages of at most 1 MiB: a piece of any length fits libpq's Int32 count.
+                var start = 0
+                while start < data.count {
+                    let end = min(start + (1 << 20), data.count)
+                    let sent = data.withUnsafeBytes { bytes in
+                        UnsafeRawBufferPointer(rebasing: bytes[start..<end]).withMemoryRebound(to: CChar.self) {
+                            PQputCopyData(handle, $0.baseAddress, Int32($0.count))
+                        }
+                    }
+                    // The connection failed: its error is the copy's result's, read below.
+                    guard sent == 1 else { throw CopyRefused() }
+                    start = end
                 }
-                // The connection failed: its error is the copy's result's, read below.
-                guard sent == 1 else { throw CopyRefused() }
             }
         } catch is CopyRefused {
         } catch {

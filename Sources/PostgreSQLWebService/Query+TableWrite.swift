@@ -23,12 +23,12 @@ struct TableWriteAnswer: Sendable {
 
 /// A JSON array body held in a file (``SpooledBody``), as a write's
 /// transaction copies it into the temporary table `pgrst_body`: into
-/// `columns`, of their own types, each object's members read as
-/// `json_populate_record` reads them; without columns, each object whole
-/// into one `json` column, `element`.
+/// `columns`, of their own types, each from its `member` of each object,
+/// read as `json_populate_record` reads it; without columns, each object
+/// whole into one `json` column, `element`.
 struct StagedBody: Sendable {
     let body: SpooledBody
-    var columns: [TableWrite.Column]?
+    var columns: [(column: TableWrite.Column, member: String)]?
 }
 
 extension Query {
@@ -111,13 +111,22 @@ extension Query {
     /// `pgrst_body` that the transaction drops: one `COPY` streamed in
     /// pieces of 64 KiB, so the server holds one piece, never the body.
     /// The caller's role creates the table (PostgreSQL's `TEMPORARY`
-    /// privilege, which every role has unless revoked).
+    /// privilege, which every role has unless revoked: without it, 403).
     private static func stage(_ staged: StagedBody, on connection: Connection) throws {
         let columns = staged.columns ?? []
         let definitions =
             staged.columns == nil
-            ? "\"element\" json" : columns.map { quoted($0.name) + " " + ($0.typeName ?? "json") }.joined(separator: ", ")
-        try connection.runSimple("CREATE TEMPORARY TABLE \"pgrst_body\" (" + definitions + ") ON COMMIT DROP")
+            ? "\"element\" json"
+            : columns.map { quoted($0.column.name) + " " + ($0.column.typeName ?? "json") }.joined(separator: ", ")
+        do {
+            try connection.runSimple("CREATE TEMPORARY TABLE \"pgrst_body\" (" + definitions + ") ON COMMIT DROP")
+        } catch let error as DatabaseError where error.code == .insufficientPrivilege {
+            throw HTTPError(
+                .forbidden,
+                detail: "A large JSON array is copied through a temporary table, which this role may not create "
+                    + "(PostgreSQL's TEMPORARY privilege on the database): grant it, or send the rows in smaller bodies.",
+                code: error.code.rawValue)
+        }
         try connection.copyIn("COPY pg_temp.\"pgrst_body\" FROM STDIN") { send in
             var data: [UInt8] = []
             _ = try SpooledJSONArray.forEachElement(of: staged.body) { element in

@@ -1,4 +1,5 @@
 import HTTPServer
+import WebService
 
 /// The elements of a JSON array body held in a file (``SpooledBody``), read
 /// one at a time, piece by piece: a bulk insert of any size holds one
@@ -102,13 +103,15 @@ enum SpooledJSONArray {
 
 extension SpooledJSONArray {
     /// `element`, an object, as one row of `COPY … FROM STDIN` for
-    /// `columns`: each column's member (by its name, else its label) as
-    /// ``appendField(_:_:isJSON:to:)`` writes it, NULL when the object has none.
-    static func appendCopyRow(_ element: [UInt8], columns: [TableWrite.Column], to data: inout [UInt8]) throws(HTTPError) {
+    /// `columns`: each column's `member` as ``appendField(_:_:isJSON:to:)``
+    /// writes it, NULL when the object has none.
+    static func appendCopyRow(
+        _ element: [UInt8], columns: [(column: TableWrite.Column, member: String)], to data: inout [UInt8]
+    ) throws(HTTPError) {
         guard let members = JSONObjectKeys.members(element) else { throw invalid }
-        for (position, column) in columns.enumerated() {
+        for (position, (column, name)) in columns.enumerated() {
             if position > 0 { data.append(0x09) }
-            if let member = members.last(where: { $0.name == column.name }) ?? members.last(where: { $0.name == column.label }) {
+            if let member = members.last(where: { $0.name == name }) {
                 try appendField(element, member.value, isJSON: column.isJSON, to: &data)
             } else {
                 data.append(contentsOf: [UInt8(ascii: "\\"), UInt8(ascii: "N")])
@@ -121,8 +124,10 @@ extension SpooledJSONArray {
     /// row for a column: the text the column's type reads, as
     /// `json_populate_record` gives it (a string's characters, a number or
     /// `true` as written, `null` as NULL); for a `json` or `jsonb` column
-    /// (`isJSON`), the value's JSON text itself. 400 for what is not JSON, and
-    /// for an object or an array, which only a JSON column takes this way.
+    /// (`isJSON`), the value's JSON text itself (a string read and written
+    /// again, as PostgreSQL writes it), whose escapes must be characters of
+    /// PostgreSQL's text (``readsEscapes(_:)``). 400 for what is not JSON,
+    /// and for an object or an array, which only a JSON column takes this way.
     static func appendField(_ bytes: [UInt8], _ range: Range<Int>, isJSON: Bool, to data: inout [UInt8]) throws(HTTPError) {
         let value = bytes[range]
         if value.elementsEqual("null".utf8) {
@@ -130,7 +135,14 @@ extension SpooledJSONArray {
             return
         }
         if isJSON {
-            appendEscaped(value, to: &data)
+            guard readsEscapes(value) else { throw invalid }
+            // A string is read and written again, as PostgreSQL gives a string to a JSON column (`"\u00e9"` as `"é"`).
+            if value.first == UInt8(ascii: "\""), value.contains(UInt8(ascii: "\\")) {
+                guard case .string(let text)? = try? JSONValue.parse(Array(value)) else { throw invalid }
+                appendEscaped(ArraySlice(jsonString(text)), to: &data)
+            } else {
+                appendEscaped(value, to: &data)
+            }
             return
         }
         switch value.first {
@@ -164,18 +176,7 @@ extension SpooledJSONArray {
     private static func appendString(_ text: ArraySlice<UInt8>, to data: inout [UInt8]) throws(HTTPError) {
         var index = text.startIndex
         func hex() throws(HTTPError) -> UInt32 {
-            guard index + 4 <= text.endIndex else { throw invalid }
-            var value: UInt32 = 0
-            for byte in text[index..<(index + 4)] {
-                let digit: UInt8
-                switch byte {
-                case UInt8(ascii: "0")...UInt8(ascii: "9"): digit = byte - UInt8(ascii: "0")
-                case UInt8(ascii: "a")...UInt8(ascii: "f"): digit = byte - UInt8(ascii: "a") + 10
-                case UInt8(ascii: "A")...UInt8(ascii: "F"): digit = byte - UInt8(ascii: "A") + 10
-                default: throw invalid
-                }
-                value = value << 4 | UInt32(digit)
-            }
+            guard let value = hexQuad(text, at: index) else { throw invalid }
             index += 4
             return value
         }
@@ -218,6 +219,78 @@ extension SpooledJSONArray {
                 throw invalid
             }
         }
+    }
+
+    /// Whether the `\u` escapes of JSON text are all characters of PostgreSQL's
+    /// text, as it requires of every string of a body it reads into records
+    /// (`json` itself keeps them unread): no `\u0000`, and each surrogate in
+    /// a pair, high then low. Other faults are left to `json` to refuse.
+    static func readsEscapes(_ text: ArraySlice<UInt8>) -> Bool {
+        var index = text.startIndex
+        var awaitsLow = false
+        while index < text.endIndex {
+            guard text[index] == UInt8(ascii: "\\"), index + 1 < text.endIndex else {
+                if awaitsLow { return false }
+                index += 1
+                continue
+            }
+            guard text[index + 1] == UInt8(ascii: "u"), let scalar = hexQuad(text, at: index + 2) else {
+                if awaitsLow { return false }
+                index += 2
+                continue
+            }
+            switch scalar {
+            case 0xD800..<0xDC00:
+                if awaitsLow { return false }
+                awaitsLow = true
+            case 0xDC00..<0xE000:
+                if !awaitsLow { return false }
+                awaitsLow = false
+            default:
+                if awaitsLow || scalar == 0 { return false }
+            }
+            index += 6
+        }
+        return !awaitsLow
+    }
+
+    /// `text` as a JSON string as PostgreSQL writes one (`escape_json`): a
+    /// quote, a backslash and the control characters escaped, nothing else.
+    static func jsonString(_ text: String) -> [UInt8] {
+        var bytes = [UInt8(ascii: "\"")]
+        for byte in text.utf8 {
+            switch byte {
+            case 0x08: bytes += [UInt8(ascii: "\\"), UInt8(ascii: "b")]
+            case 0x0C: bytes += [UInt8(ascii: "\\"), UInt8(ascii: "f")]
+            case 0x0A: bytes += [UInt8(ascii: "\\"), UInt8(ascii: "n")]
+            case 0x0D: bytes += [UInt8(ascii: "\\"), UInt8(ascii: "r")]
+            case 0x09: bytes += [UInt8(ascii: "\\"), UInt8(ascii: "t")]
+            case UInt8(ascii: "\""), UInt8(ascii: "\\"): bytes += [UInt8(ascii: "\\"), byte]
+            case 0..<0x20:
+                let digits = Array("0123456789abcdef".utf8)
+                bytes += Array("\\u00".utf8) + [digits[Int(byte >> 4)], digits[Int(byte & 0x0F)]]
+            default: bytes.append(byte)
+            }
+        }
+        bytes.append(UInt8(ascii: "\""))
+        return bytes
+    }
+
+    /// The four hexadecimal digits of a `\u` escape at `index`, or `nil`.
+    private static func hexQuad(_ text: ArraySlice<UInt8>, at index: Int) -> UInt32? {
+        guard index + 4 <= text.endIndex else { return nil }
+        var value: UInt32 = 0
+        for byte in text[index..<(index + 4)] {
+            let digit: UInt8
+            switch byte {
+            case UInt8(ascii: "0")...UInt8(ascii: "9"): digit = byte - UInt8(ascii: "0")
+            case UInt8(ascii: "a")...UInt8(ascii: "f"): digit = byte - UInt8(ascii: "a") + 10
+            case UInt8(ascii: "A")...UInt8(ascii: "F"): digit = byte - UInt8(ascii: "A") + 10
+            default: return nil
+            }
+            value = value << 4 | UInt32(digit)
+        }
+        return value
     }
 
     /// Whether `text` is a JSON number (`-12`, `0.5`, `1e-3`).

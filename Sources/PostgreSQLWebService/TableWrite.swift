@@ -30,7 +30,10 @@ public struct TableWrite: Sendable {
         /// Its type, schema-qualified and quoted, without modifiers
         /// (`"pg_catalog"."numeric"`, `"pg_catalog"."_text"`): a large
         /// body's rows are copied into columns of these types. `nil` when
-        /// not known: they are copied as JSON.
+        /// not known, and for a type of another schema than `pg_catalog`
+        /// (an enum, a domain: a role may write a column whose type's
+        /// schema it may not name, and a domain over JSON reads a string
+        /// as JSON): they are copied as JSON.
         public var typeName: String?
         /// Whether its type is `json` or `jsonb`, which take any JSON value as it is written.
         public var isJSON = false
@@ -260,14 +263,17 @@ public struct TableWrite: Sendable {
             for name in memberNames { columns.append(try knownColumn(name)) }
             written = columns
         }
-        // Copied as the columns' own types, unless an object leaves a column to its default (missing=default), a
-        // column's type is unknown, or an object or array goes to a column that is not JSON: those copy each object as JSON.
-        if staged != nil, !preferences.missingDefault, !written.isEmpty,
-            written.allSatisfy({ column in
-                column.typeName != nil && (column.isJSON || !composite.contains(column.name) && !composite.contains(column.label))
+        // Copied as the columns' own types, each from the member the statement below would read (its name when an
+        // object spells it so, else its label), unless an object leaves a column to its default (missing=default), a
+        // column's type is not built in, an object or array goes to a column that is not JSON, or a member is read
+        // by no column (columns=): those copy each object as JSON, for PostgreSQL to read whole as it reads a body.
+        let members = written.map { expected.contains($0.name) ? $0.name : $0.label }
+        if staged != nil, !preferences.missingDefault, !written.isEmpty, expected.isSubset(of: members),
+            zip(written, members).allSatisfy({ column, member in
+                column.typeName != nil && (column.isJSON || !composite.contains(member))
             })
         {
-            staged?.columns = written
+            staged?.columns = Array(zip(written, members))
         }
         // What `rows(of:)` reads of the document: its shape, and the names its objects use
         // (each column's member is its name when an object spells it so, else its label).

@@ -91,8 +91,8 @@ struct FolderGraph {
                 SELECT a.attname AS name,
                        CASE WHEN a.attidentity <> '' THEN 'nextval(' || quote_literal(pg_get_serial_sequence(:table, a.attname)) || ')'
                             ELSE pg_get_expr(d.adbin, d.adrelid) END AS expression,
-                       (SELECT quote_ident(n.nspname) || '.' || quote_ident(t.typname) FROM pg_catalog.pg_type t
-                        JOIN pg_catalog.pg_namespace n ON n.oid = t.typnamespace WHERE t.oid = a.atttypid) AS "typeName",
+                       (SELECT '"pg_catalog".' || quote_ident(t.typname) FROM pg_catalog.pg_type t
+                        WHERE t.oid = a.atttypid AND t.typnamespace = 'pg_catalog'::regnamespace) AS "typeName",
                        a.atttypid IN ('json'::regtype, 'jsonb'::regtype) AS "isJSON"
                 FROM pg_catalog.pg_attribute a LEFT JOIN pg_catalog.pg_attrdef d ON d.adrelid = a.attrelid AND d.adnum = a.attnum
                 WHERE a.attrelid = CAST(:oid AS oid) AND a.attnum > 0 AND NOT a.attisdropped
@@ -129,7 +129,7 @@ struct FolderGraph {
     private struct ColumnRow: Decodable {
         let name: String
         let expression: String?
-        let typeName: String
+        let typeName: String?
         let isJSON: Bool
     }
 

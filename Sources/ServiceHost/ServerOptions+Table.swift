@@ -312,7 +312,7 @@ extension ServerOptions {
             apply: { set(&$0.maxBodySize, Int($1).flatMap { $0 > 0 ? $0 : nil }) }, defaultValue: { String($0.maxBodySize) }),
         Option(
             "body-bytes-in-flight", .prefixed("BODY_BYTES_IN_FLIGHT"),
-            "Most bytes of request bodies held at once, all requests together; a body past it is discarded and answered 503",
+            "Most bytes of request bodies held at once, all requests together; a body past it is discarded and answered 503 (413 for one body larger than it alone, which no retry would pass)",
             apply: { set(&$0.bodyBytesInFlight, Int($1).flatMap { $0 > 0 ? $0 : nil }) }, defaultValue: { String($0.bodyBytesInFlight) }),
         Option(
             "response-timeout", .prefixed("RESPONSE_TIMEOUT"),

@@ -190,6 +190,26 @@ extension HTTPServerTests {
         #expect(request.formFields.isEmpty)
     }
 
+    @Test func aBodyLargerThanAllBodiesTogetherMayBeIsContentTooLarge() throws {
+        var configuration = HTTPServer.Configuration(maximumBodySize: 10_000)
+        configuration.maximumBodyBytesInFlight = 4_000
+        let server = try startServer(configuration) { _ in HTTPResponse(status: .noContent) }
+        defer { server.stop() }
+        let body = [UInt8](repeating: UInt8(ascii: " "), count: 5_000)
+        // Alone on the server, it could never be held: 413 naming the limit it meets, not a 503 to retry.
+        let alone = try TestClient.request("POST", "/big", port: server.port, headers: [("Content-Type", "application/json")], body: body)
+        #expect(alone.status == 413 && alone.header("Retry-After") == nil, "\(alone)")
+        #expect(alone.text.contains("limit of 4000 bytes"), "\(alone.text)")
+        let chunked = try TestClient(port: server.port)
+        try chunked.send(
+            "POST /big HTTP/1.1\r\nHost: 127.0.0.1\r\nTransfer-Encoding: chunked\r\n\r\n1388\r\n\(String(repeating: " ", count: 5_000))\r\n0\r\n\r\n"
+        )
+        #expect(try chunked.readResponse().status == 413)
+        let within = try TestClient.request(
+            "POST", "/big", port: server.port, headers: [("Content-Type", "application/json")], body: Array(body.prefix(3_000)))
+        #expect(within.status == 204)
+    }
+
     @Test func aBodyOverTheLimitIsContentTooLarge() throws {
         let calls = Shared(0)
         let server = try startServer(.init(maximumBodySize: 1000)) { _ in
