@@ -42,6 +42,8 @@ public struct HTTPRequest: Sendable {
             spooledBody = nil
         }
     }
+    /// The body's length in bytes, without reading a spooled body.
+    public var bodySize: Int { spooledBody?.size ?? heldBody.count }
     /// The body as held in memory (empty when it is spooled).
     private var heldBody: [UInt8]
     /// The body, when it is larger than the server holds in memory

@@ -1,6 +1,7 @@
 #if canImport(Glibc)
 import Glibc
 #endif
+import Locking
 
 /// A request body past ``HTTPServer/Configuration/bodyMemoryLimit``, held
 /// in a temporary file rather than in memory: the server's memory does not
@@ -69,13 +70,21 @@ public final class SpooledBody: @unchecked Sendable {
         }
     }
 
-    /// The whole body, in memory.
+    /// The whole body, in memory: read from the file once, on first use,
+    /// and kept with the request from then on (a handler that reads the
+    /// body whole holds it as it would hold a body never spooled).
     public func contents() throws -> [UInt8] {
-        var bytes: [UInt8] = []
-        bytes.reserveCapacity(size)
-        try forEachPiece(size: 1 << 20) { bytes.append(contentsOf: $0) }
-        return bytes
+        try whole.withLock { whole in
+            if let whole { return whole }
+            var bytes: [UInt8] = []
+            bytes.reserveCapacity(size)
+            try forEachPiece(size: 1 << 20) { bytes.append(contentsOf: $0) }
+            whole = bytes
+            return bytes
+        }
     }
+
+    private let whole = Locked<[UInt8]?>(nil)
 }
 
 /// A spooled body's file could not be read.

@@ -53,7 +53,7 @@ extension WebServiceRouter {
                 headers: ["Accept-Post": "application/json"])
         }
         // The server refuses a larger body before reading it (`maximumBodySizeByPath`); this router may serve without one.
-        guard request.body.count <= limits.jsonRPCBytes else {
+        guard request.bodySize <= limits.jsonRPCBytes else {
             throw HTTPError(
                 .contentTooLarge, detail: "The request body is larger than the limit of \(limits.jsonRPCBytes) bytes for /jsonrpc.")
         }
