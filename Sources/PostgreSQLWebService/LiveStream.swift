@@ -195,19 +195,16 @@ final class LiveStream: EventStreamingBody, @unchecked Sendable {
         wake?()
     }
 
-    /// Queues `chunk`, a comment, unless the stream still holds one, and
-    /// wakes the connection; from any thread. Returns `false` when the
-    /// stream is over: it takes nothing more.
-    @discardableResult
-    func enqueue(_ chunk: [UInt8]) -> Bool {
-        let (wake, taken) = state.withLock { state -> ((@Sendable () -> Void)?, Bool) in
-            guard !state.isEnded, !state.isDropped else { return (nil, false) }
+    /// Queues `chunk`, a comment, unless the stream still holds one or is
+    /// over, and wakes the connection; from any thread.
+    func enqueue(_ chunk: [UInt8]) {
+        let wake = state.withLock { state -> (@Sendable () -> Void)? in
+            guard !state.isEnded, !state.isDropped else { return nil }
             if state.queue.isEmpty { state.queue.append(chunk) }
             defer { state.wake = nil }
-            return (state.wake, true)
+            return state.wake
         }
         wake?()
-        return taken
     }
 
     /// Ends the stream after what it holds and `final` (a `reset`, say);
@@ -237,12 +234,6 @@ final class LiveStream: EventStreamingBody, @unchecked Sendable {
         if now { onDrop?() }
         return dropped
     }
-
-    /// Whether the stream takes no more events (ended, dropped or closed).
-    var isOver: Bool { state.withLock { $0.isEnded || $0.isDropped } }
-
-    /// Whether the stream was dropped for falling behind.
-    var isDropped: Bool { state.withLock { $0.isDropped } }
 }
 
 /// A stream that fell behind by more than its limit was dropped: its
