@@ -211,39 +211,22 @@ extension LiveFeed {
         query.embeds.reduce(0) { $0 + 1 + embedCount($1.query) }
     }
 
-    /// Numbers `events`, keeps them in the group's window, and hands them,
-    /// as one buffer, to each of its callers. A caller too far behind is dropped.
+    /// Numbers `events`, appends them to the group's log, which its
+    /// callers write from, and wakes those that waited for them.
     func publish(_ events: [(name: String?, data: [UInt8])], to group: LiveGroup) {
         guard !events.isEmpty else { return }
-        let (chunk, streams) = lock.withLock { () -> ([UInt8], [LiveStream]) in
-            var chunk: [UInt8] = []
+        let waiting = lock.withLock { () -> [LiveStream] in
+            var numbered: [(sequence: UInt64, bytes: [UInt8])] = []
+            numbered.reserveCapacity(events.count)
             for event in events {
                 registry.sequence += 1
-                let bytes = LiveEvents.event(event.name, id: "\(registry.epoch).\(registry.sequence)", data: event.data)
-                group.remember(registry.sequence, bytes, limit: configuration.window)
-                chunk += bytes
+                numbered.append(
+                    (registry.sequence, LiveEvents.event(event.name, id: "\(registry.epoch).\(registry.sequence)", data: event.data)))
             }
-            return (chunk, Array(group.subscribers.values))
+            return group.log.append(numbered, limit: configuration.window)
         }
         eventCount.add(events.count, ordering: .relaxed)
-        var dropped: [LiveStream] = []
-        for stream in streams where !stream.enqueue(chunk, eventBytes: chunk.count) {
-            dropped.append(stream)
-        }
-        guard !dropped.isEmpty else { return }
-        lock.withLock {
-            for stream in dropped where group.subscribers.removeValue(forKey: ObjectIdentifier(stream)) != nil {
-                registry.streams -= 1
-            }
-            if group.subscribers.isEmpty, group.lingersUntil == nil { group.lingersUntil = .now + configuration.linger }
-        }
-        let count = dropped.filter(\.isDropped).count
-        if count > 0 {
-            droppedCount.add(count, ordering: .relaxed)
-            logger.notice(
-                "live: \(count) stream\(count == 1 ? "" : "s") of \(group.list.key?.relation ?? "a channel") fell too far behind and were dropped"
-            )
-        }
+        for stream in waiting { stream.wake() }
     }
 
     /// Ends a group: its callers get `reset` and connect again, to a new group.

@@ -208,19 +208,36 @@ extension LiveFeed {
     /// A comment to every stream.
     private func heartbeat() {
         let streams = lock.withLock { registry.groups.values.flatMap { $0.subscribers.values } }
-        for stream in streams { stream.enqueue(LiveEvents.heartbeat, eventBytes: 0) }
+        for stream in streams { stream.enqueue(LiveEvents.heartbeat) }
     }
 
-    /// Forgets groups that lingered long enough without callers, and ends
-    /// streams past their lifetime.
+    /// Forgets groups that lingered long enough without callers, ends
+    /// streams past their lifetime, and drops those whose group's log no
+    /// longer holds what they have yet to write.
     private func keepHouse(now: ContinuousClock.Instant) {
-        let expired: [LiveStream] = lock.withLock {
+        let (expired, following) = lock.withLock { () -> ([LiveStream], [(LiveGroup, [LiveStream])]) in
             for (id, group) in registry.groups {
                 if group.subscribers.isEmpty, let until = group.lingersUntil, now >= until { registry.groups[id] = nil }
             }
-            guard let lifetime = configuration.streamLifetime else { return [] }
-            return registry.groups.values.flatMap { group in group.subscribers.values.filter { $0.started.duration(to: now) >= lifetime } }
+            let following = registry.groups.values.map { ($0, Array($0.subscribers.values)) }
+            guard let lifetime = configuration.streamLifetime else { return ([], following) }
+            return (following.flatMap { $0.1.filter { $0.started.duration(to: now) >= lifetime } }, following)
         }
         for stream in expired { stream.end() }
+        let behind = following.map { group, streams in (group, streams.filter { $0.dropIfBehind() }) }.filter { !$0.1.isEmpty }
+        guard !behind.isEmpty else { return }
+        lock.withLock {
+            for (group, streams) in behind {
+                for stream in streams where group.subscribers.removeValue(forKey: ObjectIdentifier(stream)) != nil {
+                    registry.streams -= 1
+                }
+                if group.subscribers.isEmpty, group.lingersUntil == nil { group.lingersUntil = now + configuration.linger }
+            }
+        }
+        for (group, streams) in behind {
+            logger.notice(
+                "live: \(streams.count) stream\(streams.count == 1 ? "" : "s") of \(group.list.key?.relation ?? "a channel") fell too far behind and were dropped"
+            )
+        }
     }
 }

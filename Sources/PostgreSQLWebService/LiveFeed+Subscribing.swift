@@ -8,12 +8,12 @@ import WebService
 extension LiveFeed {
     /// How a stream that joined its group begins.
     enum Start {
-        /// With the events after its `Last-Event-ID`, which the window
-        /// held (queued already).
+        /// With the events after its `Last-Event-ID`, which the group's
+        /// log holds.
         case resumed
         /// With a snapshot of the list, then `ready` with `readyID`;
         /// `reset` first when the caller came with a `Last-Event-ID` the
-        /// window no longer covers.
+        /// log no longer covers.
         case snapshot(readyID: String, isReset: Bool)
     }
 
@@ -61,12 +61,14 @@ extension LiveFeed {
                 guard let self, let group else { return }
                 self.unsubscribe(stream, from: group)
             }
+            stream.onDrop = { [weak self] in self?.droppedCount.add(1, ordering: .relaxed) }
             if let lastEventID, let sequence = Self.sequence(of: lastEventID, epoch: registry.epoch),
-                sequence <= registry.sequence, let events = group.events(after: sequence)
+                sequence <= registry.sequence, group.log.covers(after: sequence)
             {
-                for event in events { stream.enqueue(event, eventBytes: event.count) }
+                stream.follow(group.log, after: sequence)
                 return .resumed
             }
+            stream.follow(group.log, after: registry.sequence)
             return .snapshot(readyID: "\(registry.epoch).\(registry.sequence)", isReset: lastEventID != nil)
         }
     }

@@ -5,21 +5,23 @@ import Synchronization
 
 /// One caller's Server-Sent Events: an opening (`retry:`, and `reset`
 /// when the caller's state is stale), the list's rows as `snapshot`
-/// pages, `ready` with the id changes follow from, then the events its
-/// group hands it (``enqueue(_:eventBytes:)``) as they come, and
-/// comments that keep proxies from closing it.
+/// pages, `ready` with the id changes follow from, then its group's events
+/// as they come, read from the group's ``LiveEventLog`` from where the
+/// stream stands, and comments that keep proxies from closing it.
 ///
 /// The snapshot is read from the database as the client reads it (on
-/// workers, `writeMayBlock`); after it, the stream holds only the events
-/// not yet sent, each a buffer its whole group shares, and the server
-/// writes them on its event loop when the stream wakes it. A stream that
-/// falls behind by more than its limit (a client that stopped reading) is
-/// dropped: it keeps nothing more, and its response ends with an error.
+/// workers, `writeMayBlock`); after it, the stream holds its place in its
+/// group's log (the number of the last event it wrote) and the comments
+/// not yet sent, and the server writes what came since on its event loop
+/// when the stream wakes it. A stream that falls behind the log (a client
+/// that stopped reading while more than the log holds came) is dropped:
+/// its response ends with an error.
 ///
 /// ```swift
-/// let stream = LiveStream(limit: 1 << 20)
+/// let stream = LiveStream()
+/// stream.follow(group.log, after: 42)
 /// stream.start(opening: LiveEvents.retry(2000), snapshot: snapshot, readyID: "5f3a.42")
-/// stream.enqueue(LiveEvents.event("update", id: "5f3a.43", data: row), eventBytes: 120)
+/// stream.enqueue(LiveEvents.heartbeat)
 /// ```
 final class LiveStream: EventStreamingBody, @unchecked Sendable {
     // `@unchecked Sendable`: `opening` and `snapshot` are touched by the
@@ -47,9 +49,13 @@ final class LiveStream: EventStreamingBody, @unchecked Sendable {
     }
 
     private struct State {
+        /// The group's events, and the number of the last one written.
+        var log: LiveEventLog?
+        var cursor: UInt64 = 0
+        /// In the log's list of streams it wakes at its next events.
+        var isWaitingOnLog = false
+        /// Comments, and the stream's last words, not yet written.
         var queue: [[UInt8]] = []
-        /// Bytes of events (not comments) waiting, which the limit bounds.
-        var eventBytes = 0
         var wake: (@Sendable () -> Void)?
         var isEnded = false
         var isDropped = false
@@ -60,18 +66,24 @@ final class LiveStream: EventStreamingBody, @unchecked Sendable {
     private var readyID: String?
     private let isLive = Atomic<Bool>(false)
     private let state = Locked(State())
-    /// The most bytes of events that may wait for the client.
-    let limit: Int
     /// Called once when the response is over (the group forgets the stream).
     var onClose: (@Sendable () -> Void)?
+    /// Called once if the stream is dropped for falling behind.
+    var onDrop: (@Sendable () -> Void)?
     /// When the stream began, for its lifetime.
     let started = ContinuousClock.now
 
-    /// A stream that takes events from now on, and falls behind by at
-    /// most `limit` bytes of them; ``start(opening:snapshot:readyID:)``
-    /// says what it writes first, before the server writes it.
-    init(limit: Int) {
-        self.limit = limit
+    /// A stream that writes nothing yet: ``follow(_:after:)`` gives it its
+    /// group's events, ``start(opening:snapshot:readyID:)`` what it writes
+    /// first.
+    init() {}
+
+    /// Has the stream write the events of `log` numbered after `cursor`.
+    func follow(_ log: LiveEventLog, after cursor: UInt64) {
+        state.withLock { state in
+            state.log = log
+            state.cursor = cursor
+        }
     }
 
     /// Writes `opening`, then the rows of `snapshot` and `ready` (with
@@ -105,18 +117,23 @@ final class LiveStream: EventStreamingBody, @unchecked Sendable {
             try writePage(of: snapshot, into: &output)
             return true
         }
-        return try state.withLock { state in
-            if state.isDropped { throw LiveStreamDropped() }
-            if output.isEmpty, state.queue.count == 1 {
-                // The group's buffer itself, not a copy.
-                output = state.queue[0]
-            } else {
-                for chunk in state.queue { output += chunk }
+        let (more, isDropped, droppedNow) = state.withLock { state -> (Bool, Bool, Bool) in
+            if state.isDropped { return (false, true, false) }
+            if let log = state.log {
+                guard let cursor = log.write(after: state.cursor, into: &output) else {
+                    state.isDropped = true
+                    state.queue = []
+                    return (false, true, true)
+                }
+                state.cursor = cursor
             }
+            for chunk in state.queue { output += chunk }
             state.queue.removeAll()
-            state.eventBytes = 0
-            return !state.isEnded
+            return (!state.isEnded, false, false)
         }
+        if droppedNow { onDrop?() }
+        if isDropped { throw LiveStreamDropped() }
+        return more
     }
 
     /// A page of rows, and, after the last, `ready`: the stream goes live.
@@ -141,6 +158,10 @@ final class LiveStream: EventStreamingBody, @unchecked Sendable {
     func wakeWhenReady(_ wake: @escaping @Sendable () -> Void) -> Bool {
         state.withLock { state in
             guard state.queue.isEmpty, !state.isEnded, !state.isDropped else { return false }
+            if let log = state.log, !state.isWaitingOnLog {
+                guard log.wait(self, after: state.cursor) else { return false }
+                state.isWaitingOnLog = true
+            }
             state.wake = wake
             return true
         }
@@ -150,6 +171,9 @@ final class LiveStream: EventStreamingBody, @unchecked Sendable {
         snapshot?.close()
         snapshot = nil
         state.withLock { state in
+            // The log may still list the stream among those it wakes: the
+            // stream lets go of the log, so that neither keeps the other.
+            state.log = nil
             state.queue = []
             state.isEnded = true
             state.wake = nil
@@ -160,28 +184,27 @@ final class LiveStream: EventStreamingBody, @unchecked Sendable {
 
     // MARK: - The feed's side
 
-    /// Queues `chunk` (events of `eventBytes` bytes, or a comment of none)
-    /// and wakes the connection; from any thread. Returns `false` when the
-    /// stream is over, or is dropped now because more than its limit of
-    /// events still waited for its client: it takes nothing more.
-    @discardableResult
-    func enqueue(_ chunk: [UInt8], eventBytes: Int) -> Bool {
-        let (wake, taken) = state.withLock { state -> ((@Sendable () -> Void)?, Bool) in
-            guard !state.isEnded, !state.isDropped else { return (nil, false) }
-            // Judged by what still waits from before: a client that keeps
-            // up takes a batch of any size.
-            if state.eventBytes > limit {
-                state.isDropped = true
-                state.queue = []
-            } else {
-                state.queue.append(chunk)
-                state.eventBytes += eventBytes
-            }
+    /// Wakes the stream if it waits for its group's next events (its log
+    /// appended some); from any thread.
+    func wake() {
+        let wake = state.withLock { state -> (@Sendable () -> Void)? in
+            state.isWaitingOnLog = false
             defer { state.wake = nil }
-            return (state.wake, !state.isDropped)
+            return state.wake
         }
         wake?()
-        return taken
+    }
+
+    /// Queues `chunk`, a comment, unless the stream still holds one or is
+    /// over, and wakes the connection; from any thread.
+    func enqueue(_ chunk: [UInt8]) {
+        let wake = state.withLock { state -> (@Sendable () -> Void)? in
+            guard !state.isEnded, !state.isDropped else { return nil }
+            if state.queue.isEmpty { state.queue.append(chunk) }
+            defer { state.wake = nil }
+            return state.wake
+        }
+        wake?()
     }
 
     /// Ends the stream after what it holds and `final` (a `reset`, say);
@@ -197,11 +220,20 @@ final class LiveStream: EventStreamingBody, @unchecked Sendable {
         wake?()
     }
 
-    /// Whether the stream takes no more events (ended, dropped or closed).
-    var isOver: Bool { state.withLock { $0.isEnded || $0.isDropped } }
-
-    /// Whether the stream was dropped for falling behind.
-    var isDropped: Bool { state.withLock { $0.isDropped } }
+    /// Drops the stream if its group's log no longer holds the events it
+    /// has yet to write (a client that stopped reading): it takes nothing
+    /// more. Returns whether it is dropped, now or before.
+    func dropIfBehind() -> Bool {
+        let (dropped, now) = state.withLock { state -> (Bool, Bool) in
+            if state.isDropped { return (true, false) }
+            guard !state.isEnded, let log = state.log, !log.covers(after: state.cursor) else { return (false, false) }
+            state.isDropped = true
+            state.queue = []
+            return (true, true)
+        }
+        if now { onDrop?() }
+        return dropped
+    }
 }
 
 /// A stream that fell behind by more than its limit was dropped: its

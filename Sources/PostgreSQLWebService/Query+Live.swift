@@ -61,7 +61,7 @@ extension Query {
         }
         let list = try LiveList(self)
         let access = Access(role: request.role, isReadOnly: true)
-        let stream = LiveStream(limit: feed.configuration.window)
+        let stream = LiveStream()
         let maximumRows = min(feed.configuration.maximumRows, runner.maxRows ?? .max)
         let start = try feed.subscribe(
             stream, to: list, access: access, lastEventID: request.headers["Last-Event-ID"], maximumRows: maximumRows)
