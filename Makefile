@@ -78,9 +78,9 @@ test: setup ## every test against the real database (the HTTP suites with libmic
 	scripts/load-sample-db; \
 	$(MAKE) --no-print-directory compose-check; \
 	scripts/test-dependent-package; \
-	EMPLOYEES_DATABASE=employees swift test --skip '$(solo_tests)'; \
-	EMPLOYEES_DATABASE=employees swift test --no-parallel --filter '$(solo_tests)'; \
-	EMPLOYEES_DATABASE=employees MHD_PATCHES=off swift test --skip-build --filter '$(http_suites)' --skip '$(solo_tests)'; \
+	EMPLOYEES_DATABASE=employees scripts/swift-test --skip '$(solo_tests)'; \
+	EMPLOYEES_DATABASE=employees scripts/swift-test --no-parallel --filter '$(solo_tests)'; \
+	EMPLOYEES_DATABASE=employees MHD_PATCHES=off scripts/swift-test --skip-build --filter '$(http_suites)' --skip '$(solo_tests)'; \
 	scripts/openapi-check; \
 	scripts/postgrest-client-check; \
 	scripts/supabase-client-check; \
@@ -146,8 +146,8 @@ test-sanitizers: setup ## the tests under AddressSanitizer, then ThreadSanitizer
 	$(cluster_env); \
 	scripts/load-sample-db; \
 	export EMPLOYEES_DATABASE=employees $(sanitizer_options); \
-	time swift test --sanitize=address --scratch-path .build-asan --skip '$(sanitizer_skip)'; \
-	time swift test --sanitize=thread --scratch-path .build-tsan --skip '$(sanitizer_skip)'
+	time scripts/swift-test --sanitize=address --scratch-path .build-asan --skip '$(sanitizer_skip)'; \
+	time scripts/swift-test --sanitize=thread --scratch-path .build-tsan --skip '$(sanitizer_skip)'
 
 fuzz: ## every fuzz target for FUZZ_SECONDS seconds each
 	scripts/fuzz all $(FUZZ_SECONDS)

@@ -82,7 +82,8 @@ import Testing
         _ = try rows.next()
         let started = ContinuousClock.now
         rows.close()
-        #expect(ContinuousClock.now - started < .seconds(1))
+        // Reading the 50 million rows to their end would take a minute; a cancel, under a second on a quiet machine.
+        #expect(ContinuousClock.now - started < .seconds(5))
         #expect(try connection.fetchOne(Int.self, "SELECT 42 AS value") == 42)
         let active = try watcher.fetchOne(
             Int.self, "SELECT count(*)::int AS value FROM pg_stat_activity WHERE pid = :pid AND state = 'active'",
