@@ -39,7 +39,7 @@ extension Query {
     /// when `Prefer` asks, the count of its rows. A range that begins past
     /// the rows counted is a 416.
     func listPage(
-        runner: QueryRunner, request: RoutedRequest, preferences: ReadPreferences, access: Access, connection: Connection
+        runner: QueryRunner, request: RoutedRequest, preferences: ReadPreferences, access: Access, connection: Connection?
     ) throws -> ListPage {
         var limit = page?.limit
         var offset = page?.offset ?? 0
@@ -60,6 +60,7 @@ extension Query {
         if let maxRows = runner.maxRows { limit = min(limit ?? maxRows, maxRows) }
         var page = ListPage(sql: sql, arguments: arguments, offset: offset, limit: limit)
         if let count = preferences.count {
+            guard let connection else { throw DatabaseError(code: .internalError, message: "a count needs a connection") }
             page.total = try self.count(count, threshold: runner.maxRows ?? 1_000, access: access, on: connection)
             page.count = count
         }

@@ -25,18 +25,24 @@ extension Query: RunnableResult {
                 query.objectByKey(runner: runner, request: request, access: access, notFound: notFound, pool: pool, promise: promise)
             }
         }
-        return HTTPResponse.blocking {
+        if let short = query.shortList(runner: runner, request: request, access: access, pool: pool) { return short }
+        return HTTPResponse.blocking { query.response(onWorker: runner, request: request, access: access, pool: pool) }
+    }
+
+    /// On a worker thread, which may block: the answer of this query, whose
+    /// choices are resolved, on `pool`, or, when that is a replica found
+    /// gone, on the primary.
+    func response(onWorker runner: QueryRunner, request: RoutedRequest, access: Access, pool: ConnectionPool) -> HTTPResponse {
+        do {
+            return try run(runner: runner, request: request, access: access, pool: pool)
+        } catch where runner.readsAgain(after: error, on: pool) {
             do {
-                return try query.run(runner: runner, request: request, access: access, pool: pool)
-            } catch  where runner.readsAgain(after: error, on: pool) {
-                do {
-                    return try query.run(runner: runner, request: request, access: access, pool: runner.pool)
-                } catch {
-                    return request.response(for: error)
-                }
+                return try run(runner: runner, request: request, access: access, pool: runner.pool)
             } catch {
                 return request.response(for: error)
             }
+        } catch {
+            return request.response(for: error)
         }
     }
 

@@ -15,8 +15,12 @@ import WebService
 ///   its details) goes to the pool's batcher on the request's event loop,
 ///   which sends the statements of many requests together, without a
 ///   thread per request, and completes the response there;
-/// - a list runs on a worker thread, streamed from the database as the
-///   client reads it (a server-side cursor when it has embeds);
+/// - a short list read as JSON (no embeds, no count, rows whose types
+///   bound their width: ``ShortLists``) goes to the batcher too, and is
+///   answered whole from there, at most 100 rows and 256 KiB;
+/// - any other list (or a short one found longer, slow or failing) runs
+///   on a worker thread, streamed from the database as the client reads
+///   it (a server-side cursor when it has embeds);
 /// - anything else (nested embeds, streamed members, statements) runs on
 ///   a worker thread too;
 /// - a list asked for as `text/event-stream` joins the ``live`` feed, on
@@ -53,6 +57,8 @@ public final class QueryRunner: Sendable {
     /// What follows lists for callers who ask for `text/event-stream`
     /// (docs/LIVE.md); `nil`: they are answered 406.
     public let live: LiveFeed?
+    /// Which lists are read whole on the event loop's batcher.
+    let shortLists = ShortLists()
 
     /// A runner for queries on `pool`, rendered with `options`.
     ///

@@ -201,9 +201,9 @@ struct OperationsProcessTests {
         #expect(ready.status == 204, "a connection came back just before: \(ready)")
         #expect(Date().timeIntervalSince(started) < 1, "readiness did not wait for the pool")
 
-        // A request that needs a connection waits the acquire timeout (2 s) in vain.
-        let departments = try TestClient.request("GET", "/departments", port: port)
-        #expect(departments.status == 503, "the pool is exhausted: \(departments)")
+        // A request that needs a connection (a list with details) waits the acquire timeout (2 s) in vain.
+        let detailed = try TestClient.request("GET", "/employees?limit=1&details=titles", port: port)
+        #expect(detailed.status == 503, "the pool is exhausted: \(detailed)")
         started = Date()
         let stale = try TestClient.request("GET", "/health/ready", port: port)
         #expect(stale.status == 503, "\(stale)")

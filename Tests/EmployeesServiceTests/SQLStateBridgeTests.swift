@@ -120,8 +120,8 @@ struct SQLStateBridgeTests {
     func poolExhaustion() throws {
         try withServer(poolSize: 1, acquireTimeout: .milliseconds(200)) { pool, port in
             let held = try pool.acquire()
-            // A pooled route (`GET /employees/{n}` runs on the pipeline loop instead).
-            let busy = try TestClient.request("GET", "/employees?limit=1", port: port)
+            // A pooled route: a list with details (`GET /employees/{n}` and short lists run on the pipeline loop instead).
+            let busy = try TestClient.request("GET", "/employees?limit=1&details=titles", port: port)
             #expect(busy.status == 503)
             #expect(busy.header("Retry-After") == "1")
             #expect(busy.header("Content-Type") == "application/problem+json")
@@ -136,7 +136,7 @@ struct SQLStateBridgeTests {
             let slow = try TestClient(port: port, timeoutSeconds: 60)
             try slow.sendRequest("GET", "/employees", headers: [("Connection", "close")])
             let start = try slow.read(maximum: 1024)
-            let busy = try TestClient.request("GET", "/employees?limit=1", port: port)
+            let busy = try TestClient.request("GET", "/employees?limit=1&details=titles", port: port)
             #expect(busy.status == 503)
             #expect(busy.header("Retry-After") == "1")
             let all = try TestClient.Response(parsing: start + slow.readToEnd())

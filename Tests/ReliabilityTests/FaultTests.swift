@@ -167,7 +167,8 @@ import HTTPTestClient
         }
         let sessions = try cluster.sessions(of: application)
         #expect(settled, "sessions left busy: \(sessions)")
-        #expect(sessions.count <= poolSize)
+        // The pool's, and the two of the event loop's batcher, which tried each list for a short one.
+        #expect(sessions.count <= poolSize + 2)
         #expect(!sessions.contains { $0.state == "active" }, "no query left running")
 
         // Every pooled connection usable: as many complete requests at once as the pool holds, twice.

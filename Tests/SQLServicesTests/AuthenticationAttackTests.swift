@@ -427,10 +427,11 @@ extension AuthenticationProcessTests {
             let reader = try TestClient(port: port, receiveBufferSize: 16 << 10)
             try reader.sendRequest("GET", "/employees")
             #expect(try reader.readHeadAndFirstBytes(1024) == 200)
-            // The list holds the pool's one connection while the client does not read.
-            #expect(try TestClient.request("GET", "/employees?limit=1", port: port).status == 503)
+            // The list holds the pool's one connection while the client does not read (a list with
+            // details needs one; a short list is read on the event loop's batcher).
+            #expect(try TestClient.request("GET", "/employees?limit=1&details=titles", port: port).status == 503)
             Thread.sleep(forTimeInterval: 2.5)
-            let next = try TestClient.request("GET", "/employees?limit=1", port: port)
+            let next = try TestClient.request("GET", "/employees?limit=1&details=titles", port: port)
             #expect(next.status == 200, "\(next)")
             #expect(throws: (any Error).self) { _ = try reader.readResponse() }
         }

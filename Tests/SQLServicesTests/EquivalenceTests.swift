@@ -189,7 +189,11 @@ struct EquivalenceTests {
             let request = "\(method) \(target) \(headers.map { "\($0.0): \($0.1)" }.joined(separator: "; "))"
             #expect(answered.status == expected.status, "\(request)")
             #expect(Self.withoutExpectedNames(answered.text) == Self.withoutExpectedNames(expected.text), "\(request)")
-            for field in Self.comparedFields {
+            // A short list is read whole on the batcher, with an ETag (and, under 1 KiB, no Vary), unless
+            // its statement was once found slow, on a loaded machine, and streams for a while: by that alone
+            // the two may differ there.
+            let eachWhole = [answered, expected].map { $0.header("ETag") != nil }
+            for field in Self.comparedFields where eachWhole[0] == eachWhole[1] || (field != "ETag" && field != "Vary") {
                 #expect(answered.header(field) == expected.header(field), "\(request): \(field)")
             }
             statuses[expected.status, default: 0] += 1

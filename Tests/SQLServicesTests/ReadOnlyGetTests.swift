@@ -17,6 +17,7 @@ struct ReadOnlyGetTests {
         INSERT INTO victims SELECT n, 'victim ' || n FROM generate_series(1, 20) n;
         CREATE FUNCTION gone() RETURNS SETOF victims LANGUAGE sql AS 'DELETE FROM victims RETURNING *';
         CREATE FUNCTION gone_one(key int) RETURNS SETOF victims LANGUAGE sql AS 'DELETE FROM victims WHERE id = key RETURNING *';
+        CREATE FUNCTION gone_ids() RETURNS SETOF int LANGUAGE sql AS 'DELETE FROM victims RETURNING id';
         """
 
     static let files = [
@@ -24,6 +25,11 @@ struct ReadOnlyGetTests {
         -- GET /victims
         -- Looks like a read; deletes every row.
         SELECT id, name FROM gone()
+        """,
+        "ids/list.sql": """
+        -- GET /ids
+        -- A list of bounded rows, read whole on the event loop's batcher; deletes every row.
+        SELECT gone_ids AS id FROM gone_ids()
         """,
         "victims/one.sql": """
         -- GET /victims/{id}
@@ -96,6 +102,9 @@ struct ReadOnlyGetTests {
             ("HEAD", "/victims", []),
             ("GET", "/victims", [("Prefer", "count=exact")]),
             ("GET", "/victims", [("Accept", "text/csv")]),
+            ("GET", "/ids", []),
+            ("GET", "/ids", []),
+            ("HEAD", "/ids", []),
             ("GET", "/victims/3", []),
             ("GET", "/victims/3/nested?details=rows", []),
             ("GET", "/victims/all/embedded?details=deleted", []),
