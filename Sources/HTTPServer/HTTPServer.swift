@@ -366,16 +366,19 @@ public final class HTTPServer: Sendable {
     /// A second SIGINT or SIGTERM, during the drain or the stop, ends the
     /// process at once (exit status 128 + the signal). `beforeStop` runs
     /// right before the stop (it ends responses that would not end by
-    /// themselves: event streams).
+    /// themselves: event streams). `ready` runs once the signals are
+    /// handled: the place to announce that the server serves, since a
+    /// SIGHUP sent before would end the process.
     ///
     /// ```swift
     /// try server.start()
     /// server.runUntilSignalled(drainSeconds: 5, onDrain: { health.beginDraining() }, onHangup: { reloadConfiguration() })
     /// ```
     public func runUntilSignalled(
-        drainSeconds: Double = 0, onDrain: (() -> Void)? = nil, onHangup: (() -> Void)? = nil, beforeStop: (() -> Void)? = nil
+        drainSeconds: Double = 0, onDrain: (() -> Void)? = nil, onHangup: (() -> Void)? = nil, beforeStop: (() -> Void)? = nil,
+        ready: () -> Void = {}
     ) {
-        SignalWaiter.wait(for: onHangup == nil ? [SIGINT, SIGTERM] : [SIGINT, SIGTERM, SIGHUP]) { signal in
+        SignalWaiter.wait(for: onHangup == nil ? [SIGINT, SIGTERM] : [SIGINT, SIGTERM, SIGHUP], ready: ready) { signal in
             if signal == SIGHUP, let onHangup {
                 logger.info("received SIGHUP")
                 onHangup()

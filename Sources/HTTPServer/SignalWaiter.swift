@@ -26,12 +26,14 @@ enum SignalWaiter {
     /// Blocks until one of `signals` arrives, runs `then` with it while the
     /// handlers are still installed, then restores the previous handlers;
     /// waits for the next signal instead while `then` returns `true`.
+    /// `ready` runs once the handlers are installed: a signal sent after
+    /// it (by a script that waits for a line `ready` logs) is handled.
     ///
     /// A second SIGINT or SIGTERM while `then` runs (a graceful stop that
     /// takes too long for the operator) ends the process at once, with
     /// `_exit(128 + signal)` from the handler, as the default action of
     /// the signal would.
-    static func wait(for signals: [Int32], then: (Int32) -> Bool) {
+    static func wait(for signals: [Int32], ready: () -> Void = {}, then: (Int32) -> Bool) {
         var ends: [Int32] = [-1, -1]
         // The server is serving by now: a pipe fails only when the process
         // has no descriptor left at all, which the open-file limit the server
@@ -66,6 +68,7 @@ enum SignalWaiter {
         for signal in signals { sigaddset(&waited, signal) }
         var previousMask = sigset_t()
         pthread_sigmask(SIG_UNBLOCK, &waited, &previousMask)
+        ready()
 
         var byte: UInt8 = 0
         repeat {

@@ -20,8 +20,10 @@ enum FolderWatcher {
 
     /// Starts a thread that watches `path` for as long as the process lives.
     static func start(_ path: String, changed: @escaping @Sendable () -> Void) {
+        // Taken before this returns: a change made once it has returned is seen.
+        let first = fingerprint(of: path)
         DetachedThread.start {
-            var last = fingerprint(of: path)
+            var last = first
             while true {
                 usleep(interval)
                 let now = fingerprint(of: path)

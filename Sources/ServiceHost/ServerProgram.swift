@@ -274,8 +274,6 @@ public struct ServerProgram {
         try server.start()
         let replicaNote = replicas.map { ", reads on \($0.pools.count) replica\($0.pools.count == 1 ? "" : "s")" } ?? ""
         let scheme = configuration.tls == nil ? "http" : "https"
-        logger.info("Serving \(scheme)://\(options.host):\(server.port)/ (pool of \(options.poolSize) connections\(replicaNote))")
-        StandardErrorOutput.shared.flush()  // Scripts wait for this line; the access log may wait.
         // What SIGHUP does, step by step in this order; each step logs its
         // own outcome, and one that fails keeps what it had and leaves the rest to run.
         var hangupSteps: [() -> Void] = []
@@ -324,12 +322,6 @@ public struct ServerProgram {
                 }
             }
         }
-        if reloadsOnHangup, let folder = watchedFolder(options) {
-            FolderWatcher.start(folder) { [logger] in
-                logger.notice("\(folder) changed: reloading")
-                kill(getpid(), SIGHUP)
-            }
-        }
         // Stops accepting, and lets the requests in flight finish.
         // Event streams end at the drain's start (their callers connect again elsewhere) and before the stop.
         server.runUntilSignalled(
@@ -338,7 +330,18 @@ public struct ServerProgram {
                 drain.begin()
                 live?.endAllStreams()
             },
-            onHangup: hangupSteps.isEmpty ? nil : { for step in hangupSteps { step() } }, beforeStop: { live?.stop() })
+            onHangup: hangupSteps.isEmpty ? nil : { for step in hangupSteps { step() } }, beforeStop: { live?.stop() },
+            ready: {
+                // Once SIGHUP is handled: the folder watcher sends it, and a script may once this line is out.
+                if reloadsOnHangup, let folder = watchedFolder(options) {
+                    FolderWatcher.start(folder) { [logger] in
+                        logger.notice("\(folder) changed: reloading")
+                        kill(getpid(), SIGHUP)
+                    }
+                }
+                logger.info("Serving \(scheme)://\(options.host):\(server.port)/ (pool of \(options.poolSize) connections\(replicaNote))")
+                StandardErrorOutput.shared.flush()  // Scripts wait for this line; the access log may wait.
+            })
         replicas?.close()
         pool.close()
         tracer?.shutdown()
