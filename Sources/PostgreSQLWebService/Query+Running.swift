@@ -35,7 +35,7 @@ extension Query: RunnableResult {
     func response(onWorker runner: QueryRunner, request: RoutedRequest, access: Access, pool: ConnectionPool) -> HTTPResponse {
         do {
             return try run(runner: runner, request: request, access: access, pool: pool)
-        } catch where runner.readsAgain(after: error, on: pool) {
+        } catch  where runner.readsAgain(after: error, on: pool) {
             do {
                 return try run(runner: runner, request: request, access: access, pool: runner.pool)
             } catch {

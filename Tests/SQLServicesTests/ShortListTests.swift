@@ -63,9 +63,13 @@ struct ShortListTests {
 
         init(roles: [String] = []) throws {
             var setup = ShortListTests.schema
-            for role in roles {
-                setup += "CREATE ROLE \(role); GRANT SELECT ON owned TO \(role); INSERT INTO owned SELECT n, '\(role)' FROM generate_series(1, 5) n;"
-                    .replacingOccurrences(of: "SELECT n,", with: "SELECT n + \(roles.firstIndex(of: role)! * 100),")
+            for (index, role) in roles.enumerated() {
+                setup += """
+                    CREATE ROLE \(role);
+                    GRANT SELECT ON owned TO \(role);
+                    INSERT INTO owned SELECT n + \(index * 100), '\(role)' FROM generate_series(1, 5) n;
+
+                    """
             }
             scratch = try ScratchSchema(setup)
             for role in roles { try scratch.run("GRANT USAGE ON SCHEMA \(scratch.name) TO \(role)") }
