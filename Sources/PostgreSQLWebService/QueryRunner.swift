@@ -16,7 +16,7 @@ import WebService
 ///   which sends the statements of many requests together, without a
 ///   thread per request, and completes the response there;
 /// - a short list read as JSON (no embeds, no count, rows whose types
-///   bound their width: ``ShortLists``) goes to the batcher too, and is
+///   bound their width: `ShortLists`) goes to the batcher too, and is
 ///   answered whole from there, at most 1,000 rows and 256 KiB;
 /// - any other list (or a short one found longer, slow or failing) runs
 ///   on a worker thread, streamed from the database as the client reads
