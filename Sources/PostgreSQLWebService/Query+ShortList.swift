@@ -14,7 +14,8 @@ import WebService
 /// every column's type sets a maximum length (`int4`, `date`, an enum,
 /// `varchar(14)`; not `text`, `json` or arrays). The bound is read from
 /// the statement's result description once (`LIMIT 0`, which runs none of
-/// its rows), and fixes how many rows the batcher reads at once: at most
+/// its rows), beside the first request, which streams on a worker as
+/// before; it fixes how many rows the batcher reads at once: at most
 /// ``maximumRows``, and at most ``maximumBytes`` of JSON in the worst case.
 /// So a request's memory stays bounded whatever its data, as on the
 /// streaming path.
@@ -43,7 +44,9 @@ final class ShortLists: Sendable {
 
     /// How a list statement is answered.
     enum Decision {
-        /// Its rows' width is not known yet: the batcher reads its description first.
+        /// Its rows' width is not known yet: it streams on a worker, and the
+        /// batcher reads its description meanwhile (``learn(_:rowLimit:)``
+        /// or ``forget(_:)`` when it comes).
         case unknown
         /// Streamed on a worker.
         case worker
@@ -66,7 +69,12 @@ final class ShortLists: Sendable {
     /// rows (`nil`: no limit), is answered now.
     func decision(for sql: String, pageLimit: Int?) -> Decision {
         entries.withLock { entries in
-            guard var entry = entries[sql] else { return .unknown }
+            guard var entry = entries[sql] else {
+                if entries.count >= Self.capacity { entries.removeAll(keepingCapacity: true) }
+                // Streamed on workers until its description comes.
+                entries[sql] = Entry(rowLimit: 0)
+                return .unknown
+            }
             guard entry.rowLimit > 0 else { return .worker }
             if entry.slowSkips > 0 {
                 entry.slowSkips -= 1
@@ -85,10 +93,13 @@ final class ShortLists: Sendable {
 
     /// `sql`'s rows take at most `rowLimit` at once on the batcher (0: none).
     func learn(_ sql: String, rowLimit: Int) {
-        entries.withLock { entries in
-            if entries.count >= Self.capacity { entries.removeAll(keepingCapacity: true) }
-            entries[sql] = Entry(rowLimit: rowLimit)
-        }
+        entries.withLock { entries in entries[sql] = Entry(rowLimit: rowLimit) }
+    }
+
+    /// `sql` could not be described (a role without the privilege, say):
+    /// the next request tries again.
+    func forget(_ sql: String) {
+        entries.withLock { entries in entries[sql] = nil }
     }
 
     /// `sql` answered slowly: the next requests take a worker.
@@ -125,21 +136,34 @@ extension Query {
             preferences.representation == .json, preferences.count == nil,
             let page = try? listPage(runner: runner, request: request, preferences: preferences, access: access, connection: nil)
         else { return nil }
-        let rowLimit: Int?
         switch runner.shortLists.decision(for: page.sql, pageLimit: page.limit) {
-        case .worker: return nil
-        case .unknown: rowLimit = nil
-        case .batcher(let limit): rowLimit = limit
-        }
-        return HTTPResponse.later { promise in
-            shortList(page: page, rowLimit: rowLimit, runner: runner, request: request, access: access, pool: pool, promise: promise)
+        case .worker:
+            return nil
+        case .unknown:
+            describeShortList(page: page, runner: runner, request: request, access: access, pool: pool)
+            return nil
+        case .batcher(let rowLimit):
+            return HTTPResponse.later { promise in
+                shortList(page: page, rowLimit: rowLimit, runner: runner, request: request, access: access, pool: pool, promise: promise)
+            }
         }
     }
 
+    /// Learns, on `pool`'s batcher and without holding up the request, how
+    /// many rows of `page`'s statement the batcher may read at once.
+    private func describeShortList(page: ListPage, runner: QueryRunner, request: RoutedRequest, access: Access, pool: ConnectionPool) {
+        guard let batcher = try? pool.batcher(on: request.request.eventLoop) else { return runner.shortLists.forget(page.sql) }
+        batcher.submit(
+            Self.shortListJob(page: page, rows: 0, access: access) { outcome in
+                guard case .success((let description, _)) = outcome else { return runner.shortLists.forget(page.sql) }
+                runner.shortLists.learn(page.sql, rowLimit: ShortLists.rowLimit(describedBy: description))
+            })
+    }
+
     /// On the request's event loop: `page` read on `pool`'s batcher, at
-    /// most `rowLimit` rows, or, without a limit, its description first.
+    /// most `rowLimit` rows, else streamed on a worker.
     private func shortList(
-        page: ListPage, rowLimit: Int?, runner: QueryRunner, request: RoutedRequest, access: Access, pool: ConnectionPool,
+        page: ListPage, rowLimit: Int, runner: QueryRunner, request: RoutedRequest, access: Access, pool: ConnectionPool,
         promise: ResponsePromise
     ) {
         func onWorker() {
@@ -151,14 +175,41 @@ extension Query {
         } catch {
             return onWorker()
         }
-        let sql = "SELECT * FROM (\(Self.withoutTrailingSemicolons(page.sql))\n) AS short LIMIT :shortLimit"
+        let submitted = ContinuousClock.now
+        // One row more than the limit tells a list that has more.
+        batcher.submit(
+            Self.shortListJob(page: page, rows: rowLimit + 1, access: access) { outcome in
+                switch outcome {
+                case .success((let answer, let statement)):
+                    if ContinuousClock.now - submitted > ShortLists.slow { runner.shortLists.answeredSlowly(page.sql) }
+                    guard answer.rowCount <= rowLimit else {
+                        runner.shortLists.answeredLong(page.sql)
+                        return onWorker()
+                    }
+                    promise.succeed(Self.shortListResponse(answer, statement: statement, page: page, runner: runner, request: request))
+                case .failure(let error) where runner.readsAgain(after: error, on: pool):
+                    shortList(
+                        page: page, rowLimit: rowLimit, runner: runner, request: request, access: access, pool: runner.pool,
+                        promise: promise)
+                case .failure:
+                    onWorker()
+                }
+            })
+    }
+
+    /// The batcher's job reading at most `rows` rows of `page` (none: its
+    /// description alone) with `access`; `completion` gets, on the
+    /// batcher's loop, the result and its statement, or the failure
+    /// (the statement's own included).
+    private static func shortListJob(
+        page: ListPage, rows: Int, access: Access, completion: @escaping (Result<(QueryResult, PreparedStatement), any Error>) -> Void
+    ) -> StatementBatcher.Job {
+        let sql = "SELECT * FROM (\(withoutTrailingSemicolons(page.sql))\n) AS short LIMIT :shortLimit"
         var arguments = page.arguments
-        // One row more than the limit tells a list that has more; none, a description alone.
-        arguments["shortLimit"] = rowLimit.map { $0 + 1 } ?? 0
+        arguments["shortLimit"] = rows
         // Set and read on the batcher's loop only.
         var statement: PreparedStatement?
-        let submitted = ContinuousClock.now
-        let job = StatementBatcher.Job(
+        return StatementBatcher.Job(
             access: access,
             statements: { prepared in
                 let prepared = prepared(sql)
@@ -166,33 +217,17 @@ extension Query {
                 return [PipelinedStatement(prepared, values: try prepared.parameters.textValues { arguments[value: $0] })]
             },
             completion: { outcome in
-                let answer: QueryResult
                 switch outcome {
                 case .success(let results):
-                    guard let first = results.first, let result = first, result.error == nil, statement != nil else { return onWorker() }
-                    answer = result
-                case .failure(let error) where runner.readsAgain(after: error, on: pool):
-                    return shortList(
-                        page: page, rowLimit: rowLimit, runner: runner, request: request, access: access, pool: runner.pool,
-                        promise: promise)
-                case .failure:
-                    return onWorker()
+                    guard let first = results.first, let result = first, let statement else {
+                        return completion(.failure(DatabaseError(code: .internalError, message: "a batched statement was skipped")))
+                    }
+                    if let error = result.error { return completion(.failure(error)) }
+                    completion(.success((result, statement)))
+                case .failure(let error):
+                    completion(.failure(error))
                 }
-                guard let rowLimit else {
-                    let learned = ShortLists.rowLimit(describedBy: answer)
-                    runner.shortLists.learn(page.sql, rowLimit: learned)
-                    guard learned > 0 else { return onWorker() }
-                    return shortList(
-                        page: page, rowLimit: learned, runner: runner, request: request, access: access, pool: pool, promise: promise)
-                }
-                if ContinuousClock.now - submitted > ShortLists.slow { runner.shortLists.answeredSlowly(page.sql) }
-                guard answer.rowCount <= rowLimit, let statement else {
-                    runner.shortLists.answeredLong(page.sql)
-                    return onWorker()
-                }
-                promise.succeed(Self.shortListResponse(answer, statement: statement, page: page, runner: runner, request: request))
             })
-        batcher.submit(job)
     }
 
     /// The rows of `result` as the streaming path writes a whole list, and its header fields.
