@@ -49,8 +49,8 @@ package enum TextWidth {
         case 2950: return 40  // uuid, quoted
         case 1186, 790: return 160  // interval, money
         case 24, 2202, 2203, 2204, 2205, 2206, 3734, 3769, 4089, 4096, 4191:
-            // reg* types: a schema-qualified, quoted name or signature.
-            return escaped * 1_024
+            // reg* types: a schema-qualified, quoted name, or a signature of up to 100 such names.
+            return escaped * 16_384
         case 1042, 1043:
             // character(n), character varying(n): n characters of up to 4 bytes, each escaped at most to 6.
             guard modifier >= 4 else { return nil }
@@ -60,9 +60,13 @@ package enum TextWidth {
             guard modifier >= 0 else { return nil }
             return modifier + 2
         case 1700:
-            // numeric(p, s): p digits, a sign, a point, a leading zero.
+            // numeric(p, s): p digits, a sign, a point, a leading zero; a scale past
+            // the precision adds zeros after the point, a negative one before it
+            // (the scale is a signed 11-bit number since PostgreSQL 15).
             guard modifier >= 4 else { return nil }
-            return ((modifier - 4) >> 16 & 0xffff) + 4
+            let precision = (modifier - 4) >> 16 & 0xffff
+            let scale = (((modifier - 4) & 0x7ff) ^ 0x400) - 0x400
+            return max(precision, scale) + max(0, -scale) + 4
         default:
             // Another type of fixed length (an enum's label, `name`, `char`,
             // geometric types): its text is short, but may be escaped.

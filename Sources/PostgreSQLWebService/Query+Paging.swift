@@ -50,12 +50,12 @@ extension Query {
             throw HTTPError(.badRequest, detail: "The parameter \"offset\" must be 0 or more; received \(offset).", parameter: "offset")
         }
         if let range = preferences.range {
-            // The rows both ask for.
-            let end = limit.map { offset + $0 - 1 }
+            // The rows both ask for; sums past Int.max (a range to 2^63 - 1) stop there.
+            let end = limit.map { Self.saturating(offset, plus: $0 - 1) }
             let rangeEnd = range.last
             offset = max(offset, range.first)
             let last = [end, rangeEnd].compactMap { $0 }.min()
-            limit = last.map { max(0, $0 - offset + 1) }
+            limit = last.map { max(0, Self.saturating($0 - offset, plus: 1)) }
         }
         if let maxRows = runner.maxRows { limit = min(limit ?? maxRows, maxRows) }
         var page = ListPage(sql: sql, arguments: arguments, offset: offset, limit: limit)
@@ -143,6 +143,13 @@ extension Query {
         if limit > 0, !overflows, total.map({ next < $0 }) ?? true { links.append(link(offset: next, rel: "next")) }
         if offset > 0 { links.append(link(offset: max(0, offset - limit), rel: "prev")) }
         return links.isEmpty ? nil : links.joined(separator: ", ")
+    }
+
+    /// `value + addend`, or `Int.max` (`Int.min`) past it.
+    static func saturating(_ value: Int, plus addend: Int) -> Int {
+        let (sum, overflow) = value.addingReportingOverflow(addend)
+        guard overflow else { return sum }
+        return addend > 0 ? .max : .min
     }
 
     static func withoutTrailingSemicolons(_ sql: String) -> String {

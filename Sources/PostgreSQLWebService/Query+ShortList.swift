@@ -112,6 +112,14 @@ final class ShortLists: Sendable {
         entries.withLock { entries in entries[sql]?.longSkips = Self.skipsAfterLong }
     }
 
+    /// Whether `error`, from a statement's description, says that its SQL
+    /// cannot run as a subquery (a syntax error, a data-modifying `WITH`,
+    /// a feature not supported there), not that the caller may not run it.
+    static func cannotBeWrapped(_ error: DatabaseError) -> Bool {
+        let code = error.code.rawValue
+        return (code.hasPrefix("42") && code != "42501") || code.hasPrefix("0A")
+    }
+
     /// The rows at most for a result whose description is `described`.
     static func rowLimit(describedBy described: QueryResult) -> Int {
         guard let width = described.maximumJSONRowBytes() else { return 0 }
@@ -155,8 +163,16 @@ extension Query {
         guard let batcher = try? pool.batcher(on: request.request.eventLoop) else { return runner.shortLists.forget(page.sql) }
         batcher.submit(
             Self.shortListJob(page: page, rows: 0, access: access) { outcome in
-                guard case .success((let description, _)) = outcome else { return runner.shortLists.forget(page.sql) }
-                runner.shortLists.learn(page.sql, rowLimit: ShortLists.rowLimit(describedBy: description))
+                switch outcome {
+                case .success((let description, _)):
+                    runner.shortLists.learn(page.sql, rowLimit: ShortLists.rowLimit(describedBy: description))
+                case .failure(let error as DatabaseError) where ShortLists.cannotBeWrapped(error):
+                    // SQL that is no query once wrapped: streamed on workers from now on.
+                    runner.shortLists.learn(page.sql, rowLimit: 0)
+                case .failure:
+                    // A role without the privilege, a lost connection: the next request tries again.
+                    runner.shortLists.forget(page.sql)
+                }
             })
     }
 
@@ -179,10 +195,14 @@ extension Query {
         // One row more than the limit tells a list that has more.
         batcher.submit(
             Self.shortListJob(page: page, rows: rowLimit + 1, access: access) { outcome in
+                // Slow whether it succeeded or not: a statement timeout held the connection too.
+                if ContinuousClock.now - submitted > ShortLists.slow { runner.shortLists.answeredSlowly(page.sql) }
                 switch outcome {
                 case .success((let answer, let statement)):
-                    if ContinuousClock.now - submitted > ShortLists.slow { runner.shortLists.answeredSlowly(page.sql) }
-                    guard answer.rowCount <= rowLimit else {
+                    // The columns' types may have changed since the description (a column made `text`).
+                    let current = ShortLists.rowLimit(describedBy: answer)
+                    if current != rowLimit { runner.shortLists.learn(page.sql, rowLimit: current) }
+                    guard answer.rowCount <= min(rowLimit, current) else {
                         runner.shortLists.answeredLong(page.sql)
                         return onWorker()
                     }

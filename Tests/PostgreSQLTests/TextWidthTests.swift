@@ -16,6 +16,8 @@ import Testing
                         """),
                 PipelinedStatement(sql: "SELECT 1::int4 AS a, 'y'::text AS t LIMIT 0"),
                 PipelinedStatement(sql: "SELECT 1.5::numeric AS n, ARRAY[1] AS r, '{}'::json AS j, 'x'::varchar AS v LIMIT 0"),
+                // A scale past the precision (zeros after the point), a negative one (zeros before it).
+                PipelinedStatement(sql: "SELECT NULL::numeric(2, 1000) AS past, NULL::numeric(2, -1000) AS negative LIMIT 0"),
             ])
             let bounded = results[0]
             #expect(bounded.maximumJSONBytes(column: 0) == 12)
@@ -32,6 +34,8 @@ import Testing
             #expect(results[1].maximumJSONBytes(column: 1) == nil)
             #expect(results[1].maximumJSONRowBytes() == nil)
             for column in Int32(0)..<4 { #expect(results[2].maximumJSONBytes(column: column) == nil, "column \(column)") }
+            #expect(results[3].maximumJSONBytes(column: 0) == 1_004)
+            #expect(results[3].maximumJSONBytes(column: 1) == 1_006)
         }
     }
 }
