@@ -161,15 +161,20 @@ struct EmployeeAPITests {
         ]
         // Date moves, each request has its own id; a chunked HEAD also
         // closes its connection (HTTPServer).
-        func fields(_ reply: TestClient.Response) -> [String] {
-            reply.headers.filter { !["date", "connection", "x-request-id"].contains($0.name.lowercased()) }
+        func fields(_ reply: TestClient.Response, without ignored: [String] = []) -> [String] {
+            reply.headers.filter { !(["date", "connection", "x-request-id"] + ignored).contains($0.name.lowercased()) }
                 .map { "\($0.name.lowercased()): \($0.value)" }.sorted()
         }
         for (target, headers) in targets {
             let get = try TestClient.request("GET", target, port: server.port, headers: headers)
             let head = try TestClient.request("HEAD", target, port: server.port, headers: headers)
             #expect(head.status == get.status, "\(target)")
-            #expect(fields(head) == fields(get), "\(target) \(headers)")
+            // A short list's first request streams while the batcher reads its statement's description; the
+            // next ones are read whole, with an ETag (and, under 1 KiB, no Vary): by that alone a GET and the
+            // HEAD after it may differ there.
+            let eachWhole = [get, head].map { $0.header("ETag") != nil }
+            let ignored = eachWhole[0] == eachWhole[1] ? [] : ["etag", "vary"]
+            #expect(fields(head, without: ignored) == fields(get, without: ignored), "\(target) \(headers)")
             #expect(head.body.isEmpty)
             #expect(get.headers.filter { $0.name.lowercased() == "vary" }.count <= 1, "\(target): Vary at most once")
         }
