@@ -81,7 +81,7 @@ extension Query {
             page.sql = Self.withoutTrailingSemicolons(sql) + "\nLIMIT :pageLimit OFFSET :pageOffset"
         } else {
             // The closing parenthesis on a line of its own: the SQL may end with a `--` comment.
-            page.sql = "SELECT * FROM (\(Self.withoutTrailingSemicolons(sql))\n) AS paged LIMIT :pageLimit OFFSET :pageOffset"
+            page.sql = Self.limited(sql, as: "paged", limit: ":pageLimit OFFSET :pageOffset")
         }
         return page
     }
@@ -150,6 +150,13 @@ extension Query {
         let (sum, overflow) = value.addingReportingOverflow(addend)
         guard overflow else { return sum }
         return addend > 0 ? .max : .min
+    }
+
+    /// `sql` as a subquery named `alias`, its rows cut by `limit` (SQL:
+    /// `:pageLimit`, say). The closing parenthesis is on a line of its
+    /// own: the SQL may end with a `--` comment.
+    static func limited(_ sql: String, as alias: String, limit: String) -> String {
+        "SELECT * FROM (\(withoutTrailingSemicolons(sql))\n) AS \(alias) LIMIT \(limit)"
     }
 
     static func withoutTrailingSemicolons(_ sql: String) -> String {

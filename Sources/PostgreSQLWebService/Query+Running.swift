@@ -110,7 +110,7 @@ extension Query: RunnableResult {
     }
 
     /// The result of a statement that succeeded, else its failure.
-    private static func succeeded(_ result: QueryResult?) throws -> QueryResult {
+    static func succeeded(_ result: QueryResult?) throws -> QueryResult {
         guard let result else {
             throw DatabaseError(code: .internalError, message: "a batched statement was skipped")
         }
@@ -219,7 +219,7 @@ extension Query: RunnableResult {
         defer { pool.release(connection) }
         var twoRows = page
         twoRows.arguments[value: "singularLimit"] = .text("2")
-        twoRows.sql = "SELECT * FROM (\(Self.withoutTrailingSemicolons(page.sql))\n) AS singular LIMIT :singularLimit"
+        twoRows.sql = Self.limited(page.sql, as: "singular", limit: ":singularLimit")
         let rows = try with(sql: twoRows.sql, arguments: twoRows.arguments).rows(
             on: connection, from: nil, format: .json, options: runner.options, access: access)
         var body: [UInt8] = []

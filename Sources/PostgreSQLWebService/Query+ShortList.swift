@@ -50,13 +50,16 @@ final class ShortLists: Sendable {
         case unknown
         /// Streamed on a worker.
         case worker
-        /// Read whole on the batcher, when it has at most this many rows.
-        case batcher(rowLimit: Int)
+        /// Read whole on the batcher by `statement` (the list's SQL cut by
+        /// `:shortLimit`), when it has at most this many rows.
+        case batcher(rowLimit: Int, statement: String)
     }
 
     private struct Entry {
         /// Rows at most; 0: the rows have no bounded width.
         var rowLimit: Int
+        /// The SQL the batcher runs, written once.
+        var statement = ""
         /// Requests left that take a worker after a slow answer.
         var slowSkips = 0
         /// Requests left that take a worker after a long answer, unless their page fits.
@@ -81,19 +84,20 @@ final class ShortLists: Sendable {
                 entries[sql] = entry
                 return .worker
             }
-            if let pageLimit, pageLimit <= entry.rowLimit { return .batcher(rowLimit: entry.rowLimit) }
+            if let pageLimit, pageLimit <= entry.rowLimit { return .batcher(rowLimit: entry.rowLimit, statement: entry.statement) }
             if entry.longSkips > 0 {
                 entry.longSkips -= 1
                 entries[sql] = entry
                 return .worker
             }
-            return .batcher(rowLimit: entry.rowLimit)
+            return .batcher(rowLimit: entry.rowLimit, statement: entry.statement)
         }
     }
 
-    /// `sql`'s rows take at most `rowLimit` at once on the batcher (0: none).
-    func learn(_ sql: String, rowLimit: Int) {
-        entries.withLock { entries in entries[sql] = Entry(rowLimit: rowLimit) }
+    /// `sql`'s rows take at most `rowLimit` at once on the batcher (0:
+    /// none), read by `statement`.
+    func learn(_ sql: String, rowLimit: Int, statement: String = "") {
+        entries.withLock { entries in entries[sql] = Entry(rowLimit: rowLimit, statement: statement) }
     }
 
     /// `sql` could not be described (a role without the privilege, say):
@@ -150,9 +154,11 @@ extension Query {
         case .unknown:
             describeShortList(page: page, runner: runner, request: request, access: access, pool: pool)
             return nil
-        case .batcher(let rowLimit):
+        case .batcher(let rowLimit, let statement):
             return HTTPResponse.later { promise in
-                shortList(page: page, rowLimit: rowLimit, runner: runner, request: request, access: access, pool: pool, promise: promise)
+                shortList(
+                    page: page, statement: statement, rowLimit: rowLimit, runner: runner, request: request, access: access, pool: pool,
+                    promise: promise)
             }
         }
     }
@@ -161,11 +167,12 @@ extension Query {
     /// many rows of `page`'s statement the batcher may read at once.
     private func describeShortList(page: ListPage, runner: QueryRunner, request: RoutedRequest, access: Access, pool: ConnectionPool) {
         guard let batcher = try? pool.batcher(on: request.request.eventLoop) else { return runner.shortLists.forget(page.sql) }
+        let statement = Self.limited(page.sql, as: "short", limit: ":shortLimit")
         batcher.submit(
-            Self.shortListJob(page: page, rows: 0, access: access) { outcome in
+            Self.shortListJob(page: page, statement: statement, rows: 0, access: access) { outcome in
                 switch outcome {
                 case .success((let description, _)):
-                    runner.shortLists.learn(page.sql, rowLimit: ShortLists.rowLimit(describedBy: description))
+                    runner.shortLists.learn(page.sql, rowLimit: ShortLists.rowLimit(describedBy: description), statement: statement)
                 case .failure(let error as DatabaseError) where ShortLists.cannotBeWrapped(error):
                     // SQL that is no query once wrapped: streamed on workers from now on.
                     runner.shortLists.learn(page.sql, rowLimit: 0)
@@ -179,8 +186,8 @@ extension Query {
     /// On the request's event loop: `page` read on `pool`'s batcher, at
     /// most `rowLimit` rows, else streamed on a worker.
     private func shortList(
-        page: ListPage, rowLimit: Int, runner: QueryRunner, request: RoutedRequest, access: Access, pool: ConnectionPool,
-        promise: ResponsePromise
+        page: ListPage, statement: String, rowLimit: Int, runner: QueryRunner, request: RoutedRequest, access: Access,
+        pool: ConnectionPool, promise: ResponsePromise
     ) {
         func onWorker() {
             promise.succeed(HTTPResponse.blocking { response(onWorker: runner, request: request, access: access, pool: pool) })
@@ -194,37 +201,37 @@ extension Query {
         let submitted = ContinuousClock.now
         // One row more than the limit tells a list that has more.
         batcher.submit(
-            Self.shortListJob(page: page, rows: rowLimit + 1, access: access) { outcome in
+            Self.shortListJob(page: page, statement: statement, rows: rowLimit + 1, access: access) { outcome in
                 // Slow whether it succeeded or not: a statement timeout held the connection too.
                 if ContinuousClock.now - submitted > ShortLists.slow { runner.shortLists.answeredSlowly(page.sql) }
                 switch outcome {
-                case .success((let answer, let statement)):
+                case .success((let answer, let prepared)):
                     // The columns' types may have changed since the description (a column made `text`).
                     let current = ShortLists.rowLimit(describedBy: answer)
-                    if current != rowLimit { runner.shortLists.learn(page.sql, rowLimit: current) }
+                    if current != rowLimit { runner.shortLists.learn(page.sql, rowLimit: current, statement: statement) }
                     guard answer.rowCount <= min(rowLimit, current) else {
                         runner.shortLists.answeredLong(page.sql)
                         return onWorker()
                     }
-                    promise.succeed(Self.shortListResponse(answer, statement: statement, page: page, runner: runner, request: request))
+                    promise.succeed(Self.shortListResponse(answer, statement: prepared, page: page, runner: runner, request: request))
                 case .failure(let error) where runner.readsAgain(after: error, on: pool):
                     shortList(
-                        page: page, rowLimit: rowLimit, runner: runner, request: request, access: access, pool: runner.pool,
-                        promise: promise)
+                        page: page, statement: statement, rowLimit: rowLimit, runner: runner, request: request, access: access,
+                        pool: runner.pool, promise: promise)
                 case .failure:
                     onWorker()
                 }
             })
     }
 
-    /// The batcher's job reading at most `rows` rows of `page` (none: its
-    /// description alone) with `access`; `completion` gets, on the
-    /// batcher's loop, the result and its statement, or the failure
+    /// The batcher's job reading at most `rows` rows of `page` by `sql`
+    /// (none: its description alone) with `access`; `completion` gets, on
+    /// the batcher's loop, the result and its statement, or the failure
     /// (the statement's own included).
     private static func shortListJob(
-        page: ListPage, rows: Int, access: Access, completion: @escaping (Result<(QueryResult, PreparedStatement), any Error>) -> Void
+        page: ListPage, statement sql: String, rows: Int, access: Access,
+        completion: @escaping (Result<(QueryResult, PreparedStatement), any Error>) -> Void
     ) -> StatementBatcher.Job {
-        let sql = "SELECT * FROM (\(withoutTrailingSemicolons(page.sql))\n) AS short LIMIT :shortLimit"
         var arguments = page.arguments
         arguments["shortLimit"] = rows
         // Set and read on the batcher's loop only.
@@ -237,16 +244,12 @@ extension Query {
                 return [PipelinedStatement(prepared, values: try prepared.parameters.textValues { arguments[value: $0] })]
             },
             completion: { outcome in
-                switch outcome {
-                case .success(let results):
-                    guard let first = results.first, let result = first, let statement else {
-                        return completion(.failure(DatabaseError(code: .internalError, message: "a batched statement was skipped")))
-                    }
-                    if let error = result.error { return completion(.failure(error)) }
-                    completion(.success((result, statement)))
-                case .failure(let error):
-                    completion(.failure(error))
-                }
+                completion(
+                    Result {
+                        let result = try succeeded(try outcome.get().first ?? nil)
+                        guard let statement else { throw DatabaseError(code: .internalError, message: "a batched statement was not built") }
+                        return (result, statement)
+                    })
             })
     }
 
