@@ -53,6 +53,13 @@ shim_MHD_get_connection_fd(struct MHD_Connection *connection)
     return info == NULL ? -1 : info->connect_fd;
 }
 
+/// `MHD_set_response_options` is variadic: sets `flags` on `response`.
+static inline enum MHD_Result
+shim_MHD_set_response_flags(struct MHD_Response *response, enum MHD_ResponseFlags flags)
+{
+    return MHD_set_response_options(response, flags, MHD_RO_END);
+}
+
 /// `MHD_get_connection_info` is variadic: the pointer the connection
 /// notification callback stored as the connection's socket context, or NULL.
 static inline void *

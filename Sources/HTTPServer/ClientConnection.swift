@@ -69,7 +69,7 @@ struct ClientConnection {
             if !isHead { context.bytesSent = bytes.count }
         case .stream(let body):
             if let pump {
-                created = pump.makeResponse()
+                created = pump.makeResponse(for: handle)
                 isChunked = true
                 context.isStreamed = true
             } else {

@@ -81,7 +81,8 @@ final class Daemon {
                     loopDaemons.append(
                         try EventLoopDaemon(
                             handle: handle, name: "http-\(index + 1)",
-                            keepsSuspendedSockets: processor.libraryPatches.keepsSuspendedSockets))
+                            keepsSuspendedSockets: processor.libraryPatches.keepsSuspendedSockets,
+                            writesEventsDirectly: processor.libraryPatches.writesEventsDirectly))
                 } catch {
                     MHD_stop_daemon(handle)
                     for descriptor in sockets.descriptors[(index + 1)...] { close(descriptor) }

@@ -18,7 +18,15 @@ import Synchronization
 /// - **epoll suspension**: a suspended connection's socket stays in its
 ///   loop's epoll set (`EpollSuspension.c`, Suspension.swift);
 ///   stock: taken out and added back, two more system calls per suspension;
-/// - **allocator**: glibc's fast bins off for the process (`AllocatorTuning`).
+/// - **allocator**: glibc's fast bins off for the process (`AllocatorTuning`);
+/// - **event writes**: an event stream's bytes are sent to its socket by
+///   the content reader itself, in the pass that has them, and only what
+///   the socket does not take then is handed to libmicrohttpd (`StreamPump`);
+///   stock: libmicrohttpd sends what the reader gave at its next pass over
+///   its connections. This relies on libmicrohttpd sending nothing of a
+///   response's body but what its reader gave, and calling the reader only
+///   once that is sent, which holds of every tested version; the response
+///   is then sent without chunks and closes its connection at its end.
 ///
 /// They are made only on a tested version (``testedVersions``) and
 /// architecture, unless the policy says otherwise; the stock path is
@@ -45,6 +53,12 @@ public struct LibraryPatches: Sendable, CustomStringConvertible {
         case epollSuspension = "epoll-suspension"
         /// glibc's fast bins are off for the process.
         case allocator
+        /// An event stream's reader sends its bytes itself.
+        case eventWrites = "event-writes"
+
+        /// The versions this patch has passed the HTTP suites on, when
+        /// fewer than ``LibraryPatches/testedVersions``.
+        var onlyTestedOn: [String]? { self == .eventWrites ? ["0.9.75"] : nil }
 
         public static func < (left: Patch, right: Patch) -> Bool {
             (allCases.firstIndex(of: left) ?? 0) < (allCases.firstIndex(of: right) ?? 0)
@@ -58,7 +72,7 @@ public struct LibraryPatches: Sendable, CustomStringConvertible {
     ///
     /// ```swift
     /// HTTPServer.Configuration(libraryPatches: .off)
-    /// LibraryPatches.Policy(rawValue: "epoll-suspension,pool-release")   // two of the four
+    /// LibraryPatches.Policy(rawValue: "epoll-suspension,pool-release")   // two of the five
     /// ```
     public struct Policy: Sendable, Hashable, RawRepresentable {
         /// The patches asked for.
@@ -159,6 +173,8 @@ public struct LibraryPatches: Sendable, CustomStringConvertible {
     public let keepsSuspendedSockets: Bool
     /// glibc's fast bins are off.
     public let tunesAllocator: Bool
+    /// Event streams' readers send their bytes themselves.
+    public let writesEventsDirectly: Bool
 
     // The flags are stored: the request path reads them on every request.
     init(policy: Policy, patches: Set<Patch>, description: String) {
@@ -169,6 +185,7 @@ public struct LibraryPatches: Sendable, CustomStringConvertible {
         releasesPoolPages = patches.contains(.poolRelease)
         keepsSuspendedSockets = patches.contains(.epollSuspension)
         tunesAllocator = patches.contains(.allocator)
+        writesEventsDirectly = patches.contains(.eventWrites)
     }
 
     /// Whether any change is in effect.
@@ -196,12 +213,14 @@ public struct LibraryPatches: Sendable, CustomStringConvertible {
             return LibraryPatches(policy: policy, patches: [], description: "\(library): its internals are not patched (\(refusal))")
         }
         let asked = policy.patches.sorted()
-        let installed = asked.filter(install)
-        let impossible = asked.filter { !installed.contains($0) }
+        let untested = asked.filter { !policy.anyVersion && !($0.onlyTestedOn?.contains(loadedVersion) ?? true) }
+        let installed = asked.filter { !untested.contains($0) && install($0) }
+        let impossible = asked.filter { !installed.contains($0) && !untested.contains($0) }
         let left = Patch.allCases.filter { !policy.patches.contains($0) }
         let why = policy.anyVersion && !testedVersions.contains(loadedVersion) ? "forced, not on the tested list" : "tested"
         var description = "\(library): patched (\(why)): \(installed.map(\.rawValue).joined(separator: ", "))"
         if !left.isEmpty { description += "; left out: \(left.map(\.rawValue).joined(separator: ", "))" }
+        if !untested.isEmpty { description += "; not tested on \(loadedVersion): \(untested.map(\.rawValue).joined(separator: ", "))" }
         if !impossible.isEmpty { description += "; not possible in this build: \(impossible.map(\.rawValue).joined(separator: ", "))" }
         return LibraryPatches(policy: policy, patches: Set(installed), description: description)
     }
@@ -214,6 +233,7 @@ public struct LibraryPatches: Sendable, CustomStringConvertible {
         case .poolRelease: poolReleaseInstalled
         case .epollSuspension: epollSuspensionInstalled
         case .allocator: allocatorTuned
+        case .eventWrites: true
         }
     }
 

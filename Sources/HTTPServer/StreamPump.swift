@@ -1,4 +1,7 @@
 internal import CMicroHTTPD
+#if canImport(Glibc)
+import Glibc
+#endif
 import JSONStreaming
 import Logging
 
@@ -24,6 +27,16 @@ import Logging
 /// on the loop itself, and when it has nothing to send, the connection is
 /// suspended until the body wakes it: an idle stream holds no thread and
 /// no block, only what the body keeps.
+///
+/// With the event-writes patch (``LibraryPatches``), an event stream's
+/// reader sends its bytes to the socket itself, as soon as it has them:
+/// libmicrohttpd would send what the reader gave only at its next pass over
+/// its connections, which with thousands of streams is an event's whole
+/// wait over again. What the socket does not take at once is handed to
+/// libmicrohttpd, which sends it when the socket has room and only then
+/// calls the reader again, so bytes never overtake each other. The response
+/// is sent without chunks (it ends when its connection closes), since a
+/// send cut short by a full socket would otherwise leave a chunk half sent.
 ///
 /// Ownership: the response holds one retain, released in the free
 /// callback. The body is used by one pull at a time, and closed once: when
@@ -53,6 +66,10 @@ final class StreamPump: @unchecked Sendable {
     private var isPulling = false
     private var isBodyClosed = false
     private var isFreed = false
+    /// The socket the reader sends an event stream's bytes to itself; -1
+    /// when libmicrohttpd sends them. Set on the loop before the response
+    /// is queued.
+    private var directSocket: Int32 = -1
 
     /// A pump whose first block (`first`, and possibly `failure`) was already pulled.
     init(
@@ -99,14 +116,28 @@ final class StreamPump: @unchecked Sendable {
     /// events are small, and thousands of streams stay open.
     static let eventResponseBufferSize = 1 << 10
 
-    /// The chunked response reading from the pump, or `nil` (the body is then closed).
-    func makeResponse() -> OpaquePointer? {
+    /// The response reading from the pump, for `connection`, or `nil` (the
+    /// body is then closed): chunked, or for an event stream whose reader
+    /// sends its bytes itself (not over TLS), ending with its connection.
+    func makeResponse(for connection: OpaquePointer) -> OpaquePointer? {
         let retained = Unmanaged.passRetained(self)
         let response = MHD_create_response_from_callback(
             UInt64.max, events == nil ? StreamPump.responseBufferSize : StreamPump.eventResponseBufferSize, StreamPump.read,
             retained.toOpaque(), StreamPump.free
         )
-        if response == nil { retained.takeRetainedValue().freed() }
+        guard let response else {
+            retained.takeRetainedValue().freed()
+            return nil
+        }
+        if events != nil, context.method != .head, suspension.daemon.writesEventsDirectly, shim_MHD_get_tls_session(connection) == nil {
+            let socket = shim_MHD_get_connection_fd(connection)
+            if socket >= 0, shim_MHD_set_response_flags(response, .RF_HTTP_1_0_COMPATIBLE_STRICT) == .YES {
+                // Each event goes out when it comes, not after an acknowledgement of the one before.
+                var one: Int32 = 1
+                _ = setsockopt(socket, Int32(IPPROTO_TCP), TCP_NODELAY, &one, socklen_t(MemoryLayout<Int32>.size))
+                suspension.lock.withLock { directSocket = socket }
+            }
+        }
         return response
     }
 
@@ -120,25 +151,41 @@ final class StreamPump: @unchecked Sendable {
 
     private func fill(_ buffer: UnsafeMutableRawBufferPointer) -> Int {
         suspension.lock.lock()
-        if pendingStart == pending.count, !filled.isEmpty {
-            // The next block becomes the one handed out; the one handed
-            // out, emptied, the buffer for the pull after.
-            swap(&pending, &filled)
-            pendingStart = 0
-            filled.removeAll(keepingCapacity: true)
-            swap(&spare, &filled)
+        var pulls = false
+        while true {
+            if pendingStart == pending.count, !filled.isEmpty {
+                // The next block becomes the one handed out; the one handed
+                // out, emptied, the buffer for the pull after.
+                swap(&pending, &filled)
+                pendingStart = 0
+                filled.removeAll(keepingCapacity: true)
+                swap(&spare, &filled)
+            }
+            if pendingStart == pending.count, filled.isEmpty, failure == nil, !isFinished, let events, !isPulling,
+                !events.writeMayBlock
+            {
+                switch nextEventsLocked(events) {
+                case .bytes: break
+                case .none: break
+                case .failed:
+                    suspension.lock.unlock()
+                    return StreamPump.endWithError
+                }
+            }
+            // Sent here when the reader sends its bytes itself; what the
+            // socket does not take goes to libmicrohttpd below.
+            guard directSocket >= 0, pendingStart < pending.count else { break }
+            guard sendDirectlyLocked() else {
+                suspension.lock.unlock()
+                return StreamPump.endWithError
+            }
+            if pendingStart < pending.count { break }
+            pulls = startsPullLocked() || pulls
         }
         // Only copied: the buffer stays whole until it is swapped out.
-        var count = Self.copy(from: pending, start: &pendingStart, into: buffer)
-        if count == 0, filled.isEmpty, failure == nil, !isFinished, let events, !isPulling, !events.writeMayBlock {
-            count = writeEventsLocked(events, into: buffer)
-            if count < 0 {
-                suspension.lock.unlock()
-                return count
-            }
-        }
+        let count = Self.copy(from: pending, start: &pendingStart, into: buffer)
         if count > 0 {
-            let mustPull = startsPullLocked()
+            let mustPull = startsPullLocked() || pulls
             suspension.lock.unlock()
             if mustPull { workers.submit { self.pull() } }
             context.bytesSent += count
@@ -162,18 +209,27 @@ final class StreamPump: @unchecked Sendable {
             context.streamFailed = true
             return StreamPump.endWithError
         }
-        let mustPull = startsPullLocked()
+        let mustPull = startsPullLocked() || pulls
         suspension.suspendLocked()
         suspension.lock.unlock()
         if mustPull { workers.submit { self.pull() } }
         return 0
     }
 
-    /// An event body's next pieces, written here on the loop, copied into
-    /// `buffer`: their count; 0 once the connection is suspended until the
-    /// body wakes it; ``endOfStream`` when it ended, ``endWithError`` when
-    /// it failed. With `suspension.lock` held.
-    private func writeEventsLocked(_ events: any EventStreamingBody, into buffer: UnsafeMutableRawBufferPointer) -> Int {
+    /// What ``nextEventsLocked(_:)`` found.
+    private enum NextEvents {
+        /// `pending` holds the next events.
+        case bytes
+        /// Nothing to send: the body ended (`isFinished`), the server
+        /// stops, or the connection is suspended until the body wakes it.
+        case none
+        /// The body failed (logged, `failure` set).
+        case failed
+    }
+
+    /// An event body's next pieces, written here on the loop into `pending`.
+    /// With `suspension.lock` held.
+    private func nextEventsLocked(_ events: any EventStreamingBody) -> NextEvents {
         // The blocks of the body's first part are let go: an idle stream keeps none.
         pending = []
         pendingStart = 0
@@ -189,24 +245,41 @@ final class StreamPump: @unchecked Sendable {
                     "aborting the streamed response to \(context.methodForLog) \(context.rawPathForLog) after \(context.bytesSent) bytes: \(error)"
                 )
                 context.streamFailed = true
-                return StreamPump.endWithError
+                return .failed
             }
             if !more { isFinished = true }
             if !next.isEmpty {
                 pending = next
-                return Self.copy(from: pending, start: &pendingStart, into: buffer)
+                return .bytes
             }
-            if !more { return StreamPump.endOfStream }
-            if suspension.isOver {
-                context.streamFailed = true
-                return StreamPump.endWithError
-            }
+            if !more || suspension.isOver { return .none }
             let suspension = suspension
             if events.wakeWhenReady({ suspension.lock.withLock { suspension.resumeLocked() } }) {
                 suspension.suspendLocked()
-                return 0
+                return .none
             }
         }
+    }
+
+    /// Sends what `pending` holds from `pendingStart` on to `directSocket`,
+    /// as much as the socket takes now, and moves `pendingStart` past it;
+    /// `false` when the connection is gone. With `suspension.lock` held.
+    private func sendDirectlyLocked() -> Bool {
+        while pendingStart < pending.count {
+            let sent = pending.withUnsafeBytes { bytes in
+                send(directSocket, bytes.baseAddress! + pendingStart, bytes.count - pendingStart, Int32(MSG_DONTWAIT | MSG_NOSIGNAL))
+            }
+            if sent > 0 {
+                pendingStart += sent
+                context.bytesSent += sent
+            } else if sent < 0, errno == EINTR {
+                continue
+            } else {
+                // A full socket: libmicrohttpd sends the rest when it has room.
+                return sent < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)
+            }
+        }
+        return true
     }
 
     /// Copies what `pending` holds from `start` on into `buffer`, as much

@@ -18,7 +18,7 @@ final class Suspension: @unchecked Sendable {
     // resume never races the request's completion.
     let lock = ConditionLock()
     private let connection: OpaquePointer
-    private let daemon: EventLoopDaemon
+    let daemon: EventLoopDaemon
     private var isSuspended = false
     /// The request completed or the server stops: never resume again.
     private(set) var isOver = false

@@ -121,11 +121,16 @@ struct LiveStreamTests {
         #expect(unknown.status == 400)
     }
 
-    @Test("streams end cleanly (the final chunk) at a drain and at the end of their lifetime")
+    @Test(
+        "streams end cleanly (the final chunk, or the close of a stream sent without chunks) at a drain and at the end of their lifetime"
+    )
     func drainAndLifetime() throws {
         let fixture = try LiveFixture()
         let stream = try fixture.stream("/items?group=eq.1&select=id")
         _ = try stream.events(through: "ready")
+        // Sent without chunks exactly when the readers send events themselves (event-writes).
+        #expect(stream.isCloseDelimited == TestPatches.resolved.writesEventsDirectly)
+        #expect((stream.header("Transfer-Encoding") == "chunked") == !TestPatches.resolved.writesEventsDirectly)
         fixture.feed.endAllStreams()
         #expect(try stream.next() == nil)
         #expect(stream.hasEnded && !stream.wasCutOff)

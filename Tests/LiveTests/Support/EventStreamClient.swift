@@ -2,9 +2,10 @@ import Foundation
 import HTTPTestClient
 
 /// A Server-Sent Events client over one raw socket (`TestClient`): the
-/// response's head, then the chunked body decoded and cut into events as
-/// the WHATWG format says (`field: value` lines, an empty line after each
-/// event, comments beginning with `:`).
+/// response's head, then the body (chunked, or without chunks until the
+/// connection closes) decoded and cut into events as the WHATWG format
+/// says (`field: value` lines, an empty line after each event, comments
+/// beginning with `:`).
 ///
 /// ```swift
 /// let stream = try EventStreamClient(port: port, target: "/items")
@@ -44,10 +45,14 @@ final class EventStreamClient: @unchecked Sendable {
     private(set) var body = ""
     private var raw: [UInt8] = []
     private var decoded: [UInt8] = []
-    /// The final chunk came: the stream ended cleanly.
+    /// The final chunk came, or a body sent without chunks ended with its
+    /// connection: the stream ended as cleanly as its framing can tell.
     private(set) var hasEnded = false
-    /// The connection closed without the final chunk.
+    /// The connection closed without the final chunk of a chunked body.
     private(set) var wasCutOff = false
+    /// The body is sent without chunks and ends when the connection closes
+    /// (the event-writes patch, ``LibraryPatches``).
+    private(set) var isCloseDelimited = false
     private(set) var comments = 0
     private(set) var retries: [Int] = []
     /// Every event received, in order.
@@ -66,7 +71,11 @@ final class EventStreamClient: @unchecked Sendable {
             }
             guard try receive(until: deadline) else { throw Failure.malformed("no head: \(String(decoding: raw, as: UTF8.self))") }
         }
-        if self.headers["transfer-encoding"]?.lowercased() != "chunked" {
+        if self.headers["transfer-encoding"] == nil, self.headers["content-length"] == nil,
+            self.headers["connection"]?.lowercased() == "close"
+        {
+            isCloseDelimited = true
+        } else if self.headers["transfer-encoding"]?.lowercased() != "chunked" {
             let length = Int(self.headers["content-length"] ?? "0") ?? 0
             while raw.count < length, try receive(until: deadline) {}
             body = String(decoding: raw.prefix(length), as: UTF8.self)
@@ -116,7 +125,11 @@ final class EventStreamClient: @unchecked Sendable {
 
     /// Moves whole chunks from `raw` to `decoded`, and whole events from there to `pending`.
     private func decode() throws {
-        while !hasEnded, let lineEnd = Self.find([13, 10], in: raw) {
+        if isCloseDelimited {
+            decoded += raw
+            raw = []
+        }
+        while !hasEnded, !isCloseDelimited, let lineEnd = Self.find([13, 10], in: raw) {
             let sizeText = String(decoding: raw[..<lineEnd], as: UTF8.self).split(separator: ";").first ?? ""
             guard let size = Int(sizeText, radix: 16) else { throw Failure.malformed("chunk size \(sizeText)") }
             if size == 0 {
@@ -169,7 +182,7 @@ final class EventStreamClient: @unchecked Sendable {
             if hasEnded || wasCutOff { return nil }
             if !(try receive(until: deadline)) {
                 if Date() >= deadline { throw Failure.timedOut(after: received) }
-                wasCutOff = true
+                if isCloseDelimited { hasEnded = true } else { wasCutOff = true }
             }
         }
     }
