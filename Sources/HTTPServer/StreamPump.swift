@@ -112,6 +112,9 @@ final class StreamPump: @unchecked Sendable {
         }
     }
 
+    /// The most an event stream's reader sends itself in one call.
+    static let directSendLimit = 256 << 10
+
     /// The buffer of an event stream's response (for an HTTP/1.0 client):
     /// events are small, and thousands of streams stay open.
     static let eventResponseBufferSize = 1 << 10
@@ -151,7 +154,14 @@ final class StreamPump: @unchecked Sendable {
 
     private func fill(_ buffer: UnsafeMutableRawBufferPointer) -> Int {
         suspension.lock.lock()
+        var sentHere = 0
+        // A pull started while the reader sends a block itself, submitted
+        // on whichever way the reader returns (it ends only with the pull).
         var pulls = false
+        func submittingPull(_ result: Int) -> Int {
+            if pulls { workers.submit { self.pull() } }
+            return result
+        }
         while true {
             if pendingStart == pending.count, !filled.isEmpty {
                 // The next block becomes the one handed out; the one handed
@@ -169,18 +179,23 @@ final class StreamPump: @unchecked Sendable {
                 case .none: break
                 case .failed:
                     suspension.lock.unlock()
-                    return StreamPump.endWithError
+                    return submittingPull(StreamPump.endWithError)
                 }
             }
             // Sent here when the reader sends its bytes itself; what the
-            // socket does not take goes to libmicrohttpd below.
-            guard directSocket >= 0, pendingStart < pending.count else { break }
+            // socket does not take, and what comes past `directSendLimit` in
+            // one call (so that one stream cannot hold the loop), goes to
+            // libmicrohttpd below, which calls the reader again once it is sent.
+            guard directSocket >= 0, pendingStart < pending.count, sentHere < Self.directSendLimit else { break }
+            let before = pendingStart
+            // The next block is pulled while this one goes out.
+            pulls = startsPullLocked() || pulls
             guard sendDirectlyLocked() else {
                 suspension.lock.unlock()
-                return StreamPump.endWithError
+                return submittingPull(StreamPump.endWithError)
             }
+            sentHere += pendingStart - before
             if pendingStart < pending.count { break }
-            pulls = startsPullLocked() || pulls
         }
         // Only copied: the buffer stays whole until it is swapped out.
         let count = Self.copy(from: pending, start: &pendingStart, into: buffer)
@@ -197,17 +212,17 @@ final class StreamPump: @unchecked Sendable {
                 "aborting the streamed response to \(context.methodForLog) \(context.rawPathForLog) after \(context.bytesSent) bytes: \(failure)"
             )
             context.streamFailed = true
-            return StreamPump.endWithError
+            return submittingPull(StreamPump.endWithError)
         }
         if isFinished {
             suspension.lock.unlock()
-            return StreamPump.endOfStream
+            return submittingPull(StreamPump.endOfStream)
         }
         if suspension.isOver {
             // The server stops without waiting for the rest.
             suspension.lock.unlock()
             context.streamFailed = true
-            return StreamPump.endWithError
+            return submittingPull(StreamPump.endWithError)
         }
         let mustPull = startsPullLocked() || pulls
         suspension.suspendLocked()

@@ -53,6 +53,8 @@ final class EventStreamClient: @unchecked Sendable {
     /// The body is sent without chunks and ends when the connection closes
     /// (the event-writes patch, ``LibraryPatches``).
     private(set) var isCloseDelimited = false
+    /// The connection was reset rather than closed.
+    private var wasReset = false
     private(set) var comments = 0
     private(set) var retries: [Int] = []
     /// Every event received, in order.
@@ -109,6 +111,7 @@ final class EventStreamClient: @unchecked Sendable {
             } catch TestClient.Failure.receive(let code) where code == EAGAIN || code == EWOULDBLOCK {
                 continue
             } catch TestClient.Failure.receive(let code) where code == ECONNRESET {
+                wasReset = true
                 return false
             }
         }
@@ -182,7 +185,8 @@ final class EventStreamClient: @unchecked Sendable {
             if hasEnded || wasCutOff { return nil }
             if !(try receive(until: deadline)) {
                 if Date() >= deadline { throw Failure.timedOut(after: received) }
-                if isCloseDelimited { hasEnded = true } else { wasCutOff = true }
+                // A body without chunks ends cleanly with a close after a whole event, not a reset.
+                if isCloseDelimited, !wasReset, decoded.isEmpty { hasEnded = true } else { wasCutOff = true }
             }
         }
     }
