@@ -116,6 +116,31 @@ struct LiveRecoveryTests {
         #expect(try again.events(through: "ready").first?.name == "reset")
     }
 
+    @Test(
+        "a reader slower than its events gets every one, whole and in order, once it reads again (what its socket does not take waits)"
+    )
+    func slowReaderCatchesUp() throws {
+        let fixture = try LiveFixture(
+            configuration: LiveConfiguration(heartbeat: .seconds(30), batchInterval: .milliseconds(5), window: 8 << 20))
+        let s = fixture.schema
+        // A small receive buffer: the server's sends find the socket full long before the last event.
+        let slow = try fixture.stream("/items?group=eq.8&select=id,note", receiveBufferSize: 4096)
+        _ = try slow.events(through: "ready")
+        let filler = String(repeating: "m", count: 24_000)
+        for n in 0..<40 {
+            try fixture.execute("INSERT INTO \(s).items (id, grp, title, note) VALUES (\(2000 + n), 8, 'slow', '\(filler)')")
+        }
+        // Events pile up while nobody reads.
+        Thread.sleep(forTimeInterval: 1)
+        var inserted: [String] = []
+        while inserted.count < 40, let event = try slow.next(timeout: 10) {
+            if event.name == "insert" { inserted.append(event.data) }
+        }
+        #expect(inserted == (0..<40).map { #"{"id":\#(2000 + $0),"note":"\#(filler)"}"# })
+        #expect(!slow.wasCutOff)
+        #expect(fixture.feed.statistics.dropped == 0)
+    }
+
     /// Reads `stream` until an event whose data begins with `prefix`.
     static func read(_ stream: EventStreamClient, until prefix: String) throws {
         while let event = try stream.next() {
