@@ -44,7 +44,7 @@ struct RequestCostTests {
         return tries.sorted()[2]
     }
 
-    @Test("16 times the filters, in.() items, batch calls: at most 20 times the server's CPU")
+    @Test("16 times the filters, in.() items, batch calls: at most 24 times the server's CPU")
     func filtersListsAndBatchesCostGrowsLinearly() throws {
         let run = try ProcessTests.start([
             "serve", "--services", Environment.servicesFolder, "--port", "0", "--drain-seconds", "0",
@@ -79,7 +79,10 @@ struct RequestCostTests {
             let small = max(try Self.median(pid: run.pid, repeats: 128) { try request(count) }, 0.0001)
             let large = try Self.median(pid: run.pid, repeats: 8) { try request(16 * count) }
             print("\(name): \(small) s of CPU for \(count), \(large) s for \(16 * count) (\(large / small) times)")
-            #expect(large < 20 * small, "\(name): \(small) s of CPU for \(count), \(large) s for \(16 * count)")
+            // Linear is 16 times; a cost growing with the square would be 256. The margin is for
+            // the large request's bigger working set (caches, page faults): a batch of 16,000
+            // calls measured 16 to 21.5 times one of 1,000 in runs of the same code.
+            #expect(large < 24 * small, "\(name): \(small) s of CPU for \(count), \(large) s for \(16 * count)")
         }
     }
 }
