@@ -174,10 +174,7 @@ final class StreamPump: @unchecked Sendable {
             if pendingStart == pending.count, filled.isEmpty, failure == nil, !isFinished, let events, !isPulling,
                 !events.writeMayBlock
             {
-                switch nextEventsLocked(events) {
-                case .bytes: break
-                case .none: break
-                case .failed:
+                guard nextEventsLocked(events) else {
                     suspension.lock.unlock()
                     return submittingPull(StreamPump.endWithError)
                 }
@@ -231,20 +228,12 @@ final class StreamPump: @unchecked Sendable {
         return 0
     }
 
-    /// What ``nextEventsLocked(_:)`` found.
-    private enum NextEvents {
-        /// `pending` holds the next events.
-        case bytes
-        /// Nothing to send: the body ended (`isFinished`), the server
-        /// stops, or the connection is suspended until the body wakes it.
-        case none
-        /// The body failed (logged, `failure` set).
-        case failed
-    }
-
-    /// An event body's next pieces, written here on the loop into `pending`.
-    /// With `suspension.lock` held.
-    private func nextEventsLocked(_ events: any EventStreamingBody) -> NextEvents {
+    /// An event body's next pieces, written here on the loop into `pending`;
+    /// `pending` stays empty when the body ended (`isFinished`), the server
+    /// stops, or the connection is suspended until the body wakes it.
+    /// `false` when the body failed (logged, `failure` set). With
+    /// `suspension.lock` held.
+    private func nextEventsLocked(_ events: any EventStreamingBody) -> Bool {
         // The blocks of the body's first part are let go: an idle stream keeps none.
         pending = []
         pendingStart = 0
@@ -260,18 +249,18 @@ final class StreamPump: @unchecked Sendable {
                     "aborting the streamed response to \(context.methodForLog) \(context.rawPathForLog) after \(context.bytesSent) bytes: \(error)"
                 )
                 context.streamFailed = true
-                return .failed
+                return false
             }
             if !more { isFinished = true }
             if !next.isEmpty {
                 pending = next
-                return .bytes
+                return true
             }
-            if !more || suspension.isOver { return .none }
+            if !more || suspension.isOver { return true }
             let suspension = suspension
             if events.wakeWhenReady({ suspension.lock.withLock { suspension.resumeLocked() } }) {
                 suspension.suspendLocked()
-                return .none
+                return true
             }
         }
     }

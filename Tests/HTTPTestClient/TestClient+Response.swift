@@ -54,6 +54,12 @@ extension TestClient {
         /// The body decoded as UTF-8.
         public var text: String { String(decoding: body, as: UTF8.self) }
 
+        /// The body as text without a problem document's `requestId`, whose
+        /// random hex could hold what a test looks for.
+        public var textWithoutRequestID: String {
+            text.replacingOccurrences(of: #""requestId":"[^"]*""#, with: "", options: .regularExpression)
+        }
+
         /// The body parsed as JSON by `JSONReader.value` (any top-level value).
         ///
         /// ```swift
