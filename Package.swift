@@ -60,8 +60,8 @@ let package = Package(
             pkgConfig: "libcrypto",
             providers: [.apt(["libssl-dev"])]
         ),
-        // The patches of libmicrohttpd's behaviour (error pages, pool release,
-        // epoll suspension), each gated by HTTPServer's LibraryPatches.
+        // The patches of libmicrohttpd's behaviour (error pages, pool
+        // release), each gated by HTTPServer's LibraryPatches.
         .target(name: "CMicroHTTPDPatches", dependencies: ["CMicroHTTPD"]),
 
         // MARK: - Layers

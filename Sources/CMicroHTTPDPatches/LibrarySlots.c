@@ -4,7 +4,7 @@
 // them read-only (RELRO). `mhd_redirect_library_calls` finds the slots in
 // libmicrohttpd's dynamic section and stores other addresses in them, so
 // that libmicrohttpd's calls, and only its calls, land elsewhere
-// (PoolRelease.c, EpollSuspension.c).
+// (PoolRelease.c, ErrorHook.c).
 
 #define _GNU_SOURCE
 #include "LibrarySlots.h"

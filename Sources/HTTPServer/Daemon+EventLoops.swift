@@ -23,8 +23,6 @@ import Synchronization
 /// after the loop has ended.
 final class EventLoopDaemon: @unchecked Sendable {
     let loop: EventLoop
-    /// Whether a suspended connection's socket stays in the epoll set (``LibraryPatches``, `Suspension`).
-    let keepsSuspendedSockets: Bool
     /// Whether an event stream's reader sends its bytes itself (``LibraryPatches``, `StreamPump`).
     let writesEventsDirectly: Bool
     private let handle: OpaquePointer
@@ -42,9 +40,8 @@ final class EventLoopDaemon: @unchecked Sendable {
     }
 
     /// Starts a loop for `handle`, a daemon started without a thread of its own.
-    init(handle: OpaquePointer, name: String, keepsSuspendedSockets: Bool, writesEventsDirectly: Bool) throws {
+    init(handle: OpaquePointer, name: String, writesEventsDirectly: Bool) throws {
         self.handle = handle
-        self.keepsSuspendedSockets = keepsSuspendedSockets
         self.writesEventsDirectly = writesEventsDirectly
         loop = try EventLoop(name: name)
         let daemon = LoopConfined(self)

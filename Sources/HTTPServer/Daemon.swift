@@ -81,7 +81,6 @@ final class Daemon {
                     loopDaemons.append(
                         try EventLoopDaemon(
                             handle: handle, name: "http-\(index + 1)",
-                            keepsSuspendedSockets: processor.libraryPatches.keepsSuspendedSockets,
                             writesEventsDirectly: processor.libraryPatches.writesEventsDirectly))
                 } catch {
                     MHD_stop_daemon(handle)

@@ -15,10 +15,6 @@ import Synchronization
 ///   kernel, or left unzeroed, instead of zeroed after each request
 ///   (`PoolRelease.c`, Daemon+PoolMemory.swift); stock: zeroed, so an idle
 ///   connection keeps its whole pool resident;
-/// - **epoll suspension**: a suspended connection's socket stays in its
-///   loop's epoll set (`EpollSuspension.c`, Suspension.swift);
-///   stock: taken out and added back, two more system calls per suspension;
-/// - **allocator**: glibc's fast bins off for the process (`AllocatorTuning`);
 /// - **event writes**: an event stream's bytes are sent to its socket by
 ///   the content reader itself, in the pass that has them, and only what
 ///   the socket does not take then is handed to libmicrohttpd (`StreamPump`);
@@ -35,7 +31,7 @@ import Synchronization
 /// 0.9.75 sends the terminating chunk even for HEAD, and closing is correct
 /// whatever the version does, so that is no patch.)
 ///
-/// Each can be left out on its own (`--mhd-patches error-pages,allocator`),
+/// Each can be left out on its own (`--mhd-patches error-pages,event-writes`),
 /// so that `make bench` can tell what each buys.
 ///
 /// ```swift
@@ -49,10 +45,6 @@ public struct LibraryPatches: Sendable, CustomStringConvertible {
         case errorPages = "error-pages"
         /// A connection's pool is given back or left unzeroed, not zeroed.
         case poolRelease = "pool-release"
-        /// A suspended connection's socket stays in its epoll set.
-        case epollSuspension = "epoll-suspension"
-        /// glibc's fast bins are off for the process.
-        case allocator
         /// An event stream's reader sends its bytes itself.
         case eventWrites = "event-writes"
 
@@ -72,7 +64,7 @@ public struct LibraryPatches: Sendable, CustomStringConvertible {
     ///
     /// ```swift
     /// HTTPServer.Configuration(libraryPatches: .off)
-    /// LibraryPatches.Policy(rawValue: "epoll-suspension,pool-release")   // two of the five
+    /// LibraryPatches.Policy(rawValue: "error-pages,pool-release")   // two of the three
     /// ```
     public struct Policy: Sendable, Hashable, RawRepresentable {
         /// The patches asked for.
@@ -169,10 +161,6 @@ public struct LibraryPatches: Sendable, CustomStringConvertible {
     public let replacesErrorPages: Bool
     /// Connection pools are given back or left unzeroed rather than zeroed.
     public let releasesPoolPages: Bool
-    /// Suspended sockets stay in their epoll set.
-    public let keepsSuspendedSockets: Bool
-    /// glibc's fast bins are off.
-    public let tunesAllocator: Bool
     /// Event streams' readers send their bytes themselves.
     public let writesEventsDirectly: Bool
 
@@ -183,8 +171,6 @@ public struct LibraryPatches: Sendable, CustomStringConvertible {
         self.description = description
         replacesErrorPages = patches.contains(.errorPages)
         releasesPoolPages = patches.contains(.poolRelease)
-        keepsSuspendedSockets = patches.contains(.epollSuspension)
-        tunesAllocator = patches.contains(.allocator)
         writesEventsDirectly = patches.contains(.eventWrites)
     }
 
@@ -231,14 +217,10 @@ public struct LibraryPatches: Sendable, CustomStringConvertible {
         switch patch {
         case .errorPages: errorPagesInstalled
         case .poolRelease: poolReleaseInstalled
-        case .epollSuspension: epollSuspensionInstalled
-        case .allocator: allocatorTuned
         case .eventWrites: true
         }
     }
 
     private static let errorPagesInstalled = mhd_error_hook_install(Daemon.libraryErrorReplacement)
     private static let poolReleaseInstalled = mhd_pool_release_install()
-    private static let epollSuspensionInstalled = mhd_epoll_suspension_install()
-    private static let allocatorTuned = AllocatorTuning.disableFastBins()
 }

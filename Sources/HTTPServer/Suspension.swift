@@ -36,18 +36,7 @@ final class Suspension: @unchecked Sendable {
         guard !isSuspended, !isOver else { return }
         isSuspended = true
         registry.add(self)
-        if daemon.keepsSuspendedSockets {
-            // libmicrohttpd 0.9.75 takes a suspended socket out of its epoll
-            // set and adds it back after the resume: two `epoll_ctl` calls
-            // per request that waits for the database, each freeing or
-            // allocating the kernel's record of the registration.
-            // EpollSuspension.c keeps the registration and hides the
-            // socket's events from libmicrohttpd until the resume
-            // (``LibraryPatches``).
-            mhd_suspend_connection_in_epoll(connection)
-        } else {
-            MHD_suspend_connection(connection)
-        }
+        MHD_suspend_connection(connection)
     }
 
     /// Has the connection processed again; with `lock` held.

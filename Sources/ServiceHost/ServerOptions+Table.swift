@@ -373,7 +373,7 @@ extension ServerOptions {
             apply: { set(&$0.serverTiming, flag($1)) }, defaultValue: { String($0.serverTiming) }),
         Option(
             "mhd-patches", .prefixed("MHD_PATCHES"),
-            "`on`: change libmicrohttpd's behaviour from underneath (problem documents for its own refusals, less memory per idle connection, fewer system calls, event streams' bytes sent as they come; glibc's fast bins off) on the versions and architectures tested, else not; `off`: never; `force`: on any version, to try one; or the names of some patches, separated by commas (`error-pages`, `pool-release`, `epoll-suspension`, `allocator`, `event-writes`): those only, on the versions tested",
+            "`on`: change libmicrohttpd's behaviour from underneath (problem documents for its own refusals, less memory per idle connection, event streams' bytes sent as they come) on the versions and architectures tested, else not; `off`: never; `force`: on any version, to try one; or the names of some patches, separated by commas (`error-pages`, `pool-release`, `event-writes`): those only, on the versions tested",
             apply: { set(&$0.mhdPatches, LibraryPatches.Policy(rawValue: $1)) }, defaultValue: { $0.mhdPatches.rawValue }),
         Option(
             "log-format", .prefixed("LOG_FORMAT"),

@@ -302,32 +302,32 @@ private let servicesOption = ServerOptions.Option(
         try ServerOptions.parse(["--mhd-patches", "maybe"], environmentPrefix: "SQL_REST_", environment: { _ in nil })
     }
     #expect(throws: (any Error).self) {
-        try ServerOptions.parse(["--mhd-patches", "allocator,"], environmentPrefix: "SQL_REST_", environment: { _ in nil })
+        try ServerOptions.parse(["--mhd-patches", "pool-release,"], environmentPrefix: "SQL_REST_", environment: { _ in nil })
     }
     guard
         case .serve(let two) = try ServerOptions.parse(
-            ["--mhd-patches", "pool-release,epoll-suspension"], environmentPrefix: "SQL_REST_", environment: { _ in nil })
+            ["--mhd-patches", "pool-release,event-writes"], environmentPrefix: "SQL_REST_", environment: { _ in nil })
     else {
         Issue.record("not serving")
         return
     }
-    #expect(two.serverConfiguration.libraryPatches.patches == [.poolRelease, .epollSuspension])
+    #expect(two.serverConfiguration.libraryPatches.patches == [.poolRelease, .eventWrites])
     #expect(two.serverConfiguration.libraryPatches.anyVersion == false)
-    #expect(two.serverConfiguration.libraryPatches.rawValue == "pool-release,epoll-suspension")
+    #expect(two.serverConfiguration.libraryPatches.rawValue == "pool-release,event-writes")
 }
 
 /// Patches named one by one are made alone, and the log line says which were left out.
 @Test func somePatchesAloneAreMade() throws {
-    let two = LibraryPatches.resolve(.only([.epollSuspension, .errorPages]))
+    let two = LibraryPatches.resolve(.only([.poolRelease, .errorPages]))
     guard LibraryPatches.testedVersions.contains(LibraryPatches.loadedVersion),
         LibraryPatches.testedArchitectures.contains(LibraryPatches.architecture)
     else {
         #expect(!two.isPatched)
         return
     }
-    #expect(two.patches == [.epollSuspension, .errorPages])
-    #expect(two.keepsSuspendedSockets && two.replacesErrorPages && !two.releasesPoolPages && !two.tunesAllocator)
-    #expect(two.description.hasSuffix("patched (tested): error-pages, epoll-suspension; left out: pool-release, allocator, event-writes"))
+    #expect(two.patches == [.poolRelease, .errorPages])
+    #expect(two.releasesPoolPages && two.replacesErrorPages && !two.writesEventsDirectly)
+    #expect(two.description.hasSuffix("patched (tested): error-pages, pool-release; left out: event-writes"))
 }
 
 /// swift-argument-parser reads the command line, its options made from

@@ -12,7 +12,11 @@ from .results import mb, median_ratio
 
 # MARK: - What the engine's choices buy
 
-PATCHES = ["error-pages", "pool-release", "epoll-suspension", "allocator"]
+PATCHES = ["error-pages", "pool-release"]
+# Patches judged elsewhere, on in every variant but "off" so that "on" and
+# "without X" differ by X alone: event-writes acts on event streams only
+# (scenario 16, measured with it and without it in BENCHMARKS.md).
+CONSTANT_PATCHES = ["event-writes"]
 # Patches that change what the server answers, not how fast or how small it
 # is: judged by what they cost, not by what they buy.
 FUNCTION_PATCHES = {"error-pages"}
@@ -23,7 +27,7 @@ def patch_variants():
     but one, for each."""
     variants = {"on": "on", "off": "off"}
     for patch in PATCHES:
-        variants[f"without {patch}"] = ",".join(p for p in PATCHES if p != patch)
+        variants[f"without {patch}"] = ",".join(p for p in PATCHES + CONSTANT_PATCHES if p != patch)
     return variants
 
 
@@ -43,7 +47,7 @@ def stream_rounds(args, results, log, title, path, servers, rounds):
             _, total, _ = curl(servers[name].port, path)
             walls[name].append(total)
         results.note(f"{title}, round {round_number}: " +
-                     ", ".join(f"{name} {walls[name][-1]:.2f} s" for name in servers))
+                     ", ".join(f"{name} {walls[name][-1]:.3f} s" for name in servers))
     peaks = {name: server.status_kb("VmHWM") for name, server in servers.items()}
     return walls, peaks
 
@@ -105,10 +109,12 @@ def patches_scenario(args, results, log):
     servers = {name: Server(log, options=["--mhd-patches", value]) for name, value in variants.items()}
     for server in servers.values():
         server.wait_until_serving()
-    walls, peaks = stream_rounds(args, results, log, f"{title}, scenario 3", "/employees", servers, 2 * args.rounds)
+    # A stream of 0.1 s, which a slow spell of the machine makes 0.17: ten
+    # times the rounds and their median, or such spells would decide.
+    walls, peaks = stream_rounds(args, results, log, f"{title}, scenario 3", "/employees", servers, 10 * args.rounds)
     for server in servers.values():
         server.stop()
-    wall = {name: statistics.mean(values) for name, values in walls.items()}
+    wall = {name: statistics.median(values) for name, values in walls.items()}
     results.add("12. scenario 3 with the patches against without: wall time", f"{wall['on']:.2f} s (on)",
                 f"{wall['off']:.2f} s (off)", f"{wall['on'] / wall['off']:.2f}", "measured", True)
     results.add("12. scenario 3 with the patches against without: peak RSS", f"{mb(peaks['on']):.1f} MB (on)",
@@ -131,17 +137,16 @@ def patches_scenario(args, results, log):
 
     for patch in PATCHES:
         figures = ", ".join(f"{where} {percent(ratio)}" for where, ratio in gains[patch])
-        best = max(ratio for _, ratio in gains[patch])
+        typical = statistics.median(ratio for _, ratio in gains[patch])
+        worst = min(ratio for _, ratio in gains[patch])
         if patch in FUNCTION_PATCHES:
-            # Its work on a request that goes well is one check per
-            # response; single scenarios move by ±5 % from run to run, so
-            # its cost is judged by the median over the scenarios.
-            typical = statistics.median(ratio for _, ratio in gains[patch])
             results.add(f"12. {patch} (problem documents for libmicrohttpd's refusals): what it costs", figures,
                         "every patch but it", f"{typical:.2f}", "costs < 3 % (median of the scenarios)", typical > 0.97)
         else:
-            results.add(f"12. {patch}: what it buys", figures, "every patch but it", f"{best:.2f}",
-                        ">= 3 % in one scenario", best >= 1.03)
+            # The rule a patch is kept by (BENCHMARKS.md), here for one run;
+            # the decision takes each figure's median over three runs.
+            results.add(f"12. {patch}: what it buys", figures, "every patch but it", f"{typical:.2f}",
+                        ">= 3 % (median of the scenarios), none below -3 %", typical >= 1.03 and worst >= 0.97)
 
 
 def rows_scenario(args, results, log):

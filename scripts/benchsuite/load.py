@@ -4,7 +4,7 @@ rounds (paired_load, which 10 and 12 use too)."""
 
 import statistics
 
-from .processes import SQL_REST_COMMAND, Server, measured, pgbench, wrk
+from .processes import SQL_REST, SQL_REST_COMMAND, Server, measured, pgbench, wrk
 from .results import mb, paired_verdict
 
 
@@ -29,9 +29,9 @@ def load_scenario(args, results, log, title, target_ratio, wrk_script, wrk_args,
     cpu_before = server.cpu_seconds()
     wrk(args, url, wrk_script, wrk_args, args.warmup)
     pgbench(args, pgbench_script, args.warmup, defines)
-    baseline = Server(log, args.baseline) if args.baseline else None
+    baseline = baseline_server(args, log, command)
     if baseline:
-        baseline.wait_until_serving()
+        baseline.wait_until_serving(ready_path)
         wrk(args, f"http://127.0.0.1:{baseline.port}", wrk_script, wrk_args, args.warmup)
     services, limits, baselines = [], [], []
     duration = max(3, args.duration // 4)
@@ -78,6 +78,17 @@ def load_scenario(args, results, log, title, target_ratio, wrk_script, wrk_args,
                                  [b.requests_per_second for b in baselines], 0.95)
         results.add(title + ": against the baseline", f"{service:,.0f} req/s", f"{old:,.0f} req/s (baseline)",
                     against.text, ">= 0.95 x baseline", not against.missed)
+
+
+def baseline_server(args, log, command):
+    """The same service from the baseline's build: `--baseline` for
+    employees-server, `--baseline-sql-rest` for a sql-rest command; None
+    when that build was not given."""
+    if command is None:
+        return Server(log, args.baseline) if args.baseline else None
+    if command[0] == SQL_REST and args.baseline_sql_rest:
+        return Server(log, command=[args.baseline_sql_rest] + command[1:])
+    return None
 
 
 def sql_rest_scenario(args, results, log, title, wrk_args, target_ratio=0.95):

@@ -49,19 +49,4 @@ typedef enum {
 
 void mhd_pool_reset_next(MHDPoolReset reset);
 
-/// Makes libmicrohttpd leave the socket of a connection suspended with
-/// `mhd_suspend_connection_in_epoll` in its epoll set, rather than take it
-/// out and put it back after the resume (EpollSuspension.c says why and
-/// how). Process-wide, once.
-///
-/// Returns whether it is in effect: false where this platform or this
-/// libmicrohttpd build has no PLT slots for `epoll_ctl`, `epoll_wait` and
-/// `close` to redirect.
-bool mhd_epoll_suspension_install(void);
-
-/// `MHD_suspend_connection`, leaving the connection's socket in its daemon's
-/// epoll set once `mhd_epoll_suspension_install` is in effect. Call on the
-/// thread that runs the daemon, as `MHD_suspend_connection` must be.
-void mhd_suspend_connection_in_epoll(struct MHD_Connection *connection);
-
 #endif
