@@ -23,7 +23,10 @@ import WebService
 /// A statement found to have more rows than that (which then ran again on
 /// a worker) takes a worker for its next ``skipsAfterLong`` requests, so
 /// that a list that is usually long seldom runs twice; one whose page
-/// `limit` fits still takes the batcher.
+/// `limit` fits still takes the batcher. A statement not yet found short
+/// (just described, or long before) is tried by one request at a time, the
+/// others taking workers until its answer comes: many callers of a long
+/// list would otherwise all run it twice while the first try is under way.
 final class ShortLists: Sendable {
     /// Rows at most in a short list.
     static let maximumRows = 1_000
@@ -51,8 +54,10 @@ final class ShortLists: Sendable {
         /// Streamed on a worker.
         case worker
         /// Read whole on the batcher by `statement` (the list's SQL cut by
-        /// `:shortLimit`), when it has at most this many rows.
-        case batcher(rowLimit: Int, statement: String)
+        /// `:shortLimit`), when it has at most this many rows; `probe`: the
+        /// one try of a statement not yet found short, ended by
+        /// ``answered(_:long:)``.
+        case batcher(rowLimit: Int, statement: String, probe: Bool = false)
     }
 
     private struct Entry {
@@ -64,6 +69,11 @@ final class ShortLists: Sendable {
         var slowSkips = 0
         /// Requests left that take a worker after a long answer, unless their page fits.
         var longSkips = 0
+        /// No answer read on the batcher has been short since the statement
+        /// was described, or since one was long.
+        var mayBeLong = true
+        /// A request tries the batcher while `mayBeLong`.
+        var isProbing = false
     }
 
     private let entries = Locked<[String: Entry]>([:])
@@ -90,7 +100,11 @@ final class ShortLists: Sendable {
                 entries[sql] = entry
                 return .worker
             }
-            return .batcher(rowLimit: entry.rowLimit, statement: entry.statement)
+            guard entry.mayBeLong else { return .batcher(rowLimit: entry.rowLimit, statement: entry.statement) }
+            if entry.isProbing { return .worker }
+            entry.isProbing = true
+            entries[sql] = entry
+            return .batcher(rowLimit: entry.rowLimit, statement: entry.statement, probe: true)
         }
     }
 
@@ -111,9 +125,20 @@ final class ShortLists: Sendable {
         entries.withLock { entries in entries[sql]?.slowSkips = Self.skipsAfterSlow }
     }
 
-    /// `sql` had more rows than the batcher reads: the next requests whose page may too take a worker.
-    func answeredLong(_ sql: String) {
-        entries.withLock { entries in entries[sql]?.longSkips = Self.skipsAfterLong }
+    /// `sql`'s answer on the batcher came, for a request whose page may
+    /// have more rows than the batcher reads or for a probe: `long` if it
+    /// had (the next requests whose page may too take a worker); `nil` if
+    /// it failed (the next request tries again).
+    func answered(_ sql: String, long: Bool?) {
+        entries.withLock { entries in
+            guard var entry = entries[sql] else { return }
+            entry.isProbing = false
+            if let long {
+                entry.mayBeLong = long
+                if long { entry.longSkips = Self.skipsAfterLong }
+            }
+            entries[sql] = entry
+        }
     }
 
     /// Whether `error`, from a statement's description, says that its SQL
@@ -154,11 +179,11 @@ extension Query {
         case .unknown:
             describeShortList(page: page, runner: runner, request: request, access: access, pool: pool)
             return nil
-        case .batcher(let rowLimit, let statement):
+        case .batcher(let rowLimit, let statement, let probe):
             return HTTPResponse.later { promise in
                 shortList(
-                    page: page, statement: statement, rowLimit: rowLimit, runner: runner, request: request, access: access, pool: pool,
-                    promise: promise)
+                    page: page, statement: statement, rowLimit: rowLimit, probe: probe, runner: runner, request: request,
+                    access: access, pool: pool, promise: promise)
             }
         }
     }
@@ -186,8 +211,8 @@ extension Query {
     /// On the request's event loop: `page` read on `pool`'s batcher, at
     /// most `rowLimit` rows, else streamed on a worker.
     private func shortList(
-        page: ListPage, statement: String, rowLimit: Int, runner: QueryRunner, request: RoutedRequest, access: Access,
-        pool: ConnectionPool, promise: ResponsePromise
+        page: ListPage, statement: String, rowLimit: Int, probe: Bool, runner: QueryRunner, request: RoutedRequest,
+        access: Access, pool: ConnectionPool, promise: ResponsePromise
     ) {
         func onWorker() {
             promise.succeed(HTTPResponse.blocking { response(onWorker: runner, request: request, access: access, pool: pool) })
@@ -196,6 +221,7 @@ extension Query {
         do {
             batcher = try pool.batcher(on: request.request.eventLoop)
         } catch {
+            if probe { runner.shortLists.answered(page.sql, long: nil) }
             return onWorker()
         }
         let submitted = ContinuousClock.now
@@ -210,15 +236,17 @@ extension Query {
                     let current = ShortLists.rowLimit(describedBy: answer)
                     if current != rowLimit { runner.shortLists.learn(page.sql, rowLimit: current, statement: statement) }
                     guard answer.rowCount <= min(rowLimit, current) else {
-                        runner.shortLists.answeredLong(page.sql)
+                        runner.shortLists.answered(page.sql, long: true)
                         return onWorker()
                     }
+                    if probe { runner.shortLists.answered(page.sql, long: false) }
                     promise.succeed(Self.shortListResponse(answer, statement: prepared, page: page, runner: runner, request: request))
                 case .failure(let error) where runner.readsAgain(after: error, on: pool):
                     shortList(
-                        page: page, statement: statement, rowLimit: rowLimit, runner: runner, request: request, access: access,
-                        pool: runner.pool, promise: promise)
+                        page: page, statement: statement, rowLimit: rowLimit, probe: probe, runner: runner, request: request,
+                        access: access, pool: runner.pool, promise: promise)
                 case .failure:
+                    if probe { runner.shortLists.answered(page.sql, long: nil) }
                     onWorker()
                 }
             })

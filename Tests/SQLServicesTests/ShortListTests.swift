@@ -175,6 +175,41 @@ struct ShortListTests {
         }
     }
 
+    @Test("a list not yet found short is tried on the batcher by one request at a time, the others take workers")
+    func oneTryAtATimeUntilFoundShort() {
+        let lists = ShortLists()
+        let sql = "SELECT id FROM items"
+        func probe(_ decision: ShortLists.Decision) -> Bool? {
+            if case .batcher(_, _, let probe) = decision { return probe }
+            return nil
+        }
+        #expect(probe(lists.decision(for: sql, pageLimit: nil)) == nil, "unknown: its description is read first")
+        lists.learn(sql, rowLimit: 10, statement: "short")
+        #expect(probe(lists.decision(for: sql, pageLimit: nil)) == true, "the first try")
+        #expect(probe(lists.decision(for: sql, pageLimit: nil)) == nil, "a worker while it is under way")
+        lists.answered(sql, long: false)
+        // Found short: every caller takes the batcher at once.
+        #expect(probe(lists.decision(for: sql, pageLimit: nil)) == false)
+        #expect(probe(lists.decision(for: sql, pageLimit: nil)) == false)
+        for round in 1...2 {
+            lists.answered(sql, long: true)
+            for _ in 0..<ShortLists.skipsAfterLong {
+                #expect(probe(lists.decision(for: sql, pageLimit: nil)) == nil, "round \(round): skipped after a long answer")
+            }
+            #expect(probe(lists.decision(for: sql, pageLimit: 5)) == false, "a page that fits takes the batcher")
+            #expect(probe(lists.decision(for: sql, pageLimit: nil)) == true, "round \(round): one try")
+            for _ in 0..<20 {
+                #expect(probe(lists.decision(for: sql, pageLimit: nil)) == nil, "round \(round): a worker while the try is under way")
+            }
+        }
+        // A failed try lets the next request try; a short answer ends the tries.
+        lists.answered(sql, long: nil)
+        #expect(probe(lists.decision(for: sql, pageLimit: nil)) == true)
+        lists.answered(sql, long: false)
+        #expect(probe(lists.decision(for: sql, pageLimit: nil)) == false)
+        #expect(probe(lists.decision(for: sql, pageLimit: nil)) == false)
+    }
+
     @Test("a list whose answer was slow holds up no reads pipelined behind it: its next requests take a worker")
     func slowListsGoToWorkers() throws {
         let served = try Served()
