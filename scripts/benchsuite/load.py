@@ -4,7 +4,7 @@ rounds (paired_load, which 10 and 12 use too)."""
 
 import statistics
 
-from .processes import SQL_REST, SQL_REST_COMMAND, Server, measured, pgbench, wrk
+from .processes import SQL_REST_COMMAND, SQL_REST_FILTERS_COMMAND, Server, measured, pgbench, wrk
 from .results import mb, paired_verdict
 
 
@@ -82,11 +82,12 @@ def load_scenario(args, results, log, title, target_ratio, wrk_script, wrk_args,
 
 def baseline_server(args, log, command):
     """The same service from the baseline's build: `--baseline` for
-    employees-server, `--baseline-sql-rest` for a sql-rest command; None
-    when that build was not given."""
+    employees-server, `--baseline-sql-rest` for scenario 11's sql-rest (the
+    other sql-rest scenarios serve what an older build may not); None when
+    that build was not given."""
     if command is None:
         return Server(log, args.baseline) if args.baseline else None
-    if command[0] == SQL_REST and args.baseline_sql_rest:
+    if command == SQL_REST_FILTERS_COMMAND and args.baseline_sql_rest:
         return Server(log, command=[args.baseline_sql_rest] + command[1:])
     return None
 
