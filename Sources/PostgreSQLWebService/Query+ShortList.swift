@@ -41,6 +41,15 @@ final class ShortLists: Sendable {
     static let slow: Duration = .seconds(1)
     static let skipsAfterSlow = 1_000
     static let skipsAfterLong = 100
+    /// A try not answered by then is taken for lost (its response dropped
+    /// before it started, its job lost with a stopping loop), and the next
+    /// request tries again: a lost try must not keep the statement off the
+    /// batcher for good.
+    let tryLifetime: Duration
+
+    init(tryLifetime: Duration = .seconds(10)) {
+        self.tryLifetime = tryLifetime
+    }
     /// Statements remembered; past it, the memory is emptied (SQL built per
     /// request from filters may have many shapes).
     static let capacity = 1_000
@@ -72,8 +81,8 @@ final class ShortLists: Sendable {
         /// No answer read on the batcher has been short since the statement
         /// was described, or since one was long.
         var mayBeLong = true
-        /// A request tries the batcher while `mayBeLong`.
-        var isProbing = false
+        /// When the request trying the batcher while `mayBeLong` was sent there.
+        var tryStarted: ContinuousClock.Instant?
     }
 
     private let entries = Locked<[String: Entry]>([:])
@@ -101,8 +110,9 @@ final class ShortLists: Sendable {
                 return .worker
             }
             guard entry.mayBeLong else { return .batcher(rowLimit: entry.rowLimit, statement: entry.statement) }
-            if entry.isProbing { return .worker }
-            entry.isProbing = true
+            let now = ContinuousClock.now
+            if let started = entry.tryStarted, now - started < tryLifetime { return .worker }
+            entry.tryStarted = now
             entries[sql] = entry
             return .batcher(rowLimit: entry.rowLimit, statement: entry.statement, probe: true)
         }
@@ -132,7 +142,7 @@ final class ShortLists: Sendable {
     func answered(_ sql: String, long: Bool?) {
         entries.withLock { entries in
             guard var entry = entries[sql] else { return }
-            entry.isProbing = false
+            entry.tryStarted = nil
             if let long {
                 entry.mayBeLong = long
                 if long { entry.longSkips = Self.skipsAfterLong }
@@ -234,12 +244,13 @@ extension Query {
                 case .success((let answer, let prepared)):
                     // The columns' types may have changed since the description (a column made `text`).
                     let current = ShortLists.rowLimit(describedBy: answer)
-                    if current != rowLimit { runner.shortLists.learn(page.sql, rowLimit: current, statement: statement) }
+                    let relearned = current != rowLimit
+                    if relearned { runner.shortLists.learn(page.sql, rowLimit: current, statement: statement) }
                     guard answer.rowCount <= min(rowLimit, current) else {
                         runner.shortLists.answered(page.sql, long: true)
                         return onWorker()
                     }
-                    if probe { runner.shortLists.answered(page.sql, long: false) }
+                    if probe || relearned { runner.shortLists.answered(page.sql, long: false) }
                     promise.succeed(Self.shortListResponse(answer, statement: prepared, page: page, runner: runner, request: request))
                 case .failure(let error) where runner.readsAgain(after: error, on: pool):
                     shortList(

@@ -179,35 +179,43 @@ struct ShortListTests {
     func oneTryAtATimeUntilFoundShort() {
         let lists = ShortLists()
         let sql = "SELECT id FROM items"
-        func probe(_ decision: ShortLists.Decision) -> Bool? {
-            if case .batcher(_, _, let probe) = decision { return probe }
-            return nil
+        func way(_ decision: ShortLists.Decision) -> String {
+            switch decision {
+            case .unknown: "unknown"
+            case .worker: "worker"
+            case .batcher(_, _, let probe): probe ? "try" : "batcher"
+            }
         }
-        #expect(probe(lists.decision(for: sql, pageLimit: nil)) == nil, "unknown: its description is read first")
+        #expect(way(lists.decision(for: sql, pageLimit: nil)) == "unknown", "its description is read first")
+        #expect(way(lists.decision(for: sql, pageLimit: nil)) == "worker", "while it is read")
         lists.learn(sql, rowLimit: 10, statement: "short")
-        #expect(probe(lists.decision(for: sql, pageLimit: nil)) == true, "the first try")
-        #expect(probe(lists.decision(for: sql, pageLimit: nil)) == nil, "a worker while it is under way")
+        #expect(way(lists.decision(for: sql, pageLimit: nil)) == "try")
+        #expect(way(lists.decision(for: sql, pageLimit: nil)) == "worker", "a worker while the try is under way")
+        #expect(way(lists.decision(for: sql, pageLimit: 5)) == "batcher", "a page that fits takes the batcher meanwhile")
         lists.answered(sql, long: false)
         // Found short: every caller takes the batcher at once.
-        #expect(probe(lists.decision(for: sql, pageLimit: nil)) == false)
-        #expect(probe(lists.decision(for: sql, pageLimit: nil)) == false)
+        #expect(way(lists.decision(for: sql, pageLimit: nil)) == "batcher")
+        #expect(way(lists.decision(for: sql, pageLimit: nil)) == "batcher")
         for round in 1...2 {
             lists.answered(sql, long: true)
             for _ in 0..<ShortLists.skipsAfterLong {
-                #expect(probe(lists.decision(for: sql, pageLimit: nil)) == nil, "round \(round): skipped after a long answer")
+                #expect(way(lists.decision(for: sql, pageLimit: nil)) == "worker", "round \(round): skipped after a long answer")
             }
-            #expect(probe(lists.decision(for: sql, pageLimit: 5)) == false, "a page that fits takes the batcher")
-            #expect(probe(lists.decision(for: sql, pageLimit: nil)) == true, "round \(round): one try")
+            #expect(way(lists.decision(for: sql, pageLimit: 5)) == "batcher", "a page that fits takes the batcher")
+            #expect(way(lists.decision(for: sql, pageLimit: nil)) == "try", "round \(round): one try")
             for _ in 0..<20 {
-                #expect(probe(lists.decision(for: sql, pageLimit: nil)) == nil, "round \(round): a worker while the try is under way")
+                #expect(way(lists.decision(for: sql, pageLimit: nil)) == "worker", "round \(round): a worker while the try is under way")
             }
         }
-        // A failed try lets the next request try; a short answer ends the tries.
+        // A failed try lets the next request try; so does one never answered, once it is old.
         lists.answered(sql, long: nil)
-        #expect(probe(lists.decision(for: sql, pageLimit: nil)) == true)
-        lists.answered(sql, long: false)
-        #expect(probe(lists.decision(for: sql, pageLimit: nil)) == false)
-        #expect(probe(lists.decision(for: sql, pageLimit: nil)) == false)
+        #expect(way(lists.decision(for: sql, pageLimit: nil)) == "try")
+        let lost = ShortLists(tryLifetime: .milliseconds(50))
+        lost.learn(sql, rowLimit: 10, statement: "short")
+        #expect(way(lost.decision(for: sql, pageLimit: nil)) == "try")
+        #expect(way(lost.decision(for: sql, pageLimit: nil)) == "worker")
+        usleep(80_000)
+        #expect(way(lost.decision(for: sql, pageLimit: nil)) == "try", "a try never answered is taken for lost")
     }
 
     @Test("a list whose answer was slow holds up no reads pipelined behind it: its next requests take a worker")
