@@ -224,15 +224,18 @@ extension Query {
         page: ListPage, statement: String, rowLimit: Int, probe: Bool, runner: QueryRunner, request: RoutedRequest,
         access: Access, pool: ConnectionPool, promise: ResponsePromise
     ) {
-        func onWorker() {
+        // Streamed on a worker after all. `long`: the batcher found more
+        // rows than it reads; `nil`: it found nothing (it failed or was not
+        // reached), which ends a try without a verdict.
+        func onWorker(long: Bool?) {
+            if probe || long == true { runner.shortLists.answered(page.sql, long: long) }
             promise.succeed(HTTPResponse.blocking { response(onWorker: runner, request: request, access: access, pool: pool) })
         }
         let batcher: StatementBatcher
         do {
             batcher = try pool.batcher(on: request.request.eventLoop)
         } catch {
-            if probe { runner.shortLists.answered(page.sql, long: nil) }
-            return onWorker()
+            return onWorker(long: nil)
         }
         let submitted = ContinuousClock.now
         // One row more than the limit tells a list that has more.
@@ -246,10 +249,7 @@ extension Query {
                     let current = ShortLists.rowLimit(describedBy: answer)
                     let relearned = current != rowLimit
                     if relearned { runner.shortLists.learn(page.sql, rowLimit: current, statement: statement) }
-                    guard answer.rowCount <= min(rowLimit, current) else {
-                        runner.shortLists.answered(page.sql, long: true)
-                        return onWorker()
-                    }
+                    guard answer.rowCount <= min(rowLimit, current) else { return onWorker(long: true) }
                     if probe || relearned { runner.shortLists.answered(page.sql, long: false) }
                     promise.succeed(Self.shortListResponse(answer, statement: prepared, page: page, runner: runner, request: request))
                 case .failure(let error) where runner.readsAgain(after: error, on: pool):
@@ -257,8 +257,7 @@ extension Query {
                         page: page, statement: statement, rowLimit: rowLimit, probe: probe, runner: runner, request: request,
                         access: access, pool: runner.pool, promise: promise)
                 case .failure:
-                    if probe { runner.shortLists.answered(page.sql, long: nil) }
-                    onWorker()
+                    onWorker(long: nil)
                 }
             })
     }
