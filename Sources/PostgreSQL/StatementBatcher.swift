@@ -187,8 +187,9 @@ package final class StatementBatcher {
         }
     }
 
-    /// Fails what is in flight and waiting, and closes the connections; a
-    /// job submitted afterwards opens new ones. On the loop.
+    /// Fails what is in flight, waiting and handed in from other threads
+    /// (whose hand-over a stopping loop may never run), and closes the
+    /// connections; a job submitted afterwards opens new ones. On the loop.
     package func shutDown() {
         generation += 1
         for slot in slots.indices {
@@ -198,9 +199,9 @@ package final class StatementBatcher {
             case .closed: break
             }
         }
-        let jobs = waiting
+        let jobs = waiting.map(\.job) + takeIncoming()
         waiting = []
-        for job in jobs { job.job.completion(.failure(Self.closedError)) }
+        for job in jobs { job.completion(.failure(Self.closedError)) }
     }
 
     /// At the end of every pass: jobs kept waiting too long, or sent behind

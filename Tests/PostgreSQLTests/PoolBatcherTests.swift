@@ -264,6 +264,26 @@ import Testing
         }
     }
 
+    /// A loop that stops answers every job handed to its batcher, those
+    /// whose hand-over it never ran included: none is left without an answer.
+    @Test func everyJobIsAnsweredWhenItsLoopStops() throws {
+        let pool = TestDatabase.pool(size: 1)
+        defer { pool.close() }
+        let loop = try EventLoop(name: "test-stopping-loop")
+        let warm = Done()
+        Self.start(Self.object("SELECT 1 AS id"), on: pool, loop: loop, readOnly: true) { warm.put($0) }
+        _ = try warm.wait().get()
+        let answered = Atomic<Int>(0)
+        let total = 200
+        for index in 0..<total {
+            Self.start(Self.object("SELECT :n::int AS id", ["n": index]), on: pool, loop: loop, readOnly: true) { _ in
+                answered.add(1, ordering: .relaxed)
+            }
+        }
+        loop.stop()
+        Self.expectAllDone(answered, total: total)
+    }
+
     /// Closing the pool fails what is in flight; the next caller starts the loop again.
     @Test func theLoopStartsAgainAfterThePoolCloses() throws {
         let pool = TestDatabase.pool(size: 1)
