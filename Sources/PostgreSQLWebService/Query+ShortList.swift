@@ -2,6 +2,7 @@ import HTTPServer
 import JSONStreaming
 import Locking
 import PostgreSQL
+import Synchronization
 import WebService
 
 // MARK: - Short lists, answered whole from the event loop's batcher
@@ -63,10 +64,17 @@ final class ShortLists: Sendable {
         /// Streamed on a worker.
         case worker
         /// Read whole on the batcher by `statement` (the list's SQL cut by
-        /// `:shortLimit`), when it has at most this many rows; `probe`: the
-        /// one try of a statement not yet found short, ended by
-        /// ``answered(_:long:)``.
-        case batcher(rowLimit: Int, statement: String, probe: Bool = false)
+        /// `:shortLimit`), when it has at most this many rows; `attempt`:
+        /// the one try of a statement not yet found short, ended by
+        /// ``answered(_:long:attempt:)``.
+        case batcher(rowLimit: Int, statement: String, attempt: Attempt? = nil)
+    }
+
+    /// One try of a statement not yet found short. Only its own answer
+    /// ends it: an answer to a try from before the statement was learned
+    /// again (or forgotten with the others) leaves a newer try running.
+    struct Attempt: Equatable, Sendable {
+        fileprivate let number: UInt64
     }
 
     private struct Entry {
@@ -81,11 +89,12 @@ final class ShortLists: Sendable {
         /// No answer read on the batcher has been short since the statement
         /// was described, or since one was long.
         var mayBeLong = true
-        /// When the request trying the batcher while `mayBeLong` was sent there.
-        var tryStarted: ContinuousClock.Instant?
+        /// The try under way while `mayBeLong`, and when it was sent to the batcher.
+        var attempt: (Attempt, started: ContinuousClock.Instant)?
     }
 
     private let entries = Locked<[String: Entry]>([:])
+    private let attempts = Atomic<UInt64>(0)
 
     /// How the list statement `sql`, whose page has at most `pageLimit`
     /// rows (`nil`: no limit), is answered now.
@@ -111,10 +120,11 @@ final class ShortLists: Sendable {
             }
             guard entry.mayBeLong else { return .batcher(rowLimit: entry.rowLimit, statement: entry.statement) }
             let now = ContinuousClock.now
-            if let started = entry.tryStarted, now - started < tryLifetime { return .worker }
-            entry.tryStarted = now
+            if let (_, started) = entry.attempt, now - started < tryLifetime { return .worker }
+            let attempt = Attempt(number: attempts.add(1, ordering: .relaxed).newValue)
+            entry.attempt = (attempt, now)
             entries[sql] = entry
-            return .batcher(rowLimit: entry.rowLimit, statement: entry.statement, probe: true)
+            return .batcher(rowLimit: entry.rowLimit, statement: entry.statement, attempt: attempt)
         }
     }
 
@@ -136,13 +146,21 @@ final class ShortLists: Sendable {
     }
 
     /// `sql`'s answer on the batcher came, for a request whose page may
-    /// have more rows than the batcher reads or for a probe: `long` if it
-    /// had (the next requests whose page may too take a worker); `nil` if
-    /// it failed (the next request tries again).
-    func answered(_ sql: String, long: Bool?) {
+    /// have more rows than the batcher reads or for `attempt`: `long` if
+    /// it had (the next requests whose page may too take a worker); `nil`
+    /// if it failed (the next request tries again). The answer to an
+    /// attempt other than the one under way leaves that one running, and
+    /// counts only if long.
+    func answered(_ sql: String, long: Bool?, attempt: Attempt? = nil) {
         entries.withLock { entries in
             guard var entry = entries[sql] else { return }
-            entry.tryStarted = nil
+            if let attempt {
+                if entry.attempt?.0 == attempt {
+                    entry.attempt = nil
+                } else if long != true {
+                    return
+                }
+            }
             if let long {
                 entry.mayBeLong = long
                 if long { entry.longSkips = Self.skipsAfterLong }
@@ -189,10 +207,10 @@ extension Query {
         case .unknown:
             describeShortList(page: page, runner: runner, request: request, access: access, pool: pool)
             return nil
-        case .batcher(let rowLimit, let statement, let probe):
+        case .batcher(let rowLimit, let statement, let attempt):
             return HTTPResponse.later { promise in
                 shortList(
-                    page: page, statement: statement, rowLimit: rowLimit, probe: probe, runner: runner, request: request,
+                    page: page, statement: statement, rowLimit: rowLimit, attempt: attempt, runner: runner, request: request,
                     access: access, pool: pool, promise: promise)
             }
         }
@@ -221,14 +239,14 @@ extension Query {
     /// On the request's event loop: `page` read on `pool`'s batcher, at
     /// most `rowLimit` rows, else streamed on a worker.
     private func shortList(
-        page: ListPage, statement: String, rowLimit: Int, probe: Bool, runner: QueryRunner, request: RoutedRequest,
-        access: Access, pool: ConnectionPool, promise: ResponsePromise
+        page: ListPage, statement: String, rowLimit: Int, attempt: ShortLists.Attempt?, runner: QueryRunner,
+        request: RoutedRequest, access: Access, pool: ConnectionPool, promise: ResponsePromise
     ) {
         // Streamed on a worker after all. `long`: the batcher found more
         // rows than it reads; `nil`: it found nothing (it failed or was not
         // reached), which ends a try without a verdict.
         func onWorker(long: Bool?) {
-            if probe || long == true { runner.shortLists.answered(page.sql, long: long) }
+            if attempt != nil || long == true { runner.shortLists.answered(page.sql, long: long, attempt: attempt) }
             promise.succeed(HTTPResponse.blocking { response(onWorker: runner, request: request, access: access, pool: pool) })
         }
         let batcher: StatementBatcher
@@ -250,12 +268,15 @@ extension Query {
                     let relearned = current != rowLimit
                     if relearned { runner.shortLists.learn(page.sql, rowLimit: current, statement: statement) }
                     guard answer.rowCount <= min(rowLimit, current) else { return onWorker(long: true) }
-                    if probe || relearned { runner.shortLists.answered(page.sql, long: false) }
+                    // Learned again, the entry has no try under way: the answer is short for the new types.
+                    if attempt != nil || relearned {
+                        runner.shortLists.answered(page.sql, long: false, attempt: relearned ? nil : attempt)
+                    }
                     promise.succeed(Self.shortListResponse(answer, statement: prepared, page: page, runner: runner, request: request))
                 case .failure(let error) where runner.readsAgain(after: error, on: pool):
                     shortList(
-                        page: page, statement: statement, rowLimit: rowLimit, probe: probe, runner: runner, request: request,
-                        access: access, pool: runner.pool, promise: promise)
+                        page: page, statement: statement, rowLimit: rowLimit, attempt: attempt, runner: runner,
+                        request: request, access: access, pool: runner.pool, promise: promise)
                 case .failure:
                     onWorker(long: nil)
                 }

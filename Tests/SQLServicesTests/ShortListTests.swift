@@ -183,33 +183,47 @@ struct ShortListTests {
             switch decision {
             case .unknown: "unknown"
             case .worker: "worker"
-            case .batcher(_, _, let probe): probe ? "try" : "batcher"
+            case .batcher(_, _, let attempt): attempt != nil ? "try" : "batcher"
             }
+        }
+        /// The try `decision` starts, which the test then answers.
+        func attempt(_ decision: ShortLists.Decision) -> ShortLists.Attempt? {
+            if case .batcher(_, _, let attempt?) = decision { return attempt }
+            Issue.record("not a try: \(way(decision))")
+            return nil
         }
         #expect(way(lists.decision(for: sql, pageLimit: nil)) == "unknown", "its description is read first")
         #expect(way(lists.decision(for: sql, pageLimit: nil)) == "worker", "while it is read")
         lists.learn(sql, rowLimit: 10, statement: "short")
-        #expect(way(lists.decision(for: sql, pageLimit: nil)) == "try")
+        let first = attempt(lists.decision(for: sql, pageLimit: nil))
         #expect(way(lists.decision(for: sql, pageLimit: nil)) == "worker", "a worker while the try is under way")
         #expect(way(lists.decision(for: sql, pageLimit: 5)) == "batcher", "a page that fits takes the batcher meanwhile")
-        lists.answered(sql, long: false)
+        lists.answered(sql, long: false, attempt: first)
         // Found short: every caller takes the batcher at once.
         #expect(way(lists.decision(for: sql, pageLimit: nil)) == "batcher")
         #expect(way(lists.decision(for: sql, pageLimit: nil)) == "batcher")
+        var last: ShortLists.Attempt?
         for round in 1...2 {
-            lists.answered(sql, long: true)
+            // Round 1: a request read on the batcher finds it long; round 2: the try does.
+            lists.answered(sql, long: true, attempt: last)
             for _ in 0..<ShortLists.skipsAfterLong {
                 #expect(way(lists.decision(for: sql, pageLimit: nil)) == "worker", "round \(round): skipped after a long answer")
             }
             #expect(way(lists.decision(for: sql, pageLimit: 5)) == "batcher", "a page that fits takes the batcher")
-            #expect(way(lists.decision(for: sql, pageLimit: nil)) == "try", "round \(round): one try")
+            last = attempt(lists.decision(for: sql, pageLimit: nil))
             for _ in 0..<20 {
                 #expect(way(lists.decision(for: sql, pageLimit: nil)) == "worker", "round \(round): a worker while the try is under way")
             }
         }
         // A failed try lets the next request try; so does one never answered, once it is old.
-        lists.answered(sql, long: nil)
-        #expect(way(lists.decision(for: sql, pageLimit: nil)) == "try")
+        lists.answered(sql, long: nil, attempt: last)
+        let current = attempt(lists.decision(for: sql, pageLimit: nil))
+        // An answer to an older try leaves the one under way running, short or failed.
+        lists.answered(sql, long: false, attempt: first)
+        lists.answered(sql, long: nil, attempt: last)
+        #expect(way(lists.decision(for: sql, pageLimit: nil)) == "worker", "a stale answer ends no try")
+        lists.answered(sql, long: false, attempt: current)
+        #expect(way(lists.decision(for: sql, pageLimit: nil)) == "batcher")
         let lost = ShortLists(tryLifetime: .milliseconds(50))
         lost.learn(sql, rowLimit: 10, statement: "short")
         #expect(way(lost.decision(for: sql, pageLimit: nil)) == "try")
