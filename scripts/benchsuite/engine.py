@@ -87,13 +87,41 @@ def crowded_rounds(args, results, log, title, variants):
 def patches_scenario(args, results, log):
     """libmicrohttpd's patches (12): scenarios 1, 2, 3 and 7 on servers with
     every patch, with none, and with every patch but one, in the same
-    rounds. A patch's gain in a scenario is what leaving it out loses: the
-    median of the per-round ratios for load, the mean wall time and the
-    peak (or crowded) RSS for the rest."""
+    rounds, `--repeat` times in a row. A patch's gain in a scenario is what
+    leaving it out loses: the median of the per-round ratios for load, the
+    median wall time and the peak (or crowded) RSS for the rest. Each
+    patch is judged by the rule of BENCHMARKS.md over the runs: each
+    figure's median over them, then the median and the worst of those."""
     title = "12. libmicrohttpd's patches"
     print(title, flush=True)
+    runs = []
+    for number in range(1, args.repeat + 1):
+        if args.repeat == 1:
+            runs.append(measure_patches(args, results, log, title, "12."))
+        else:
+            runs.append(measure_patches(args, results, log, f"{title}, run {number} of {args.repeat}", f"12. run {number}:"))
+    over = "" if args.repeat == 1 else f" (medians over {args.repeat} runs)"
+    for patch in PATCHES:
+        names = [where for where, _ in runs[0][patch]]
+        medians = [(where, statistics.median(run[patch][index][1] for run in runs)) for index, where in enumerate(names)]
+        figures = ", ".join(f"{where} {percent(ratio)}" for where, ratio in medians) + over
+        typical = statistics.median(ratio for _, ratio in medians)
+        worst = min(ratio for _, ratio in medians)
+        if patch in FUNCTION_PATCHES:
+            results.add(f"12. {patch} (problem documents for libmicrohttpd's refusals): what it costs", figures,
+                        "every patch but it", f"{typical:.2f}", "costs < 3 % (median of the scenarios)", typical > 0.97)
+        else:
+            # The rule a patch is kept by (BENCHMARKS.md): over three runs (--repeat 3).
+            results.add(f"12. {patch}: what it buys", figures, "every patch but it", f"{typical:.2f}",
+                        ">= 3 % (median of the scenarios), none below -3 %", typical >= 1.03 and worst >= 0.97)
+
+
+def measure_patches(args, results, log, title, prefix):
+    """One run of scenario 12, its notes under `title` and its rows under
+    `prefix`: for each patch, its gain (the ratio of "on" to "without it";
+    > 1 is a gain) in each of its six figures, as (figure, ratio) pairs."""
     variants = patch_variants()
-    gains = {patch: [] for patch in PATCHES}  # (scenario, ratio of on to without it; > 1 is a gain)
+    gains = {patch: [] for patch in PATCHES}
 
     for label, wrk_args in (("1", []), ("2", ["?details=titles&details=salaries"])):
         servers = {name: Server(log, options=["--mhd-patches", value]) for name, value in variants.items()}
@@ -101,7 +129,7 @@ def patches_scenario(args, results, log):
             server.wait_until_serving()
         means, _, non_2xx, rates = paired_load(args, results, log, f"{title}, scenario {label}", servers, wrk_args)
         ratio = median_ratio(rates["on"], rates["off"])
-        results.add(f"12. scenario {label} with the patches against without", f"{means['on']:,.0f} req/s (on)",
+        results.add(f"{prefix} scenario {label} with the patches against without", f"{means['on']:,.0f} req/s (on)",
                     f"{means['off']:,.0f} req/s (off)", f"{ratio:.2f}", "measured, 0 non-2xx", non_2xx == 0)
         for patch in PATCHES:
             gains[patch].append((f"{label} req/s", median_ratio(rates["on"], rates[f"without {patch}"])))
@@ -115,9 +143,9 @@ def patches_scenario(args, results, log):
     for server in servers.values():
         server.stop()
     wall = {name: statistics.median(values) for name, values in walls.items()}
-    results.add("12. scenario 3 with the patches against without: wall time", f"{wall['on']:.2f} s (on)",
+    results.add(f"{prefix} scenario 3 with the patches against without: wall time", f"{wall['on']:.2f} s (on)",
                 f"{wall['off']:.2f} s (off)", f"{wall['on'] / wall['off']:.2f}", "measured", True)
-    results.add("12. scenario 3 with the patches against without: peak RSS", f"{mb(peaks['on']):.1f} MB (on)",
+    results.add(f"{prefix} scenario 3 with the patches against without: peak RSS", f"{mb(peaks['on']):.1f} MB (on)",
                 f"{mb(peaks['off']):.1f} MB (off)", f"{peaks['on'] / peaks['off']:.2f}", "measured", True)
     for patch in PATCHES:
         gains[patch].append(("3 wall", wall[f"without {patch}"] / wall["on"]))
@@ -125,28 +153,16 @@ def patches_scenario(args, results, log):
 
     rates, rss = crowded_rounds(args, results, log, f"{title}, scenario 7", variants)
     crowded = {name: statistics.mean(values) for name, values in rss.items()}
-    results.add("12. scenario 7 with the patches against without: throughput",
+    results.add(f"{prefix} scenario 7 with the patches against without: throughput",
                 f"{statistics.mean(rates['on']):,.0f} req/s (on)", f"{statistics.mean(rates['off']):,.0f} req/s (off)",
                 f"{median_ratio(rates['on'], rates['off']):.2f}", "measured, 0 errors", True)
-    results.add("12. scenario 7 with the patches against without: RSS with the idle connections",
+    results.add(f"{prefix} scenario 7 with the patches against without: RSS with the idle connections",
                 f"{mb(crowded['on']):.1f} MB (on)", f"{mb(crowded['off']):.1f} MB (off)",
                 f"{crowded['on'] / crowded['off']:.2f}", "measured", True)
     for patch in PATCHES:
         gains[patch].append(("7 req/s", median_ratio(rates["on"], rates[f"without {patch}"])))
         gains[patch].append(("7 RSS", crowded[f"without {patch}"] / crowded["on"]))
-
-    for patch in PATCHES:
-        figures = ", ".join(f"{where} {percent(ratio)}" for where, ratio in gains[patch])
-        typical = statistics.median(ratio for _, ratio in gains[patch])
-        worst = min(ratio for _, ratio in gains[patch])
-        if patch in FUNCTION_PATCHES:
-            results.add(f"12. {patch} (problem documents for libmicrohttpd's refusals): what it costs", figures,
-                        "every patch but it", f"{typical:.2f}", "costs < 3 % (median of the scenarios)", typical > 0.97)
-        else:
-            # The rule a patch is kept by (BENCHMARKS.md), here for one run;
-            # the decision takes each figure's median over three runs.
-            results.add(f"12. {patch}: what it buys", figures, "every patch but it", f"{typical:.2f}",
-                        ">= 3 % (median of the scenarios), none below -3 %", typical >= 1.03 and worst >= 0.97)
+    return gains
 
 
 def rows_scenario(args, results, log):
