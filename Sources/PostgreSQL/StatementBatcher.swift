@@ -147,12 +147,34 @@ package final class StatementBatcher {
         incomingLock.unlock()
         guard mustHandOver else { return }
         let pipeline = LoopConfined(self)
+        let handOver = HandOver(self)
         let handed = loop.execute {
+            handOver.ran = true
             let jobs = pipeline.value.takeIncoming()
             for job in jobs { pipeline.value.enqueue(job) }
         }
         if !handed {
             for job in takeIncoming() { job.completion(.failure(Self.closedError)) }
+        }
+    }
+
+    /// Fails the jobs handed in when the loop drops the task that was to
+    /// take them (it stopped before the task's turn, perhaps before this
+    /// batcher's first job registered its stop hook): the dropped task is
+    /// released without having run.
+    private final class HandOver: @unchecked Sendable {
+        // `@unchecked Sendable`: `ran` is set by the task on the loop's
+        // thread, and read when the task is released, after it or instead of it.
+        let batcher: StatementBatcher
+        var ran = false
+
+        init(_ batcher: StatementBatcher) {
+            self.batcher = batcher
+        }
+
+        deinit {
+            guard !ran else { return }
+            for job in batcher.takeIncoming() { job.completion(.failure(StatementBatcher.closedError)) }
         }
     }
 

@@ -265,14 +265,17 @@ import Testing
     }
 
     /// A loop that stops answers every job handed to its batcher, those
-    /// whose hand-over it never ran included: none is left without an answer.
-    @Test func everyJobIsAnsweredWhenItsLoopStops() throws {
+    /// whose hand-over it never ran included: none is left without an
+    /// answer, whether the batcher had run a job before (`warm`) or not.
+    @Test(arguments: [true, false]) func everyJobIsAnsweredWhenItsLoopStops(warm: Bool) throws {
         let pool = TestDatabase.pool(size: 1)
         defer { pool.close() }
         let loop = try EventLoop(name: "test-stopping-loop")
-        let warm = Done()
-        Self.start(Self.object("SELECT 1 AS id"), on: pool, loop: loop, readOnly: true) { warm.put($0) }
-        _ = try warm.wait().get()
+        if warm {
+            let done = Done()
+            Self.start(Self.object("SELECT 1 AS id"), on: pool, loop: loop, readOnly: true) { done.put($0) }
+            _ = try done.wait().get()
+        }
         let answered = Atomic<Int>(0)
         let total = 200
         for index in 0..<total {
