@@ -71,8 +71,9 @@ final class ShortLists: Sendable {
     }
 
     /// One try of a statement not yet found short. Only its own answer
-    /// ends it: an answer to a try from before the statement was learned
-    /// again (or forgotten with the others) leaves a newer try running.
+    /// ends it: the answer to an older try (one taken for lost past
+    /// `tryLifetime`, or from before the statement was learned again or
+    /// forgotten with the others) leaves the newer try running.
     struct Attempt: Equatable, Sendable {
         fileprivate let number: UInt64
     }
@@ -130,8 +131,12 @@ final class ShortLists: Sendable {
 
     /// `sql`'s rows take at most `rowLimit` at once on the batcher (0:
     /// none), read by `statement`.
+    /// A statement learned again keeps the requests it skips after a slow
+    /// answer: its types changed, not its speed.
     func learn(_ sql: String, rowLimit: Int, statement: String = "") {
-        entries.withLock { entries in entries[sql] = Entry(rowLimit: rowLimit, statement: statement) }
+        entries.withLock { entries in
+            entries[sql] = Entry(rowLimit: rowLimit, statement: statement, slowSkips: entries[sql]?.slowSkips ?? 0)
+        }
     }
 
     /// `sql` could not be described (a role without the privilege, say):
@@ -268,7 +273,8 @@ extension Query {
                     let relearned = current != rowLimit
                     if relearned { runner.shortLists.learn(page.sql, rowLimit: current, statement: statement) }
                     guard answer.rowCount <= min(rowLimit, current) else { return onWorker(long: true) }
-                    // Learned again, the entry has no try under way: the answer is short for the new types.
+                    // Learned again, the entry's try (if any) was dropped with it: the answer
+                    // counts as short for the new types, whichever request read it.
                     if attempt != nil || relearned {
                         runner.shortLists.answered(page.sql, long: false, attempt: relearned ? nil : attempt)
                     }
