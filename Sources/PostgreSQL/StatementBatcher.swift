@@ -148,20 +148,17 @@ package final class StatementBatcher {
         guard mustHandOver else { return }
         let pipeline = LoopConfined(self)
         let handOver = HandOver(self)
-        let handed = loop.execute {
+        loop.execute {
             handOver.ran = true
             let jobs = pipeline.value.takeIncoming()
             for job in jobs { pipeline.value.enqueue(job) }
         }
-        if !handed {
-            for job in takeIncoming() { job.completion(.failure(Self.closedError)) }
-        }
     }
 
-    /// Fails the jobs handed in when the loop drops the task that was to
-    /// take them (it stopped before the task's turn, perhaps before this
-    /// batcher's first job registered its stop hook): the dropped task is
-    /// released without having run.
+    /// Fails the jobs handed in when the task that was to take them never
+    /// runs: the loop refused it (it has stopped), or dropped it (it stopped
+    /// before the task's turn, perhaps before this batcher's first job
+    /// registered its stop hook). Either way the task is released unrun.
     private final class HandOver: @unchecked Sendable {
         // `@unchecked Sendable`: `ran` is set by the task on the loop's
         // thread, and read when the task is released, after it or instead of it.
@@ -209,9 +206,10 @@ package final class StatementBatcher {
         }
     }
 
-    /// Fails what is in flight, waiting and handed in from other threads
-    /// (whose hand-over a stopping loop may never run), and closes the
-    /// connections; a job submitted afterwards opens new ones. On the loop.
+    /// Fails what is in flight and waiting, and closes the connections; a
+    /// job submitted afterwards opens new ones (the jobs handed in and not
+    /// yet taken too: `HandOver` fails them if their loop never takes them).
+    /// On the loop.
     package func shutDown() {
         generation += 1
         for slot in slots.indices {
@@ -221,9 +219,9 @@ package final class StatementBatcher {
             case .closed: break
             }
         }
-        let jobs = waiting.map(\.job) + takeIncoming()
+        let jobs = waiting
         waiting = []
-        for job in jobs { job.completion(.failure(Self.closedError)) }
+        for job in jobs { job.job.completion(.failure(Self.closedError)) }
     }
 
     /// At the end of every pass: jobs kept waiting too long, or sent behind
