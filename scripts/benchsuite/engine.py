@@ -94,12 +94,10 @@ def patches_scenario(args, results, log):
     figure's median over them, then the median and the worst of those."""
     title = "12. libmicrohttpd's patches"
     print(title, flush=True)
-    runs = []
-    for number in range(1, args.repeat + 1):
-        if args.repeat == 1:
-            runs.append(measure_patches(args, results, log, title, "12."))
-        else:
-            runs.append(measure_patches(args, results, log, f"{title}, run {number} of {args.repeat}", f"12. run {number}:"))
+    # One run keeps the rows' names of the single-run tables in BENCHMARKS.md.
+    runs = [measure_patches(args, results, log, title, "12.")] if args.repeat == 1 else [
+        measure_patches(args, results, log, f"{title}, run {number} of {args.repeat}", f"12. run {number}:")
+        for number in range(1, args.repeat + 1)]
     over = "" if args.repeat == 1 else f" (medians over {args.repeat} runs)"
     for patch in PATCHES:
         names = [where for where, _ in runs[0][patch]]
