@@ -13,7 +13,10 @@ from .results import mb, paired_verdict
 def load_scenario(args, results, log, title, target_ratio, wrk_script, wrk_args, pgbench_script, defines=(),
                   command=None, ready_path="/employees/10001"):
     """wrk against the service (employees-server, or `command`, serving once
-    `ready_path` answers) and pgbench against the database, in turns.
+    `ready_path` answers) and pgbench against the database, in turns, with
+    the baseline's build when one is given: pgbench, baseline, service in
+    odd rounds, the reverse in even ones, so that none always follows
+    the same one.
 
     Four times the rounds, each a quarter as long (3 s at least), their
     order alternating, as the paired scenarios: the machine's speed moves
@@ -38,15 +41,19 @@ def load_scenario(args, results, log, title, target_ratio, wrk_script, wrk_args,
     for round_number in range(1, 4 * args.rounds + 1):
         def measure_limit():
             return measured(lambda: pgbench(args, pgbench_script, duration, defines), duration)
-        if round_number % 2:
-            limit, limit_cpu = measure_limit()
-        if baseline:
+        def measure_baseline():
             old = wrk(args, f"http://127.0.0.1:{baseline.port}", wrk_script, wrk_args, duration)
             baselines.append(old)
             results.note(f"{title}, round {round_number}, baseline: {old.requests_per_second:,.0f} req/s "
                          f"(p50 {old.p50_ms:.2f} ms, p99 {old.p99_ms:.2f} ms, non-2xx {old.non_2xx})")
+        if round_number % 2:
+            limit, limit_cpu = measure_limit()
+            if baseline:
+                measure_baseline()
         service, service_cpu = measured(lambda: wrk(args, url, wrk_script, wrk_args, duration), duration, server)
         if not round_number % 2:
+            if baseline:
+                measure_baseline()
             limit, limit_cpu = measure_limit()
         limits.append(limit)
         services.append(service)

@@ -163,6 +163,23 @@ def settle(postmaster, count, timeout=5.0):
         time.sleep(0.02)
 
 
+def drain(timeout=5.0):
+    """Waits until no client of the cluster runs a statement. A server goes
+    on executing the requests in flight when wrk stops (closing a
+    connection cancels nothing), and the measurement that follows, of
+    another server or of pgbench, would pay for that work: every wrk run
+    ends here."""
+    query = ("SELECT count(*) FROM pg_stat_activity WHERE backend_type = 'client backend' "
+             "AND state = 'active' AND pid <> pg_backend_pid()")
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        result = subprocess.run(["psql", "-X", "-A", "-t", "-d", "employees", "-c", query],
+                                capture_output=True, text=True)
+        if result.returncode != 0 or result.stdout.strip() == "0":
+            return
+        time.sleep(0.02)
+
+
 def children_cpu_seconds():
     """CPU seconds of the tools this script has run and waited for (wrk, pgbench)."""
     usage = resource.getrusage(resource.RUSAGE_CHILDREN)
@@ -224,6 +241,7 @@ def wrk(args, url, script, script_args, duration):
     if script_args:
         command += ["--"] + script_args
     output = run(command)
+    drain()
     load = Load(float(re.search(r"Requests/sec:\s+([\d.]+)", output).group(1)))
     load.p50_ms = milliseconds(re.search(r"\n\s+50%\s+(\S+)", output).group(1))
     load.p99_ms = milliseconds(re.search(r"\n\s+99%\s+(\S+)", output).group(1))
