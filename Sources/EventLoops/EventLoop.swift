@@ -101,6 +101,9 @@ public final class EventLoop: @unchecked Sendable {
     /// What the participants keep per loop (the HTTP daemon a loop runs,
     /// say), by a key of their own; on the loop's thread only.
     @exclusivity(unchecked) public var locals: [Int: AnyObject] = [:]
+    /// The loop runs its stop hooks, or has run them: a task or pass-end
+    /// action handed to it now would never run. On the loop's thread only.
+    @exclusivity(unchecked) public private(set) var isEnding = false
 
     /// Why a loop could not be created.
     public struct StartError: Error, CustomStringConvertible {
@@ -367,6 +370,7 @@ public final class EventLoop: @unchecked Sendable {
             taken.removeAll(keepingCapacity: true)
             timeout = finishPass()
         }
+        isEnding = true
         for hook in stopHooks { hook() }
         stopHooks = []
         hooks = []

@@ -188,6 +188,9 @@ package final class StatementBatcher {
     }
 
     func enqueue(_ job: Job) {
+        // Handed in by a stop hook that runs after this batcher's
+        // `shutDown`: no pass is left to send it in.
+        if loop.isEnding { return job.completion(.failure(Self.closedError)) }
         if hookID == nil {
             hookID = loop.addPassHook { [weak self] in self?.passEnded() ?? -1 }
             loop.onStop { [weak self] in self?.shutDown() }

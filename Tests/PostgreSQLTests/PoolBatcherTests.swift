@@ -287,6 +287,29 @@ import Testing
         Self.expectAllDone(answered, total: total)
     }
 
+    /// A job handed to a batcher while its loop runs its stop hooks, after
+    /// the batcher's own (a read sent again to the primary by a replica's
+    /// failure, say), is answered: it fails at once rather than wait for a
+    /// pass that never comes.
+    @Test func aJobHandedInWhileItsLoopStopsIsAnswered() throws {
+        let pool = TestDatabase.pool(size: 1)
+        defer { pool.close() }
+        let loop = try EventLoop(name: "test-ending-loop")
+        let warm = Done()
+        Self.start(Self.object("SELECT 1 AS id"), on: pool, loop: loop, readOnly: true) { warm.put($0) }
+        _ = try warm.wait().get()
+        let failed = Atomic<Int>(0)
+        loop.executeAndWait {
+            loop.onStop {
+                Self.start(Self.object("SELECT 2 AS id"), on: pool, loop: loop, readOnly: true) { outcome in
+                    if case .failure = outcome { failed.add(1, ordering: .relaxed) }
+                }
+            }
+        }
+        loop.stop()
+        Self.expectAllDone(failed, total: 1)
+    }
+
     /// Closing the pool fails what is in flight; the next caller starts the loop again.
     @Test func theLoopStartsAgainAfterThePoolCloses() throws {
         let pool = TestDatabase.pool(size: 1)
