@@ -163,21 +163,40 @@ def settle(postmaster, count, timeout=5.0):
         time.sleep(0.02)
 
 
+_drained = False  # no load has run since the last drain found the database idle
+
+
 def drain(timeout=5.0):
-    """Waits until no client of the cluster runs a statement. A server goes
-    on executing the requests in flight when wrk stops (closing a
-    connection cancels nothing), and the measurement that follows, of
-    another server or of pgbench, would pay for that work: every wrk run
-    ends here."""
-    query = ("SELECT count(*) FROM pg_stat_activity WHERE backend_type = 'client backend' "
-             "AND state = 'active' AND pid <> pg_backend_pid()")
+    """Waits, 5 s at most, until no client of the employees database runs a
+    statement (two readings in a row, 50 ms apart). A server goes on
+    executing the requests in flight when wrk stops (closing a connection
+    cancels nothing), and the measurement that follows, of another server
+    or of pgbench, would pay for that work. Each wrk and pgbench run, and
+    each measured window before its first reading, begins here; a drain
+    with no load since the last one returns at once."""
+    global _drained
+    if _drained:
+        return
+    query = ("SELECT count(*) FROM pg_stat_activity WHERE datname = current_database() "
+             "AND backend_type = 'client backend' AND state = 'active' AND pid <> pg_backend_pid()")
     deadline = time.monotonic() + timeout
+    idle_readings = 0
     while time.monotonic() < deadline:
-        result = subprocess.run(["psql", "-X", "-A", "-t", "-d", "employees", "-c", query],
-                                capture_output=True, text=True)
-        if result.returncode != 0 or result.stdout.strip() == "0":
+        count = run(["psql", "-X", "-A", "-t", "-d", "employees", "-c", query],
+                    env=dict(os.environ, PGUSER="postgres")).strip()
+        idle_readings = idle_readings + 1 if count == "0" else 0
+        if idle_readings == 2:
+            _drained = True
             return
-        time.sleep(0.02)
+        time.sleep(0.05)
+    print(f"bench: the database still ran statements {timeout:.0f} s after the load stopped", flush=True)
+
+
+def loading():
+    """Drains the database, then notes that a load starts on it."""
+    global _drained
+    drain()
+    _drained = False
 
 
 def children_cpu_seconds():
@@ -201,7 +220,9 @@ class CPUSplit:
 
 def measured(measure, duration, server=None):
     """Runs `measure` (a wrk or pgbench run of `duration` seconds) and returns
-    its `Load` with the CPU each process spent per request."""
+    its `Load` with the CPU each process spent per request. The window
+    opens on a drained database, so that it holds no earlier load's work."""
+    drain()
     postmaster = postmaster_pid()
     before = (server.cpu_seconds() if server else 0.0, postgres_cpu_seconds(postmaster), children_cpu_seconds())
     load = measure()
@@ -240,8 +261,8 @@ def wrk(args, url, script, script_args, duration):
                "--timeout", f"{args.timeout}s", "--latency", "-s", os.path.join(BENCH, script), url]
     if script_args:
         command += ["--"] + script_args
+    loading()
     output = run(command)
-    drain()
     load = Load(float(re.search(r"Requests/sec:\s+([\d.]+)", output).group(1)))
     load.p50_ms = milliseconds(re.search(r"\n\s+50%\s+(\S+)", output).group(1))
     load.p99_ms = milliseconds(re.search(r"\n\s+99%\s+(\S+)", output).group(1))
@@ -259,6 +280,7 @@ def pgbench(args, script, duration, defines=()):
     for define in defines:
         command += ["-D", define]
     command.append("employees")
+    loading()
     postmaster = postmaster_pid()
     count = len(postgres_children(postmaster)) if postmaster else 0
     output = run(command, env=dict(os.environ, PGUSER="employees_reader"))
