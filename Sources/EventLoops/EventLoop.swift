@@ -103,7 +103,7 @@ public final class EventLoop: @unchecked Sendable {
     @exclusivity(unchecked) public var locals: [Int: AnyObject] = [:]
     /// The loop runs its stop hooks, or has run them: a task or pass-end
     /// action handed to it now would never run. On the loop's thread only.
-    @exclusivity(unchecked) public private(set) var isEnding = false
+    @exclusivity(unchecked) package private(set) var isEnding = false
 
     /// Why a loop could not be created.
     public struct StartError: Error, CustomStringConvertible {
