@@ -18,6 +18,14 @@ import Testing
         #expect(done.load(ordering: .relaxed) == total)
     }
 
+    /// Runs one read on `loop`'s batcher and waits for it: the batcher is
+    /// then open, its stop hook registered.
+    static func runOne(on pool: ConnectionPool, loop: EventLoop) throws {
+        let done = Done()
+        start(object("SELECT 1 AS id"), on: pool, loop: loop, readOnly: true) { done.put($0) }
+        _ = try done.wait().get()
+    }
+
     /// Runs `query` on the pool's own batcher and waits for it: whether
     /// there was a row, and the body (`null` without one), or the failure.
     static func run(_ query: Query, on pool: ConnectionPool, readOnly: Bool = false) -> Result<(found: Bool, body: String), any Error> {
@@ -271,11 +279,7 @@ import Testing
         let pool = TestDatabase.pool(size: 1)
         defer { pool.close() }
         let loop = try EventLoop(name: "test-stopping-loop")
-        if warm {
-            let done = Done()
-            Self.start(Self.object("SELECT 1 AS id"), on: pool, loop: loop, readOnly: true) { done.put($0) }
-            _ = try done.wait().get()
-        }
+        if warm { try Self.runOne(on: pool, loop: loop) }
         let answered = Atomic<Int>(0)
         let total = 200
         for index in 0..<total {
@@ -296,11 +300,7 @@ import Testing
         let pool = TestDatabase.pool(size: 1)
         defer { pool.close() }
         let loop = try EventLoop(name: "test-ending-loop")
-        if warm {
-            let done = Done()
-            Self.start(Self.object("SELECT 1 AS id"), on: pool, loop: loop, readOnly: true) { done.put($0) }
-            _ = try done.wait().get()
-        }
+        if warm { try Self.runOne(on: pool, loop: loop) }
         let closed = Atomic<Int>(0)
         loop.executeAndWait {
             loop.onStop {

@@ -42,18 +42,18 @@ def load_scenario(args, results, log, title, target_ratio, wrk_script, wrk_args,
         def measure_limit():
             return measured(lambda: pgbench(args, pgbench_script, duration, defines), duration)
         def measure_baseline():
+            if not baseline:
+                return
             old = wrk(args, f"http://127.0.0.1:{baseline.port}", wrk_script, wrk_args, duration)
             baselines.append(old)
             results.note(f"{title}, round {round_number}, baseline: {old.requests_per_second:,.0f} req/s "
                          f"(p50 {old.p50_ms:.2f} ms, p99 {old.p99_ms:.2f} ms, non-2xx {old.non_2xx})")
         if round_number % 2:
             limit, limit_cpu = measure_limit()
-            if baseline:
-                measure_baseline()
+            measure_baseline()
         service, service_cpu = measured(lambda: wrk(args, url, wrk_script, wrk_args, duration), duration, server)
         if not round_number % 2:
-            if baseline:
-                measure_baseline()
+            measure_baseline()
             limit, limit_cpu = measure_limit()
         limits.append(limit)
         services.append(service)
